@@ -1,0 +1,71 @@
+"""sidelight: fast, incremental activity counts from AI-agent transcripts (Claude Code, Pi, Codex).
+
+>>> import sidelight
+>>> activity = sidelight.scan("session.jsonl")        # doctest: +SKIP
+>>> activity = sidelight.scan("session.jsonl", cursor=activity.cursor)  # only what is new  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
+from sidelight.formats import (
+    DEFAULT_CATEGORIES,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_SKIP_CUSTOM_TYPES,
+    DEFAULT_TEXT_LIMIT,
+    Category,
+    Format,
+)
+from sidelight.scanning import detect_format, recent_entries, scan, scan_many
+from sidelight.types import (
+    Activity,
+    CategoryCounts,
+    Cursor,
+    Entry,
+    MessageCounts,
+    ScanFailure,
+    SkippedLines,
+    ToolUse,
+)
+
+__all__ = [
+    "DEFAULT_CATEGORIES",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_SKIP_CUSTOM_TYPES",
+    "DEFAULT_TEXT_LIMIT",
+    "Activity",
+    "Category",
+    "CategoryCounts",
+    "Cursor",
+    "Entry",
+    "Format",
+    "InvalidCursorError",
+    "MessageCounts",
+    "ScanFailure",
+    "SidelightError",
+    "SkippedLines",
+    "ToolUse",
+    "UnknownFormatError",
+    "__version__",
+    "detect_format",
+    "recent_entries",
+    "scan",
+    "scan_many",
+]
+
+__version__: str
+
+
+def __getattr__(name: str) -> str:
+    # The version comes from the installed package's metadata. importlib.metadata is slow to import,
+    # and hooks import sidelight on every prompt, so it is looked up only when asked for.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("sidelight")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            from sidelight._core import __version__ as value
+        globals()["__version__"] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

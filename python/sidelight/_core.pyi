@@ -1,0 +1,60 @@
+"""The native core of sidelight (``rust/sidelight-py``). Private: use the ``sidelight`` facade.
+
+Every function takes primitive, required arguments and returns plain data. File I/O and decoding run
+with the GIL released.
+"""
+
+from typing import Any, Final
+
+__version__: Final[str]
+
+#: ``(offset, dev, inode, head_len, head_hash, tail_hash, last_message)``; see docs/activity.md.
+CursorTuple = tuple[int, int, int, int, int, int, int]
+#: ``(timestamp, role, text, tool_name, primary_arg)``; role is ``user``, ``assistant`` or ``tool``.
+EntryTuple = tuple[str | None, str, str | None, str | None, str | None]
+
+FORMATS: Final[tuple[str, ...]]
+TOOL_USES_KEPT: Final[int]
+FILES_TOUCHED_KEPT: Final[int]
+
+def scan(
+    path: str,
+    format: str,
+    cursor: CursorTuple | None,
+    categories: dict[str, str],
+    max_line_bytes: int,
+    text_limit: int,
+    threads: int,
+) -> dict[str, Any]:
+    """Scan the complete lines of ``path`` after ``cursor`` and return the activity as a dict.
+
+    ``threads`` > 1 splits a large range at line boundaries and scans the parts in parallel.
+    Raises ``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``, ``OSError``, or
+    ``ValueError`` for an unknown format.
+    """
+
+def scan_many(
+    requests: list[tuple[str, str, CursorTuple | None]],
+    categories: dict[str, dict[str, str]],
+    max_line_bytes: int,
+    text_limit: int,
+) -> list[dict[str, Any] | OSError | ValueError]:
+    """Scan many ``(path, format, cursor)`` requests in parallel; one result or exception per request.
+
+    ``categories`` maps a format name to its tool-name map. A failing file puts its exception in its
+    slot; the others still succeed.
+    """
+
+def recent_entries(
+    path: str, format: str, limit: int, max_line_bytes: int, text_limit: int
+) -> list[EntryTuple]:
+    """The last ``limit`` conversation entries of ``path``, oldest first, read backwards in blocks."""
+
+def detect_format(path: str) -> str | None:
+    """The format of ``path`` judged from its first lines, or ``None`` when no decoder recognises it."""
+
+def file_cursor(path: str, offset: int) -> CursorTuple:
+    """A cursor for ``path`` at ``offset`` (moved back to the start of the line it falls in)."""
+
+def tail_offset(path: str, max_bytes: int) -> int:
+    """The offset of the first line that starts within the last ``max_bytes`` bytes of ``path``."""

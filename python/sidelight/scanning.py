@@ -1,0 +1,208 @@
+"""The scanning facade: typed, defaulted wrappers around ``sidelight._core``.
+
+The native core takes required, primitive arguments; this module adds the defaults, format detection,
+category maps, typed results and the error story (see :mod:`sidelight.errors`).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from sidelight import _core
+from sidelight.errors import UnknownFormatError
+from sidelight.formats import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_TEXT_LIMIT,
+    Format,
+    categories_for,
+)
+from sidelight.types import Activity, Cursor, CursorTuple, Entry, ScanFailure
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+__all__ = ["FormatArg", "PathArg", "ScanItem", "detect_format", "recent_entries", "scan", "scan_many"]
+
+#: A transcript path.
+PathArg: TypeAlias = str | os.PathLike[str]
+#: A format name, a :class:`~sidelight.Format`, or ``"auto"`` to detect it from the file's first lines.
+FormatArg: TypeAlias = Format | Literal["auto", "claude-code", "pi", "codex"] | str
+#: One file for :func:`scan_many`: a path, or ``(path, format, cursor)``.
+ScanItem: TypeAlias = PathArg | tuple[PathArg, FormatArg, Cursor | None]
+
+_FORMAT_CHOICES = ", ".join(f.value for f in Format)
+
+
+def detect_format(path: PathArg) -> Format | None:
+    """The format of the transcript at ``path``, judged from its first lines; ``None`` if unrecognised.
+
+    Raises :class:`FileNotFoundError`, :class:`PermissionError` or :class:`IsADirectoryError` when the
+    file cannot be read.
+    """
+    name = _fspath(path)
+    try:
+        detected = _core.detect_format(name)
+    except OSError as error:
+        raise _with_path(error, name) from None
+    return None if detected is None else Format(detected)
+
+
+def scan(
+    path: PathArg,
+    format: FormatArg = "auto",
+    cursor: Cursor | None = None,
+    *,
+    categories: Mapping[str, str] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    text_limit: int = DEFAULT_TEXT_LIMIT,
+    threads: int | None = None,
+) -> Activity:
+    """Scan the complete lines of the transcript at ``path`` after ``cursor`` (``None``: from the start).
+
+    ``format`` is ``"auto"`` (detect it from the first lines) or a :class:`~sidelight.Format`.
+    ``categories`` maps tool names (any ASCII case) to ``edit`` / ``read`` / ``command`` / ``other``,
+    on top of the format's :data:`~sidelight.DEFAULT_CATEGORIES`. ``threads`` (default: every CPU)
+    lets a large range be scanned in parallel parts.
+
+    Raises :class:`FileNotFoundError`, :class:`PermissionError`, :class:`IsADirectoryError` or
+    :class:`OSError` when the file cannot be read, and :class:`sidelight.UnknownFormatError` (a
+    :class:`ValueError`) when the format is unknown or cannot be detected.
+    """
+    name = _fspath(path)
+    fmt = _resolve_format(name, format)
+    _check_limits(max_line_bytes=max_line_bytes, text_limit=text_limit)
+    if threads is None:
+        threads = os.cpu_count() or 1
+    elif threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    try:
+        result = _core.scan(
+            name,
+            fmt.value,
+            _cursor_tuple(cursor),
+            categories_for(fmt, categories),
+            max_line_bytes,
+            text_limit,
+            threads,
+        )
+    except OSError as error:
+        raise _with_path(error, name) from None
+    return Activity.from_core(result)
+
+
+def scan_many(
+    items: Iterable[ScanItem],
+    format: FormatArg = "auto",
+    *,
+    categories: Mapping[str, str] | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    text_limit: int = DEFAULT_TEXT_LIMIT,
+) -> list[Activity | ScanFailure]:
+    """Scan many transcripts in one parallel native call; one result per item, in order.
+
+    An item is a path (scanned from the start with ``format``) or a ``(path, format, cursor)`` tuple.
+    A file that cannot be scanned gets a :class:`~sidelight.ScanFailure` in its slot, holding the
+    exception :func:`scan` would have raised; the others are scanned all the same.
+    """
+    _check_limits(max_line_bytes=max_line_bytes, text_limit=text_limit)
+    results: list[Activity | ScanFailure | None] = []
+    requests: list[tuple[str, str, CursorTuple | None]] = []
+    slots: list[int] = []
+    for item in items:
+        if isinstance(item, tuple):
+            item_path, item_format, item_cursor = item
+        else:
+            item_path, item_format, item_cursor = item, format, None
+        name = _fspath(item_path)
+        try:
+            fmt = _resolve_format(name, item_format)
+        except (OSError, ValueError) as error:
+            results.append(ScanFailure(name, error))
+            continue
+        slots.append(len(results))
+        results.append(None)
+        requests.append((name, fmt.value, _cursor_tuple(item_cursor)))
+    if requests:
+        tables = {fmt.value: categories_for(fmt, categories) for fmt in Format}
+        scanned = _core.scan_many(requests, tables, max_line_bytes, text_limit)
+        for slot, (name, _, _), outcome in zip(slots, requests, scanned, strict=True):
+            results[slot] = _outcome(name, outcome)
+    return [result for result in results if result is not None]
+
+
+def recent_entries(
+    path: PathArg,
+    format: FormatArg = "auto",
+    limit: int = 50,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    text_limit: int = DEFAULT_TEXT_LIMIT,
+) -> list[Entry]:
+    """The last ``limit`` conversation entries of the transcript at ``path``, oldest first.
+
+    The file is read backwards in blocks, so this costs the same for a short file and a long one.
+    Raises the same errors as :func:`scan`.
+    """
+    name = _fspath(path)
+    fmt = _resolve_format(name, format)
+    _check_limits(max_line_bytes=max_line_bytes, text_limit=text_limit)
+    if limit < 0:
+        raise ValueError(f"limit must not be negative, not {limit}")
+    try:
+        entries = _core.recent_entries(name, fmt.value, limit, max_line_bytes, text_limit)
+    except OSError as error:
+        raise _with_path(error, name) from None
+    return [Entry(*entry) for entry in entries]
+
+
+def _outcome(name: str, outcome: dict[str, Any] | Exception) -> Activity | ScanFailure:
+    if isinstance(outcome, Exception):
+        return ScanFailure(name, _with_path(outcome, name) if isinstance(outcome, OSError) else outcome)
+    return Activity.from_core(outcome)
+
+
+def _resolve_format(path: str, format: FormatArg) -> Format:
+    if format != "auto":
+        try:
+            return Format(format)
+        except ValueError:
+            raise UnknownFormatError(f"unknown format {format!r}; use auto, {_FORMAT_CHOICES}") from None
+    detected = detect_format(path)
+    if detected is not None:
+        return detected
+    # Nothing recognised the first lines. Say why in the terms of the file, if it is not a transcript.
+    file = Path(path)
+    size = file.stat().st_size  # raises FileNotFoundError / PermissionError as they are
+    if file.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    what = "the file is empty" if size == 0 else "no agent's transcript starts like this"
+    raise UnknownFormatError(
+        f"{path}: cannot detect the format ({what}); pass --format (format= in Python): {_FORMAT_CHOICES}",
+        path,
+    )
+
+
+def _with_path(error: OSError, path: str) -> OSError:
+    if error.filename is None:
+        error.filename = path
+    return error
+
+
+def _cursor_tuple(cursor: Cursor | None) -> CursorTuple | None:
+    return None if cursor is None else cursor.as_tuple()
+
+
+def _check_limits(**limits: int) -> None:
+    for name, value in limits.items():
+        if value < 1:
+            raise ValueError(f"{name} must be at least 1, not {value}")
+
+
+def _fspath(path: PathArg) -> str:
+    name = os.fspath(path)
+    if not isinstance(name, str):
+        raise TypeError(f"a path must be str or os.PathLike[str], not {type(name).__name__}")
+    return name

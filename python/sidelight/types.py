@@ -1,0 +1,337 @@
+"""The typed records sidelight returns: :class:`Activity`, :class:`Cursor`, :class:`Entry` and friends.
+
+All are frozen, slotted dataclasses built from the plain data ``sidelight._core`` returns. The field
+meanings are the contract in ``docs/activity.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from sidelight.errors import InvalidCursorError, describe
+from sidelight.formats import Category, Format
+
+__all__ = [
+    "Activity",
+    "CategoryCounts",
+    "Cursor",
+    "CursorTuple",
+    "Entry",
+    "MessageCounts",
+    "ResetReason",
+    "ScanFailure",
+    "SkippedLines",
+    "ToolUse",
+]
+
+#: ``(offset, dev, inode, head_len, head_hash, tail_hash, last_message)``, as ``sidelight._core`` takes it.
+CursorTuple: TypeAlias = tuple[int, int, int, int, int, int, int]
+#: Why a scan started over at byte 0 instead of at its cursor.
+ResetReason: TypeAlias = Literal["truncated", "replaced", "rewritten"]
+
+_CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where a scan stopped in a file, and enough of the file's identity to notice it was replaced.
+
+    Pass it to the next :func:`sidelight.scan` to read only what was appended since. Store it as JSON
+    with :meth:`as_dict` / :meth:`from_dict`.
+    """
+
+    #: Byte offset just after the last complete line read.
+    offset: int
+    #: Device and inode of the file.
+    dev: int
+    inode: int
+    #: Length and hash of the file's first bytes (at most 4 KiB).
+    head_len: int
+    head_hash: int
+    #: Hash of the (up to) 64 bytes before ``offset``.
+    tail_hash: int
+    #: Hash of the last assistant message id counted (0: none): a response split over two scans counts once.
+    last_message: int
+
+    def as_tuple(self) -> CursorTuple:
+        """The cursor as the 7-tuple ``sidelight._core`` takes."""
+        return (
+            self.offset,
+            self.dev,
+            self.inode,
+            self.head_len,
+            self.head_hash,
+            self.tail_hash,
+            self.last_message,
+        )
+
+    @classmethod
+    def from_tuple(cls, values: CursorTuple | tuple[int, ...]) -> Cursor:
+        """The cursor for a 7-tuple as returned by :meth:`as_tuple` (or by ``sidelight._core``)."""
+        if len(values) != len(_CURSOR_FIELDS):
+            raise InvalidCursorError(f"a cursor has {len(_CURSOR_FIELDS)} fields, got {len(values)}")
+        return cls(*(_cursor_int(name, value) for name, value in zip(_CURSOR_FIELDS, values, strict=True)))
+
+    def as_dict(self) -> dict[str, int]:
+        """The cursor as a JSON-ready dict, one key per field."""
+        return dict(zip(_CURSOR_FIELDS, self.as_tuple(), strict=True))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Cursor:
+        """The cursor stored by :meth:`as_dict`; extra keys are ignored.
+
+        Raises :class:`sidelight.InvalidCursorError` (a :class:`ValueError`) when a field is missing or
+        is not a non-negative integer.
+        """
+        missing = [name for name in _CURSOR_FIELDS if name not in data]
+        if missing:
+            raise InvalidCursorError(f"cursor is missing {', '.join(missing)}")
+        return cls(*(_cursor_int(name, data[name]) for name in _CURSOR_FIELDS))
+
+
+def _cursor_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidCursorError(f"cursor field {name} must be a non-negative integer, not {value!r}")
+    return value
+
+
+class _Counts(Mapping[str, int]):
+    """Named counts that are also a read-only mapping: ``counts.user == counts["user"]``, ``dict(counts)``.
+
+    Equal to any mapping with the same items, so ``activity.skipped == {"malformed_json": 0, ...}`` holds.
+    """
+
+    __slots__ = ()
+    _keys: ClassVar[tuple[str, ...]]
+
+    def __getitem__(self, key: str) -> int:
+        if key not in self._keys:
+            raise KeyError(key)
+        value: int = getattr(self, key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{key}={self[key]}" for key in self._keys)
+        return f"{type(self).__name__}({fields})"
+
+    @property
+    def total(self) -> int:
+        """The sum of the counts."""
+        return sum(self.values())
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.items())
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class MessageCounts(_Counts):
+    """Messages counted by role (an assistant response spread over several lines counts once)."""
+
+    _keys: ClassVar[tuple[str, ...]] = ("user", "assistant")
+
+    user: int = 0
+    assistant: int = 0
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class CategoryCounts(_Counts):
+    """Tool uses counted by :class:`~sidelight.Category`."""
+
+    _keys: ClassVar[tuple[str, ...]] = ("edit", "read", "command", "other")
+
+    edit: int = 0
+    read: int = 0
+    command: int = 0
+    other: int = 0
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class SkippedLines(_Counts):
+    """Lines that could not be decoded, by reason. None of them stops a scan."""
+
+    _keys: ClassVar[tuple[str, ...]] = ("malformed_json", "invalid_utf8", "too_long")
+
+    #: Not a JSON object.
+    malformed_json: int = 0
+    #: Not valid UTF-8.
+    invalid_utf8: int = 0
+    #: Longer than ``max_line_bytes``.
+    too_long: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One tool use: its name, category, primary argument (a path, command, pattern…) and timestamp."""
+
+    name: str
+    category: Category
+    primary_arg: str | None
+    timestamp: str | None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "name": self.name,
+            "category": self.category.value,
+            "primary_arg": self.primary_arg,
+            "timestamp": self.timestamp,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What one scan of a transcript found between its start offset and the last complete line."""
+
+    path: str
+    format: Format
+    #: File size when scanned, the offset the scan started at, and the offset it reached.
+    file_size: int
+    start_offset: int
+    offset: int
+    #: Why the scan started over at 0 instead of at the cursor given (``None``: it did not).
+    reset: ResetReason | None
+    #: Pass this to the next scan to read only what is new.
+    cursor: Cursor
+    #: Bytes after the last newline, left for the next scan.
+    pending_bytes: int
+    #: Complete, non-empty lines read (skipped ones included) and the bytes they took.
+    lines: int
+    bytes_consumed: int
+    messages: MessageCounts
+    #: Tool uses by tool name.
+    tools: Mapping[str, int]
+    categories: CategoryCounts
+    #: The most recent tool uses (at most ``sidelight._core.TOOL_USES_KEPT``), oldest first.
+    tool_uses: tuple[ToolUse, ...]
+    #: Paths written by ``edit`` tools, unique, in first-seen order.
+    files_touched: tuple[str, ...]
+    first_user_text: str | None
+    last_assistant_text: str | None
+    first_timestamp: str | None
+    last_timestamp: str | None
+    session_id: str | None
+    cwd: str | None
+    title: str | None
+    skipped: SkippedLines
+    #: Every decoded line's top-level ``type`` (``"<none>"`` when absent), counted.
+    entry_types: Mapping[str, int]
+
+    @classmethod
+    def from_core(cls, data: Mapping[str, Any]) -> Activity:
+        """Build an :class:`Activity` from the dict ``sidelight._core.scan`` returns."""
+        messages = data["messages"]
+        categories = data["categories"]
+        skipped = data["skipped"]
+        return cls(
+            path=data["path"],
+            format=Format(data["format"]),
+            file_size=data["file_size"],
+            start_offset=data["start_offset"],
+            offset=data["offset"],
+            reset=data["reset"],
+            cursor=Cursor(*data["cursor"]),
+            pending_bytes=data["pending_bytes"],
+            lines=data["lines"],
+            bytes_consumed=data["bytes_consumed"],
+            messages=MessageCounts(user=messages.get("user", 0), assistant=messages.get("assistant", 0)),
+            tools=dict(data["tools"]),
+            categories=CategoryCounts(
+                edit=categories.get("edit", 0),
+                read=categories.get("read", 0),
+                command=categories.get("command", 0),
+                other=categories.get("other", 0),
+            ),
+            tool_uses=tuple(
+                ToolUse(name, Category(category), primary_arg, timestamp)
+                for name, category, primary_arg, timestamp in data["tool_uses"]
+            ),
+            files_touched=tuple(data["files_touched"]),
+            first_user_text=data["first_user_text"],
+            last_assistant_text=data["last_assistant_text"],
+            first_timestamp=data["first_timestamp"],
+            last_timestamp=data["last_timestamp"],
+            session_id=data["session_id"],
+            cwd=data["cwd"],
+            title=data["title"],
+            skipped=SkippedLines(
+                malformed_json=skipped.get("malformed_json", 0),
+                invalid_utf8=skipped.get("invalid_utf8", 0),
+                too_long=skipped.get("too_long", 0),
+            ),
+            entry_types=dict(data["entry_types"]),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (what ``sidelight scan --json`` prints)."""
+        return {
+            "path": self.path,
+            "format": self.format.value,
+            "file_size": self.file_size,
+            "start_offset": self.start_offset,
+            "offset": self.offset,
+            "reset": self.reset,
+            "cursor": self.cursor.as_dict(),
+            "pending_bytes": self.pending_bytes,
+            "lines": self.lines,
+            "bytes_consumed": self.bytes_consumed,
+            "messages": self.messages.as_dict(),
+            "tools": dict(self.tools),
+            "categories": self.categories.as_dict(),
+            "tool_uses": [tool_use.as_dict() for tool_use in self.tool_uses],
+            "files_touched": list(self.files_touched),
+            "first_user_text": self.first_user_text,
+            "last_assistant_text": self.last_assistant_text,
+            "first_timestamp": self.first_timestamp,
+            "last_timestamp": self.last_timestamp,
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "skipped": self.skipped.as_dict(),
+            "entry_types": dict(self.entry_types),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One conversation entry, as :func:`sidelight.recent_entries` returns it."""
+
+    timestamp: str | None
+    #: ``user``, ``assistant`` or ``tool``.
+    role: str
+    text: str | None
+    tool_name: str | None
+    primary_arg: str | None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "timestamp": self.timestamp,
+            "role": self.role,
+            "text": self.text,
+            "tool_name": self.tool_name,
+            "primary_arg": self.primary_arg,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScanFailure:
+    """A file of :func:`sidelight.scan_many` that could not be scanned, and why."""
+
+    path: str
+    #: A builtin (``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``, ``OSError``,
+    #: ``ValueError``) or a :class:`sidelight.SidelightError`.
+    error: Exception
+
+    @property
+    def message(self) -> str:
+        """One line for a user, naming the path and what to do."""
+        return describe(self.error, self.path)
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "error": type(self.error).__name__, "message": self.message}

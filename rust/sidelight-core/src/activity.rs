@@ -1,0 +1,476 @@
+//! What a scan counts, and the `Sink` through which the format decoders report what they find.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::json::{is_space, Chars, RawStr};
+
+/// How many of the newest tool uses a scan keeps in full.
+pub const TOOL_USES_KEPT: usize = 100;
+/// How many distinct touched files a scan keeps.
+pub const FILES_TOUCHED_KEPT: usize = 500;
+/// How many recent message / tool-use ids are remembered to count a response spread over lines once.
+pub const ID_WINDOW: usize = 1024;
+/// How many of a part's first ids are kept to undo double counts when parallel parts are merged.
+const HEAD_IDS: usize = 16;
+
+/// Prompts that a client wrote on the user's behalf, not a person.
+const SYNTHETIC_PROMPT_PREFIXES: &[&str] = &[
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "[Request interrupted by user",
+    "Caveat: The messages below",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Category {
+    Edit = 0,
+    Read = 1,
+    Command = 2,
+    Other = 3,
+}
+
+impl Category {
+    pub const ALL: [Category; 4] = [Category::Edit, Category::Read, Category::Command, Category::Other];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Edit => "edit",
+            Category::Read => "read",
+            Category::Command => "command",
+            Category::Other => "other",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Tool name (lowercase) → category, as passed in by the caller.
+#[derive(Clone, Debug, Default)]
+pub struct Categories(HashMap<String, Category>);
+
+impl Categories {
+    pub fn new(map: impl IntoIterator<Item = (String, Category)>) -> Self {
+        Categories(map.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect())
+    }
+
+    pub fn of(&self, tool: &str) -> Category {
+        let found = if tool.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.0.get(&tool.to_ascii_lowercase())
+        } else {
+            self.0.get(tool)
+        };
+        found.copied().unwrap_or(Category::Other)
+    }
+}
+
+/// Settings shared by every line of a scan.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub categories: Categories,
+    pub max_line_bytes: usize,
+    pub text_limit: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            categories: Categories::default(),
+            max_line_bytes: 64 << 20,
+            text_limit: 500,
+        }
+    }
+}
+
+/// A text found in a line: a raw JSON string, or several joined into one.
+pub enum Text<'a> {
+    Raw(RawStr<'a>),
+    Joined(String),
+}
+
+impl Text<'_> {
+    pub fn join(parts: &[RawStr<'_>]) -> Option<Text<'static>> {
+        if parts.is_empty() {
+            return None;
+        }
+        Some(Text::Joined(parts.iter().map(RawStr::decode).collect::<Vec<_>>().join("\n")))
+    }
+
+    pub fn is_blank(&self) -> bool {
+        match self {
+            Text::Raw(raw) => raw.is_blank(),
+            Text::Joined(s) => s.chars().all(is_space),
+        }
+    }
+
+    pub fn trimmed(&self, limit: usize) -> String {
+        match self {
+            Text::Raw(raw) => raw.decode_trimmed(limit),
+            Text::Joined(s) => {
+                let t = s.trim_matches(is_space);
+                t.chars().take(limit).collect()
+            }
+        }
+    }
+
+    pub fn starts_with_any(&self, prefixes: &[&str]) -> bool {
+        let head: String = match self {
+            Text::Raw(raw) => raw.head(40),
+            Text::Joined(s) => s.trim_start_matches(is_space).chars().take(40).collect(),
+        };
+        prefixes.iter().any(|p| head.starts_with(p))
+    }
+
+    /// A person's prompt: not blank and not written by the client.
+    pub fn is_prompt(&self) -> bool {
+        !self.is_blank() && !self.starts_with_any(SYNTHETIC_PROMPT_PREFIXES)
+    }
+}
+
+/// A session's metadata found in a line.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Meta {
+    SessionId,
+    Cwd,
+    CustomTitle,
+    AiTitle,
+    Summary,
+}
+
+/// Where the decoders report what a line holds. `Activity` counts it; the reader collects entries.
+pub trait Sink {
+    fn entry_type(&mut self, ty: Option<&RawStr<'_>>);
+    fn meta(&mut self, which: Meta, value: &RawStr<'_>);
+    fn prompt(&mut self, text: Text<'_>, timestamp: Option<&RawStr<'_>>);
+    /// One assistant line; `id` is the hash of its message id when it has one.
+    fn assistant(&mut self, id: Option<u64>, timestamp: Option<&RawStr<'_>>);
+    fn assistant_text(&mut self, text: &RawStr<'_>, timestamp: Option<&RawStr<'_>>);
+    fn tool_use(&mut self, tool: ToolCall<'_>, timestamp: Option<&RawStr<'_>>);
+    fn malformed(&mut self);
+}
+
+/// A tool use as the decoders see it.
+pub struct ToolCall<'a> {
+    pub id: Option<u64>,
+    pub name: &'a str,
+    pub primary: Option<Text<'a>>,
+    /// Paths an edit tool reports beside its primary argument (every file of a patch).
+    pub files: Vec<String>,
+}
+
+/// A kept tool use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolUse {
+    pub name: String,
+    pub category: Category,
+    pub primary_arg: Option<String>,
+    pub timestamp: Option<String>,
+    id: Option<u64>,
+}
+
+/// Lines that were not decoded, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    pub malformed_json: u64,
+    pub invalid_utf8: u64,
+    pub too_long: u64,
+}
+
+/// A bounded set of recent ids.
+#[derive(Clone, Debug, Default)]
+struct IdWindow {
+    order: VecDeque<u64>,
+    set: HashSet<u64>,
+}
+
+impl IdWindow {
+    fn contains(&self, id: u64) -> bool {
+        self.set.contains(&id)
+    }
+
+    fn insert(&mut self, id: u64) {
+        if self.set.insert(id) {
+            self.order.push_back(id);
+            if self.order.len() > ID_WINDOW {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// FNV-1a, 64 bit: stable across processes, so hashes can live in cursor files. Never 0.
+pub fn hash64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.max(1)
+}
+
+/// The activity in a range of a transcript.
+#[derive(Clone, Debug, Default)]
+pub struct Activity {
+    pub lines: u64,
+    pub user_messages: u64,
+    pub assistant_messages: u64,
+    pub tools: HashMap<String, u64>,
+    pub categories: [u64; 4],
+    pub tool_uses: VecDeque<ToolUse>,
+    pub files_touched: Vec<String>,
+    files_seen: HashSet<String>,
+    pub first_user_text: Option<String>,
+    pub last_assistant_text: Option<String>,
+    pub first_timestamp: Option<String>,
+    pub last_timestamp: Option<String>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    custom_title: Option<String>,
+    ai_title: Option<String>,
+    summary_title: Option<String>,
+    pub skipped: Skipped,
+    pub entry_types: HashMap<String, u64>,
+    /// Hash of the newest assistant message id counted (0: none).
+    pub last_message: u64,
+    message_ids: IdWindow,
+    tool_ids: IdWindow,
+    head_message_ids: Vec<u64>,
+    head_tool_ids: Vec<(u64, String, Category)>,
+    text_limit: usize,
+    categories_map: Categories,
+}
+
+impl Activity {
+    pub fn new(options: &Options, last_message: u64) -> Self {
+        let mut a = Activity {
+            text_limit: options.text_limit,
+            categories_map: options.categories.clone(),
+            last_message,
+            ..Activity::default()
+        };
+        if last_message != 0 {
+            a.message_ids.insert(last_message);
+        }
+        a
+    }
+
+    /// The title: a custom title wins over an AI title, which wins over a summary.
+    pub fn title(&self) -> Option<&str> {
+        self.custom_title.as_deref().or(self.ai_title.as_deref()).or(self.summary_title.as_deref())
+    }
+
+    fn stamp(&mut self, timestamp: Option<&RawStr<'_>>) {
+        if let Some(ts) = timestamp {
+            let ts = ts.decode();
+            if self.first_timestamp.is_none() {
+                self.first_timestamp = Some(ts.clone());
+            }
+            self.last_timestamp = Some(ts);
+        }
+    }
+
+    fn add_file(&mut self, path: &str) {
+        if self.files_touched.len() < FILES_TOUCHED_KEPT && !self.files_seen.contains(path) {
+            self.files_seen.insert(path.to_owned());
+            self.files_touched.push(path.to_owned());
+        }
+    }
+
+    fn count_tool(&mut self, name: &str, category: Category, delta: i64) {
+        let entry = self.tools.entry(name.to_owned()).or_insert(0);
+        *entry = entry.saturating_add_signed(delta);
+        if *entry == 0 {
+            self.tools.remove(name);
+        }
+        let c = &mut self.categories[category as usize];
+        *c = c.saturating_add_signed(delta);
+    }
+
+    /// Appends the activity of the range that follows this one.
+    pub fn merge(&mut self, mut next: Activity) {
+        // A response or tool use whose lines straddle the split was counted by both parts.
+        for id in &next.head_message_ids {
+            if self.message_ids.contains(*id) {
+                next.assistant_messages = next.assistant_messages.saturating_sub(1);
+            }
+        }
+        for (id, name, category) in std::mem::take(&mut next.head_tool_ids) {
+            if self.tool_ids.contains(id) {
+                next.count_tool(&name, category, -1);
+                if let Some(pos) = next.tool_uses.iter().position(|t| t.id == Some(id)) {
+                    next.tool_uses.remove(pos);
+                }
+            }
+        }
+        self.lines += next.lines;
+        self.user_messages += next.user_messages;
+        self.assistant_messages += next.assistant_messages;
+        for (name, n) in next.tools {
+            *self.tools.entry(name).or_insert(0) += n;
+        }
+        for (mine, theirs) in self.categories.iter_mut().zip(next.categories) {
+            *mine += theirs;
+        }
+        self.tool_uses.extend(next.tool_uses);
+        while self.tool_uses.len() > TOOL_USES_KEPT {
+            self.tool_uses.pop_front();
+        }
+        for path in &next.files_touched {
+            self.add_file(path);
+        }
+        if self.first_user_text.is_none() {
+            self.first_user_text = next.first_user_text;
+        }
+        if next.last_assistant_text.is_some() {
+            self.last_assistant_text = next.last_assistant_text;
+        }
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = next.first_timestamp;
+        }
+        if next.last_timestamp.is_some() {
+            self.last_timestamp = next.last_timestamp;
+        }
+        self.session_id = self.session_id.take().or(next.session_id);
+        self.cwd = self.cwd.take().or(next.cwd);
+        self.custom_title = next.custom_title.or(self.custom_title.take());
+        self.ai_title = next.ai_title.or(self.ai_title.take());
+        self.summary_title = next.summary_title.or(self.summary_title.take());
+        self.skipped.malformed_json += next.skipped.malformed_json;
+        self.skipped.invalid_utf8 += next.skipped.invalid_utf8;
+        self.skipped.too_long += next.skipped.too_long;
+        for (ty, n) in next.entry_types {
+            *self.entry_types.entry(ty).or_insert(0) += n;
+        }
+        if next.last_message != 0 {
+            self.last_message = next.last_message;
+        }
+        for id in next.message_ids.order {
+            self.message_ids.insert(id);
+        }
+        for id in next.tool_ids.order {
+            self.tool_ids.insert(id);
+        }
+    }
+}
+
+impl Sink for Activity {
+    fn entry_type(&mut self, ty: Option<&RawStr<'_>>) {
+        let name = ty.and_then(|t| t.as_plain()).unwrap_or("<none>");
+        match self.entry_types.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                let name = match ty {
+                    Some(t) if t.as_plain().is_none() => t.decode(),
+                    _ => name.to_owned(),
+                };
+                *self.entry_types.entry(name).or_insert(0) += 1;
+            }
+        }
+    }
+
+    fn meta(&mut self, which: Meta, value: &RawStr<'_>) {
+        let slot = match which {
+            Meta::SessionId => &mut self.session_id,
+            Meta::Cwd => &mut self.cwd,
+            Meta::CustomTitle => &mut self.custom_title,
+            Meta::AiTitle => &mut self.ai_title,
+            Meta::Summary => &mut self.summary_title,
+        };
+        let first_wins = matches!(which, Meta::SessionId | Meta::Cwd);
+        if !(first_wins && slot.is_some()) {
+            let text = value.decode_trimmed(usize::MAX);
+            if !text.is_empty() {
+                *slot = Some(text);
+            }
+        }
+    }
+
+    fn prompt(&mut self, text: Text<'_>, timestamp: Option<&RawStr<'_>>) {
+        if !text.is_prompt() {
+            return;
+        }
+        self.user_messages += 1;
+        if self.first_user_text.is_none() {
+            self.first_user_text = Some(text.trimmed(self.text_limit));
+        }
+        self.stamp(timestamp);
+    }
+
+    fn assistant(&mut self, id: Option<u64>, timestamp: Option<&RawStr<'_>>) {
+        if let Some(id) = id {
+            if self.message_ids.contains(id) {
+                self.stamp(timestamp);
+                return;
+            }
+            self.message_ids.insert(id);
+            self.last_message = id;
+            if self.head_message_ids.len() < HEAD_IDS {
+                self.head_message_ids.push(id);
+            }
+        }
+        self.assistant_messages += 1;
+        self.stamp(timestamp);
+    }
+
+    fn assistant_text(&mut self, text: &RawStr<'_>, _timestamp: Option<&RawStr<'_>>) {
+        if !text.is_blank() {
+            self.last_assistant_text = Some(text.decode_trimmed(self.text_limit));
+        }
+    }
+
+    fn tool_use(&mut self, tool: ToolCall<'_>, timestamp: Option<&RawStr<'_>>) {
+        if let Some(id) = tool.id {
+            if self.tool_ids.contains(id) {
+                return;
+            }
+            self.tool_ids.insert(id);
+        }
+        let category = self.categories_map.of(tool.name);
+        self.count_tool(tool.name, category, 1);
+        if let (Some(id), true) = (tool.id, self.head_tool_ids.len() < HEAD_IDS) {
+            self.head_tool_ids.push((id, tool.name.to_owned(), category));
+        }
+        let primary_arg = tool.primary.as_ref().map(|p| p.trimmed(self.text_limit));
+        if category == Category::Edit {
+            if let Some(path) = primary_arg.as_deref().filter(|p| tool.files.is_empty() && !p.is_empty()) {
+                self.add_file(path);
+            }
+            for path in &tool.files {
+                self.add_file(path);
+            }
+        }
+        self.tool_uses.push_back(ToolUse {
+            name: tool.name.to_owned(),
+            category,
+            primary_arg,
+            timestamp: timestamp.map(RawStr::decode),
+            id: tool.id,
+        });
+        if self.tool_uses.len() > TOOL_USES_KEPT {
+            self.tool_uses.pop_front();
+        }
+        self.stamp(timestamp);
+    }
+
+    fn malformed(&mut self) {
+        self.skipped.malformed_json += 1;
+    }
+}
+
+/// Decodes a raw JSON string body fully (for text that is parsed again, like Codex arguments).
+pub fn decode_raw(raw: &[u8]) -> String {
+    Chars::new(raw).collect()
+}

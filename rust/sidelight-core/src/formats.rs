@@ -1,0 +1,629 @@
+//! Per-format line decoders. Each reads only the fields it needs and reports them to a [`Sink`].
+//! docs/activity.md is the contract they implement.
+
+use crate::activity::{decode_raw, hash64, Meta, Sink, Text, ToolCall};
+use crate::json::{Flow, RawStr, Reader};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Format {
+    ClaudeCode,
+    Pi,
+    Codex,
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::ClaudeCode, Format::Pi, Format::Codex];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Pi => "pi",
+            Format::Codex => "codex",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Decodes one complete line (without its newline) into `sink`.
+    pub fn decode<S: Sink>(self, line: &[u8], sink: &mut S) {
+        let ok = match self {
+            Format::ClaudeCode => claude_code(line, sink),
+            Format::Pi => pi(line, sink),
+            Format::Codex => codex(line, sink),
+        };
+        if ok.is_none() {
+            sink.malformed();
+        }
+    }
+
+    /// Judges a format from one line; `None` when the line says nothing.
+    pub fn guess(line: &[u8]) -> Option<Format> {
+        let mut ty = None;
+        let mut keys = 0u32;
+        let (mut payload, mut session_id, mut parent_uuid, mut message) = (false, false, false, false);
+        Reader::new(line).object(|r, key| {
+            keys += 1;
+            match key.raw {
+                b"type" => ty = r.string_or_skip()?.map(|t| t.raw),
+                b"payload" => {
+                    payload = true;
+                    r.skip()?;
+                }
+                b"sessionId" => {
+                    session_id = true;
+                    r.skip()?;
+                }
+                b"parentUuid" | b"isSidechain" | b"uuid" | b"leafUuid" => {
+                    parent_uuid = true;
+                    r.skip()?;
+                }
+                b"message" => {
+                    message = true;
+                    r.skip()?;
+                }
+                _ => r.skip()?,
+            }
+            Some(Flow::Continue)
+        })?;
+        let ty = ty?;
+        if payload
+            && matches!(
+                ty,
+                b"session_meta" | b"response_item" | b"event_msg" | b"turn_context" | b"compacted"
+            )
+        {
+            return Some(Format::Codex);
+        }
+        if session_id || parent_uuid {
+            return Some(Format::ClaudeCode);
+        }
+        match ty {
+            b"session" | b"model_change" | b"thinking_level_change" | b"custom_message"
+            | b"session_info" | b"branch_summary" | b"label" => Some(Format::Pi),
+            b"message" if message => Some(Format::Pi),
+            b"summary" | b"queue-operation" | b"file-history-snapshot" | b"custom-title" => {
+                Some(Format::ClaudeCode)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Keys of a tool input that name what it acts on, most telling first.
+const PRIMARY_KEYS: [&[u8]; 8] =
+    [b"file_path", b"notebook_path", b"command", b"cmd", b"pattern", b"query", b"url", b"path"];
+
+/// The primary argument of a tool input object, and the files of a patch it carries.
+fn tool_input<'a>(input: &'a [u8], name: &str) -> (Option<Text<'a>>, Vec<String>) {
+    let mut best: Option<(usize, Text<'a>)> = None;
+    let mut patch: Option<String> = None;
+    let _ = Reader::new(input).object(|r, key| {
+        let rank = PRIMARY_KEYS.iter().position(|k| key.is(k));
+        let is_patch = name == "apply_patch" && (key.is(b"input") || key.is(b"patch"));
+        match (rank, r.peek()?) {
+            (Some(rank), b'"') => {
+                let value = r.string()?;
+                if !value.is_blank() && best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                    best = Some((rank, Text::Raw(value)));
+                }
+            }
+            (Some(rank), b'[') if key.is(b"command") => {
+                let mut parts = Vec::new();
+                r.array(|r| {
+                    if let Some(s) = r.string_or_skip()? {
+                        parts.push(s.decode());
+                    }
+                    Some(Flow::Continue)
+                })?;
+                if parts.first().map(String::as_str) == Some("apply_patch") && parts.len() > 1 {
+                    patch = parts.last().cloned();
+                }
+                if let Some(cmd) = shell_command(&parts) {
+                    if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                        best = Some((rank, Text::Joined(cmd)));
+                    }
+                }
+            }
+            (_, b'"') if is_patch => patch = Some(r.string()?.decode()),
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    });
+    if let Some(patch) = patch {
+        let files = patch_files(&patch);
+        let primary = files.first().cloned().map(Text::Joined);
+        return (primary.or(best.map(|(_, t)| t)), files);
+    }
+    (best.map(|(_, t)| t), Vec::new())
+}
+
+/// `["bash", "-lc", "npm test"]` → `npm test`; other lists are joined by spaces.
+fn shell_command(parts: &[String]) -> Option<String> {
+    if parts.is_empty() {
+        return None;
+    }
+    let shell = parts[0].rsplit('/').next().unwrap_or("");
+    if parts.len() == 3
+        && matches!(shell, "bash" | "sh" | "zsh" | "dash" | "fish")
+        && matches!(parts[1].as_str(), "-c" | "-lc")
+    {
+        return Some(parts[2].clone());
+    }
+    Some(parts.join(" "))
+}
+
+/// The files an `apply_patch` patch adds, updates, deletes or moves to.
+pub fn patch_files(patch: &str) -> Vec<String> {
+    const HEADERS: [&str; 4] = ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "];
+    let mut files: Vec<String> = Vec::new();
+    for line in patch.lines() {
+        if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
+            let path = path.trim();
+            if !path.is_empty() && !files.iter().any(|f| f == path) {
+                files.push(path.to_owned());
+            }
+        }
+    }
+    files
+}
+
+/// A content block of a message.
+enum Block<'a> {
+    Text(RawStr<'a>),
+    ToolUse { id: Option<u64>, name: RawStr<'a>, input: Option<&'a [u8]> },
+}
+
+/// What the `message` of a Claude Code or Pi line holds.
+#[derive(Default)]
+struct Message<'a> {
+    role: Option<RawStr<'a>>,
+    id: Option<RawStr<'a>>,
+    model: Option<RawStr<'a>>,
+    prompt_parts: Vec<RawStr<'a>>,
+    prompt_string: Option<RawStr<'a>>,
+    tool_result: bool,
+    blocks: Vec<Block<'a>>,
+    command: Option<RawStr<'a>>,
+}
+
+impl<'a> Message<'a> {
+    fn role_is(&self, role: &[u8]) -> bool {
+        self.role.is_some_and(|r| r.is(role))
+    }
+
+    fn prompt(&self) -> Option<Text<'a>> {
+        if self.tool_result {
+            return None;
+        }
+        match self.prompt_string {
+            Some(s) => Some(Text::Raw(s)),
+            None if self.prompt_parts.len() == 1 => Some(Text::Raw(self.prompt_parts[0])),
+            None => Text::join(&self.prompt_parts),
+        }
+    }
+}
+
+/// Reads one content block; stops the message at a tool result (nothing in it is needed).
+fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
+    if r.peek()? != b'{' {
+        r.skip()?;
+        return Some(Flow::Continue);
+    }
+    let mut ty: Option<RawStr<'a>> = None;
+    let (mut text, mut id, mut name, mut input) = (None, None, None, None);
+    let flow = r.object(|r, key| {
+        match key.raw {
+            b"type" => {
+                ty = r.string_or_skip()?;
+                if ty.is_some_and(|t| t.is(b"tool_result")) {
+                    return Some(Flow::Stop);
+                }
+            }
+            b"text" => text = r.string_or_skip()?,
+            b"id" => id = r.string_or_skip()?,
+            b"name" => name = r.string_or_skip()?,
+            b"input" | b"arguments" => input = Some(r.span()?),
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })?;
+    let ty = ty?;
+    if flow == Flow::Stop || ty.is(b"tool_result") {
+        msg.tool_result = true;
+        return Some(Flow::Stop);
+    }
+    if ty.is(b"text") {
+        if let Some(text) = text {
+            msg.prompt_parts.push(text);
+            msg.blocks.push(Block::Text(text));
+        }
+    } else if ty.is(b"tool_use") || ty.is(b"toolCall") {
+        if let Some(name) = name {
+            msg.blocks.push(Block::ToolUse { id: id.map(|i| hash64(i.raw)), name, input });
+        }
+    }
+    Some(Flow::Continue)
+}
+
+/// Reads a `message` object. Returns `Flow::Stop` when it stopped at a tool result.
+fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
+    r.object(|r, key| {
+        match key.raw {
+            b"role" => {
+                msg.role = r.string_or_skip()?;
+                if msg.role_is(b"toolResult") {
+                    return Some(Flow::Stop);
+                }
+            }
+            b"id" => msg.id = r.string_or_skip()?,
+            b"model" => msg.model = r.string_or_skip()?,
+            b"command" => msg.command = r.string_or_skip()?,
+            b"content" => match r.peek()? {
+                b'"' => msg.prompt_string = Some(r.string()?),
+                b'[' => {
+                    if r.array(|r| content_block(r, msg))? == Flow::Stop {
+                        return Some(Flow::Stop);
+                    }
+                }
+                _ => r.skip()?,
+            },
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })
+}
+
+/// Reports the blocks of an assistant message.
+fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
+    for block in &msg.blocks {
+        match block {
+            Block::Text(text) => sink.assistant_text(text, ts),
+            Block::ToolUse { id, name, input } => {
+                let name = name.decode();
+                let (primary, files) = input.map(|i| tool_input(i, &name)).unwrap_or((None, Vec::new()));
+                sink.tool_use(ToolCall { id: *id, name: &name, primary, files }, ts);
+            }
+        }
+    }
+}
+
+/// Claude Code: see docs/activity.md.
+fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+    let mut r = Reader::new(line);
+    let mut ty: Option<RawStr<'_>> = None;
+    let mut ts: Option<RawStr<'_>> = None;
+    let mut msg = Message::default();
+    let mut has_message = false;
+    let (mut meta, mut sidechain, mut compact) = (false, false, false);
+    let mut titles: Vec<(&[u8], RawStr<'_>)> = Vec::new();
+    let mut skip_rest = false;
+    r.object(|r, key| {
+        match key.raw {
+            b"type" => {
+                ty = r.string_or_skip()?;
+                let t = ty.map(|t| t.raw).unwrap_or_default();
+                // Only these types hold anything we count; the rest of any other line is not read.
+                if !matches!(t, b"user" | b"assistant" | b"custom-title" | b"ai-title" | b"summary") {
+                    skip_rest = true;
+                }
+                if has_message && msg.tool_result {
+                    skip_rest = true;
+                }
+            }
+            b"message" => {
+                has_message = true;
+                let start = r.i;
+                if message(r, &mut msg)? == Flow::Stop {
+                    if ty.is_some() {
+                        skip_rest = true;
+                    } else {
+                        // The type is still to come: step over the rest of the message.
+                        r.i = crate::simd::container_end(r.bytes, start)?;
+                    }
+                }
+            }
+            b"timestamp" => ts = r.string_or_skip()?,
+            b"isMeta" => meta = r.boolean()?,
+            b"isSidechain" => sidechain = r.boolean()?,
+            b"isCompactSummary" => compact = r.boolean()?,
+            b"sessionId" => {
+                if let Some(v) = r.string_or_skip()? {
+                    sink.meta(Meta::SessionId, &v);
+                }
+            }
+            b"cwd" => {
+                if let Some(v) = r.string_or_skip()? {
+                    sink.meta(Meta::Cwd, &v);
+                }
+            }
+            b"customTitle" | b"aiTitle" | b"summary" => {
+                if let Some(v) = r.string_or_skip()? {
+                    titles.push((key.raw, v));
+                }
+            }
+            _ => r.skip()?,
+        }
+        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+    })?;
+    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
+        return None;
+    }
+    sink.entry_type(ty.as_ref());
+    let t = ty.map(|t| t.raw).unwrap_or_default();
+    for (key, value) in titles {
+        match (t, key) {
+            (b"custom-title", b"customTitle") => sink.meta(Meta::CustomTitle, &value),
+            (b"ai-title", b"aiTitle") => sink.meta(Meta::AiTitle, &value),
+            (b"summary", b"summary") => sink.meta(Meta::Summary, &value),
+            _ => {}
+        }
+    }
+    if t == b"user" && msg.role_is(b"user") && !(meta || sidechain || compact) {
+        if let Some(text) = msg.prompt() {
+            sink.prompt(text, ts.as_ref());
+        }
+    } else if t == b"assistant" && has_message && !msg.model.is_some_and(|m| m.is(b"<synthetic>")) {
+        sink.assistant(msg.id.map(|i| hash64(i.raw)), ts.as_ref());
+        report_assistant(&msg, ts.as_ref(), sink);
+    }
+    Some(())
+}
+
+/// Pi: see docs/activity.md.
+fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+    let mut r = Reader::new(line);
+    let mut ty: Option<RawStr<'_>> = None;
+    let mut ts: Option<RawStr<'_>> = None;
+    let mut msg = Message::default();
+    let mut has_message = false;
+    let (mut id, mut cwd, mut name) = (None, None, None);
+    let mut skip_rest = false;
+    r.object(|r, key| {
+        match key.raw {
+            b"type" => {
+                ty = r.string_or_skip()?;
+                let t = ty.map(|t| t.raw).unwrap_or_default();
+                if !matches!(t, b"message" | b"session" | b"session_info") {
+                    skip_rest = true;
+                }
+            }
+            b"message" => {
+                has_message = true;
+                let start = r.i;
+                if message(r, &mut msg)? == Flow::Stop {
+                    if ty.is_some() {
+                        skip_rest = true;
+                    } else {
+                        r.i = crate::simd::container_end(r.bytes, start)?;
+                    }
+                }
+            }
+            b"timestamp" => ts = r.string_or_skip()?,
+            b"id" => id = r.string_or_skip()?,
+            b"cwd" => cwd = r.string_or_skip()?,
+            b"name" => name = r.string_or_skip()?,
+            _ => r.skip()?,
+        }
+        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+    })?;
+    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
+        return None;
+    }
+    sink.entry_type(ty.as_ref());
+    match ty.map(|t| t.raw).unwrap_or_default() {
+        b"session" => {
+            if let Some(id) = id {
+                sink.meta(Meta::SessionId, &id);
+            }
+            if let Some(cwd) = cwd {
+                sink.meta(Meta::Cwd, &cwd);
+            }
+        }
+        b"session_info" => {
+            if let Some(name) = name {
+                sink.meta(Meta::CustomTitle, &name);
+            }
+        }
+        b"message" if has_message => {
+            if msg.role_is(b"user") {
+                if let Some(text) = msg.prompt() {
+                    sink.prompt(text, ts.as_ref());
+                }
+            } else if msg.role_is(b"assistant") {
+                sink.assistant(None, ts.as_ref());
+                report_assistant(&msg, ts.as_ref(), sink);
+            } else if msg.role_is(b"bashExecution") {
+                sink.tool_use(
+                    ToolCall {
+                        id: None,
+                        name: "bashExecution",
+                        primary: msg.command.map(Text::Raw),
+                        files: Vec::new(),
+                    },
+                    ts.as_ref(),
+                );
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+/// Codex user messages that carry instructions or environment, not the person's words.
+const CODEX_CONTEXT_PREFIXES: &[&str] = &[
+    "<environment_context",
+    "<user_instructions",
+    "<permissions",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md",
+    "<user_shell_command",
+];
+
+/// The `payload` of a Codex `response_item`.
+#[derive(Default)]
+struct Payload<'a> {
+    ty: Option<RawStr<'a>>,
+    role: Option<RawStr<'a>>,
+    texts: Vec<RawStr<'a>>,
+    name: Option<RawStr<'a>>,
+    arguments: Option<RawStr<'a>>,
+    input: Option<RawStr<'a>>,
+    call_id: Option<RawStr<'a>>,
+    action: Option<&'a [u8]>,
+    id: Option<RawStr<'a>>,
+    cwd: Option<RawStr<'a>>,
+}
+
+fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
+    r.object(|r, key| {
+        match key.raw {
+            b"type" => {
+                p.ty = r.string_or_skip()?;
+                let t = p.ty.map(|t| t.raw).unwrap_or_default();
+                if !matches!(
+                    t,
+                    b"message" | b"function_call" | b"custom_tool_call" | b"local_shell_call" | b"web_search_call"
+                ) {
+                    return Some(Flow::Stop);
+                }
+            }
+            b"role" => p.role = r.string_or_skip()?,
+            b"content" => {
+                if r.peek()? == b'[' {
+                    r.array(|r| {
+                        if r.peek()? != b'{' {
+                            r.skip()?;
+                            return Some(Flow::Continue);
+                        }
+                        let mut text = None;
+                        r.object(|r, key| {
+                            if key.is(b"text") {
+                                text = r.string_or_skip()?;
+                            } else {
+                                r.skip()?;
+                            }
+                            Some(Flow::Continue)
+                        })?;
+                        p.texts.extend(text);
+                        Some(Flow::Continue)
+                    })?;
+                } else {
+                    r.skip()?;
+                }
+            }
+            b"name" => p.name = r.string_or_skip()?,
+            b"arguments" => p.arguments = r.string_or_skip()?,
+            b"input" => p.input = r.string_or_skip()?,
+            b"call_id" => p.call_id = r.string_or_skip()?,
+            b"action" => p.action = Some(r.span()?),
+            b"id" => p.id = r.string_or_skip()?,
+            b"cwd" => p.cwd = r.string_or_skip()?,
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })
+}
+
+/// Codex rollouts: see docs/activity.md.
+fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+    let mut r = Reader::new(line);
+    let mut ty: Option<RawStr<'_>> = None;
+    let mut ts: Option<RawStr<'_>> = None;
+    let mut payload = Payload::default();
+    let mut skip_rest = false;
+    r.object(|r, key| {
+        match key.raw {
+            b"type" => {
+                ty = r.string_or_skip()?;
+                if !ty.is_some_and(|t| t.is(b"response_item") || t.is(b"session_meta")) {
+                    skip_rest = true;
+                }
+            }
+            b"timestamp" => ts = r.string_or_skip()?,
+            b"payload" => {
+                let start = r.i;
+                if codex_payload(r, &mut payload)? == Flow::Stop {
+                    if ty.is_some() {
+                        skip_rest = true;
+                    } else {
+                        r.i = crate::simd::container_end(r.bytes, start)?;
+                    }
+                }
+            }
+            _ => r.skip()?,
+        }
+        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+    })?;
+    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
+        return None;
+    }
+    sink.entry_type(ty.as_ref());
+    let ts = ts.as_ref();
+    match ty.map(|t| t.raw).unwrap_or_default() {
+        b"session_meta" => {
+            if let Some(id) = payload.id {
+                sink.meta(Meta::SessionId, &id);
+            }
+            if let Some(cwd) = payload.cwd {
+                sink.meta(Meta::Cwd, &cwd);
+            }
+        }
+        b"response_item" => codex_item(&payload, ts, sink),
+        _ => {}
+    }
+    Some(())
+}
+
+fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
+    let Some(ty) = p.ty else { return };
+    let call_id = p.call_id.map(|c| hash64(c.raw));
+    match ty.raw {
+        b"message" => {
+            let role = p.role.map(|r| r.raw).unwrap_or_default();
+            if role == b"user" {
+                let parts: Vec<RawStr<'_>> = p
+                    .texts
+                    .iter()
+                    .copied()
+                    .filter(|t| !Text::Raw(*t).starts_with_any(CODEX_CONTEXT_PREFIXES))
+                    .collect();
+                let text = if parts.len() == 1 { Some(Text::Raw(parts[0])) } else { Text::join(&parts) };
+                if let Some(text) = text {
+                    sink.prompt(text, ts);
+                }
+            } else if role == b"assistant" {
+                sink.assistant(None, ts);
+                for text in &p.texts {
+                    sink.assistant_text(text, ts);
+                }
+            }
+        }
+        b"function_call" => {
+            let Some(name) = p.name.map(|n| n.decode()) else { return };
+            let arguments = p.arguments.map(|a| decode_raw(a.raw)).unwrap_or_default();
+            let (primary, files) = tool_input(arguments.as_bytes(), &name);
+            let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
+            let name = if files.is_empty() { name } else { "apply_patch".to_owned() };
+            sink.tool_use(ToolCall { id: call_id, name: &name, primary, files }, ts);
+        }
+        b"custom_tool_call" => {
+            let Some(name) = p.name.map(|n| n.decode()) else { return };
+            let (primary, files) = if name == "apply_patch" {
+                let files = p.input.map(|i| patch_files(&i.decode())).unwrap_or_default();
+                (files.first().cloned().map(Text::Joined), files)
+            } else {
+                (p.input.map(Text::Raw), Vec::new())
+            };
+            sink.tool_use(ToolCall { id: call_id, name: &name, primary, files }, ts);
+        }
+        b"local_shell_call" | b"web_search_call" => {
+            let name = if ty.is(b"local_shell_call") { "local_shell_call" } else { "web_search_call" };
+            let (primary, files) = p.action.map(|a| tool_input(a, name)).unwrap_or((None, Vec::new()));
+            let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
+            sink.tool_use(ToolCall { id: call_id, name, primary, files }, ts);
+        }
+        _ => {}
+    }
+}

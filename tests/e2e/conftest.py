@@ -1,0 +1,357 @@
+"""Fixtures that run the real agent CLIs (Claude Code, Pi, Codex) offline against `mockapi.MockAPI`.
+
+The CLIs come from `tests/e2e/clients` (`make clients` = `npm ci` there). Every run gets a throwaway HOME
+inside pytest's `tmp_path`, so the user's real `~/.claude`, `~/.pi` and `~/.codex` are never touched, and
+the only server a CLI talks to is the loopback mock.
+
+    def test_x(agents):
+        agents.mock.set_script([[mockapi.bash("ls"), mockapi.say("done")]])
+        run = agents.claude("list the files")
+        run.transcript  # ~/.claude/projects/<cwd>/<session>.jsonl written by this run
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.mockapi import MockAPI
+
+CLIENTS_DIR = Path(__file__).resolve().parent / "clients"
+BIN_DIR = CLIENTS_DIR / "node_modules" / ".bin"
+
+CLAUDE_VERSION = "2.1.330"
+CODEX_VERSION = "0.169.0"
+PI_VERSION = "0.73.1"
+
+# Model ids the mock answers as. Codex picks its tools from the model's metadata: a known slug
+# (`gpt-5.5`) gets the freeform `apply_patch` tool; an unknown one would only get `exec_command`.
+PI_MODEL = "mock-model"
+CODEX_MODEL = "gpt-5.5"
+
+RUN_TIMEOUT = float(os.environ.get("SIDELIGHT_E2E_TIMEOUT", "120"))
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def client_bin(name: str) -> Path:
+    """Path of an installed CLI; fails (does not skip) when the clients are missing."""
+    path = BIN_DIR / name
+    if not path.exists():
+        pytest.fail(
+            f"{path} is missing: the end-to-end tests need the real agent CLIs. Install them with "
+            f"`make clients` (runs `npm ci` in {CLIENTS_DIR.relative_to(CLIENTS_DIR.parents[2])}).",
+            pytrace=False,
+        )
+    return path
+
+
+@dataclass
+class RunResult:
+    """One CLI invocation and the transcript files it created or appended to."""
+
+    client: str
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    duration: float
+    transcripts: list[Path]
+    session_id: str | None = None
+    output: dict[str, object] | None = None  # claude --output-format json
+
+    @property
+    def transcript(self) -> Path:
+        """The main transcript (not a subagent's) written by this run."""
+        main = [p for p in self.transcripts if "subagents" not in p.parts]
+        if self.session_id:
+            named = [p for p in main if self.session_id in p.name]
+            if named:
+                return named[0]
+        assert main, f"{self.client} wrote no transcript\n{self.describe()}"
+        return main[0]
+
+    @property
+    def subagent_transcripts(self) -> list[Path]:
+        return [p for p in self.transcripts if "subagents" in p.parts]
+
+    def describe(self) -> str:
+        return (
+            f"$ {' '.join(self.argv)}\nexit {self.returncode} after {self.duration:.1f}s\n"
+            f"--- stdout\n{self.stdout[-4000:]}\n--- stderr\n{self.stderr[-4000:]}"
+        )
+
+
+def _snapshot(root: Path) -> dict[Path, tuple[int, int]]:
+    if not root.exists():
+        return {}
+    out = {}
+    for p in root.rglob("*.jsonl"):
+        st = p.stat()
+        out[p] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _changed(before: dict[Path, tuple[int, int]], after: dict[Path, tuple[int, int]]) -> list[Path]:
+    return sorted(
+        (p for p, sig in after.items() if before.get(p) != sig), key=lambda p: (len(p.parts), str(p))
+    )
+
+
+@dataclass
+class AgentEnv:
+    """A throwaway HOME and project directory, configured to talk to `mock`, and runners for the CLIs."""
+
+    root: Path
+    mock: MockAPI
+    home: Path = field(init=False)
+    project: Path = field(init=False)
+    runs: list[RunResult] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.home = self.root / "home"
+        self.project = self.root / "project"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.project.mkdir(parents=True, exist_ok=True)
+        self.write_configs()
+
+    # ---- configuration
+
+    @property
+    def claude_projects(self) -> Path:
+        return self.home / ".claude" / "projects"
+
+    @property
+    def pi_sessions(self) -> Path:
+        return self.home / ".pi" / "agent" / "sessions"
+
+    @property
+    def codex_sessions(self) -> Path:
+        return self.home / ".codex" / "sessions"
+
+    def write_configs(self) -> None:
+        pi_dir = self.home / ".pi" / "agent"
+        pi_dir.mkdir(parents=True, exist_ok=True)
+        models = {
+            "providers": {
+                "mock": {
+                    "baseUrl": self.mock.base_url,
+                    "api": "anthropic-messages",
+                    "apiKey": "dummy",
+                    "models": [
+                        {"id": PI_MODEL, "name": "Mock model", "contextWindow": 200000, "maxTokens": 8192}
+                    ],
+                }
+            }
+        }
+        (pi_dir / "models.json").write_text(json.dumps(models, indent=2))
+        codex_dir = self.home / ".codex"
+        codex_dir.mkdir(parents=True, exist_ok=True)
+        (codex_dir / "config.toml").write_text(
+            f'model = "{CODEX_MODEL}"\n'
+            'model_provider = "mock"\n'
+            "\n"
+            "[model_providers.mock]\n"
+            'name = "mock"\n'
+            f'base_url = "{self.mock.base_url}/v1"\n'
+            'wire_api = "responses"\n'
+            'env_key = "MOCK_API_KEY"\n'
+            "request_max_retries = 0\n"
+            "stream_max_retries = 0\n"
+        )
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A minimal environment: no inherited API keys, HOME pointing at the throwaway home."""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "TMPDIR": str(self.root / "tmp"),
+        }
+        (self.root / "tmp").mkdir(exist_ok=True)
+        env.update(extra)
+        return env
+
+    # ---- running
+
+    def _run(
+        self,
+        client: str,
+        argv: Sequence[str],
+        env: dict[str, str],
+        watch: Path,
+        timeout: float | None,
+    ) -> RunResult:
+        before = _snapshot(watch)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # so a timeout can kill the whole process group
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout or RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            pytest.fail(
+                f"{client} did not finish within {timeout or RUN_TIMEOUT}s\n$ {' '.join(argv)}\n"
+                f"--- stdout\n{stdout[-3000:]}\n--- stderr\n{stderr[-3000:]}\n"
+                f"--- mock\n{self.mock.summary()}",
+                pytrace=False,
+            )
+        duration = time.monotonic() - started
+        result = RunResult(
+            client=client,
+            argv=list(argv),
+            returncode=proc.returncode,
+            stdout=stdout,
+            stderr=stderr,
+            duration=duration,
+            transcripts=_changed(before, _snapshot(watch)),
+        )
+        self.runs.append(result)
+        return result
+
+    @staticmethod
+    def _check(result: RunResult, check: bool) -> RunResult:
+        if check and result.returncode != 0:
+            pytest.fail(f"{result.client} failed\n{result.describe()}", pytrace=False)
+        return result
+
+    def claude(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`claude -p PROMPT --output-format json` (with `--resume SESSION_ID` for a follow-up turn)."""
+        argv = [
+            str(client_bin("claude")),
+            "--dangerously-skip-permissions",
+            "-p",
+            prompt,
+            "--output-format",
+            "json",
+        ]
+        if resume:
+            argv += ["--resume", resume]
+        argv += list(extra_args)
+        run_env = self.env(
+            ANTHROPIC_BASE_URL=self.mock.base_url,
+            ANTHROPIC_API_KEY="dummy",
+            IS_SANDBOX="1",  # allows --dangerously-skip-permissions as root
+            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+            DISABLE_AUTOUPDATER="1",
+            **(env or {}),
+        )
+        result = self._run("claude", argv, run_env, self.claude_projects, timeout)
+        try:
+            out = json.loads(result.stdout.strip().splitlines()[-1]) if result.stdout.strip() else None
+        except ValueError:
+            out = None
+        if isinstance(out, dict):
+            result.output = out
+            sid = out.get("session_id")
+            result.session_id = sid if isinstance(sid, str) else None
+        return self._check(result, check)
+
+    def pi(
+        self,
+        prompt: str,
+        *,
+        session: Path | str | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`pi --provider mock --model ID -p PROMPT` (with `--session FILE` to continue a session)."""
+        argv = [str(client_bin("pi")), "--offline", "--provider", "mock", "--model", PI_MODEL]
+        if session is not None:
+            argv += ["--session", str(session)]
+        argv += [*extra_args, "-p", prompt]
+        run_env = self.env(PI_OFFLINE="1", **(env or {}))
+        result = self._run("pi", argv, run_env, self.pi_sessions, timeout)
+        if result.transcripts:
+            m = _UUID.search(result.transcripts[0].name)
+            result.session_id = m.group(0) if m else None
+        return self._check(result, check)
+
+    def codex(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`codex exec` with approvals and sandbox bypassed (`codex exec resume ID PROMPT` to continue)."""
+        argv = [str(client_bin("codex")), "exec"]
+        if resume:
+            argv += ["resume", resume]
+        argv += [
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            *extra_args,
+            prompt,
+        ]
+        run_env = self.env(MOCK_API_KEY="dummy", **(env or {}))
+        result = self._run("codex", argv, run_env, self.codex_sessions, timeout)
+        if result.transcripts:
+            m = _UUID.search(result.transcripts[0].name)
+            result.session_id = m.group(0) if m else None
+        if result.session_id is None:
+            m = re.search(r"session id: (\S+)", result.stderr)
+            result.session_id = m.group(1) if m else None
+        return self._check(result, check)
+
+
+@pytest.fixture
+def mock() -> Iterator[MockAPI]:
+    """A started, empty-script mock; set the script with `mock.set_script(...)`."""
+    with MockAPI(models=("claude-opus-5-5", PI_MODEL, CODEX_MODEL)) as m:
+        yield m
+
+
+@pytest.fixture
+def agents(tmp_path: Path, mock: MockAPI) -> AgentEnv:
+    """A throwaway HOME + project dir wired to `mock`, with `.claude()`, `.pi()` and `.codex()` runners."""
+    return AgentEnv(tmp_path, mock)
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    return client_bin("claude")
+
+
+@pytest.fixture(scope="session")
+def pi_bin() -> Path:
+    return client_bin("pi")
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    return client_bin("codex")

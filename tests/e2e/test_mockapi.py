@@ -1,0 +1,207 @@
+"""The scripted mock API on its own (no CLIs needed): wire formats, turn logic, rules, recording."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.mockapi import MockAPI, Rule, bash, call, edit, read, reply, say, write
+
+CLAUDE_TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Bash", "Write", "Edit", "Read")]
+PI_TOOLS = [
+    {"name": "bash", "input_schema": {"properties": {"command": {}}}},
+    {"name": "write", "input_schema": {"properties": {"path": {}, "content": {}}}},
+    {"name": "edit", "input_schema": {"properties": {"path": {}, "edits": {}}}},
+    {"name": "read", "input_schema": {"properties": {"path": {}}}},
+]
+CODEX_TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "name": "exec_command", "parameters": {"properties": {"cmd": {}}}},
+    {"type": "custom", "name": "apply_patch", "format": {"type": "grammar"}},
+]
+
+
+@pytest.fixture
+def mock() -> Iterator[MockAPI]:
+    with MockAPI() as m:
+        yield m
+
+
+def post(mock: MockAPI, path: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> bytes:
+    req = urllib.request.Request(
+        mock.base_url + path,
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", **(headers or {})},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.status == 200
+        data: bytes = resp.read()
+        return data
+
+
+def sse(data: bytes) -> list[tuple[str, dict[str, Any]]]:
+    events = []
+    for chunk in data.decode().split("\n\n"):
+        if not chunk.strip():
+            continue
+        name = next(line[7:] for line in chunk.splitlines() if line.startswith("event: "))
+        payload = next(line[6:] for line in chunk.splitlines() if line.startswith("data: "))
+        events.append((name, json.loads(payload)))
+    return events
+
+
+def anthropic(mock: MockAPI, messages: list[dict[str, Any]], tools: Any = CLAUDE_TOOLS) -> dict[str, Any]:
+    """POST a streamed /v1/messages request and rebuild the message from its events."""
+    events = sse(
+        post(mock, "/v1/messages", {"model": "m", "stream": True, "messages": messages, "tools": tools})
+    )
+    assert events[0][0] == "message_start" and events[-1][0] == "message_stop"
+    msg = events[0][1]["message"]
+    blocks: list[dict[str, Any]] = []
+    for name, data in events:
+        if name == "content_block_start":
+            blocks.append(dict(data["content_block"]))
+        elif name == "content_block_delta":
+            delta = data["delta"]
+            if delta["type"] == "text_delta":
+                blocks[data["index"]]["text"] += delta["text"]
+            else:
+                blocks[data["index"]]["input"] = json.loads(delta["partial_json"])
+        elif name == "message_delta":
+            msg["stop_reason"] = data["delta"]["stop_reason"]
+    msg["content"] = blocks
+    return dict(msg)
+
+
+def tool_result(tool_use_id: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": "ok"}]}
+
+
+def test_anthropic_turns_tool_rounds_and_retries(mock: MockAPI) -> None:
+    mock.set_script([[bash("ls"), say("first")], [say("second")]])
+    convo: list[dict[str, Any]] = [{"role": "user", "content": "do it"}]
+    m1 = anthropic(mock, convo)
+    assert m1["stop_reason"] == "tool_use"
+    (use,) = m1["content"]
+    assert use["type"] == "tool_use" and use["name"] == "Bash" and use["input"]["command"] == "ls"
+    assert anthropic(mock, convo)["content"][0]["input"]["command"] == "ls"  # a retry: same reply
+    convo += [{"role": "assistant", "content": m1["content"]}, tool_result(use["id"])]
+    m2 = anthropic(mock, convo)
+    assert m2["stop_reason"] == "end_turn" and m2["content"] == [{"type": "text", "text": "first"}]
+    convo += [{"role": "assistant", "content": m2["content"]}, {"role": "user", "content": "again"}]
+    convo.append({"role": "system", "content": "hook context HOOK-MARKER"})
+    assert anthropic(mock, convo)["content"][0]["text"] == "second"
+    convo += [{"role": "assistant", "content": [{"type": "text", "text": "second"}]}]
+    convo.append({"role": "user", "content": "past the script"})
+    assert anthropic(mock, convo)["content"][0]["text"] == "Done."
+    assert [r.decision for r in mock.model_requests()] == ["turn", "turn", "turn", "turn", "extra"]
+    assert mock.turns_used == 3
+    assert "HOOK-MARKER" in mock.all_text()
+    assert len(mock.requests_containing("HOOK-MARKER")) == 2
+
+
+def test_anthropic_reminder_only_user_message_does_not_start_a_turn(mock: MockAPI) -> None:
+    mock.set_script([[bash("ls"), say("end")], [say("wrong turn")]])
+    convo: list[dict[str, Any]] = [{"role": "user", "content": "do it"}]
+    use = anthropic(mock, convo)["content"][0]
+    convo += [{"role": "assistant", "content": [use]}, tool_result(use["id"])]
+    convo.append(
+        {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}]}
+    )
+    assert anthropic(mock, convo)["content"][0]["text"] == "end"
+
+
+def test_anthropic_rules_side_requests_and_plain_json(mock: MockAPI) -> None:
+    mock.set_script([[say("main")]], rules=[Rule("SUB-TASK", (read("/x"), say("sub done")))])
+    sub = anthropic(mock, [{"role": "user", "content": "SUB-TASK: look"}])
+    assert sub["content"][0]["name"] == "Read" and sub["content"][0]["input"] == {"file_path": "/x"}
+    side = json.loads(
+        post(mock, "/v1/messages", {"model": "m", "messages": [{"role": "user", "content": "t"}]})
+    )
+    assert side["content"] == [{"type": "text", "text": "ok"}]  # no tools offered: a side request
+    plain = json.loads(
+        post(
+            mock,
+            "/v1/messages",
+            {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": CLAUDE_TOOLS},
+        )
+    )
+    assert plain["content"][0]["text"] == "main"
+    assert [r.decision for r in mock.model_requests()] == ["rule", "side", "turn"]
+    assert mock.turns_used == 1
+
+
+def test_pi_tool_names_and_arguments(mock: MockAPI) -> None:
+    mock.set_script(
+        [
+            [
+                reply(bash("ls"), write("/p/a", "x"), edit("/p/a", "x", "y"), read("/p/a")),
+                call("custom", {"k": 1}),
+            ]
+        ]
+    )
+    convo: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    blocks = anthropic(mock, convo, PI_TOOLS)["content"]
+    assert [(b["name"], b["input"]) for b in blocks] == [
+        ("bash", {"command": "ls"}),
+        ("write", {"path": "/p/a", "content": "x"}),
+        ("edit", {"path": "/p/a", "edits": [{"oldText": "x", "newText": "y"}]}),
+        ("read", {"path": "/p/a"}),
+    ]
+    convo += [{"role": "assistant", "content": blocks}, *(tool_result(b["id"]) for b in blocks)]
+    assert anthropic(mock, convo, PI_TOOLS)["content"][0]["name"] == "custom"
+
+
+def responses(mock: MockAPI, items: list[dict[str, Any]], tools: Any = CODEX_TOOLS) -> list[dict[str, Any]]:
+    """POST a streamed /v1/responses request; the output items of `response.completed`."""
+    body = {"model": "gpt-5.5", "stream": True, "input": items, "tools": tools}
+    events = sse(post(mock, "/v1/responses", body, {"session-id": "s1"}))
+    names = [n for n, _ in events]
+    assert names[0] == "response.created" and names[-1] == "response.completed"
+    done = [d["item"] for n, d in events if n == "response.output_item.done"]
+    output: list[dict[str, Any]] = events[-1][1]["response"]["output"]
+    assert output == done
+    return output
+
+
+def test_openai_exec_command_and_apply_patch(mock: MockAPI) -> None:
+    mock.set_script([[bash("echo hi"), write("/p/n.txt", "a\nb\n"), edit("/p/n.txt", "b", "c"), say("fin")]])
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+    ]
+    (c1,) = responses(mock, items)
+    assert c1["type"] == "function_call" and c1["name"] == "exec_command"
+    assert json.loads(c1["arguments"]) == {"cmd": "echo hi"}
+    items += [c1, {"type": "function_call_output", "call_id": c1["call_id"], "output": "hi"}]
+    (c2,) = responses(mock, items)
+    assert c2["type"] == "custom_tool_call" and c2["name"] == "apply_patch"
+    assert c2["input"] == "*** Begin Patch\n*** Add File: /p/n.txt\n+a\n+b\n*** End Patch\n"
+    items += [c2, {"type": "custom_tool_call_output", "call_id": c2["call_id"], "output": "ok"}]
+    (c3,) = responses(mock, items)
+    assert "*** Update File: /p/n.txt\n@@\n-b\n+c\n" in c3["input"]
+    items += [c3, {"type": "custom_tool_call_output", "call_id": c3["call_id"], "output": "ok"}]
+    (m,) = responses(mock, items)
+    assert m["type"] == "message" and m["content"][0]["text"] == "fin"
+
+
+def test_openai_patch_falls_back_to_shell_without_apply_patch_tool(mock: MockAPI) -> None:
+    mock.set_script([[write("/p/n.txt", "a\n")]])
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]
+    (c,) = responses(mock, items, tools=CODEX_TOOLS[:1])
+    assert c["name"] == "exec_command"
+    assert json.loads(c["arguments"])["cmd"].startswith("apply_patch <<'PATCH'\n*** Begin Patch\n")
+
+
+def test_other_endpoints_answer_harmlessly(mock: MockAPI) -> None:
+    counted = json.loads(post(mock, "/v1/messages/count_tokens", {"messages": []}))
+    assert counted == {"input_tokens": 100}
+    with urllib.request.urlopen(mock.base_url + "/v1/models", timeout=10) as resp:
+        assert json.loads(resp.read())["data"][0]["id"] == "mock-model"
+    assert json.loads(post(mock, "/api/event_logging/batch", {"events": [1]})) == {}
+    assert [r.decision for r in mock.requests] == ["other", "other", "other"]
+    assert mock.model_requests() == []

@@ -1,0 +1,550 @@
+"""A plain-Python reference reader: docs/activity.md, implemented a second time, slowly and plainly.
+
+The tests compute expected values with it instead of typing them in, and the benchmarks use it as the
+"what you would write in Python" peer. It reads a whole file from offset 0, line by line, keeps only
+complete lines (up to the last ``\\n``) and returns a dict with the keys of a scan result.
+
+Keep it readable: this module is the executable form of the spec. Every rule below names the part of
+docs/activity.md it implements.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+TOOL_USES_KEPT = 100
+FILES_TOUCHED_KEPT = 500
+DEFAULT_TEXT_LIMIT = 500
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_SKIP_CUSTOM_TYPES = ("session-update",)
+FORMATS = ("claude-code", "pi", "codex")
+CATEGORY_KEYS = ("edit", "read", "command", "other")
+
+# "Primary argument of a tool use": the first of these keys whose value is a non-empty string.
+PRIMARY_KEYS = ("file_path", "notebook_path", "command", "cmd", "pattern", "query", "url", "path")
+# A `command` list that starts with one of these shells and `-c` / `-lc` becomes its last element.
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "fish"})
+SHELL_FLAGS = frozenset({"-c", "-lc"})
+
+# A prompt starting with one of these (after trimming leading whitespace) is not a person's.
+SYNTHETIC_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+    "<system-reminder>",
+    "<user-prompt-submit-hook>",
+    "[Request interrupted by user",
+    "Caveat: The messages below",
+)
+# Codex user message blocks that are context the CLI adds, not the person's prompt.
+CODEX_CONTEXT_PREFIXES = (
+    "<environment_context",
+    "<user_instructions",
+    "<permissions",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md",
+    "<user_shell_command",
+)
+# apply_patch headers naming a file the patch writes.
+PATCH_FILE_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+
+# Whitespace that makes a line "empty or only whitespace" (ASCII whitespace but \x0b, as Rust's).
+LINE_WHITESPACE = b" \t\n\x0c\r"
+
+# FORMATS.md section 6, used only until `sidelight.formats.DEFAULT_CATEGORIES` exists.
+_FALLBACK_CATEGORIES: dict[str, dict[str, str]] = {
+    "claude-code": {
+        **dict.fromkeys(("edit", "multiedit", "write", "notebookedit"), "edit"),
+        **dict.fromkeys(
+            (
+                "read",
+                "glob",
+                "grep",
+                "ls",
+                "notebookread",
+                "lsp",
+                "webfetch",
+                "websearch",
+                "readmcpresourcetool",
+            ),
+            "read",
+        ),
+        **dict.fromkeys(
+            ("bash", "powershell", "monitor", "bashoutput", "killshell", "taskoutput", "taskstop"), "command"
+        ),
+    },
+    "pi": {
+        **dict.fromkeys(("edit", "write"), "edit"),
+        **dict.fromkeys(("read", "grep", "find", "ls"), "read"),
+        **dict.fromkeys(("bash", "bashexecution"), "command"),
+    },
+    "codex": {
+        "apply_patch": "edit",
+        "view_image": "read",
+        **dict.fromkeys(
+            ("shell", "shell_command", "exec_command", "write_stdin", "local_shell_call", "container.exec"),
+            "command",
+        ),
+    },
+}
+
+Loads = Callable[[str], Any]
+
+
+def default_categories(format: str) -> dict[str, str]:
+    """The built-in tool-name → category map of ``format`` (from ``sidelight.formats`` when it exists)."""
+    try:
+        from sidelight.formats import DEFAULT_CATEGORIES  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return dict(_FALLBACK_CATEGORIES[format])
+    return dict(DEFAULT_CATEGORIES[format])
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"not JSON: {name}")
+
+
+def json_loads(text: str) -> Any:
+    """``json.loads`` without the ``NaN`` / ``Infinity`` extensions (strict JSON, like orjson)."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def ascii_lower(name: str) -> str:
+    """Lowercase ASCII letters only (the category lookup key)."""
+    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in name)
+
+
+def is_synthetic(prompt: str) -> bool:
+    return prompt.lstrip().startswith(SYNTHETIC_PREFIXES)
+
+
+def command_text(command: list[str]) -> str:
+    """``["bash", "-lc", "npm test"]`` → ``npm test``; any other list is joined by spaces."""
+    if len(command) >= 3 and command[0].rsplit("/", 1)[-1] in SHELLS and command[1] in SHELL_FLAGS:
+        return command[-1]
+    return " ".join(command)
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def primary_arg(tool_input: Any) -> str | None:
+    """The primary argument of a tool's input object (docs/activity.md, "Primary argument")."""
+    if not isinstance(tool_input, dict):
+        return None
+    for key in PRIMARY_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+        if key == "command" and _is_str_list(value) and value:
+            text = command_text(value)
+            if text:
+                return text
+    return None
+
+
+def patch_files(patch: str) -> list[str]:
+    """The files named by the ``*** Add/Update/Delete File:`` and ``*** Move to:`` lines of a patch."""
+    files = []
+    for line in patch.split("\n"):
+        for header in PATCH_FILE_HEADERS:
+            if line.startswith(header):
+                path = line[len(header) :].strip()
+                if path:
+                    files.append(path)
+                break
+    return files
+
+
+class Activity:
+    """What one scan accumulates; ``as_dict()`` has the keys of a scan result."""
+
+    def __init__(
+        self,
+        categories: Mapping[str, str],
+        skip_custom_types: Iterable[str],
+        text_limit: int,
+    ) -> None:
+        self.category_map = categories
+        self.skip_custom_types = frozenset(skip_custom_types)
+        self.text_limit = text_limit
+        self.messages = {"user": 0, "assistant": 0}
+        self.tools: Counter[str] = Counter()
+        self.categories = dict.fromkeys(CATEGORY_KEYS, 0)
+        self.tool_uses: deque[list[str | None]] = deque(maxlen=TOOL_USES_KEPT)
+        self.files_touched: dict[str, None] = {}
+        self.first_user_text: str | None = None
+        self.last_assistant_text: str | None = None
+        self.first_timestamp: str | None = None
+        self.last_timestamp: str | None = None
+        self.session_id: str | None = None
+        self.cwd: str | None = None
+        self.title: str | None = None
+        self.title_rank = 0
+        self.lines = 0
+        self.bytes_consumed = 0
+        self.skipped = {"malformed_json": 0, "invalid_utf8": 0, "too_long": 0}
+        self.entry_types: Counter[str] = Counter()
+        self.seen_message_ids: set[str] = set()
+        self.seen_tool_ids: set[str] = set()
+        # The `timestamp` of the line being handled.
+        self.timestamp: str | None = None
+
+    # -- the common fields -------------------------------------------------------------------
+
+    def cut(self, text: str) -> str:
+        return text[: self.text_limit]
+
+    def conversation_line(self) -> None:
+        """The current line is a conversation line: it moves first/last_timestamp."""
+        if self.timestamp is not None:
+            if self.first_timestamp is None:
+                self.first_timestamp = self.timestamp
+            self.last_timestamp = self.timestamp
+
+    def prompt(self, text: str) -> None:
+        """A user prompt: counted unless empty or synthetic; the first one is `first_user_text`."""
+        text = text.strip()
+        if not text or is_synthetic(text):
+            return
+        self.messages["user"] += 1
+        if self.first_user_text is None:
+            self.first_user_text = self.cut(text)
+
+    def assistant_text(self, text: Any) -> None:
+        if isinstance(text, str):
+            text = text.strip()
+            if text:
+                self.last_assistant_text = self.cut(text)
+
+    def tool_use(
+        self, name: Any, primary: str | None, edited: list[str] | None = None, tool_id: Any = None
+    ) -> None:
+        """One tool use, counted once per ``tool_id`` (a string) in a scan.
+
+        ``primary`` is kept trimmed and cut to ``text_limit`` like the texts; ``edited``: the files an
+        edit writes (default: its primary argument).
+        """
+        if not isinstance(name, str):
+            return
+        if isinstance(tool_id, str):
+            if tool_id in self.seen_tool_ids:
+                return
+            self.seen_tool_ids.add(tool_id)
+        if primary is not None:
+            primary = self.cut(primary.strip())
+        category = self.category_map.get(ascii_lower(name), "other")
+        self.tools[name] += 1
+        self.categories[category] += 1
+        self.tool_uses.append([name, category, primary, self.timestamp])
+        if category == "edit":
+            if edited is None:
+                edited = [primary] if primary else []
+            for path in edited:
+                if len(self.files_touched) >= FILES_TOUCHED_KEPT:
+                    break
+                self.files_touched.setdefault(path, None)
+
+    def set_first(self, field: str, value: Any) -> None:
+        """``session_id`` / ``cwd``: from the first line that carries them (trimmed, not empty)."""
+        if isinstance(value, str) and value.strip() and getattr(self, field) is None:
+            setattr(self, field, value.strip())
+
+    def set_title(self, value: Any, rank: int) -> None:
+        """The newest title (trimmed, not empty) of the best kind seen so far (a higher ``rank`` wins)."""
+        if isinstance(value, str) and value.strip() and rank >= self.title_rank:
+            self.title = value.strip()
+            self.title_rank = rank
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "messages": dict(self.messages),
+            "tools": dict(self.tools),
+            "categories": dict(self.categories),
+            "tool_uses": list(self.tool_uses),
+            "files_touched": list(self.files_touched),
+            "first_user_text": self.first_user_text,
+            "last_assistant_text": self.last_assistant_text,
+            "first_timestamp": self.first_timestamp,
+            "last_timestamp": self.last_timestamp,
+            "session_id": self.session_id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "lines": self.lines,
+            "bytes_consumed": self.bytes_consumed,
+            "skipped": dict(self.skipped),
+            "entry_types": dict(self.entry_types),
+        }
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """The dict blocks of a content list (anything else: none)."""
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, dict)]
+
+
+def _texts(blocks: list[dict[str, Any]], types: tuple[str, ...]) -> list[str]:
+    return [b["text"] for b in blocks if b.get("type") in types and isinstance(b.get("text"), str)]
+
+
+# -- Claude Code ---------------------------------------------------------------------------------
+
+CLAUDE_TITLE_FIELDS = {
+    "custom-title": ("customTitle", 3),
+    "ai-title": ("aiTitle", 2),
+    "summary": ("summary", 1),
+}
+
+
+def claude_code_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    acc.set_first("session_id", line.get("sessionId"))
+    acc.set_first("cwd", line.get("cwd"))
+    if kind in CLAUDE_TITLE_FIELDS:
+        field, rank = CLAUDE_TITLE_FIELDS[kind]
+        acc.set_title(line.get(field), rank)
+        return
+    if kind == "user":
+        acc.conversation_line()
+        claude_code_user(acc, line)
+    elif kind == "assistant":
+        acc.conversation_line()
+        claude_code_assistant(acc, line)
+    # "attachment" and every other type: not counted.
+
+
+def claude_code_user(acc: Activity, line: dict[str, Any]) -> None:
+    if line.get("isMeta") is True or line.get("isCompactSummary") is True or line.get("isSidechain") is True:
+        return
+    message = line.get("message")
+    if not isinstance(message, dict):
+        return
+    content = message.get("content")
+    if isinstance(content, str):
+        acc.prompt(content)
+    elif isinstance(content, list):
+        blocks = _blocks(content)
+        if any(block.get("type") == "tool_result" for block in blocks):
+            return
+        acc.prompt("\n".join(_texts(blocks, ("text",))))
+
+
+def claude_code_assistant(acc: Activity, line: dict[str, Any]) -> None:
+    message = line.get("message")
+    if not isinstance(message, dict) or message.get("model") == "<synthetic>":
+        return
+    message_id = message.get("id")
+    if not isinstance(message_id, str):
+        acc.messages["assistant"] += 1
+    elif message_id not in acc.seen_message_ids:
+        acc.seen_message_ids.add(message_id)
+        acc.messages["assistant"] += 1
+    for block in _blocks(message.get("content")):
+        kind = block.get("type")
+        if kind == "text":
+            acc.assistant_text(block.get("text"))
+        elif kind == "tool_use":
+            acc.tool_use(block.get("name"), primary_arg(block.get("input")), tool_id=block.get("id"))
+
+
+# -- Pi ------------------------------------------------------------------------------------------
+
+
+def pi_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    if kind == "session":
+        acc.set_first("session_id", line.get("id"))
+        acc.set_first("cwd", line.get("cwd"))
+    elif kind == "session_info":
+        acc.set_title(line.get("name"), 1)
+    elif kind == "message":
+        acc.conversation_line()
+        message = line.get("message")
+        if isinstance(message, dict):
+            pi_message(acc, message)
+    # "custom_message" (ours in skip_custom_types, or any other) and every other type: not counted.
+
+
+def pi_message(acc: Activity, message: dict[str, Any]) -> None:
+    role = message.get("role")
+    content = message.get("content")
+    if role == "user":
+        if isinstance(content, str):
+            acc.prompt(content)
+        else:
+            acc.prompt("\n".join(_texts(_blocks(content), ("text",))))
+    elif role == "assistant":
+        acc.messages["assistant"] += 1
+        for block in _blocks(content):
+            kind = block.get("type")
+            if kind == "text":
+                acc.assistant_text(block.get("text"))
+            elif kind == "toolCall":
+                acc.tool_use(block.get("name"), primary_arg(block.get("arguments")), tool_id=block.get("id"))
+    elif role == "bashExecution":
+        acc.tool_use("bashExecution", primary_arg({"command": message.get("command")}))
+    # toolResult, custom, branchSummary, compactionSummary: not counted.
+
+
+# -- Codex ---------------------------------------------------------------------------------------
+
+
+def codex_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    payload = line.get("payload")
+    if not isinstance(payload, dict):
+        payload = {}
+    if kind == "session_meta":
+        acc.set_first("session_id", payload.get("id"))
+        acc.set_first("cwd", payload.get("cwd"))
+    elif kind == "response_item":
+        acc.conversation_line()
+        codex_item(acc, payload)
+    # event_msg, turn_context and every other type: not counted.
+
+
+def codex_item(acc: Activity, item: dict[str, Any]) -> None:
+    kind = item.get("type")
+    call_id = item.get("call_id")
+    if kind == "message":
+        blocks = _blocks(item.get("content"))
+        role = item.get("role")
+        if role == "user":
+            texts = [
+                text
+                for text in _texts(blocks, ("input_text", "text"))
+                if not text.strip().startswith(CODEX_CONTEXT_PREFIXES)
+            ]
+            acc.prompt("\n".join(texts))
+        elif role == "assistant":
+            acc.messages["assistant"] += 1
+            for text in _texts(blocks, ("output_text", "text")):
+                acc.assistant_text(text)
+        # developer / system: ignored.
+    elif kind == "function_call":
+        name = item.get("name")
+        arguments = item.get("arguments")
+        tool_input: Any = None
+        if isinstance(arguments, str):
+            try:
+                tool_input = json_loads(arguments)
+            except (ValueError, RecursionError):
+                tool_input = None
+        if not isinstance(tool_input, dict):
+            tool_input = {}
+        command = tool_input.get("command")
+        patch: Any = None
+        if name == "apply_patch":
+            patch = tool_input.get("input")
+            if not isinstance(patch, str):
+                patch = tool_input.get("patch")
+        elif _is_str_list(command) and len(command) > 1 and command[0] == "apply_patch":
+            patch = command[-1]
+        files = patch_files(patch) if isinstance(patch, str) else []
+        if files:  # an apply_patch, however it was called
+            acc.tool_use("apply_patch", files[0], edited=files, tool_id=call_id)
+        else:
+            acc.tool_use(name, primary_arg(tool_input), tool_id=call_id)
+    elif kind == "custom_tool_call":
+        name = item.get("name")
+        raw = item.get("input")
+        if name == "apply_patch":
+            files = patch_files(raw) if isinstance(raw, str) else []
+            acc.tool_use(name, files[0] if files else None, edited=files, tool_id=call_id)
+        else:  # the raw input is the primary argument
+            primary = raw if isinstance(raw, str) and raw.strip() else None
+            acc.tool_use(name, primary, tool_id=call_id)
+    elif kind in ("local_shell_call", "web_search_call"):
+        action = item.get("action")
+        key = "command" if kind == "local_shell_call" else "query"
+        value = action.get(key) if isinstance(action, dict) else None
+        acc.tool_use(kind, primary_arg({key: value}), tool_id=call_id)
+    # reasoning, function_call_output, custom_tool_call_output and others: ignored.
+
+
+# -- the reader ----------------------------------------------------------------------------------
+
+LineHandler = Callable[[Activity, dict[str, Any], "str | None"], None]
+HANDLERS: dict[str, LineHandler] = {"claude-code": claude_code_line, "pi": pi_line, "codex": codex_line}
+
+
+def reference_scan(
+    path: str | Path,
+    format: str,
+    *,
+    categories: Mapping[str, str] | None = None,
+    skip_custom_types: Iterable[str] = DEFAULT_SKIP_CUSTOM_TYPES,
+    text_limit: int = DEFAULT_TEXT_LIMIT,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    loads: Loads = json_loads,
+) -> dict[str, Any]:
+    """Scan the complete lines of ``path`` from offset 0 the way docs/activity.md says.
+
+    ``categories`` defaults to the built-in map of ``format``; ``loads`` decodes one line (a ``str``):
+    ``json_loads`` (strict stdlib), ``orjson.loads``, …
+    """
+    if format not in HANDLERS:
+        raise ValueError(f"unknown format: {format!r}")
+    handler = HANDLERS[format]
+    if categories is None:
+        categories = default_categories(format)
+    acc = Activity(categories, skip_custom_types, text_limit)
+    with Path(path).open("rb") as file:
+        for raw in file:
+            if not raw.endswith(b"\n"):
+                break  # a partial last line stays for the next scan
+            acc.bytes_consumed += len(raw)
+            if not raw.strip(LINE_WHITESPACE):
+                continue  # empty lines are not counted anywhere
+            acc.lines += 1
+            line = raw[:-1]
+            if len(line) > max_line_bytes:
+                acc.skipped["too_long"] += 1
+                continue
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                acc.skipped["invalid_utf8"] += 1
+                continue
+            try:
+                obj = loads(text)
+            except (ValueError, RecursionError):  # json and orjson errors are ValueErrors
+                obj = None
+            if not isinstance(obj, dict):
+                acc.skipped["malformed_json"] += 1
+                continue
+            kind = obj.get("type")
+            kind = kind if isinstance(kind, str) else None
+            acc.entry_types[kind if kind is not None else "<none>"] += 1
+            timestamp = obj.get("timestamp")
+            acc.timestamp = timestamp if isinstance(timestamp, str) else None
+            handler(acc, obj, kind)
+    return acc.as_dict()
+
+
+def normalize(result: dict[str, Any]) -> dict[str, Any]:
+    """A scan result (this module's, ``_core.scan``'s, ``Activity.as_dict()``'s) as plain data."""
+    out = dict(result)
+    if "tool_uses" in out:
+        out["tool_uses"] = [
+            [use["name"], use["category"], use["primary_arg"], use["timestamp"]]
+            if isinstance(use, dict)
+            else list(use)
+            for use in out["tool_uses"]
+        ]
+    for key in ("messages", "tools", "categories", "skipped", "entry_types"):
+        if key in out and out[key] is not None:
+            out[key] = dict(out[key])
+    if "files_touched" in out:
+        out["files_touched"] = list(out["files_touched"])
+    return out

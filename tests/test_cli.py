@@ -1,0 +1,213 @@
+"""``sidelight scan`` run as a user runs it: a subprocess on real and small sample transcripts."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXPECTED, PI, jsonl
+
+JSON_KEYS = {
+    "path",
+    "format",
+    "offset",
+    "messages",
+    "tools",
+    "categories",
+    "files_touched",
+    "first_user_text",
+    "last_assistant_text",
+    "first_timestamp",
+    "last_timestamp",
+    "skipped",
+    "skipped_lines",
+    "cursor",
+}
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def assert_clean_stderr(stderr: str, lines: int) -> list[str]:
+    """Errors are one line each, prefixed, never a traceback."""
+    assert "Traceback" not in stderr
+    got = stderr.splitlines()
+    assert len(got) == lines, stderr
+    assert all(re.match(r"sidelight( scan)?: ", line) for line in got), got
+    return got
+
+
+def test_human_output_of_a_real_session(run_cli, pi_corpus):
+    path = pi_corpus / "large-session.jsonl"
+    result = run_cli("scan", path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0] == str(path)
+    labels = [line.split()[0] for line in lines[1:]]
+    assert labels[:3] == ["format", "messages", "tools"]
+    assert "  format      pi" in result.stdout
+    assert all(len(line) < 200 for line in lines)
+
+
+def test_human_output_of_a_sample(run_cli, write_sample):
+    path = write_sample("claude-code")
+    result = run_cli("scan", path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        f"{path}\n"
+        "  format      claude-code\n"
+        "  messages    1 user, 4 assistant\n"
+        "  tools       3 (1 edit, 1 read, 1 command): Bash 1, Edit 1, Read 1\n"
+        "  files       1 touched: /tmp/proj/x.py\n"
+        '  first user  "Fix the failing test"\n'
+        '  last reply  "Fixed: the test passes now."\n'
+        "  time        2026-01-01T10:00:00.000Z → 2026-01-01T10:00:08.000Z\n"
+    )
+
+
+def test_human_output_shows_skipped_lines_and_no_control_characters(run_cli, tmp_path):
+    path = tmp_path / "s.jsonl"
+    prompt = {**PI[1], "message": {"role": "user", "content": "red \x1b[31malert\x1b[0m\nsecond line"}}
+    path.write_text(jsonl([PI[0], prompt]) + "{oops\n", encoding="utf-8")
+    result = run_cli("scan", path)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout
+    assert '  first user  "red [31malert [0m second line"\n' in result.stdout
+    assert "  skipped     1 line (malformed_json 1)\n" in result.stdout
+    assert "  tools       none\n" in result.stdout
+
+
+def test_json_lines_for_several_files(run_cli, write_sample, pi_corpus):
+    paths = [write_sample("codex"), pi_corpus / "before-compaction.jsonl", write_sample("pi")]
+    result = run_cli("scan", "--json", *paths)
+    assert result.returncode == 0, result.stderr
+    records = json_lines(result.stdout)
+    assert [r["path"] for r in records] == [str(p) for p in paths]
+    assert [r["format"] for r in records] == ["codex", "pi", "pi"]
+    for record in records:
+        assert set(record) >= JSON_KEYS
+        skipped = record["skipped_lines"]
+        assert skipped == {**record["skipped"], "total": sum(record["skipped"].values())}
+    for key, value in EXPECTED["codex"].items():
+        assert records[0][key] == value, key
+    assert records[1]["offset"] == paths[1].stat().st_size
+
+
+def test_missing_path_in_the_middle(run_cli, write_sample, tmp_path):
+    missing = tmp_path / "gone.jsonl"
+    first, last = write_sample("pi"), write_sample("codex")
+    result = run_cli("scan", "--json", first, missing, last)
+    assert result.returncode == 1
+    [error] = assert_clean_stderr(result.stderr, 1)
+    assert error == f"sidelight: {missing}: no such file; check the path"
+    assert [r["path"] for r in json_lines(result.stdout)] == [str(first), str(last)]
+
+
+def test_missing_single_path(run_cli, tmp_path):
+    result = run_cli("scan", tmp_path / "gone.jsonl")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert_clean_stderr(result.stderr, 1)
+
+
+def test_directory_path(run_cli, write_sample, tmp_path):
+    sample = write_sample("pi")
+    result = run_cli("scan", tmp_path, sample)
+    assert result.returncode == 1
+    [error] = assert_clean_stderr(result.stderr, 1)
+    assert error == f"sidelight: {tmp_path}: is a directory; pass the transcript files (*.jsonl) inside it"
+    assert result.stdout.startswith(f"{sample}\n")
+
+
+@pytest.mark.parametrize("content", ["", '{"hello": "world"}\n'], ids=["empty", "foreign"])
+def test_undetectable_format(run_cli, tmp_path, content):
+    path = tmp_path / "notes.jsonl"
+    path.write_text(content, encoding="utf-8")
+    result = run_cli("scan", path)
+    assert result.returncode == 1
+    [error] = assert_clean_stderr(result.stderr, 1)
+    assert str(path) in error
+    assert "--format" in error
+    # told the format, the CLI scans it (and finds nothing)
+    result = run_cli("scan", "--json", "--format", "pi", path)
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout)[0]["messages"] == {"user": 0, "assistant": 0}
+
+
+def test_format_override_and_its_environment_variable(run_cli, write_sample):
+    path = write_sample("claude-code")
+    by_option = run_cli("scan", "--json", "--format", "pi", path)
+    by_env = run_cli("scan", "--json", path, env={"SIDELIGHT_FORMAT": "pi"})
+    for result in (by_option, by_env):
+        assert result.returncode == 0, result.stderr
+        [record] = json_lines(result.stdout)
+        assert record["format"] == "pi"
+        assert record["messages"] == {"user": 0, "assistant": 0}
+    # the option wins over the environment
+    result = run_cli("scan", "--json", "-f", "auto", path, env={"SIDELIGHT_FORMAT": "pi"})
+    assert json_lines(result.stdout)[0]["format"] == "claude-code"
+
+
+def test_json_environment_variable(run_cli, write_sample):
+    result = run_cli("scan", write_sample("pi"), env={"SIDELIGHT_JSON": "1"})
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout)[0]["format"] == "pi"
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(["scan", "--format", "gemini", "x.jsonl"], {}), (["scan", "x.jsonl"], {"SIDELIGHT_FORMAT": "gemini"})],
+)
+def test_bad_format_is_a_usage_error(run_cli, args, env):
+    result = run_cli(*args, env=env)
+    assert result.returncode == 2
+    [error] = assert_clean_stderr(result.stderr, 1)
+    assert "unknown format 'gemini'" in error
+    assert "claude-code" in error
+
+
+@pytest.mark.parametrize("args", [[], ["scan"], ["frobnicate"], ["scan", "--nope", "x"]])
+def test_usage_errors_are_one_line(run_cli, args):
+    result = run_cli(*args)
+    assert result.returncode == 2
+    [error] = assert_clean_stderr(result.stderr, 1)
+    assert error.endswith("(see sidelight --help)")
+
+
+def test_version(run_cli):
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.returncode == 0
+    assert result.stdout == f"sidelight {version('sidelight')}\n"
+
+
+def test_verbosity(run_cli, write_sample, tmp_path):
+    sample = write_sample("pi")
+    verbose = run_cli("-v", "scan", sample)
+    assert verbose.returncode == 0
+    assert f"sidelight: {sample}: " in verbose.stderr
+    env_verbose = run_cli("scan", sample, env={"SIDELIGHT_LOG_LEVEL": "info"})
+    assert env_verbose.stderr == verbose.stderr
+    quiet = run_cli("-q", "scan", sample, tmp_path / "gone.jsonl")
+    assert quiet.returncode == 1
+    assert_clean_stderr(quiet.stderr, 1)  # errors are still said
+
+
+def test_python_dash_m(run_cli, write_sample):
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "sidelight", "scan", "--json", write_sample("pi")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json_lines(result.stdout)[0]["format"] == "pi"
