@@ -40,7 +40,12 @@ pub enum Category {
 }
 
 impl Category {
-    pub const ALL: [Category; 4] = [Category::Edit, Category::Read, Category::Command, Category::Other];
+    pub const ALL: [Category; 4] = [
+        Category::Edit,
+        Category::Read,
+        Category::Command,
+        Category::Other,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -62,7 +67,11 @@ pub struct Categories(HashMap<String, Category>);
 
 impl Categories {
     pub fn new(map: impl IntoIterator<Item = (String, Category)>) -> Self {
-        Categories(map.into_iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect())
+        Categories(
+            map.into_iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), v))
+                .collect(),
+        )
     }
 
     pub fn of(&self, tool: &str) -> Category {
@@ -104,7 +113,13 @@ impl Text<'_> {
         if parts.is_empty() {
             return None;
         }
-        Some(Text::Joined(parts.iter().map(RawStr::decode).collect::<Vec<_>>().join("\n")))
+        Some(Text::Joined(
+            parts
+                .iter()
+                .map(RawStr::decode)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ))
     }
 
     pub fn is_blank(&self) -> bool {
@@ -269,7 +284,10 @@ impl Activity {
 
     /// The title: a custom title wins over an AI title, which wins over a summary.
     pub fn title(&self) -> Option<&str> {
-        self.custom_title.as_deref().or(self.ai_title.as_deref()).or(self.summary_title.as_deref())
+        self.custom_title
+            .as_deref()
+            .or(self.ai_title.as_deref())
+            .or(self.summary_title.as_deref())
     }
 
     fn stamp(&mut self, timestamp: Option<&RawStr<'_>>) {
@@ -441,11 +459,15 @@ impl Sink for Activity {
         let category = self.categories_map.of(tool.name);
         self.count_tool(tool.name, category, 1);
         if let (Some(id), true) = (tool.id, self.head_tool_ids.len() < HEAD_IDS) {
-            self.head_tool_ids.push((id, tool.name.to_owned(), category));
+            self.head_tool_ids
+                .push((id, tool.name.to_owned(), category));
         }
         let primary_arg = tool.primary.as_ref().map(|p| p.trimmed(self.text_limit));
         if category == Category::Edit {
-            if let Some(path) = primary_arg.as_deref().filter(|p| tool.files.is_empty() && !p.is_empty()) {
+            if let Some(path) = primary_arg
+                .as_deref()
+                .filter(|p| tool.files.is_empty() && !p.is_empty())
+            {
                 self.add_file(path);
             }
             for path in &tool.files {

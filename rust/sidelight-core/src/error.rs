@@ -32,10 +32,15 @@ impl fmt::Display for Error {
         match self {
             Error::NotFound(p) => write!(f, "no such file: {}", p.display()),
             Error::PermissionDenied(p) => write!(f, "permission denied: {}", p.display()),
-            Error::IsADirectory(p) => write!(f, "is a directory, not a transcript file: {}", p.display()),
+            Error::IsADirectory(p) => {
+                write!(f, "is a directory, not a transcript file: {}", p.display())
+            }
             Error::Interrupted => write!(f, "scan interrupted"),
             Error::UnknownFormat(name) => {
-                write!(f, "unknown format {name:?}; expected one of claude-code, pi, codex")
+                write!(
+                    f,
+                    "unknown format {name:?}; expected one of claude-code, pi, codex"
+                )
             }
             Error::Io(p, e) => write!(f, "cannot read {}: {e}", p.display()),
         }

@@ -42,7 +42,8 @@ impl Format {
     pub fn guess(line: &[u8]) -> Option<Format> {
         let mut ty = None;
         let mut keys = 0u32;
-        let (mut payload, mut session_id, mut parent_uuid, mut message) = (false, false, false, false);
+        let (mut payload, mut session_id, mut parent_uuid, mut message) =
+            (false, false, false, false);
         Reader::new(line).object(|r, key| {
             keys += 1;
             match key.raw {
@@ -80,8 +81,13 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         match ty {
-            b"session" | b"model_change" | b"thinking_level_change" | b"custom_message"
-            | b"session_info" | b"branch_summary" | b"label" => Some(Format::Pi),
+            b"session"
+            | b"model_change"
+            | b"thinking_level_change"
+            | b"custom_message"
+            | b"session_info"
+            | b"branch_summary"
+            | b"label" => Some(Format::Pi),
             b"message" if message => Some(Format::Pi),
             b"summary" | b"queue-operation" | b"file-history-snapshot" | b"custom-title" => {
                 Some(Format::ClaudeCode)
@@ -92,8 +98,16 @@ impl Format {
 }
 
 /// Keys of a tool input that name what it acts on, most telling first.
-const PRIMARY_KEYS: [&[u8]; 8] =
-    [b"file_path", b"notebook_path", b"command", b"cmd", b"pattern", b"query", b"url", b"path"];
+const PRIMARY_KEYS: [&[u8]; 8] = [
+    b"file_path",
+    b"notebook_path",
+    b"command",
+    b"cmd",
+    b"pattern",
+    b"query",
+    b"url",
+    b"path",
+];
 
 /// The primary argument of a tool input object, and the files of a patch it carries.
 fn tool_input<'a>(input: &'a [u8], name: &str) -> (Option<Text<'a>>, Vec<String>) {
@@ -156,7 +170,12 @@ fn shell_command(parts: &[String]) -> Option<String> {
 
 /// The files an `apply_patch` patch adds, updates, deletes or moves to.
 pub fn patch_files(patch: &str) -> Vec<String> {
-    const HEADERS: [&str; 4] = ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "];
+    const HEADERS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
     let mut files: Vec<String> = Vec::new();
     for line in patch.lines() {
         if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
@@ -172,7 +191,11 @@ pub fn patch_files(patch: &str) -> Vec<String> {
 /// A content block of a message.
 enum Block<'a> {
     Text(RawStr<'a>),
-    ToolUse { id: Option<u64>, name: RawStr<'a>, input: Option<&'a [u8]> },
+    ToolUse {
+        id: Option<u64>,
+        name: RawStr<'a>,
+        input: Option<&'a [u8]>,
+    },
 }
 
 /// What the `message` of a Claude Code or Pi line holds.
@@ -241,7 +264,11 @@ fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> 
         }
     } else if ty.is(b"tool_use") || ty.is(b"toolCall") {
         if let Some(name) = name {
-            msg.blocks.push(Block::ToolUse { id: id.map(|i| hash64(i.raw)), name, input });
+            msg.blocks.push(Block::ToolUse {
+                id: id.map(|i| hash64(i.raw)),
+                name,
+                input,
+            });
         }
     }
     Some(Flow::Continue)
@@ -282,8 +309,18 @@ fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &
             Block::Text(text) => sink.assistant_text(text, ts),
             Block::ToolUse { id, name, input } => {
                 let name = name.decode();
-                let (primary, files) = input.map(|i| tool_input(i, &name)).unwrap_or((None, Vec::new()));
-                sink.tool_use(ToolCall { id: *id, name: &name, primary, files }, ts);
+                let (primary, files) = input
+                    .map(|i| tool_input(i, &name))
+                    .unwrap_or((None, Vec::new()));
+                sink.tool_use(
+                    ToolCall {
+                        id: *id,
+                        name: &name,
+                        primary,
+                        files,
+                    },
+                    ts,
+                );
             }
         }
     }
@@ -305,7 +342,10 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
                 ty = r.string_or_skip()?;
                 let t = ty.map(|t| t.raw).unwrap_or_default();
                 // Only these types hold anything we count; the rest of any other line is not read.
-                if !matches!(t, b"user" | b"assistant" | b"custom-title" | b"ai-title" | b"summary") {
+                if !matches!(
+                    t,
+                    b"user" | b"assistant" | b"custom-title" | b"ai-title" | b"summary"
+                ) {
                     skip_rest = true;
                 }
                 if has_message && msg.tool_result {
@@ -345,7 +385,11 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             }
             _ => r.skip()?,
         }
-        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+        Some(if skip_rest {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     })?;
     if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
         return None;
@@ -406,7 +450,11 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             b"name" => name = r.string_or_skip()?,
             _ => r.skip()?,
         }
-        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+        Some(if skip_rest {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     })?;
     if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
         return None;
@@ -484,7 +532,11 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
                 let t = p.ty.map(|t| t.raw).unwrap_or_default();
                 if !matches!(
                     t,
-                    b"message" | b"function_call" | b"custom_tool_call" | b"local_shell_call" | b"web_search_call"
+                    b"message"
+                        | b"function_call"
+                        | b"custom_tool_call"
+                        | b"local_shell_call"
+                        | b"web_search_call"
                 ) {
                     return Some(Flow::Stop);
                 }
@@ -554,7 +606,11 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             }
             _ => r.skip()?,
         }
-        Some(if skip_rest { Flow::Stop } else { Flow::Continue })
+        Some(if skip_rest {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
     })?;
     if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
         return None;
@@ -589,7 +645,11 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                     .copied()
                     .filter(|t| !Text::Raw(*t).starts_with_any(CODEX_CONTEXT_PREFIXES))
                     .collect();
-                let text = if parts.len() == 1 { Some(Text::Raw(parts[0])) } else { Text::join(&parts) };
+                let text = if parts.len() == 1 {
+                    Some(Text::Raw(parts[0]))
+                } else {
+                    Text::join(&parts)
+                };
                 if let Some(text) = text {
                     sink.prompt(text, ts);
                 }
@@ -601,29 +661,238 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             }
         }
         b"function_call" => {
-            let Some(name) = p.name.map(|n| n.decode()) else { return };
+            let Some(name) = p.name.map(|n| n.decode()) else {
+                return;
+            };
             let arguments = p.arguments.map(|a| decode_raw(a.raw)).unwrap_or_default();
             let (primary, files) = tool_input(arguments.as_bytes(), &name);
             let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
-            let name = if files.is_empty() { name } else { "apply_patch".to_owned() };
-            sink.tool_use(ToolCall { id: call_id, name: &name, primary, files }, ts);
+            let name = if files.is_empty() {
+                name
+            } else {
+                "apply_patch".to_owned()
+            };
+            sink.tool_use(
+                ToolCall {
+                    id: call_id,
+                    name: &name,
+                    primary,
+                    files,
+                },
+                ts,
+            );
         }
         b"custom_tool_call" => {
-            let Some(name) = p.name.map(|n| n.decode()) else { return };
+            let Some(name) = p.name.map(|n| n.decode()) else {
+                return;
+            };
             let (primary, files) = if name == "apply_patch" {
-                let files = p.input.map(|i| patch_files(&i.decode())).unwrap_or_default();
+                let files = p
+                    .input
+                    .map(|i| patch_files(&i.decode()))
+                    .unwrap_or_default();
                 (files.first().cloned().map(Text::Joined), files)
             } else {
                 (p.input.map(Text::Raw), Vec::new())
             };
-            sink.tool_use(ToolCall { id: call_id, name: &name, primary, files }, ts);
+            sink.tool_use(
+                ToolCall {
+                    id: call_id,
+                    name: &name,
+                    primary,
+                    files,
+                },
+                ts,
+            );
         }
         b"local_shell_call" | b"web_search_call" => {
-            let name = if ty.is(b"local_shell_call") { "local_shell_call" } else { "web_search_call" };
-            let (primary, files) = p.action.map(|a| tool_input(a, name)).unwrap_or((None, Vec::new()));
+            let name = if ty.is(b"local_shell_call") {
+                "local_shell_call"
+            } else {
+                "web_search_call"
+            };
+            let (primary, files) = p
+                .action
+                .map(|a| tool_input(a, name))
+                .unwrap_or((None, Vec::new()));
             let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
-            sink.tool_use(ToolCall { id: call_id, name, primary, files }, ts);
+            sink.tool_use(
+                ToolCall {
+                    id: call_id,
+                    name,
+                    primary,
+                    files,
+                },
+                ts,
+            );
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::{Activity, Categories, Category, Options};
+
+    fn options() -> Options {
+        let map = [
+            ("bash", Category::Command),
+            ("edit", Category::Edit),
+            ("write", Category::Edit),
+        ]
+        .map(|(k, v)| (k.to_owned(), v));
+        let mut categories: Vec<(String, Category)> = map.to_vec();
+        categories.push(("apply_patch".to_owned(), Category::Edit));
+        categories.push(("exec_command".to_owned(), Category::Command));
+        Options {
+            categories: Categories::new(categories),
+            ..Options::default()
+        }
+    }
+
+    fn run(format: Format, lines: &[&str]) -> Activity {
+        let mut a = Activity::new(&options(), 0);
+        for line in lines {
+            format.decode(line.as_bytes(), &mut a);
+        }
+        a
+    }
+
+    #[test]
+    fn claude_code_counts_prompts_responses_and_tools() {
+        let a = run(
+            Format::ClaudeCode,
+            &[
+                r#"{"type":"user","message":{"role":"user","content":"  fix the build "},"timestamp":"t1","sessionId":"s","cwd":"/p"}"#,
+                r#"{"type":"user","isMeta":true,"message":{"role":"user","content":"meta"},"timestamp":"t2"}"#,
+                r#"{"type":"user","message":{"role":"user","content":"<command-name>/clear</command-name>"}}"#,
+                r#"{"message":{"id":"m1","role":"assistant","model":"x","content":[{"type":"thinking","thinking":"hmm"}]},"type":"assistant","timestamp":"t3"}"#,
+                r#"{"message":{"id":"m1","role":"assistant","model":"x","content":[{"type":"text","text":"On it."}]},"type":"assistant","timestamp":"t4"}"#,
+                r#"{"message":{"id":"m1","role":"assistant","model":"x","content":[{"type":"tool_use","id":"tu1","name":"Edit","input":{"old_string":"a","file_path":"/p/a.rs"}}]},"type":"assistant","timestamp":"t5"}"#,
+                r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"ok"}]},"toolUseResult":{"x":1}}"#,
+                r#"{"type":"attachment","attachment":{"type":"hook_additional_context","content":["[Session Activity] x"]}}"#,
+                r#"{"type":"assistant","message":{"id":"m2","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"API Error"}]}}"#,
+                r#"{"type":"custom-title","customTitle":"deploy work","sessionId":"s"}"#,
+            ],
+        );
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 1));
+        assert_eq!(a.first_user_text.as_deref(), Some("fix the build"));
+        assert_eq!(a.last_assistant_text.as_deref(), Some("On it."));
+        assert_eq!(a.tools.get("Edit"), Some(&1));
+        assert_eq!(a.categories, [1, 0, 0, 0]);
+        assert_eq!(a.files_touched, ["/p/a.rs"]);
+        assert_eq!(a.first_timestamp.as_deref(), Some("t1"));
+        assert_eq!(a.last_timestamp.as_deref(), Some("t5"));
+        assert_eq!(a.title(), Some("deploy work"));
+        assert_eq!(
+            (a.session_id.as_deref(), a.cwd.as_deref()),
+            (Some("s"), Some("/p"))
+        );
+        assert_eq!(a.entry_types.get("attachment"), Some(&1));
+    }
+
+    #[test]
+    fn pi_counts_messages_tool_calls_and_bash_executions() {
+        let a = run(
+            Format::Pi,
+            &[
+                r#"{"type":"session","version":3,"id":"abc","timestamp":"t0","cwd":"/w"}"#,
+                r#"{"type":"message","id":"1","timestamp":"t1","message":{"role":"user","content":[{"type":"text","text":"hello"}]}}"#,
+                r#"{"type":"message","id":"2","timestamp":"t2","message":{"role":"assistant","content":[{"type":"text","text":"hi"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls -la"}}]}}"#,
+                r#"{"type":"message","id":"3","timestamp":"t3","message":{"role":"toolResult","toolCallId":"c1","content":[{"type":"text","text":"x"}]}}"#,
+                r#"{"type":"message","id":"4","timestamp":"t4","message":{"role":"bashExecution","command":"git status","output":""}}"#,
+                r#"{"type":"custom_message","customType":"session-update","content":"[Session Activity]","display":true}"#,
+                r#"{"type":"session_info","name":"refactor"}"#,
+            ],
+        );
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 1));
+        assert_eq!(a.tools.get("bash"), Some(&1));
+        assert_eq!(a.tools.get("bashExecution"), Some(&1));
+        assert_eq!(a.session_id.as_deref(), Some("abc"));
+        assert_eq!(a.title(), Some("refactor"));
+        assert_eq!(a.tool_uses[0].primary_arg.as_deref(), Some("ls -la"));
+    }
+
+    #[test]
+    fn codex_reads_prompts_shell_calls_and_patches() {
+        let a = run(
+            Format::Codex,
+            &[
+                r#"{"timestamp":"t0","type":"session_meta","payload":{"id":"sid","cwd":"/c"}}"#,
+                r#"{"timestamp":"t1","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x</environment_context>"}]}}"#,
+                r#"{"timestamp":"t2","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"run the tests"}]}}"#,
+                r#"{"timestamp":"t3","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"[Session Activity]"}]}}"#,
+                r#"{"timestamp":"t4","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"npm test\"}","call_id":"c1"}}"#,
+                r#"{"timestamp":"t5","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"c2"}}"#,
+                r#"{"timestamp":"t6","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: a.txt\n+hi\n*** Update File: b.txt\n*** End Patch","call_id":"c3"}}"#,
+                r#"{"timestamp":"t7","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}}"#,
+                r#"{"timestamp":"t8","type":"event_msg","payload":{"type":"user_message","message":"run the tests"}}"#,
+            ],
+        );
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 1));
+        assert_eq!(a.first_user_text.as_deref(), Some("run the tests"));
+        assert_eq!(a.tools.get("exec_command"), Some(&1));
+        assert_eq!(a.tools.get("apply_patch"), Some(&1));
+        assert_eq!(a.files_touched, ["a.txt", "b.txt"]);
+        assert_eq!(a.tool_uses[1].primary_arg.as_deref(), Some("ls"));
+        assert_eq!(a.session_id.as_deref(), Some("sid"));
+    }
+
+    #[test]
+    fn malformed_lines_are_counted_not_fatal() {
+        let a = run(
+            Format::ClaudeCode,
+            &[
+                r#"{"type":"user","message":{"role":"us"#,
+                "not json",
+                "[1,2]",
+            ],
+        );
+        assert_eq!(a.skipped.malformed_json, 3);
+    }
+
+    #[test]
+    fn guesses_formats_from_one_line() {
+        assert_eq!(
+            Format::guess(br#"{"type":"session","version":3,"id":"x","cwd":"/"}"#),
+            Some(Format::Pi)
+        );
+        assert_eq!(
+            Format::guess(br#"{"timestamp":"t","type":"session_meta","payload":{}}"#),
+            Some(Format::Codex)
+        );
+        assert_eq!(
+            Format::guess(br#"{"type":"queue-operation","sessionId":"s"}"#),
+            Some(Format::ClaudeCode)
+        );
+        assert_eq!(Format::guess(br#"{"hello":1}"#), None);
+    }
+
+    #[test]
+    fn decoders_never_panic_on_arbitrary_bytes() {
+        use proptest::prelude::*;
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let pieces = prop_oneof![
+            Just(r#"{"type":"user","message":{"role":"user","content":"#.to_owned()),
+            Just(r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","name":"Edit","input":{"#.to_owned()),
+            Just(r#"{"type":"message","message":{"role":"assistant","content":["#.to_owned()),
+            Just(r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","arguments":""#.to_owned()),
+            Just("\\u12".to_owned()),
+            Just("\\\"".to_owned()),
+            Just("}]".to_owned()),
+            "[a-z\"\\\\{}\\[\\],:]{0,12}",
+        ];
+        runner
+            .run(&proptest::collection::vec(pieces, 0..12), |parts| {
+                let line = parts.concat();
+                for f in Format::ALL {
+                    let mut a = Activity::new(&options(), 0);
+                    f.decode(line.as_bytes(), &mut a);
+                    let _ = Format::guess(line.as_bytes());
+                }
+                Ok(())
+            })
+            .unwrap();
     }
 }

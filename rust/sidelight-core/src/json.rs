@@ -75,7 +75,10 @@ impl<'a> RawStr<'a> {
 
     /// The first `limit` characters after leading whitespace, for prefix tests.
     pub fn head(&self, limit: usize) -> String {
-        Chars::new(self.raw).skip_while(|&c| is_space(c)).take(limit).collect()
+        Chars::new(self.raw)
+            .skip_while(|&c| is_space(c))
+            .take(limit)
+            .collect()
     }
 
     /// True when the string is empty or only whitespace.
@@ -147,7 +150,9 @@ impl Iterator for Chars<'_> {
                 let Some(hi) = self.hex4() else {
                     return Some('\u{FFFD}');
                 };
-                if (0xD800..0xDC00).contains(&hi) && self.raw.get(self.i..self.i + 2) == Some(b"\\u") {
+                if (0xD800..0xDC00).contains(&hi)
+                    && self.raw.get(self.i..self.i + 2) == Some(b"\\u")
+                {
                     let save = self.i;
                     self.i += 2;
                     match self.hex4() {
@@ -216,10 +221,12 @@ impl<'a> Reader<'a> {
     pub fn string(&mut self) -> Option<RawStr<'a>> {
         self.eat(b'"')?;
         let start = self.i;
-        let end = simd::string_end(self.bytes, start)?;
+        let (end, escaped) = simd::string_end(self.bytes, start)?;
         self.i = end + 1;
-        let raw = &self.bytes[start..end];
-        Some(RawStr { raw, escaped: memchr::memchr(b'\\', raw).is_some() })
+        Some(RawStr {
+            raw: &self.bytes[start..end],
+            escaped,
+        })
     }
 
     /// Reads a string value if the next value is one, else skips whatever value it is.
@@ -329,12 +336,18 @@ mod tests {
     use super::*;
 
     fn raw(s: &str) -> RawStr<'_> {
-        RawStr { raw: s.as_bytes(), escaped: s.contains('\\') }
+        RawStr {
+            raw: s.as_bytes(),
+            escaped: s.contains('\\'),
+        }
     }
 
     #[test]
     fn decodes_escapes_and_surrogate_pairs() {
-        assert_eq!(raw(r#"a\nb\"c\\d\u00e9\ud83d\ude00"#).decode(), "a\nb\"c\\dé😀");
+        assert_eq!(
+            raw(r#"a\nb\"c\\d\u00e9\ud83d\ude00"#).decode(),
+            "a\nb\"c\\dé😀"
+        );
         assert_eq!(raw(r"\ud800x").decode(), "\u{FFFD}x");
     }
 

@@ -11,7 +11,12 @@ pub mod scan;
 pub mod simd;
 pub mod tail;
 
-pub use activity::{Activity, Categories, Category, Options, ToolUse, FILES_TOUCHED_KEPT, TOOL_USES_KEPT};
+pub use activity::{
+    Activity, Categories, Category, Options, ToolUse, FILES_TOUCHED_KEPT, TOOL_USES_KEPT,
+};
 pub use error::Error;
 pub use formats::Format;
-pub use scan::{detect_format, file_cursor, recent_entries, scan, scan_many, tail_offset, Cursor, Entry, Request, Reset, Scan};
+pub use scan::{
+    detect_format, file_cursor, recent_entries, scan, scan_many, tail_offset, Cursor, Entry,
+    Request, Reset, Scan,
+};

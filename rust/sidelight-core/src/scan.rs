@@ -171,7 +171,11 @@ pub fn scan(
         _ => 0,
     };
     let size = meta.len();
-    let parts = if threads > 1 && size - start >= MIN_PARALLEL_BYTES { threads as u64 } else { 1 };
+    let parts = if threads > 1 && size - start >= MIN_PARALLEL_BYTES {
+        threads as u64
+    } else {
+        1
+    };
     let mut bounds = vec![start];
     for k in 1..parts {
         let guess = start + (size - start) * k / parts;
@@ -189,11 +193,22 @@ pub fn scan(
             .par_iter()
             .enumerate()
             .map(|(k, &(a, b))| {
-                scan_part(&file, format, a, b, options, if k == 0 { last_message } else { 0 }, cancel)
+                scan_part(
+                    &file,
+                    format,
+                    a,
+                    b,
+                    options,
+                    if k == 0 { last_message } else { 0 },
+                    cancel,
+                )
             })
             .collect()
     } else {
-        ranges.iter().map(|&(a, b)| scan_part(&file, format, a, b, options, last_message, cancel)).collect()
+        ranges
+            .iter()
+            .map(|&(a, b)| scan_part(&file, format, a, b, options, last_message, cancel))
+            .collect()
     };
     let mut activity: Option<Activity> = None;
     let mut end = start;
@@ -207,7 +222,14 @@ pub fn scan(
     }
     let activity = activity.unwrap_or_else(|| Activity::new(options, last_message));
     let cursor = cursor_at(&file, &meta, end, activity.last_message).map_err(io_err)?;
-    Ok(Scan { format, file_size: size, start_offset: start, reset, cursor, activity })
+    Ok(Scan {
+        format,
+        file_size: size,
+        start_offset: start,
+        reset,
+        cursor,
+        activity,
+    })
 }
 
 /// One request of a batch.
@@ -219,11 +241,24 @@ pub struct Request {
 }
 
 /// Scans many files in parallel; one result per request, in order.
-pub fn scan_many(requests: &[Request], options: &[Options], cancel: &AtomicBool) -> Vec<Result<Scan, Error>> {
+pub fn scan_many(
+    requests: &[Request],
+    options: &[Options],
+    cancel: &AtomicBool,
+) -> Vec<Result<Scan, Error>> {
     let threads = rayon::current_num_threads();
     requests
         .par_iter()
-        .map(|r| scan(&r.path, r.format, r.cursor.as_ref(), &options[r.options_index], threads, cancel))
+        .map(|r| {
+            scan(
+                &r.path,
+                r.format,
+                r.cursor.as_ref(),
+                &options[r.options_index],
+                threads,
+                cancel,
+            )
+        })
         .collect()
 }
 
@@ -282,20 +317,36 @@ impl Sink for EntryCollector {
 }
 
 /// The last `limit` conversation entries of `path`, oldest first, read backwards from the end.
-pub fn recent_entries(path: &Path, format: Format, limit: usize, options: &Options) -> Result<Vec<Entry>, Error> {
+pub fn recent_entries(
+    path: &Path,
+    format: Format,
+    limit: usize,
+    options: &Options,
+) -> Result<Vec<Entry>, Error> {
     let (file, meta) = open(path)?;
     let mut newest_first: Vec<Entry> = Vec::new();
-    let mut collector = EntryCollector { entries: Vec::new(), text_limit: options.text_limit };
+    let mut collector = EntryCollector {
+        entries: Vec::new(),
+        text_limit: options.text_limit,
+    };
     if limit > 0 {
-        tail::for_each_line_backwards(&file, meta.len(), options.max_line_bytes, 64 << 10, |line| {
-            if line.iter().all(u8::is_ascii_whitespace) || simdutf8::basic::from_utf8(line).is_err() {
-                return true;
-            }
-            collector.entries.clear();
-            format.decode(line, &mut collector);
-            newest_first.extend(collector.entries.drain(..).rev());
-            newest_first.len() < limit
-        })
+        tail::for_each_line_backwards(
+            &file,
+            meta.len(),
+            options.max_line_bytes,
+            64 << 10,
+            |line| {
+                if line.iter().all(u8::is_ascii_whitespace)
+                    || simdutf8::basic::from_utf8(line).is_err()
+                {
+                    return true;
+                }
+                collector.entries.clear();
+                format.decode(line, &mut collector);
+                newest_first.extend(collector.entries.drain(..).rev());
+                newest_first.len() < limit
+            },
+        )
         .map_err(|e| Error::io(path, e))?;
     }
     newest_first.truncate(limit);
@@ -323,7 +374,8 @@ pub fn detect_format(path: &Path) -> Result<Option<Format>, Error> {
     // A file of one unterminated line (a session still being written) is judged by that line.
     if found.is_none() && seen == 0 && end > 0 {
         let mut buf = vec![0u8; end as usize];
-        file.read_exact_at(&mut buf, 0).map_err(|e| Error::io(path, e))?;
+        file.read_exact_at(&mut buf, 0)
+            .map_err(|e| Error::io(path, e))?;
         found = Format::guess(&buf);
     }
     Ok(found)
@@ -332,7 +384,8 @@ pub fn detect_format(path: &Path) -> Result<Option<Format>, Error> {
 /// A cursor at the start of the line that `offset` falls in.
 pub fn file_cursor(path: &Path, offset: u64) -> Result<Cursor, Error> {
     let (file, meta) = open(path)?;
-    let offset = line_start_at_or_before(&file, offset.min(meta.len())).map_err(|e| Error::io(path, e))?;
+    let offset =
+        line_start_at_or_before(&file, offset.min(meta.len())).map_err(|e| Error::io(path, e))?;
     cursor_at(&file, &meta, offset, 0).map_err(|e| Error::io(path, e))
 }
 
@@ -366,4 +419,230 @@ pub fn tail_offset(path: &Path, max_bytes: u64) -> Result<u64, Error> {
     }
     // One line fills the whole tail: start where it starts, so it is read once it is complete.
     line_start_at_or_before(&file, from).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn prompt(n: usize) -> String {
+        format!(
+            "{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":\"prompt {n}\"}}}}\n"
+        )
+    }
+
+    fn run(path: &Path, cursor: Option<&Cursor>, threads: usize) -> Scan {
+        scan(
+            path,
+            Format::ClaudeCode,
+            cursor,
+            &Options::default(),
+            threads,
+            &AtomicBool::new(false),
+        )
+        .unwrap()
+    }
+
+    fn append(path: &Path, bytes: &[u8]) {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .unwrap()
+            .write_all(bytes)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_half_written_line_is_counted_once_when_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let line = prompt(1);
+        append(&path, &line.as_bytes()[..10]);
+        let first = run(&path, None, 1);
+        assert_eq!(
+            (
+                first.activity.user_messages,
+                first.cursor.offset,
+                first.pending_bytes()
+            ),
+            (0, 0, 10)
+        );
+        append(&path, &line.as_bytes()[10..]);
+        let second = run(&path, Some(&first.cursor), 1);
+        assert_eq!((second.activity.user_messages, second.reset), (1, None));
+        let third = run(&path, Some(&second.cursor), 1);
+        assert_eq!(third.activity.user_messages, 0);
+    }
+
+    #[test]
+    fn resets_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        append(&path, (prompt(1) + &prompt(2)).as_bytes());
+        let c = run(&path, None, 1).cursor;
+        std::fs::write(&path, prompt(3)).unwrap();
+        assert_eq!(run(&path, Some(&c), 1).reset, Some(Reset::Truncated));
+        let c = run(&path, None, 1).cursor;
+        std::fs::write(&path, prompt(4)).unwrap(); // same size, other bytes, same inode
+        assert_eq!(run(&path, Some(&c), 1).reset, Some(Reset::Rewritten));
+        let c = run(&path, None, 1).cursor;
+        let other = dir.path().join("new.jsonl");
+        std::fs::write(&other, prompt(5) + &prompt(6)).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let s = run(&path, Some(&c), 1);
+        assert_eq!(
+            (s.reset, s.activity.user_messages),
+            (Some(Reset::Replaced), 2)
+        );
+    }
+
+    #[test]
+    fn parallel_parts_add_up_to_one_serial_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        let mut content = String::new();
+        let mut n = 0;
+        while content.len() < (MIN_PARALLEL_BYTES as usize) * 3 {
+            content += &prompt(n);
+            // One response over three lines, so splits can fall inside it.
+            for block in [
+                r#"{"type":"text","text":"a"}"#,
+                r#"{"type":"tool_use","id":"T","name":"Bash","input":{"command":"ls"}}"#,
+                r#"{"type":"text","text":"b"}"#,
+            ] {
+                let block = block.replace("\"T\"", &format!("\"t{n}\""));
+                content += &format!("{{\"type\":\"assistant\",\"message\":{{\"id\":\"m{n}\",\"role\":\"assistant\",\"content\":[{block}]}},\"timestamp\":\"{n}\"}}\n");
+            }
+            content += &format!(
+                "{{\"type\":\"attachment\",\"attachment\":{{\"content\":\"{}\"}}}}\n",
+                "x".repeat(n % 5000)
+            );
+            n += 1;
+        }
+        std::fs::write(&path, &content).unwrap();
+        let serial = run(&path, None, 1);
+        for threads in [2, 3, 7] {
+            let parallel = run(&path, None, threads);
+            let (s, p) = (&serial.activity, &parallel.activity);
+            assert_eq!(
+                (p.user_messages, p.assistant_messages),
+                (s.user_messages, s.assistant_messages)
+            );
+            assert_eq!(
+                (s.user_messages, s.assistant_messages),
+                (n as u64, n as u64)
+            );
+            assert_eq!(p.tools, s.tools);
+            assert_eq!(p.lines, s.lines);
+            assert_eq!(p.tool_uses, s.tool_uses);
+            assert_eq!(
+                (&p.first_timestamp, &p.last_timestamp),
+                (&s.first_timestamp, &s.last_timestamp)
+            );
+            assert_eq!(parallel.cursor, serial.cursor);
+        }
+    }
+
+    #[test]
+    fn recent_entries_come_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut content: String = (0..100).map(prompt).collect();
+        content += "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"partial";
+        std::fs::write(&path, content).unwrap();
+        let entries = recent_entries(&path, Format::ClaudeCode, 3, &Options::default()).unwrap();
+        let texts: Vec<_> = entries.iter().map(|e| e.text.clone().unwrap()).collect();
+        assert_eq!(texts, ["prompt 97", "prompt 98", "prompt 99"]);
+    }
+
+    #[test]
+    fn tail_offset_lands_on_a_line_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let content: String = (0..100).map(prompt).collect();
+        std::fs::write(&path, &content).unwrap();
+        let at = tail_offset(&path, 200).unwrap() as usize;
+        assert!(at > 0 && content.as_bytes()[at - 1] == b'\n' && content.len() - at <= 200);
+        assert_eq!(tail_offset(&path, 1 << 20).unwrap(), 0);
+    }
+
+    mod cursor_invariant {
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Append(Vec<u8>),
+            Truncate,
+            Rotate,
+            Scan,
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                6 => proptest::collection::vec(prop_oneof![Just(b'x'), Just(b'\n'), Just(0xC3)], 1..40).prop_map(Op::Append),
+                1 => Just(Op::Truncate),
+                1 => Just(Op::Rotate),
+                4 => Just(Op::Scan),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+            /// Every complete line of a file generation is read exactly once, or a reset is reported.
+            #[test]
+            fn each_complete_line_is_read_once(ops in proptest::collection::vec(op(), 1..40)) {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("t.jsonl");
+                std::fs::write(&path, b"").unwrap();
+                let mut written: Vec<u8> = Vec::new();
+                let mut read_lines = 0u64;
+                let mut cursor: Option<Cursor> = None;
+                let mut generation_reset = false;
+                let mut generation = 0;
+                let finish = |cursor: &mut Option<Cursor>, read: &mut u64, reset_expected: &mut bool| {
+                    let s = run(&path, cursor.as_ref(), 1);
+                    if s.reset.is_some() {
+                        *read = 0;
+                    } else {
+                        assert!(!*reset_expected, "a new generation must be reported");
+                    }
+                    *reset_expected = false;
+                    *read += s.activity.lines;
+                    *cursor = Some(s.cursor);
+                };
+                for op in ops {
+                    match &op {
+                        Op::Append(bytes) => {
+                            append(&path, bytes);
+                            written.extend_from_slice(bytes);
+                        }
+                        // A new generation starts with a line of its own, so that it differs from
+                        // the old one even where the filesystem hands out the same inode again.
+                        Op::Truncate | Op::Rotate => {
+                            generation += 1;
+                            let header = format!("generation {generation}\n");
+                            if matches!(op, Op::Rotate) {
+                                std::fs::rename(&path, dir.path().join("old")).unwrap();
+                            }
+                            std::fs::write(&path, &header).unwrap();
+                            written = header.into_bytes();
+                            generation_reset |= cursor.is_some_and(|c| c.offset > 0);
+                        }
+                        Op::Scan => finish(&mut cursor, &mut read_lines, &mut generation_reset),
+                    }
+                }
+                finish(&mut cursor, &mut read_lines, &mut generation_reset);
+                let complete = written.split(|&b| b == b'\n').count() as u64 - 1;
+                let nonblank = written
+                    .split(|&b| b == b'\n')
+                    .take(complete as usize)
+                    .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                    .count() as u64;
+                prop_assert_eq!(read_lines, nonblank);
+            }
+        }
+    }
 }

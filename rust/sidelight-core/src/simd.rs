@@ -31,7 +31,12 @@ fn classify(block: &[u8; BLOCK]) -> Masks {
         let case = _mm_set1_epi8(0x20);
         let open = _mm_set1_epi8(b'{' as i8);
         let close = _mm_set1_epi8(b'}' as i8);
-        let mut m = Masks { quote: 0, backslash: 0, open: 0, close: 0 };
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            open: 0,
+            close: 0,
+        };
         for k in 0..4 {
             let v = _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i);
             let folded = _mm_or_si128(v, case);
@@ -48,7 +53,12 @@ fn classify(block: &[u8; BLOCK]) -> Masks {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn classify(block: &[u8; BLOCK]) -> Masks {
-    let mut m = Masks { quote: 0, backslash: 0, open: 0, close: 0 };
+    let mut m = Masks {
+        quote: 0,
+        backslash: 0,
+        open: 0,
+        close: 0,
+    };
     for (i, &b) in block.iter().enumerate() {
         let bit = 1u64 << i;
         match b {
@@ -81,8 +91,7 @@ impl EscapeScanner {
         let potential = backslash & !self.next_is_escaped;
         // Runs of backslashes: subtracting each run's start from the odd bits marks the characters
         // that an odd-length run escapes (simdjson's `next_escape_and_terminal_code`).
-        let escape_and_terminal =
-            ((potential << 1) | ODD_BITS).wrapping_sub(potential) ^ ODD_BITS;
+        let escape_and_terminal = ((potential << 1) | ODD_BITS).wrapping_sub(potential) ^ ODD_BITS;
         let escaped = escape_and_terminal ^ (backslash | self.next_is_escaped);
         let escape = escape_and_terminal & backslash;
         self.next_is_escaped = escape >> 63;
@@ -117,15 +126,15 @@ fn masks_at(bytes: &[u8], at: usize) -> (Masks, usize) {
 }
 
 /// Index of the closing quote of the string whose body starts at `start` (just after its opening
-/// quote), or `None` when the string does not end within `bytes`.
+/// quote), and whether the body holds a backslash; `None` when the string does not end within `bytes`.
 #[inline]
-pub fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+pub fn string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
     // Most keys and short values end within a few bytes: a scalar look first avoids the block setup.
     let quick_end = bytes.len().min(start + 16);
     let mut i = start;
     while i < quick_end {
         match bytes[i] {
-            b'"' => return Some(i),
+            b'"' => return Some((i, false)),
             b'\\' => break,
             _ => i += 1,
         }
@@ -134,15 +143,20 @@ pub fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
         return None;
     }
     let mut escapes = EscapeScanner::default();
+    let mut saw_backslash = false;
     let mut at = i;
     while at < bytes.len() {
         let (m, n) = masks_at(bytes, at);
         let escaped = escapes.escaped(m.backslash);
         let quotes = m.quote & !escaped;
         if quotes != 0 {
-            let end = at + quotes.trailing_zeros() as usize;
-            return (end < at + n).then_some(end);
+            let bit = quotes.trailing_zeros();
+            let end = at + bit as usize;
+            let before = (1u64 << bit) - 1;
+            saw_backslash |= m.backslash & before != 0;
+            return (end < at + n).then_some((end, saw_backslash));
         }
+        saw_backslash |= m.backslash != 0;
         at += n;
     }
     None
@@ -195,11 +209,11 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn scalar_string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    fn scalar_string_end(bytes: &[u8], start: usize) -> Option<(usize, bool)> {
         let mut i = start;
         while i < bytes.len() {
             match bytes[i] {
-                b'"' => return Some(i),
+                b'"' => return Some((i, bytes[start..i].contains(&b'\\'))),
                 b'\\' => i += 2,
                 _ => i += 1,
             }
@@ -212,7 +226,7 @@ mod tests {
         let mut i = start;
         while i < bytes.len() {
             match bytes[i] {
-                b'"' => i = scalar_string_end(bytes, i + 1)?,
+                b'"' => i = scalar_string_end(bytes, i + 1)?.0,
                 // A backslash outside a string is invalid JSON; the block scanner lets it escape the
                 // next byte all the same, and so does this reference.
                 b'\\' => i += 1,
@@ -235,8 +249,9 @@ mod tests {
         let mut s = vec![b'a'; 63];
         s.push(b'\\'); // the backslash is byte 63, the quote it escapes is byte 64
         s.extend_from_slice(b"\"bc\"tail");
-        assert_eq!(string_end(&s, 0), Some(67));
-        assert_eq!(string_end(br#"ab\\"x"#, 0), Some(4));
+        assert_eq!(string_end(&s, 0), Some((67, true)));
+        assert_eq!(string_end(br#"ab\\"x"#, 0), Some((4, true)));
+        assert_eq!(string_end(br#"abc"x"#, 0), Some((3, false)));
         assert_eq!(string_end(br#"ab\\\"x"#, 0), None);
         assert_eq!(string_end(b"abc", 0), None);
     }

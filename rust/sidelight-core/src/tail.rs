@@ -33,7 +33,10 @@ pub fn for_each_line(
     cancel: &AtomicBool,
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<Lines> {
-    let mut result = Lines { end: start, too_long: 0 };
+    let mut result = Lines {
+        end: start,
+        too_long: 0,
+    };
     if end <= start {
         return Ok(result);
     }
@@ -54,7 +57,9 @@ pub fn for_each_line(
         if filled == buf.len() {
             // The buffer holds one partial line: grow to the limit, then stream past it.
             if buf.len() <= max_line_bytes {
-                let grown = (buf.len() * 2).min(max_line_bytes.saturating_add(1)).max(buf.len() + 1);
+                let grown = (buf.len() * 2)
+                    .min(max_line_bytes.saturating_add(1))
+                    .max(buf.len() + 1);
                 buf.resize(grown, 0);
             } else {
                 skipping = true;
@@ -118,7 +123,9 @@ pub fn next_line_start(file: &File, from: u64, end: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; 64 << 10];
     let mut pos = from;
     while pos < end {
-        let want = buf.len().min(usize::try_from(end - pos).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(end - pos).unwrap_or(usize::MAX));
         let n = file.read_at(&mut buf[..want], pos)?;
         if n == 0 {
             break;
@@ -172,7 +179,13 @@ pub fn for_each_line_backwards(
         let mut upto = n;
         for nl in memchr::memrchr_iter(b'\n', chunk) {
             if seen_newline {
-                collect(&chunk[nl + 1..upto], &mut pieces, &mut held, &mut too_long, max_line_bytes);
+                collect(
+                    &chunk[nl + 1..upto],
+                    &mut pieces,
+                    &mut held,
+                    &mut too_long,
+                    max_line_bytes,
+                );
                 if !emit(&mut pieces, &mut held, &mut too_long) {
                     return Ok(());
                 }
@@ -181,7 +194,13 @@ pub fn for_each_line_backwards(
             upto = nl;
         }
         if seen_newline {
-            collect(&chunk[..upto], &mut pieces, &mut held, &mut too_long, max_line_bytes);
+            collect(
+                &chunk[..upto],
+                &mut pieces,
+                &mut held,
+                &mut too_long,
+                max_line_bytes,
+            );
         }
         pos = start;
     }
@@ -191,7 +210,13 @@ pub fn for_each_line_backwards(
     Ok(())
 }
 
-fn collect(piece: &[u8], pieces: &mut Vec<Vec<u8>>, held: &mut usize, too_long: &mut bool, max: usize) {
+fn collect(
+    piece: &[u8],
+    pieces: &mut Vec<Vec<u8>>,
+    held: &mut usize,
+    too_long: &mut bool,
+    max: usize,
+) {
     if *too_long || piece.is_empty() {
         return;
     }
@@ -214,9 +239,14 @@ mod tests {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(content).unwrap();
         let mut out = Vec::new();
-        let r = for_each_line(&f, 0, content.len() as u64, max, &AtomicBool::new(false), |l| {
-            out.push(l.to_vec())
-        })
+        let r = for_each_line(
+            &f,
+            0,
+            content.len() as u64,
+            max,
+            &AtomicBool::new(false),
+            |l| out.push(l.to_vec()),
+        )
         .unwrap();
         (out, r)
     }

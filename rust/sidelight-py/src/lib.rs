@@ -7,7 +7,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError, PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError,
+    PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
@@ -20,13 +21,19 @@ fn to_py_err(error: Error) -> PyErr {
     let message = error.to_string();
     match error {
         Error::NotFound(p) => PyFileNotFoundError::new_err((2, message, p.display().to_string())),
-        Error::PermissionDenied(p) => PyPermissionError::new_err((13, message, p.display().to_string())),
-        Error::IsADirectory(p) => PyIsADirectoryError::new_err((21, message, p.display().to_string())),
+        Error::PermissionDenied(p) => {
+            PyPermissionError::new_err((13, message, p.display().to_string()))
+        }
+        Error::IsADirectory(p) => {
+            PyIsADirectoryError::new_err((21, message, p.display().to_string()))
+        }
         Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::UnknownFormat(_) => PyValueError::new_err(message),
-        Error::Io(p, e) => {
-            PyOSError::new_err((e.raw_os_error().unwrap_or(5), message, p.display().to_string()))
-        }
+        Error::Io(p, e) => PyOSError::new_err((
+            e.raw_os_error().unwrap_or(5),
+            message,
+            p.display().to_string(),
+        )),
     }
 }
 
@@ -48,21 +55,44 @@ fn parse_categories(map: &std::collections::HashMap<String, String>) -> PyResult
 }
 
 fn options(categories: Categories, max_line_bytes: usize, text_limit: usize) -> Options {
-    Options { categories, max_line_bytes, text_limit }
+    Options {
+        categories,
+        max_line_bytes,
+        text_limit,
+    }
 }
 
 fn cursor_from(t: CursorTuple) -> Cursor {
     let (offset, dev, inode, head_len, head_hash, tail_hash, last_message) = t;
-    Cursor { offset, dev, inode, head_len, head_hash, tail_hash, last_message }
+    Cursor {
+        offset,
+        dev,
+        inode,
+        head_len,
+        head_hash,
+        tail_hash,
+        last_message,
+    }
 }
 
 fn cursor_tuple(c: &Cursor) -> CursorTuple {
-    (c.offset, c.dev, c.inode, c.head_len, c.head_hash, c.tail_hash, c.last_message)
+    (
+        c.offset,
+        c.dev,
+        c.inode,
+        c.head_len,
+        c.head_hash,
+        c.tail_hash,
+        c.last_message,
+    )
 }
 
 /// Runs `work` on a worker thread with the GIL released, checking for signals while it runs; a
 /// signal (Ctrl-C) cancels the work and is raised.
-fn run_interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> T + Send) -> PyResult<T> {
+fn run_interruptible<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> T + Send,
+) -> PyResult<T> {
     let cancel = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel();
@@ -81,7 +111,9 @@ fn run_interruptible<T: Send>(py: Python<'_>, work: impl FnOnce(&AtomicBool) -> 
             match received {
                 Ok(value) => return Ok(value),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(PyOSError::new_err("the scan thread stopped without a result"));
+                    return Err(PyOSError::new_err(
+                        "the scan thread stopped without a result",
+                    ));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if let Err(signal) = py.check_signals() {
@@ -169,7 +201,14 @@ fn scan<'py>(
     let cursor = cursor.map(cursor_from);
     let file = PathBuf::from(path);
     let result = run_interruptible(py, |cancel| {
-        sidelight_core::scan(&file, format, cursor.as_ref(), &opts, threads.max(1), cancel)
+        sidelight_core::scan(
+            &file,
+            format,
+            cursor.as_ref(),
+            &opts,
+            threads.max(1),
+            cancel,
+        )
     })?;
     scan_dict(py, path, &result.map_err(to_py_err)?)
 }
@@ -184,7 +223,8 @@ fn scan_many<'py>(
     text_limit: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let mut option_sets: Vec<Options> = Vec::new();
-    let mut option_index: std::collections::HashMap<Format, usize> = std::collections::HashMap::new();
+    let mut option_index: std::collections::HashMap<Format, usize> =
+        std::collections::HashMap::new();
     for f in Format::ALL {
         let map = categories.get(f.name()).cloned().unwrap_or_default();
         option_index.insert(f, option_sets.len());
@@ -215,8 +255,10 @@ fn scan_many<'py>(
             Err(_) => None,
         })
         .collect();
-    let mut results =
-        run_interruptible(py, |cancel| sidelight_core::scan_many(&valid, &option_sets, cancel))?.into_iter();
+    let mut results = run_interruptible(py, |cancel| {
+        sidelight_core::scan_many(&valid, &option_sets, cancel)
+    })?
+    .into_iter();
     let out = PyList::empty(py);
     for (request, parse) in requests.iter().zip(parsed) {
         let result = match parse {
@@ -268,7 +310,9 @@ fn recent_entries<'py>(
 #[pyfunction]
 fn detect_format(py: Python<'_>, path: &str) -> PyResult<Option<&'static str>> {
     let file = PathBuf::from(path);
-    let found = py.detach(|| sidelight_core::detect_format(&file)).map_err(to_py_err)?;
+    let found = py
+        .detach(|| sidelight_core::detect_format(&file))
+        .map_err(to_py_err)?;
     Ok(found.map(Format::name))
 }
 
@@ -276,7 +320,9 @@ fn detect_format(py: Python<'_>, path: &str) -> PyResult<Option<&'static str>> {
 #[pyfunction]
 fn file_cursor(py: Python<'_>, path: &str, offset: u64) -> PyResult<CursorTuple> {
     let file = PathBuf::from(path);
-    let cursor = py.detach(|| sidelight_core::file_cursor(&file, offset)).map_err(to_py_err)?;
+    let cursor = py
+        .detach(|| sidelight_core::file_cursor(&file, offset))
+        .map_err(to_py_err)?;
     Ok(cursor_tuple(&cursor))
 }
 
@@ -284,13 +330,17 @@ fn file_cursor(py: Python<'_>, path: &str, offset: u64) -> PyResult<CursorTuple>
 #[pyfunction]
 fn tail_offset(py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<u64> {
     let file = PathBuf::from(path);
-    py.detach(|| sidelight_core::tail_offset(&file, max_bytes)).map_err(to_py_err)
+    py.detach(|| sidelight_core::tail_offset(&file, max_bytes))
+        .map_err(to_py_err)
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("FORMATS", PyTuple::new(m.py(), Format::ALL.map(Format::name))?)?;
+    m.add(
+        "FORMATS",
+        PyTuple::new(m.py(), Format::ALL.map(Format::name))?,
+    )?;
     m.add("TOOL_USES_KEPT", sidelight_core::TOOL_USES_KEPT)?;
     m.add("FILES_TOUCHED_KEPT", sidelight_core::FILES_TOUCHED_KEPT)?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
