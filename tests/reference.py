@@ -6,6 +6,16 @@ complete lines (up to the last ``\\n``) and returns a dict with the keys of a sc
 
 Keep it readable: this module is the executable form of the spec. Every rule below names the part of
 docs/activity.md it implements.
+
+Where docs/activity.md says nothing, this reader makes the choices below (those of the Rust core, so
+that a difference points at a rule the spec does state):
+
+- a primary argument is trimmed and cut to ``text_limit`` like the texts; a blank value does not count;
+- ``title``, ``session_id`` and ``cwd`` are trimmed; a blank one is ignored;
+- a tool-call id (Claude ``tool_use.id``, Pi ``toolCall.id``, Codex ``call_id``) counts once per scan;
+- a Codex ``shell`` call whose command list starts with ``apply_patch`` is counted as ``apply_patch``;
+- a Codex ``custom_tool_call`` other than ``apply_patch`` has its raw ``input`` as primary argument;
+- "whitespace" is ``str.strip()``'s; a whitespace-only line is ASCII whitespace (``\\x0c`` included).
 """
 
 from __future__ import annotations

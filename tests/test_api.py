@@ -428,3 +428,30 @@ def test_paths_may_be_path_objects(write_sample):
     path = write_sample("pi")
     assert isinstance(path, Path)
     assert sidelight.scan(path).path == str(path)
+
+
+@pytest.mark.parametrize(
+    ("error", "message"),
+    [
+        (
+            FileNotFoundError(2, "No such file or directory", "/x.jsonl"),
+            "/x.jsonl: no such file; check the path",
+        ),
+        (
+            PermissionError(13, "Permission denied", "/x.jsonl"),
+            "/x.jsonl: permission denied; check that you may read it",
+        ),
+        (OSError(5, "Input/output error", "/x.jsonl"), "/x.jsonl: cannot read the file: Input/output error"),
+        (UnknownFormatError("unknown format 'gemini'; use auto, claude-code, pi, codex"), None),
+        (ValueError("bad\nthing"), "/x.jsonl: bad thing"),
+    ],
+    ids=lambda value: type(value).__name__ if isinstance(value, Exception) else "",
+)
+def test_error_messages_are_one_line(error, message):
+    from sidelight.errors import describe
+
+    text = describe(error, "/x.jsonl")
+    assert "\n" not in text
+    assert text == (message or f"/x.jsonl: {error}")
+    if isinstance(error, OSError):
+        assert describe(error) == text  # the path comes from the exception

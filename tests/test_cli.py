@@ -63,7 +63,7 @@ def test_human_output_of_a_sample(run_cli, write_sample):
         "  format      claude-code\n"
         "  messages    1 user, 4 assistant\n"
         "  tools       3 (1 edit, 1 read, 1 command): Bash 1, Edit 1, Read 1\n"
-        "  files       1 touched: /tmp/proj/x.py\n"
+        "  files       1 touched: x.py\n"  # relative to the session's cwd, /tmp/proj
         '  first user  "Fix the failing test"\n'
         '  last reply  "Fixed: the test passes now."\n'
         "  time        2026-01-01T10:00:00.000Z → 2026-01-01T10:00:08.000Z\n"
@@ -176,7 +176,7 @@ def test_usage_errors_are_one_line(run_cli, args):
     result = run_cli(*args)
     assert result.returncode == 2
     [error] = assert_clean_stderr(result.stderr, 1)
-    assert error.endswith("(see sidelight --help)")
+    assert re.search(r"\(see sidelight( scan)? --help\)$", error)
 
 
 def test_version(run_cli):

@@ -57,13 +57,23 @@ def T(name: str, arg: str | None, ts: str) -> tuple[Any, ...]:
 
 
 def cc_user(content: Any, ts: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "user", "timestamp": ts, "sessionId": "s", "cwd": "/w", **extra,
-            "message": {"role": "user", "content": content}}  # fmt: skip
+    return {
+        "type": "user",
+        "timestamp": ts,
+        "sessionId": "s",
+        "cwd": "/w",
+        **extra,
+        "message": {"role": "user", "content": content},
+    }
 
 
 def cc_asst(mid: str, block: dict[str, Any], ts: str) -> dict[str, Any]:
-    return {"type": "assistant", "timestamp": ts, "sessionId": "s",
-            "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "content": [block]}}  # fmt: skip
+    return {
+        "type": "assistant",
+        "timestamp": ts,
+        "sessionId": "s",
+        "message": {"id": mid, "role": "assistant", "model": "claude-sonnet-4-5", "content": [block]},
+    }
 
 
 CLAUDE = jl(
@@ -72,10 +82,15 @@ CLAUDE = jl(
     cc_user("fix the build", "t01"),
     cc_asst("m1", {"type": "thinking", "thinking": "secret thoughts", "signature": "s"}, "t02"),
     cc_asst("m1", {"type": "text", "text": "Looking at it."}, "t03"),
-    cc_asst("m1", {"type": "tool_use", "id": "tu1", "name": "Read", "input": {"file_path": "/w/Makefile"}}, "t04"),
+    cc_asst(
+        "m1", {"type": "tool_use", "id": "tu1", "name": "Read", "input": {"file_path": "/w/Makefile"}}, "t04"
+    ),
     cc_user([{"type": "tool_result", "tool_use_id": "tu1", "content": "all: build"}], "t05"),
-    {"type": "attachment", "timestamp": "t06", "attachment": {"type": "hook_additional_context",
-                                                              "content": ["[Session Activity] x"]}},  # fmt: skip
+    {
+        "type": "attachment",
+        "timestamp": "t06",
+        "attachment": {"type": "hook_additional_context", "content": ["[Session Activity] x"]},
+    },
     cc_asst("m2", {"type": "tool_use", "id": "tu2", "name": "Bash", "input": {"command": "make"}}, "t07"),
     cc_user([{"type": "tool_result", "tool_use_id": "tu2", "content": "ok"}], "t08"),
     {"type": "system", "subtype": "turn_duration", "timestamp": "t09"},
@@ -99,23 +114,63 @@ def pi_msg(msg: dict[str, Any], ts: str) -> dict[str, Any]:
 
 PI = jl(
     {"type": "session", "version": 3, "id": "sess", "timestamp": "t00", "cwd": "/w"},
-    {"type": "model_change", "id": "mc", "parentId": None, "timestamp": "t00", "provider": "x", "modelId": "y"},
+    {
+        "type": "model_change",
+        "id": "mc",
+        "parentId": None,
+        "timestamp": "t00",
+        "provider": "x",
+        "modelId": "y",
+    },
     pi_msg({"role": "user", "content": [{"type": "text", "text": "list files"}]}, "t01"),
-    {"type": "custom_message", "id": "cm", "parentId": None, "timestamp": "t02", "customType": "session-update",
-     "content": "[Session Activity] x", "display": True},  # fmt: skip
-    pi_msg({"role": "assistant", "content": [
-        {"type": "thinking", "thinking": "hmm"},
-        {"type": "text", "text": "Listing."},
-        {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}},
-    ]}, "t03"),  # fmt: skip
-    pi_msg({"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [{"type": "text", "text": "a"}],
-            "isError": False}, "t04"),  # fmt: skip
+    {
+        "type": "custom_message",
+        "id": "cm",
+        "parentId": None,
+        "timestamp": "t02",
+        "customType": "session-update",
+        "content": "[Session Activity] x",
+        "display": True,
+    },
+    pi_msg(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hmm"},
+                {"type": "text", "text": "Listing."},
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}},
+            ],
+        },
+        "t03",
+    ),
+    pi_msg(
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "a"}],
+            "isError": False,
+        },
+        "t04",
+    ),
     pi_msg({"role": "bashExecution", "command": "git status", "output": "clean", "exitCode": 0}, "t05"),
     pi_msg({"role": "user", "content": "read a"}, "t06"),
-    pi_msg({"role": "assistant", "content": [
-        {"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "a"}}]}, "t07"),  # fmt: skip
-    {"type": "compaction", "id": "cp", "parentId": None, "timestamp": "t08", "summary": "sum",
-     "firstKeptEntryId": "t06", "tokensBefore": 1},  # fmt: skip
+    pi_msg(
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "a"}}],
+        },
+        "t07",
+    ),
+    {
+        "type": "compaction",
+        "id": "cp",
+        "parentId": None,
+        "timestamp": "t08",
+        "summary": "sum",
+        "firstKeptEntryId": "t06",
+        "tokensBefore": 1,
+    },
     pi_msg({"role": "assistant", "content": [{"type": "text", "text": "a is empty."}]}, "t09"),
 )
 PI_ENTRIES = [
@@ -135,7 +190,9 @@ def cx(kind: str, payload: dict[str, Any], ts: str) -> dict[str, Any]:
 
 def cx_msg(role: str, text: str, ts: str) -> dict[str, Any]:
     block = "output_text" if role == "assistant" else "input_text"
-    return cx("response_item", {"type": "message", "role": role, "content": [{"type": block, "text": text}]}, ts)
+    return cx(
+        "response_item", {"type": "message", "role": role, "content": [{"type": block, "text": text}]}, ts
+    )
 
 
 CODEX = jl(
@@ -145,11 +202,27 @@ CODEX = jl(
     cx_msg("user", "run the tests", "t01"),
     cx("event_msg", {"type": "user_message", "message": "run the tests"}, "t01"),
     cx("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}, "t02"),
-    cx("response_item", {"type": "function_call", "name": "exec_command", "call_id": "c1",
-                          "arguments": json.dumps({"cmd": "pytest -q"})}, "t03"),  # fmt: skip
+    cx(
+        "response_item",
+        {
+            "type": "function_call",
+            "name": "exec_command",
+            "call_id": "c1",
+            "arguments": json.dumps({"cmd": "pytest -q"}),
+        },
+        "t03",
+    ),
     cx("response_item", {"type": "function_call_output", "call_id": "c1", "output": "1 passed"}, "t04"),
-    cx("response_item", {"type": "function_call", "name": "shell", "call_id": "c2",
-                          "arguments": json.dumps({"command": ["bash", "-lc", "git diff"]})}, "t05"),  # fmt: skip
+    cx(
+        "response_item",
+        {
+            "type": "function_call",
+            "name": "shell",
+            "call_id": "c2",
+            "arguments": json.dumps({"command": ["bash", "-lc", "git diff"]}),
+        },
+        "t05",
+    ),
     cx("response_item", {"type": "function_call_output", "call_id": "c2", "output": ""}, "t06"),
     cx("event_msg", {"type": "agent_message", "message": "All tests pass."}, "t07"),
     cx_msg("assistant", "All tests pass.", "t07"),
@@ -218,7 +291,7 @@ def test_many_multibyte_lines_across_block_boundaries(tmp_path: Path) -> None:
     texts = ["é", "☃ snow", "😀 grin", "中文", 'q"uote\\', "plain"]
     objs, expected = [], []
     for i in range(3000):
-        text = f"{texts[i % len(texts)]} {i} " + "ü" * (i % 97)
+        text = f"{texts[i % len(texts)]} " + "ü" * (i % 97) + f" {i}"
         ts = f"t{i:05d}"
         if i % 2:
             objs.append(cc_asst(f"m{i}", {"type": "text", "text": text}, ts))
@@ -252,14 +325,20 @@ _TIMING_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_recent_of_a_big_file_reads_only_its_end(tmp_path: Path, record_property: Any) -> None:
+def test_recent_of_a_big_file_reads_only_its_end(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     """300 MB of large tool results, then 60 small conversation lines: the last 50 are right."""
     path = tmp_path / "big.jsonl"
     big_result = "r" * (MiB - 200)
     expected = []
     with path.open("wb") as f:
         for i in range(300):
-            f.write(jl(cc_user([{"type": "tool_result", "tool_use_id": f"tu{i}", "content": big_result}], f"b{i:03d}")))
+            f.write(
+                jl(
+                    cc_user(
+                        [{"type": "tool_result", "tool_use_id": f"tu{i}", "content": big_result}], f"b{i:03d}"
+                    )
+                )
+            )
         for i in range(60):
             ts = f"s{i:03d}"
             if i % 3 == 0:
@@ -269,8 +348,20 @@ def test_recent_of_a_big_file_reads_only_its_end(tmp_path: Path, record_property
                 f.write(jl(cc_asst(f"m{i}", {"type": "text", "text": f"answer {i}"}, ts)))
                 expected.append(A(f"answer {i}", ts))
             else:
-                f.write(jl(cc_asst(f"m{i}", {"type": "tool_use", "id": f"t{i}", "name": "Bash",
-                                              "input": {"command": f"echo {i}"}}, ts)))  # fmt: skip
+                f.write(
+                    jl(
+                        cc_asst(
+                            f"m{i}",
+                            {
+                                "type": "tool_use",
+                                "id": f"t{i}",
+                                "name": "Bash",
+                                "input": {"command": f"echo {i}"},
+                            },
+                            ts,
+                        )
+                    )
+                )
                 expected.append(T("Bash", f"echo {i}", ts))
     try:
         assert path.stat().st_size > 300 * 1000 * 1000
@@ -284,8 +375,46 @@ def test_recent_of_a_big_file_reads_only_its_end(tmp_path: Path, record_property
         result = json.loads(out.stdout)
         assert simplify([tuple(r) for r in result["entries"]]) == expected[-50:]
         assert result["lines"] == 360
-        record_property("recent_entries_s", round(result["recent_s"], 4))
-        record_property("full_scan_s", round(result["scan_s"], 4))
+        request.node.user_properties.append(("recent_entries_s", round(result["recent_s"], 4)))
+        request.node.user_properties.append(("full_scan_s", round(result["scan_s"], 4)))
         print(f"recent_entries(50): {result['recent_s']:.4f} s; full scan: {result['scan_s']:.4f} s")
     finally:
         path.unlink()
+
+
+# --- recent entries agree with what a scan counts -----------------------------------------------
+
+OLDER_SHAPES = Path(__file__).parent / "fixtures" / "older-shapes"
+SHAPE_FILES = {
+    "claude-code": sorted(OLDER_SHAPES.glob("claude-code/**/*.jsonl")),
+    "pi": sorted(OLDER_SHAPES.glob("pi/*.jsonl")),
+    "codex": sorted(OLDER_SHAPES.glob("codex/*.jsonl")),
+}
+
+
+def _agree_with_scan(path: Path, fmt: str) -> None:
+    act = sidelight.scan(str(path), fmt)
+    entries = [fields(e) for e in sidelight.recent_entries(str(path), fmt, 1_000_000)]
+    tools = [(tool, arg) for _ts, role, _text, tool, arg in entries if role == "tool"]
+    # A tool use replayed on a later line is one tool use (docs/activity.md: once per tool-use id).
+    assert tools[-len(act.tool_uses) :] == [(t.name, t.primary_arg) for t in act.tool_uses]
+    prompts = [text for _ts, role, text, _tool, _arg in entries if role == "user"]
+    assert len(prompts) == act.messages.user
+    assert (prompts[0] if prompts else None) == act.first_user_text
+    replies = [text for _ts, role, text, _tool, _arg in entries if role == "assistant"]
+    assert (replies[-1] if replies else None) == act.last_assistant_text
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path"),
+    [(fmt, path) for fmt, paths in SHAPE_FILES.items() for path in paths],
+    ids=lambda v: v if isinstance(v, str) else v.name,
+)
+def test_entries_agree_with_scan_on_older_shapes(fmt: str, path: Path) -> None:
+    """The entries are the conversation a scan counts: the same prompts, tool uses and last reply."""
+    _agree_with_scan(path, fmt)
+
+
+def test_entries_agree_with_scan_on_real_pi_sessions(pi_corpus: Path) -> None:
+    for path in sorted(pi_corpus.glob("*.jsonl")):
+        _agree_with_scan(path, "pi")

@@ -9,7 +9,6 @@ readers on every key, over all the cases here and over the real Pi sessions in `
 from __future__ import annotations
 
 import importlib
-import inspect
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -19,12 +18,10 @@ import pytest
 
 from tests.reference import (
     DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_SKIP_CUSTOM_TYPES,
     DEFAULT_TEXT_LIMIT,
     FILES_TOUCHED_KEPT,
     SYNTHETIC_PREFIXES,
     TOOL_USES_KEPT,
-    default_categories,
     normalize,
     reference_scan,
 )
@@ -53,25 +50,14 @@ def core_scan(
     text_limit: int = DEFAULT_TEXT_LIMIT,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> dict[str, Any]:
-    """The native scan from offset 0: the facade when it takes these arguments, else ``_core.scan``."""
-    core = _core_module()
-    wanted: dict[str, Any] = {"text_limit": text_limit, "max_line_bytes": max_line_bytes}
-    try:
-        import sidelight
+    """The native scan from offset 0, through the facade: ``sidelight.scan(...).as_dict()``."""
+    _core_module()
+    import sidelight
 
-        facade = sidelight.scan
-        params = inspect.signature(facade).parameters
-    except (ImportError, AttributeError):
-        facade = None
-        params = {}
-    if facade is not None and all(name in params for name in wanted):
-        activity = facade(str(path), format=format, categories=categories, **wanted)
-        return normalize(activity.as_dict())
-    cats = categories if categories is not None else default_categories(format)
-    result = core.scan(
-        str(path), format, None, cats, list(DEFAULT_SKIP_CUSTOM_TYPES), max_line_bytes, text_limit, 1
+    activity = sidelight.scan(
+        str(path), format=format, categories=categories, text_limit=text_limit, max_line_bytes=max_line_bytes
     )
-    return normalize(result)
+    return normalize(activity.as_dict())
 
 
 @pytest.fixture(params=["reference", "core"])
@@ -240,13 +226,35 @@ def test_invalid_utf8_is_counted_and_skipped(scan, write):
 
 
 def test_malformed_lines_are_counted_and_skipped(scan, write):
-    bad = ["{not json", "[1, 2]", "42", '"a string"', "null", '{"type":"user"', "{}{}", "NaN"]
+    bad = ["{not json", "[1, 2]", "42", '"a string"', "null", '{"type":"user"', "NaN", '{"type":"user",}']
     path = write([*bad, cc_user("still read", 1)])
     r = scan(path, "claude-code")
     assert r["skipped"]["malformed_json"] == len(bad)
     assert r["lines"] == len(bad) + 1
     assert r["messages"]["user"] == 1
     assert r["entry_types"] == {"user": 1}
+
+
+def test_bytes_after_the_object_make_a_line_malformed(scan, write):
+    bad = ["{}{}", encode(cc_user("two objects", 1)) + b' {"type":"user"}', '{"type":"attachment"} x']
+    path = write([*bad, cc_user("still read", 2)])
+    r = scan(path, "claude-code")
+    assert r["skipped"]["malformed_json"] == len(bad)
+    assert (r["messages"]["user"], r["first_user_text"]) == (1, "still read")
+
+
+def test_a_field_of_an_unexpected_type_does_not_make_a_line_malformed(scan, write):
+    path = write(
+        [
+            {"type": "assistant", "message": "not an object", "timestamp": ts(1)},
+            {"type": "user", "message": ["a", "list"], "timestamp": ts(2)},
+            {"type": "user", "message": {"role": "user", "content": 42}, "timestamp": ts(3)},
+        ]
+    )
+    r = scan(path, "claude-code")
+    assert r["skipped"]["malformed_json"] == 0
+    assert r["entry_types"] == {"assistant": 1, "user": 2}
+    assert r["messages"] == {"user": 0, "assistant": 0}
 
 
 def test_too_long_lines_are_counted_and_skipped(scan, write):
@@ -287,7 +295,7 @@ def test_entry_types_count_every_decoded_line(scan, write):
 
 
 def test_primary_argument_key_order(scan, write):
-    inputs = [
+    inputs: list[tuple[dict[str, Any], str | None]] = [
         ({"path": "/p", "pattern": "TODO"}, "TODO"),
         ({"file_path": "", "command": "ls"}, "ls"),
         ({"url": "https://x", "query": "q"}, "q"),
@@ -446,7 +454,6 @@ def test_claude_tool_result_is_not_a_prompt(scan, write):
     r = scan(path, "claude-code")
     assert r["messages"]["user"] == 0
     assert r["first_user_text"] is None
-    assert (r["first_timestamp"], r["last_timestamp"]) == (ts(1), ts(2))
 
 
 def test_claude_empty_prompts_are_not_counted(scan, write):
@@ -456,6 +463,12 @@ def test_claude_empty_prompts_are_not_counted(scan, write):
     r = scan(path, "claude-code")
     assert r["messages"]["user"] == 0
     assert r["first_user_text"] is None
+
+
+def test_claude_prompt_needs_no_role(scan, write):
+    path = write([{"type": "user", "message": {"content": "no role key"}, "timestamp": ts(1)}])
+    r = scan(path, "claude-code")
+    assert (r["messages"]["user"], r["first_user_text"]) == (1, "no role key")
 
 
 @pytest.mark.parametrize("flag", ["isMeta", "isSidechain", "isCompactSummary"])
@@ -678,7 +691,6 @@ def test_pi_other_roles_and_custom_messages_are_not_counted(scan, write):
     assert r["last_assistant_text"] is None
     assert r["tools"] == {}
     assert r["entry_types"] == {"session": 1, "message": 4, "custom_message": 2, "custom": 1, "compaction": 1}
-    assert (r["first_timestamp"], r["last_timestamp"]) == (ts(1), ts(4))
 
 
 # -- Codex -----------------------------------------------------------------------------------------
@@ -710,7 +722,6 @@ def test_codex_session_meta_and_user_message_filtering(scan, write):
     assert (r["session_id"], r["cwd"]) == ("codex-sid", "/work/cx")
     assert r["messages"] == {"user": 2, "assistant": 0}
     assert r["first_user_text"] == "fix the bug"
-    assert (r["first_timestamp"], r["last_timestamp"]) == (ts(2), ts(8))
 
 
 def test_codex_assistant_and_ignored_items(scan, write):
@@ -730,7 +741,6 @@ def test_codex_assistant_and_ignored_items(scan, write):
     r = scan(path, "codex")
     assert r["messages"] == {"user": 1, "assistant": 2}
     assert r["last_assistant_text"] == "second answer"
-    assert r["last_timestamp"] == ts(6)
 
 
 def test_codex_function_calls(scan, write):
@@ -838,6 +848,55 @@ def test_codex_other_custom_tool(scan, write):
     assert r["tool_uses"] == [["js_repl", "other", "console.log(1)", ts(1)]]
 
 
+# Per format: lines whose first and last conversation lines count nothing, and the (first, last)
+# timestamps the spec gives them ("the timestamp of the first / last conversation line").
+TIMESTAMP_CASES: dict[str, tuple[list[Line], tuple[str, str]]] = {
+    "claude-code": (
+        [
+            {"type": "queue-operation", "operation": "enqueue", "timestamp": ts(0), "sessionId": SID},
+            cc_user("hook feedback", 1, isMeta=True),
+            cc_user("<command-name>/clear</command-name>", 2),
+            cc_user("real prompt", 3),
+            cc_assistant([tool_use("Bash", {"command": "ls"}, "t1")], 4),
+            cc_user([{"type": "tool_result", "tool_use_id": "t1", "content": "out"}], 5),
+            cc("attachment", 6, attachment={"type": "file"}),
+        ],
+        (ts(1), ts(5)),
+    ),
+    "pi": (
+        [
+            pi_header(0),
+            pi_msg("custom", 1, customType="x", content="c"),
+            pi_msg("user", 2, content="prompt"),
+            pi_msg("assistant", 3, content=[text("ok")]),
+            pi_msg("toolResult", 4, toolCallId="c", toolName="bash", content=[], isError=False),
+            pi("custom_message", 5, customType="session-update", content="x"),
+        ],
+        (ts(1), ts(4)),
+    ),
+    "codex": (
+        [
+            cx_meta(),
+            cx_message("developer", "<permissions instructions>", n=1),
+            cx_message("user", "# AGENTS.md instructions", n=2),
+            cx_message("user", "prompt", n=3),
+            cx_call("exec_command", {"cmd": "ls"}, 4),
+            cx_item({"type": "function_call_output", "call_id": "call_4", "output": "x"}, 5),
+            cx_item({"type": "reasoning", "summary": []}, 6),
+            cx("event_msg", {"type": "token_count"}, 7),
+        ],
+        (ts(1), ts(6)),
+    ),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(TIMESTAMP_CASES))
+def test_timestamps_come_from_every_conversation_line(scan, write, fmt):
+    lines, expected = TIMESTAMP_CASES[fmt]
+    r = scan(write(lines), fmt)
+    assert (r["first_timestamp"], r["last_timestamp"]) == expected
+
+
 # -- core == reference on every key ----------------------------------------------------------------
 
 # Small files that exercise many rules at once; both readers must agree on every key of each.
@@ -915,6 +974,24 @@ def test_core_matches_reference_on_real_pi_sessions(name):
     expected = reference_scan(path, "pi")
     assert expected["messages"]["assistant"] > 100
     assert_same(core_scan(path, "pi"), expected)
+
+
+SAMPLE_DATA = Path(__file__).parent / "data"
+
+
+def _sample_files() -> list[Any]:
+    """The transcripts the real agent CLIs wrote (tests/data/<format>/**/*.jsonl, see its README)."""
+    return [
+        pytest.param(fmt, path, id=str(path.relative_to(SAMPLE_DATA)))
+        for fmt in ("claude-code", "pi", "codex")
+        for path in sorted(SAMPLE_DATA.glob(f"{fmt}/**/*.jsonl"))
+    ]
+
+
+@pytest.mark.parametrize(("fmt", "path"), _sample_files())
+def test_core_matches_reference_on_real_cli_samples(fmt, path):
+    _core_module()
+    assert_same(core_scan(path, fmt), reference_scan(path, fmt))
 
 
 @pytest.mark.parametrize("case", sorted(AGREEMENT_CASES))

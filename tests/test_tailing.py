@@ -210,7 +210,7 @@ def test_replace_by_rename_reports_replaced(tmp_path: Path) -> None:
     new_path = tmp_path / "s.jsonl.new"
     new = old + b"".join(prompt_line(10 + i) for i in range(2))
     new_path.write_bytes(new)
-    os.replace(new_path, path)
+    new_path.replace(path)
     a2 = scan(path, a1.cursor)
     assert a2.reset == "replaced"
     assert (users(a2), a2.lines, a2.offset, a2.pending_bytes) == (7, 7, len(new), 0)
@@ -408,7 +408,7 @@ _RSS_SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_100mb_line_over_limit_is_streamed_past_in_little_memory(
-    big_line_file: Path, tmp_path: Path, record_property: Any
+    big_line_file: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     small = tmp_path / "small.jsonl"
     small.write_bytes(prompt_line(0))
@@ -421,7 +421,7 @@ def test_100mb_line_over_limit_is_streamed_past_in_little_memory(
     )
     result = json.loads(out.stdout)
     grown_mib = (result["peak_kib"] - result["base_kib"]) / 1024
-    record_property("rss_growth_mib", round(grown_mib, 1))
+    request.node.user_properties.append(("rss_growth_mib", round(grown_mib, 1)))
     assert result["user"] == 3
     assert result["lines"] == 4
     assert result["skipped"] == {"malformed_json": 0, "invalid_utf8": 0, "too_long": 1}
@@ -501,7 +501,9 @@ _WRITER_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.parametrize("writer", ["thread", "process"])
-def test_concurrent_writer_every_line_counted_once(tmp_path: Path, writer: str) -> None:
+def test_concurrent_writer_every_line_counted_once(
+    tmp_path: Path, writer: str, request: pytest.FixtureRequest
+) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"")
     data = _stream(seed=7)
@@ -554,9 +556,109 @@ def test_concurrent_writer_every_line_counted_once(tmp_path: Path, writer: str) 
         assert proc.wait(timeout=10) == 0
     else:
         thread.join(timeout=10)
+    request.node.user_properties.append(("rounds_while_writing", rounds_while_writing))
+    request.node.user_properties.append(("rounds_with_pending", rounds_with_pending))
     assert resets == []
     assert skips == NO_SKIPS
     assert (total_users, total_lines) == (N_LINES, N_LINES)
     assert act.offset == len(data) and act.pending_bytes == 0
     assert rounds_while_writing >= MIN_ROUNDS, f"only {rounds_while_writing} scans ran during the writes"
     assert rounds_with_pending > 0, "no scan saw a half-written line; the test did not test much"
+
+
+# --- counted once per id, whatever the split ----------------------------------------------------
+
+
+def _bash_use(msg_id: str, tool_id: str) -> bytes:
+    block = {"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": f"echo {tool_id}"}}
+    return assistant_line(msg_id, block)
+
+
+def _padding(i: int, size: int) -> bytes:
+    """A large tool-result line: no prompt, no response, no tool use."""
+    obj = {
+        "type": "user",
+        "timestamp": "2026-11-21T10:00:02.000Z",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": f"p{i}", "content": ""}],
+        },
+    }
+    line = json.dumps(obj, separators=(",", ":"))
+    return (line.replace('"content":""', '"content":"' + "r" * size) + "\n").encode()
+
+
+def _reference_counts(path: Path) -> tuple[int, dict[str, int]] | None:
+    try:
+        from tests.reference import reference_scan
+    except ImportError:
+        return None
+    ref = reference_scan(path, FORMAT)
+    return ref["messages"]["assistant"], ref["tools"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_replay_across_parallel_parts_counts_once(tmp_path: Path, threads: int) -> None:
+    """A response replayed far into the second half of a large range (scanned in parallel parts)."""
+    path = tmp_path / "s.jsonl"
+    with path.open("wb") as f:
+        for i in range(10):
+            f.write(_bash_use(f"msg_a{i}", f"tu_a{i}"))
+        for i in range(20):  # ~10 MiB, so the range is split (MIN_PARALLEL_BYTES is 8 MiB)
+            f.write(_padding(i, MiB // 2))
+        for i in range(30):  # more new ids than a part compares with the part before it
+            f.write(_bash_use(f"msg_b{i}", f"tu_b{i}"))
+        f.write(_bash_use("msg_a5", "tu_a5"))  # the replay
+        f.write(assistant_line("msg_c", {"type": "text", "text": "Done."}))
+    a = scan(path, threads=threads)
+    assert a.messages.assistant == 41
+    assert a.as_dict()["tools"] == {"Bash": 40}
+    assert a.as_dict()["categories"]["command"] == 40
+    assert _reference_counts(path) in (None, (41, {"Bash": 40}))
+
+
+def test_replay_after_many_messages_counts_once(tmp_path: Path) -> None:
+    """docs/activity.md: "ids already seen in this scan are not counted again" (not just recent ones)."""
+    path = tmp_path / "s.jsonl"
+    with path.open("wb") as f:
+        for i in range(1100):
+            f.write(_bash_use(f"msg_{i}", f"tu_{i}"))
+        f.write(_bash_use("msg_0", "tu_0"))  # replayed after 1,100 other responses
+    a = scan(path, threads=1)
+    assert a.messages.assistant == 1100
+    assert a.as_dict()["tools"] == {"Bash": 1100}
+    assert _reference_counts(path) in (None, (1100, {"Bash": 1100}))
+
+
+def test_pi_migration_rewrites_in_place(tmp_path: Path, pi_corpus: Path) -> None:
+    """Pi migrates a v1 session to v3 by rewriting the file in place (FORMATS.md §4): a real v1 file,
+    scanned, then migrated the way Pi does it (header version, id/parentId on every entry)."""
+    path = tmp_path / "session.jsonl"
+    original = (pi_corpus / "large-session.jsonl").read_bytes()
+    path.write_bytes(original)
+    a1 = sidelight.scan(str(path), "pi")
+    assert a1.reset is None and a1.pending_bytes == 0
+
+    migrated = []
+    parent = None
+    for n, raw in enumerate(original.splitlines()):
+        entry = json.loads(raw)
+        if entry["type"] == "session":
+            entry["version"] = 3
+        else:
+            entry = {"type": entry.pop("type"), "id": f"{n:08x}", "parentId": parent, **entry}
+            parent = entry["id"]
+        migrated.append(json.dumps(entry, separators=(",", ":"), ensure_ascii=False) + "\n")
+    new = "".join(migrated).encode()
+    assert len(new) > len(original)
+    fd = os.open(path, os.O_WRONLY)  # writeFileSync: same inode
+    try:
+        os.write(fd, new)
+        os.ftruncate(fd, len(new))
+    finally:
+        os.close(fd)
+    a2 = sidelight.scan(str(path), "pi", a1.cursor)
+    assert a2.reset == "rewritten"
+    assert a2.messages == a1.messages
+    assert a2.as_dict()["tools"] == a1.as_dict()["tools"]
+    assert a2.offset == len(new)

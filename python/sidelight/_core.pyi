@@ -6,12 +6,25 @@ with the GIL released.
 
 from typing import Any, Final
 
+__all__ = [
+    "FILES_TOUCHED_KEPT",
+    "FORMATS",
+    "TOOL_USES_KEPT",
+    "__version__",
+    "detect_format",
+    "file_cursor",
+    "recent_entries",
+    "scan",
+    "scan_many",
+    "tail_offset",
+]
+
 __version__: Final[str]
 
 #: ``(offset, dev, inode, head_len, head_hash, tail_hash, last_message)``; see docs/activity.md.
-CursorTuple = tuple[int, int, int, int, int, int, int]
+_CursorTuple = tuple[int, int, int, int, int, int, int]
 #: ``(timestamp, role, text, tool_name, primary_arg)``; role is ``user``, ``assistant`` or ``tool``.
-EntryTuple = tuple[str | None, str, str | None, str | None, str | None]
+_EntryTuple = tuple[str | None, str, str | None, str | None, str | None]
 
 FORMATS: Final[tuple[str, ...]]
 TOOL_USES_KEPT: Final[int]
@@ -20,7 +33,7 @@ FILES_TOUCHED_KEPT: Final[int]
 def scan(
     path: str,
     format: str,
-    cursor: CursorTuple | None,
+    cursor: _CursorTuple | None,
     categories: dict[str, str],
     max_line_bytes: int,
     text_limit: int,
@@ -34,7 +47,7 @@ def scan(
     """
 
 def scan_many(
-    requests: list[tuple[str, str, CursorTuple | None]],
+    requests: list[tuple[str, str, _CursorTuple | None]],
     categories: dict[str, dict[str, str]],
     max_line_bytes: int,
     text_limit: int,
@@ -47,13 +60,13 @@ def scan_many(
 
 def recent_entries(
     path: str, format: str, limit: int, max_line_bytes: int, text_limit: int
-) -> list[EntryTuple]:
+) -> list[_EntryTuple]:
     """The last ``limit`` conversation entries of ``path``, oldest first, read backwards in blocks."""
 
 def detect_format(path: str) -> str | None:
     """The format of ``path`` judged from its first lines, or ``None`` when no decoder recognises it."""
 
-def file_cursor(path: str, offset: int) -> CursorTuple:
+def file_cursor(path: str, offset: int) -> _CursorTuple:
     """A cursor for ``path`` at ``offset`` (moved back to the start of the line it falls in)."""
 
 def tail_offset(path: str, max_bytes: int) -> int:

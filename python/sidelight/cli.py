@@ -12,10 +12,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-if TYPE_CHECKING:  # the facade imports the native module: only load it once a command needs it
-    from collections.abc import Sequence
+from sidelight.errors import describe
+from sidelight.scanning import scan, scan_many
+from sidelight.types import Activity, ScanFailure
 
-    from sidelight.types import Activity
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -26,10 +28,10 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-# Human output: how much of a text, and how many tools and files, fit on one line.
+# Human output: how much of a text, of a list of tools or files, and of one path fit on a line.
 TEXT_WIDTH = 100
-TOOLS_SHOWN = 6
-FILES_SHOWN = 5
+LIST_WIDTH = 120
+PATH_WIDTH = 60
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,9 +48,10 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
-        import sidelight
+        from sidelight import __version__
 
-        parser.exit(EXIT_OK, f"sidelight {sidelight.__version__}\n")
+        sys.stdout.write(f"sidelight {__version__}\n")
+        parser.exit(EXIT_OK)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except Exception as error:  # the promise: one line, never a traceback (-vv logs it)
         logger.debug("internal error", exc_info=True)
-        logger.error("internal error: %s: %s (run with -vv for details)", type(error).__name__, error)
+        logger.error("internal error: %s (run with -vv for details)", describe(error))
         return EXIT_FAILED
     return code
 
@@ -113,10 +116,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.format not in FORMAT_CHOICES:
         parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
-
-    from sidelight.errors import describe
-    from sidelight.scanning import scan, scan_many
-    from sidelight.types import ScanFailure
 
     results: list[Activity | ScanFailure]
     if len(args.paths) == 1:
@@ -168,16 +167,16 @@ def _print_human(activity: Activity, out: TextIO) -> None:
     if categories.total:
         by_category = ", ".join(f"{count} {name}" for name, count in categories.as_dict().items() if count)
         top = sorted(activity.tools.items(), key=lambda item: (-item[1], item[0]))
-        names = ", ".join(f"{_clean(name, 40)} {count}" for name, count in top[:TOOLS_SHOWN])
-        more = ", …" if len(top) > TOOLS_SHOWN else ""
-        rows.append(("tools", f"{categories.total} ({by_category}): {names}{more}"))
+        head = f"{categories.total} ({by_category}): "
+        names = _fit([f"{_clean(name, 40)} {count}" for name, count in top], LIST_WIDTH - len(head))
+        rows.append(("tools", head + names))
     else:
         rows.append(("tools", "none"))
     files = activity.files_touched
     if files:
-        shown = ", ".join(_clean(path, 60) for path in files[:FILES_SHOWN])
-        more = f" (+{len(files) - FILES_SHOWN} more)" if len(files) > FILES_SHOWN else ""
-        rows.append(("files", f"{len(files)} touched: {shown}{more}"))
+        head = f"{len(files)} touched: "
+        shown = _fit([_short_path(path, activity.cwd) for path in files], LIST_WIDTH - len(head))
+        rows.append(("files", head + shown))
     if activity.first_user_text:
         rows.append(("first user", _quote(activity.first_user_text)))
     if activity.last_assistant_text:
@@ -194,6 +193,27 @@ def _print_human(activity: Activity, out: TextIO) -> None:
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         out.write(f"  {label:<{width}}  {value}\n")
+
+
+def _fit(items: list[str], width: int) -> str:
+    """As many of ``items`` as fit in ``width`` characters (at least one), then how many were left out."""
+    shown: list[str] = []
+    used = 0
+    for index, item in enumerate(items):
+        more = f" (+{len(items) - index} more)"
+        if shown and used + len(item) + len(more) > width:
+            return ", ".join(shown) + f" (+{len(items) - index} more)"
+        shown.append(item)
+        used += len(item) + 2
+    return ", ".join(shown)
+
+
+def _short_path(path: str, cwd: str | None) -> str:
+    """``path`` relative to the session's directory when inside it; long paths keep their end."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        path = path[len(cwd.rstrip("/")) + 1 :]
+    path = _clean(path, 10_000)
+    return path if len(path) <= PATH_WIDTH else "…" + path[-(PATH_WIDTH - 1) :]
 
 
 def _quote(text: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sidelight import _core
@@ -174,6 +173,8 @@ def _resolve_format(path: str, format: FormatArg) -> Format:
     if detected is not None:
         return detected
     # Nothing recognised the first lines. Say why in the terms of the file, if it is not a transcript.
+    from pathlib import Path  # only on this failure path: keep the import of sidelight lean
+
     file = Path(path)
     size = file.stat().st_size  # raises FileNotFoundError / PermissionError as they are
     if file.is_dir():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,10 +21,12 @@ from tests.benchmarks.peers import PEERS, core_available, disagreements
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 #: Rounds per timed peer when enabled (the Python peers take seconds per round on the large corpus).
 ROUNDS = int(os.environ.get("SIDELIGHT_BENCH_ROUNDS", "3"))
+#: ``1``: time a peer that disagrees anyway (the disagreement stays in ``extra_info``), to measure while a
+#: known disagreement is being fixed. The test still fails at the end.
+ALLOW_DISAGREEMENT = os.environ.get("SIDELIGHT_BENCH_ALLOW_DISAGREEMENT") == "1"
 FAST_PEERS = ("sidelight", "sidelight-many", "newline")
 
 
@@ -32,7 +35,8 @@ def _run(benchmark: Any, peer: str, paths: list[Path]) -> Any:
     if benchmark.disabled:
         return benchmark(function, paths)  # runs once, untimed
     result = function(paths)  # the agreement check runs before any timing
-    _check(benchmark, peer, paths, result)
+    if not ALLOW_DISAGREEMENT:
+        _check(benchmark, peer, paths, result)
     rounds = ROUNDS * 2 if peer in FAST_PEERS else ROUNDS
     benchmark.pedantic(function, args=(paths,), rounds=rounds, iterations=1, warmup_rounds=1)
     return result
@@ -67,23 +71,27 @@ def test_scan_throughput(
     if peer != "newline":
         benchmark.extra_info["_expected"] = expected(shape)
     result = _run(benchmark, peer, paths)
-    if benchmark.disabled:
-        _check(benchmark, peer, paths, result)
-    if peer == "newline":
-        assert result > 0
     if benchmark.stats is not None:
         stats = benchmark.stats.stats
         benchmark.extra_info["mb_per_s_median"] = round(size / MB / stats.median, 1)
         benchmark.extra_info["mb_per_s_best"] = round(size / MB / stats.min, 1)
+    if peer == "newline":
+        assert result > 0
+    if benchmark.disabled or ALLOW_DISAGREEMENT:
+        _check(benchmark, peer, paths, result)
 
 
+# VmHWM, not getrusage's ru_maxrss: on Linux a child started by fork/vfork + exec inherits the parent's
+# ru_maxrss (the pytest process, hundreds of MB), while VmHWM is the peak of the child's own memory.
 PEAK_RSS = """
-import resource, sys
+import sys
+from pathlib import Path
 import sidelight
 if sys.argv[1] != "-":
     activity = sidelight.scan(sys.argv[1], format="claude-code")
     assert activity.lines > 0
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+status = Path("/proc/self/status").read_text()
+print(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")))
 """
 
 
@@ -97,6 +105,8 @@ def test_core_memory_is_flat_in_file_size(benchmark: Any, benchmarks_enabled: bo
     benchmark.group = "memory"
     if reason := core_available():
         pytest.skip(reason)
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc/self/status (Linux) for the peak RSS of a process")
     small_mb, large_mb = (50, 200) if benchmarks_enabled else (2, 8)
     small, large = corpus("realistic", small_mb)[0], corpus("realistic", large_mb)[0]
     base = _peak_rss_kb("-")

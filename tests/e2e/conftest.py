@@ -183,6 +183,38 @@ class AgentEnv:
         env.update(extra)
         return env
 
+    # ---- hooks (see NOTES.md for where their output lands)
+
+    def add_claude_hook(self, event: str, command: str, *, scope: str = "user", timeout: int = 10) -> Path:
+        """Add a command hook for `event` to `~/.claude/settings.json` (`scope="project"`: the project's)."""
+        base = self.home if scope == "user" else self.project
+        settings_file = base / ".claude" / "settings.json"
+        settings = json.loads(settings_file.read_text()) if settings_file.exists() else {}
+        hook = {"type": "command", "command": command, "timeout": timeout}
+        settings.setdefault("hooks", {}).setdefault(event, []).append({"hooks": [hook]})
+        settings_file.parent.mkdir(parents=True, exist_ok=True)
+        settings_file.write_text(json.dumps(settings, indent=2))
+        return settings_file
+
+    def add_codex_hook(self, event: str, command: str, *, timeout: int = 10) -> Path:
+        """Add a command hook to `~/.codex/hooks.json` and enable hooks; `codex()` then trusts them."""
+        hooks_file = self.home / ".codex" / "hooks.json"
+        data = json.loads(hooks_file.read_text()) if hooks_file.exists() else {}
+        hook = {"type": "command", "command": command, "timeout": timeout}
+        data.setdefault("hooks", {}).setdefault(event, []).append({"hooks": [hook]})
+        hooks_file.write_text(json.dumps(data, indent=2))
+        config = self.home / ".codex" / "config.toml"
+        if "[features]" not in config.read_text():
+            config.write_text(config.read_text() + "\n[features]\nhooks = true\n")
+        return hooks_file
+
+    def add_pi_extension(self, name: str, source: str) -> Path:
+        """Write a TypeScript extension to `~/.pi/agent/extensions/<name>.ts` (loaded as is)."""
+        path = self.home / ".pi" / "agent" / "extensions" / f"{name}.ts"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+        return path
+
     # ---- running
 
     def _run(
@@ -312,12 +344,10 @@ class AgentEnv:
         argv = [str(client_bin("codex")), "exec"]
         if resume:
             argv += ["resume", resume]
-        argv += [
-            "--skip-git-repo-check",
-            "--dangerously-bypass-approvals-and-sandbox",
-            *extra_args,
-            prompt,
-        ]
+        argv += ["--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+        if (self.home / ".codex" / "hooks.json").exists():
+            argv.append("--dangerously-bypass-hook-trust")  # hooks not trusted by a person do not run
+        argv += [*extra_args, prompt]
         run_env = self.env(MOCK_API_KEY="dummy", **(env or {}))
         result = self._run("codex", argv, run_env, self.codex_sessions, timeout)
         if result.transcripts:

@@ -229,8 +229,8 @@ def _anthropic_view(body: JSON, session: str = "") -> _View:
         # Claude Code may add a user message made only of <system-reminder> blocks: context, not a prompt.
         content = m.get("content")
         blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
-        texts = [b if isinstance(b, str) else b.get("text") for b in blocks if isinstance(b, (str, dict))]
-        texts = [t for t in texts if isinstance(t, str) and t.strip()]
+        found = [b if isinstance(b, str) else b.get("text") for b in blocks if isinstance(b, (str, dict))]
+        texts: list[str] = [t for t in found if isinstance(t, str) and t.strip()]
         return bool(texts) and all(t.lstrip().startswith("<system-reminder>") for t in texts)
 
     def is_prompt(m: JSON) -> bool:
@@ -270,7 +270,7 @@ def _openai_view(body: JSON, session: str = "") -> _View:
             tools[str(name)] = t
 
     def is_message(it: JSON) -> bool:
-        return it.get("type", "message") == "message"
+        return bool(it.get("type", "message") == "message")
 
     def is_prompt(it: JSON) -> bool:
         return is_message(it) and it.get("role") == "user"
@@ -747,6 +747,14 @@ class MockAPI:
         with self._lock:
             self.requests.append(rec)
 
+    def _error(
+        self, rec: RecordedRequest, error: Exception, api: Literal["anthropic", "openai"], body: JSON
+    ) -> tuple[_View, Reply]:
+        rec.decision = f"error: {error!r}"
+        stream = bool(body.get("stream", api == "openai"))
+        view = _View(api, {}, "", "", 0, stream, str(body.get("model") or "mock-model"))
+        return view, Reply(text=f"mockapi error: {error!r}")
+
     def _respond(self, rec: RecordedRequest) -> tuple[int, str, bytes]:
         """(status, content type, body) for a recorded request."""
         path = rec.path.split("?", 1)[0].rstrip("/")
@@ -755,18 +763,26 @@ class MockAPI:
             rec.decision = "other"
             return 200, "application/json", json.dumps({"input_tokens": 100}).encode()
         if rec.method == "POST" and path.endswith("/messages"):
-            view = _anthropic_view(body, rec.headers.get("x-claude-code-session-id", ""))
-            r = self._decide(view, rec)
+            try:
+                view = _anthropic_view(body, rec.headers.get("x-claude-code-session-id", ""))
+                r = self._decide(view, rec)
+                msg = _anthropic_message(r, view, self._ids)
+            except Exception as e:  # a bug or an odd request: answer with text rather than a 500 (retries)
+                view, r = self._error(rec, e, "anthropic", body)
+                msg = _anthropic_message(r, view, self._ids)
             rec.reply = r
-            msg = _anthropic_message(r, view, self._ids)
             if view.stream:
                 return 200, "text/event-stream", _anthropic_stream(msg)
             return 200, "application/json", json.dumps(msg).encode()
         if rec.method == "POST" and path.endswith("/responses"):
-            view = _openai_view(body, rec.headers.get("session-id", ""))
-            r = self._decide(view, rec)
+            try:
+                view = _openai_view(body, rec.headers.get("session-id", ""))
+                r = self._decide(view, rec)
+                items = _openai_items(r, view, self._ids)
+            except Exception as e:
+                view, r = self._error(rec, e, "openai", body)
+                items = _openai_items(r, view, self._ids)
             rec.reply = r
-            items = _openai_items(r, view, self._ids)
             if view.stream:
                 return 200, "text/event-stream", _openai_stream(items, view, self._ids)
             return 200, "application/json", json.dumps(_openai_response(items, view, self._ids)).encode()

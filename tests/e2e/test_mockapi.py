@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.mockapi import MockAPI, Rule, bash, call, edit, read, reply, say, write
+from tests.e2e.mockapi import Call, MockAPI, Reply, Rule, bash, call, edit, read, reply, say, write
 
 CLAUDE_TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Bash", "Write", "Edit", "Read")]
 PI_TOOLS = [
@@ -205,3 +205,10 @@ def test_other_endpoints_answer_harmlessly(mock: MockAPI) -> None:
     assert json.loads(post(mock, "/api/event_logging/batch", {"events": [1]})) == {}
     assert [r.decision for r in mock.requests] == ["other", "other", "other"]
     assert mock.model_requests() == []
+
+
+def test_a_broken_script_step_gets_a_text_reply_not_an_error(mock: MockAPI) -> None:
+    mock.set_script([[Reply(calls=(Call("write", {"path": "/p/a"}),))]])  # no "content": a bug
+    msg = anthropic(mock, [{"role": "user", "content": "go"}])
+    assert msg["content"][0]["text"].startswith("mockapi error: KeyError")
+    assert mock.model_requests()[0].decision.startswith("error")

@@ -8,10 +8,12 @@ use crate::json::{is_space, Chars, RawStr};
 pub const TOOL_USES_KEPT: usize = 100;
 /// How many distinct touched files a scan keeps.
 pub const FILES_TOUCHED_KEPT: usize = 500;
-/// How many recent message / tool-use ids are remembered to count a response spread over lines once.
-pub const ID_WINDOW: usize = 1024;
-/// How many of a part's first ids are kept to undo double counts when parallel parts are merged.
-const HEAD_IDS: usize = 16;
+/// How many recent message / tool-use ids are remembered to count a response spread over lines (or
+/// replayed) once. Bounded, so memory stays flat on huge files; large enough to cover whole sessions.
+pub const ID_WINDOW: usize = 65_536;
+/// How many of a part's first ids are kept to undo double counts when parallel parts are merged: as
+/// many as the window, so a split changes nothing.
+const HEAD_IDS: usize = ID_WINDOW;
 
 /// Prompts that a client wrote on the user's behalf, not a person.
 const SYNTHETIC_PROMPT_PREFIXES: &[&str] = &[
@@ -165,6 +167,10 @@ pub enum Meta {
 
 /// Where the decoders report what a line holds. `Activity` counts it; the reader collects entries.
 pub trait Sink {
+    /// True while the session id or cwd is still unknown (decoders then read lines they could skip).
+    fn needs_identity(&self) -> bool {
+        false
+    }
     fn entry_type(&mut self, ty: Option<&RawStr<'_>>);
     fn meta(&mut self, which: Meta, value: &RawStr<'_>);
     fn prompt(&mut self, text: Text<'_>, timestamp: Option<&RawStr<'_>>);
@@ -385,6 +391,10 @@ impl Activity {
 }
 
 impl Sink for Activity {
+    fn needs_identity(&self) -> bool {
+        self.session_id.is_none() || self.cwd.is_none()
+    }
+
     fn entry_type(&mut self, ty: Option<&RawStr<'_>>) {
         let name = ty.and_then(|t| t.as_plain()).unwrap_or("<none>");
         match self.entry_types.get_mut(name) {

@@ -97,6 +97,16 @@ impl Format {
     }
 }
 
+/// Checks what follows a line's object: nothing but whitespace when it was read to its end, or at least
+/// a closing brace at the end of the line when reading stopped early.
+fn line_end(r: &mut Reader<'_>, stopped: bool) -> Option<()> {
+    if stopped {
+        return r.bytes.trim_ascii_end().ends_with(b"}").then_some(());
+    }
+    r.ws();
+    (r.i == r.bytes.len()).then_some(())
+}
+
 /// Keys of a tool input that name what it acts on, most telling first.
 const PRIMARY_KEYS: [&[u8]; 8] = [
     b"file_path",
@@ -276,6 +286,10 @@ fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> 
 
 /// Reads a `message` object. Returns `Flow::Stop` when it stopped at a tool result.
 fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
+    if r.peek()? != b'{' {
+        r.skip()?;
+        return Some(Flow::Continue);
+    }
     r.object(|r, key| {
         match key.raw {
             b"role" => {
@@ -336,7 +350,7 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
     let (mut meta, mut sidechain, mut compact) = (false, false, false);
     let mut titles: Vec<(&[u8], RawStr<'_>)> = Vec::new();
     let mut skip_rest = false;
-    r.object(|r, key| {
+    let flow = r.object(|r, key| {
         match key.raw {
             b"type" => {
                 ty = r.string_or_skip()?;
@@ -353,13 +367,14 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
                 }
             }
             b"message" => {
-                has_message = true;
+                has_message = r.peek()? == b'{';
                 let start = r.i;
                 if message(r, &mut msg)? == Flow::Stop {
                     if ty.is_some() {
                         skip_rest = true;
-                    } else {
-                        // The type is still to come: step over the rest of the message.
+                    }
+                    if ty.is_none() || sink.needs_identity() {
+                        // Something is still to come: step over the rest of the message.
                         r.i = crate::simd::container_end(r.bytes, start)?;
                     }
                 }
@@ -385,15 +400,14 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             }
             _ => r.skip()?,
         }
-        Some(if skip_rest {
+        // Nothing more of this line counts; read on only to learn the session's identity.
+        Some(if skip_rest && !sink.needs_identity() {
             Flow::Stop
         } else {
             Flow::Continue
         })
     })?;
-    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
-        return None;
-    }
+    line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     let t = ty.map(|t| t.raw).unwrap_or_default();
     for (key, value) in titles {
@@ -404,7 +418,8 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             _ => {}
         }
     }
-    if t == b"user" && msg.role_is(b"user") && !(meta || sidechain || compact) {
+    let role_ok = msg.role.is_none_or(|r| r.is(b"user"));
+    if t == b"user" && has_message && role_ok && !(meta || sidechain || compact) {
         if let Some(text) = msg.prompt() {
             sink.prompt(text, ts.as_ref());
         }
@@ -424,7 +439,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
     let mut has_message = false;
     let (mut id, mut cwd, mut name) = (None, None, None);
     let mut skip_rest = false;
-    r.object(|r, key| {
+    let flow = r.object(|r, key| {
         match key.raw {
             b"type" => {
                 ty = r.string_or_skip()?;
@@ -456,9 +471,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             Flow::Continue
         })
     })?;
-    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
-        return None;
-    }
+    line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     match ty.map(|t| t.raw).unwrap_or_default() {
         b"session" => {
@@ -525,6 +538,10 @@ struct Payload<'a> {
 }
 
 fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
+    if r.peek()? != b'{' {
+        r.skip()?;
+        return Some(Flow::Continue);
+    }
     r.object(|r, key| {
         match key.raw {
             b"type" => {
@@ -585,7 +602,7 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
     let mut ts: Option<RawStr<'_>> = None;
     let mut payload = Payload::default();
     let mut skip_rest = false;
-    r.object(|r, key| {
+    let flow = r.object(|r, key| {
         match key.raw {
             b"type" => {
                 ty = r.string_or_skip()?;
@@ -612,9 +629,7 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
             Flow::Continue
         })
     })?;
-    if skip_rest && !line.trim_ascii_end().ends_with(b"}") {
-        return None;
-    }
+    line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     let ts = ts.as_ref();
     match ty.map(|t| t.raw).unwrap_or_default() {

@@ -1,5 +1,6 @@
 //! Scanning a transcript from a cursor: file identity, resets, parallel parts, recent entries.
 
+use std::collections::HashMap;
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -270,6 +271,8 @@ pub struct Entry {
     pub text: Option<String>,
     pub tool_name: Option<String>,
     pub primary_arg: Option<String>,
+    /// Hash of the tool-use id, so a replayed tool use is shown once.
+    pub tool_id: Option<u64>,
 }
 
 /// Collects the entries of one line.
@@ -289,6 +292,7 @@ impl Sink for EntryCollector {
                 text: Some(text.trimmed(self.text_limit)),
                 tool_name: None,
                 primary_arg: None,
+                tool_id: None,
             });
         }
     }
@@ -301,6 +305,7 @@ impl Sink for EntryCollector {
                 text: Some(text.decode_trimmed(self.text_limit)),
                 tool_name: None,
                 primary_arg: None,
+                tool_id: None,
             });
         }
     }
@@ -311,6 +316,7 @@ impl Sink for EntryCollector {
             text: None,
             tool_name: Some(tool.name.to_owned()),
             primary_arg: tool.primary.map(|p| p.trimmed(self.text_limit)),
+            tool_id: tool.id,
         });
     }
     fn malformed(&mut self) {}
@@ -324,7 +330,11 @@ pub fn recent_entries(
     options: &Options,
 ) -> Result<Vec<Entry>, Error> {
     let (file, meta) = open(path)?;
-    let mut newest_first: Vec<Entry> = Vec::new();
+    // Newest first; a replayed tool use leaves a hole where its later copy was, so that the earliest
+    // one is kept, as a forward scan counts it.
+    let mut newest_first: Vec<Option<Entry>> = Vec::new();
+    let mut live = 0usize;
+    let mut by_tool_id: HashMap<u64, usize> = HashMap::new();
     let mut collector = EntryCollector {
         entries: Vec::new(),
         text_limit: options.text_limit,
@@ -343,15 +353,24 @@ pub fn recent_entries(
                 }
                 collector.entries.clear();
                 format.decode(line, &mut collector);
-                newest_first.extend(collector.entries.drain(..).rev());
-                newest_first.len() < limit
+                for entry in collector.entries.drain(..).rev() {
+                    if let Some(id) = entry.tool_id {
+                        if let Some(later) = by_tool_id.insert(id, newest_first.len()) {
+                            newest_first[later] = None;
+                            live -= 1;
+                        }
+                    }
+                    newest_first.push(Some(entry));
+                    live += 1;
+                }
+                live < limit
             },
         )
         .map_err(|e| Error::io(path, e))?;
     }
-    newest_first.truncate(limit);
-    newest_first.reverse();
-    Ok(newest_first)
+    let mut entries: Vec<Entry> = newest_first.into_iter().flatten().take(limit).collect();
+    entries.reverse();
+    Ok(entries)
 }
 
 /// The format of `path`, judged from its first lines (up to 64 KiB or 20 lines).
