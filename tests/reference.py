@@ -13,7 +13,6 @@ that a difference points at a rule the spec does state):
 - a primary argument is trimmed and cut to ``text_limit`` like the texts; a blank value does not count;
 - ``title``, ``session_id`` and ``cwd`` are trimmed; a blank one is ignored;
 - a tool-call id (Claude ``tool_use.id``, Pi ``toolCall.id``, Codex ``call_id``) counts once per scan;
-- a Codex ``shell`` call whose command list starts with ``apply_patch`` is counted as ``apply_patch``;
 - a Codex ``custom_tool_call`` other than ``apply_patch`` has its raw ``input`` as primary argument;
 - "whitespace" is ``str.strip()``'s; a whitespace-only line is ASCII whitespace (``\\x0c`` included).
 """
@@ -22,15 +21,16 @@ from __future__ import annotations
 
 import json
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 TOOL_USES_KEPT = 100
 FILES_TOUCHED_KEPT = 500
+# "an id among the last 65,536 ids counted is not counted again"
+MESSAGE_IDS_KEPT = 65_536
 DEFAULT_TEXT_LIMIT = 500
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-DEFAULT_SKIP_CUSTOM_TYPES = ("session-update",)
 FORMATS = ("claude-code", "pi", "codex")
 CATEGORY_KEYS = ("edit", "read", "command", "other")
 
@@ -181,14 +181,8 @@ def patch_files(patch: str) -> list[str]:
 class Activity:
     """What one scan accumulates; ``as_dict()`` has the keys of a scan result."""
 
-    def __init__(
-        self,
-        categories: Mapping[str, str],
-        skip_custom_types: Iterable[str],
-        text_limit: int,
-    ) -> None:
+    def __init__(self, categories: Mapping[str, str], text_limit: int) -> None:
         self.category_map = categories
-        self.skip_custom_types = frozenset(skip_custom_types)
         self.text_limit = text_limit
         self.messages = {"user": 0, "assistant": 0}
         self.tools: Counter[str] = Counter()
@@ -208,6 +202,7 @@ class Activity:
         self.skipped = {"malformed_json": 0, "invalid_utf8": 0, "too_long": 0}
         self.entry_types: Counter[str] = Counter()
         self.seen_message_ids: set[str] = set()
+        self.message_id_order: deque[str] = deque()  # the same ids, oldest first
         self.seen_tool_ids: set[str] = set()
         # The `timestamp` of the line being handled.
         self.timestamp: str | None = None
@@ -217,8 +212,8 @@ class Activity:
     def cut(self, text: str) -> str:
         return text[: self.text_limit]
 
-    def conversation_line(self) -> None:
-        """The current line is a conversation line: it moves first/last_timestamp."""
+    def stamp(self) -> None:
+        """The current line counts something: its timestamp moves first/last_timestamp."""
         if self.timestamp is not None:
             if self.first_timestamp is None:
                 self.first_timestamp = self.timestamp
@@ -232,6 +227,19 @@ class Activity:
         self.messages["user"] += 1
         if self.first_user_text is None:
             self.first_user_text = self.cut(text)
+        self.stamp()
+
+    def assistant_line(self, message_id: Any = None) -> None:
+        """A line of an assistant message; a response counts once per ``message_id`` (a string)."""
+        self.stamp()
+        if isinstance(message_id, str):
+            if message_id in self.seen_message_ids:
+                return
+            self.seen_message_ids.add(message_id)
+            self.message_id_order.append(message_id)
+            if len(self.message_id_order) > MESSAGE_IDS_KEPT:
+                self.seen_message_ids.discard(self.message_id_order.popleft())
+        self.messages["assistant"] += 1
 
     def assistant_text(self, text: Any) -> None:
         if isinstance(text, str):
@@ -255,6 +263,7 @@ class Activity:
             self.seen_tool_ids.add(tool_id)
         if primary is not None:
             primary = self.cut(primary.strip())
+        self.stamp()
         category = self.category_map.get(ascii_lower(name), "other")
         self.tools[name] += 1
         self.categories[category] += 1
@@ -327,10 +336,8 @@ def claude_code_line(acc: Activity, line: dict[str, Any], kind: str | None) -> N
         acc.set_title(line.get(field), rank)
         return
     if kind == "user":
-        acc.conversation_line()
         claude_code_user(acc, line)
     elif kind == "assistant":
-        acc.conversation_line()
         claude_code_assistant(acc, line)
     # "attachment" and every other type: not counted.
 
@@ -355,12 +362,7 @@ def claude_code_assistant(acc: Activity, line: dict[str, Any]) -> None:
     message = line.get("message")
     if not isinstance(message, dict) or message.get("model") == "<synthetic>":
         return
-    message_id = message.get("id")
-    if not isinstance(message_id, str):
-        acc.messages["assistant"] += 1
-    elif message_id not in acc.seen_message_ids:
-        acc.seen_message_ids.add(message_id)
-        acc.messages["assistant"] += 1
+    acc.assistant_line(message.get("id"))
     for block in _blocks(message.get("content")):
         kind = block.get("type")
         if kind == "text":
@@ -379,11 +381,10 @@ def pi_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
     elif kind == "session_info":
         acc.set_title(line.get("name"), 1)
     elif kind == "message":
-        acc.conversation_line()
         message = line.get("message")
         if isinstance(message, dict):
             pi_message(acc, message)
-    # "custom_message" (ours in skip_custom_types, or any other) and every other type: not counted.
+    # "custom_message" (ours, "session-update", or another extension's) and every other type: not counted.
 
 
 def pi_message(acc: Activity, message: dict[str, Any]) -> None:
@@ -395,7 +396,7 @@ def pi_message(acc: Activity, message: dict[str, Any]) -> None:
         else:
             acc.prompt("\n".join(_texts(_blocks(content), ("text",))))
     elif role == "assistant":
-        acc.messages["assistant"] += 1
+        acc.assistant_line()
         for block in _blocks(content):
             kind = block.get("type")
             if kind == "text":
@@ -418,7 +419,6 @@ def codex_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
         acc.set_first("session_id", payload.get("id"))
         acc.set_first("cwd", payload.get("cwd"))
     elif kind == "response_item":
-        acc.conversation_line()
         codex_item(acc, payload)
     # event_msg, turn_context and every other type: not counted.
 
@@ -437,7 +437,7 @@ def codex_item(acc: Activity, item: dict[str, Any]) -> None:
             ]
             acc.prompt("\n".join(texts))
         elif role == "assistant":
-            acc.messages["assistant"] += 1
+            acc.assistant_line()
             for text in _texts(blocks, ("output_text", "text")):
                 acc.assistant_text(text)
         # developer / system: ignored.
@@ -493,7 +493,6 @@ def reference_scan(
     format: str,
     *,
     categories: Mapping[str, str] | None = None,
-    skip_custom_types: Iterable[str] = DEFAULT_SKIP_CUSTOM_TYPES,
     text_limit: int = DEFAULT_TEXT_LIMIT,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     loads: Loads = json_loads,
@@ -508,7 +507,7 @@ def reference_scan(
     handler = HANDLERS[format]
     if categories is None:
         categories = default_categories(format)
-    acc = Activity(categories, skip_custom_types, text_limit)
+    acc = Activity(categories, text_limit)
     with Path(path).open("rb") as file:
         for raw in file:
             if not raw.endswith(b"\n"):

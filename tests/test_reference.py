@@ -540,7 +540,7 @@ def test_claude_attachments_are_never_counted(scan, write):
     assert r["last_timestamp"] == ts(1)
 
 
-def test_claude_timestamps_come_from_conversation_lines(scan, write):
+def test_claude_timestamps_come_from_counted_lines(scan, write):
     path = write(
         [
             {"type": "queue-operation", "operation": "enqueue", "timestamp": ts(0), "sessionId": SID},
@@ -743,6 +743,21 @@ def test_codex_assistant_and_ignored_items(scan, write):
     assert r["last_assistant_text"] == "second answer"
 
 
+def test_codex_message_text_block_types(scan, write):
+    path = write(
+        [
+            cx_meta(),
+            cx_message("user", "an output block in a user message", n=1, block="output_text"),
+            cx_message("user", "the prompt", n=2, block="input_text"),
+            cx_message("assistant", "the answer", n=3, block="output_text"),
+            cx_message("assistant", "an input block in an assistant message", n=4, block="input_text"),
+        ]
+    )
+    r = scan(path, "codex")
+    assert r["messages"] == {"user": 1, "assistant": 2}
+    assert (r["first_user_text"], r["last_assistant_text"]) == ("the prompt", "the answer")
+
+
 def test_codex_function_calls(scan, write):
     path = write(
         [
@@ -848,8 +863,8 @@ def test_codex_other_custom_tool(scan, write):
     assert r["tool_uses"] == [["js_repl", "other", "console.log(1)", ts(1)]]
 
 
-# Per format: lines whose first and last conversation lines count nothing, and the (first, last)
-# timestamps the spec gives them ("the timestamp of the first / last conversation line").
+# Per format: lines around the ones that count, and the (first, last) timestamps the spec gives them:
+# "the first / last line that holds a counted prompt, a line of an assistant message, or a counted tool use".
 TIMESTAMP_CASES: dict[str, tuple[list[Line], tuple[str, str]]] = {
     "claude-code": (
         [
@@ -857,11 +872,16 @@ TIMESTAMP_CASES: dict[str, tuple[list[Line], tuple[str, str]]] = {
             cc_user("hook feedback", 1, isMeta=True),
             cc_user("<command-name>/clear</command-name>", 2),
             cc_user("real prompt", 3),
-            cc_assistant([tool_use("Bash", {"command": "ls"}, "t1")], 4),
-            cc_user([{"type": "tool_result", "tool_use_id": "t1", "content": "out"}], 5),
-            cc("attachment", 6, attachment={"type": "file"}),
+            cc_assistant([text("Let me look.")], 4, "m1"),
+            cc_assistant([tool_use("Bash", {"command": "ls"}, "t1")], 5, "m1"),
+            cc_user([{"type": "tool_result", "tool_use_id": "t1", "content": "out"}], 6),
+            cc_assistant([text("same response, later line")], 7, "m1"),
+            cc_assistant([text("No response requested.")], 8, "m2", model="<synthetic>"),
+            cc_user("sidechain prompt", 9, isSidechain=True),
+            cc("attachment", 10, attachment={"type": "file"}),
+            cc("system", 11, subtype="turn_duration"),
         ],
-        (ts(1), ts(5)),
+        (ts(3), ts(7)),
     ),
     "pi": (
         [
@@ -870,9 +890,12 @@ TIMESTAMP_CASES: dict[str, tuple[list[Line], tuple[str, str]]] = {
             pi_msg("user", 2, content="prompt"),
             pi_msg("assistant", 3, content=[text("ok")]),
             pi_msg("toolResult", 4, toolCallId="c", toolName="bash", content=[], isError=False),
-            pi("custom_message", 5, customType="session-update", content="x"),
+            pi_msg("bashExecution", 5, command="ls", output="", exitCode=0),
+            pi_msg("toolResult", 6, toolCallId="d", toolName="bash", content=[], isError=False),
+            pi_msg("user", 7, content="   "),
+            pi("custom_message", 8, customType="session-update", content="x"),
         ],
-        (ts(1), ts(4)),
+        (ts(2), ts(5)),
     ),
     "codex": (
         [
@@ -882,19 +905,34 @@ TIMESTAMP_CASES: dict[str, tuple[list[Line], tuple[str, str]]] = {
             cx_message("user", "prompt", n=3),
             cx_call("exec_command", {"cmd": "ls"}, 4),
             cx_item({"type": "function_call_output", "call_id": "call_4", "output": "x"}, 5),
-            cx_item({"type": "reasoning", "summary": []}, 6),
-            cx("event_msg", {"type": "token_count"}, 7),
+            cx_message("assistant", "done", n=6),
+            cx_item({"type": "reasoning", "summary": []}, 7),
+            cx("event_msg", {"type": "token_count"}, 8),
+            {
+                **cx_call("exec_command", {"cmd": "ls"}, 9),
+                "payload": cx_call("exec_command", {"cmd": "ls"}, 4)["payload"],
+            },
         ],
-        (ts(1), ts(6)),
+        (ts(3), ts(6)),
     ),
 }
 
 
 @pytest.mark.parametrize("fmt", sorted(TIMESTAMP_CASES))
-def test_timestamps_come_from_every_conversation_line(scan, write, fmt):
+def test_timestamps_come_from_lines_that_count(scan, write, fmt):
     lines, expected = TIMESTAMP_CASES[fmt]
     r = scan(write(lines), fmt)
     assert (r["first_timestamp"], r["last_timestamp"]) == expected
+
+
+def test_message_ids_are_remembered_for_the_last_65536(scan, write):
+    window = 65_536
+    ids = [f"m{i}" for i in range(window + 1)]
+    lines = [f'{{"type":"assistant","message":{{"id":"{i}"}}}}' for i in [*ids, ids[0], ids[-1], ids[1]]]
+    r = scan(write(lines), "claude-code")
+    # m0 had left the window (65,536 newer ids), so it counts again; the newest did not; m0's
+    # return pushed m1 out.
+    assert r["messages"]["assistant"] == window + 1 + 1 + 0 + 1
 
 
 # -- core == reference on every key ----------------------------------------------------------------

@@ -130,7 +130,6 @@ def _typed_line(acc: Activity, line: Line) -> None:
         field, rank = CLAUDE_TITLE_FIELDS[kind]
         acc.set_title(getattr(line, field), rank)
     elif kind == "user":
-        acc.conversation_line()
         if line.isMeta is True or line.isCompactSummary is True or line.isSidechain is True:
             return
         message = line.message
@@ -144,32 +143,23 @@ def _typed_line(acc: Activity, line: Line) -> None:
                 return
             acc.prompt("\n".join(b.text for b in content if b.type == "text" and isinstance(b.text, str)))
     elif kind == "assistant":
-        acc.conversation_line()
         message = line.message
         if message is None or message.model == "<synthetic>":
             return
-        if not isinstance(message.id, str):
-            acc.messages["assistant"] += 1
-        elif message.id not in acc.seen_message_ids:
-            acc.seen_message_ids.add(message.id)
-            acc.messages["assistant"] += 1
+        acc.assistant_line(message.id)
         if not isinstance(message.content, list):
             return
         for block in message.content:
             if block.type == "text":
                 acc.assistant_text(block.text)
             elif block.type == "tool_use":
-                if isinstance(block.id, str):
-                    if block.id in acc.seen_tool_ids:
-                        continue
-                    acc.seen_tool_ids.add(block.id)
                 tool_input = block.input
                 args = None if tool_input is None else {k: getattr(tool_input, k) for k in PRIMARY_KEYS}
-                acc.tool_use(block.name, primary_arg(args))
+                acc.tool_use(block.name, primary_arg(args), tool_id=block.id)
 
 
 def msgspec_scan_one(path: Path, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> dict[str, Any]:
-    acc = Activity(default_categories(FORMAT), (), 500)
+    acc = Activity(default_categories(FORMAT), 500)
     decode = _LINE.decode
     with path.open("rb") as file:
         for raw in file:

@@ -30,23 +30,23 @@ ALLOW_DISAGREEMENT = os.environ.get("SIDELIGHT_BENCH_ALLOW_DISAGREEMENT") == "1"
 FAST_PEERS = ("sidelight", "sidelight-many", "newline")
 
 
-def _run(benchmark: Any, peer: str, paths: list[Path]) -> Any:
+def _run(benchmark: Any, peer: str, paths: list[Path], want: Any) -> Any:
     function = PEERS[peer]
     if benchmark.disabled:
         return benchmark(function, paths)  # runs once, untimed
     result = function(paths)  # the agreement check runs before any timing
     if not ALLOW_DISAGREEMENT:
-        _check(benchmark, peer, paths, result)
+        _check(benchmark, peer, result, want)
     rounds = ROUNDS * 2 if peer in FAST_PEERS else ROUNDS
     benchmark.pedantic(function, args=(paths,), rounds=rounds, iterations=1, warmup_rounds=1)
     return result
 
 
-def _check(benchmark: Any, peer: str, paths: list[Path], result: Any) -> None:
+def _check(benchmark: Any, peer: str, result: Any, want: Any) -> None:
     if peer == "newline":
         benchmark.extra_info["agreement"] = "n/a (physical limit)"
         return
-    diffs = disagreements(result, benchmark.extra_info.pop("_expected"))
+    diffs = disagreements(result, want)
     benchmark.extra_info["agreement"] = diffs or "ok"
     assert not diffs, f"{peer} disagrees with the reference reader: {diffs}"
 
@@ -68,9 +68,8 @@ def test_scan_throughput(
         pytest.skip("scan_many is measured on the shape with many files")
     size = total_bytes(paths)
     benchmark.extra_info.update(shape=shape, peer=peer, files=len(paths), bytes=size)
-    if peer != "newline":
-        benchmark.extra_info["_expected"] = expected(shape)
-    result = _run(benchmark, peer, paths)
+    want = None if peer == "newline" else expected(shape)
+    result = _run(benchmark, peer, paths, want)
     if benchmark.stats is not None:
         stats = benchmark.stats.stats
         benchmark.extra_info["mb_per_s_median"] = round(size / MB / stats.median, 1)
@@ -78,7 +77,7 @@ def test_scan_throughput(
     if peer == "newline":
         assert result > 0
     if benchmark.disabled or ALLOW_DISAGREEMENT:
-        _check(benchmark, peer, paths, result)
+        _check(benchmark, peer, result, want)
 
 
 # VmHWM, not getrusage's ru_maxrss: on Linux a child started by fork/vfork + exec inherits the parent's

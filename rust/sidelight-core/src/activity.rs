@@ -179,6 +179,7 @@ pub trait Sink {
     fn assistant_text(&mut self, text: &RawStr<'_>, timestamp: Option<&RawStr<'_>>);
     fn tool_use(&mut self, tool: ToolCall<'_>, timestamp: Option<&RawStr<'_>>);
     fn malformed(&mut self);
+    fn invalid_utf8(&mut self);
 }
 
 /// A tool use as the decoders see it.
@@ -232,13 +233,25 @@ impl IdWindow {
     }
 }
 
-/// FNV-1a, 64 bit: stable across processes, so hashes can live in cursor files. Never 0.
+/// A fast 64-bit hash, eight bytes at a time, stable across processes and versions (hashes live in
+/// cursor files: changing it makes every cursor report "rewritten" once). Never 0.
 pub fn hash64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = K ^ (bytes.len() as u64).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    let mut words = bytes.chunks_exact(8);
+    for word in words.by_ref() {
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        h = (h.rotate_left(23) ^ w).wrapping_mul(K);
     }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h.rotate_left(23) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+    // murmur3's finaliser spreads every input bit over the result.
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    h ^= h >> 33;
     h.max(1)
 }
 
@@ -297,12 +310,16 @@ impl Activity {
     }
 
     fn stamp(&mut self, timestamp: Option<&RawStr<'_>>) {
-        if let Some(ts) = timestamp {
-            let ts = ts.decode();
-            if self.first_timestamp.is_none() {
-                self.first_timestamp = Some(ts.clone());
-            }
-            self.last_timestamp = Some(ts);
+        let Some(ts) = timestamp else { return };
+        // Every counted line stamps: reuse the string rather than allocate one per line.
+        let last = self.last_timestamp.get_or_insert_with(String::new);
+        last.clear();
+        match ts.as_plain() {
+            Some(plain) => last.push_str(plain),
+            None => last.extend(Chars::new(ts.raw)),
+        }
+        if self.first_timestamp.is_none() {
+            self.first_timestamp = self.last_timestamp.clone();
         }
     }
 
@@ -499,6 +516,10 @@ impl Sink for Activity {
 
     fn malformed(&mut self) {
         self.skipped.malformed_json += 1;
+    }
+
+    fn invalid_utf8(&mut self) {
+        self.skipped.invalid_utf8 += 1;
     }
 }
 

@@ -33,8 +33,12 @@ impl Format {
             Format::Pi => pi(line, sink),
             Format::Codex => codex(line, sink),
         };
-        if ok.is_none() {
-            sink.malformed();
+        match ok {
+            Ok(()) => {}
+            // A line that is not UTF-8 is counted as such, whatever else is wrong with it.
+            Err(Bad::Malformed) if simdutf8::basic::from_utf8(line).is_err() => sink.invalid_utf8(),
+            Err(Bad::Malformed) => sink.malformed(),
+            Err(Bad::InvalidUtf8) => sink.invalid_utf8(),
         }
     }
 
@@ -97,14 +101,31 @@ impl Format {
     }
 }
 
-/// Checks what follows a line's object: nothing but whitespace when it was read to its end, or at least
-/// a closing brace at the end of the line when reading stopped early.
-fn line_end(r: &mut Reader<'_>, stopped: bool) -> Option<()> {
-    if stopped {
-        return r.bytes.trim_ascii_end().ends_with(b"}").then_some(());
-    }
-    r.ws();
-    (r.i == r.bytes.len()).then_some(())
+/// Checks what follows a line's object (nothing but whitespace when it was read to its end, or at least
+/// a closing brace at the end of the line when reading stopped early), and that what was read is UTF-8.
+fn line_end(r: &mut Reader<'_>, stopped: bool) -> Result<(), Bad> {
+    let read = if stopped {
+        if !r.bytes.trim_ascii_end().ends_with(b"}") {
+            return Err(Bad::Malformed);
+        }
+        &r.bytes[..r.i]
+    } else {
+        r.ws();
+        if r.i != r.bytes.len() {
+            return Err(Bad::Malformed);
+        }
+        r.bytes
+    };
+    // Only the bytes read are checked: what was skipped unread never reaches a count or a text.
+    simdutf8::basic::from_utf8(read)
+        .map(|_| ())
+        .map_err(|_| Bad::InvalidUtf8)
+}
+
+/// Why a line was not decoded.
+enum Bad {
+    Malformed,
+    InvalidUtf8,
 }
 
 /// Keys of a tool input that name what it acts on, most telling first.
@@ -120,11 +141,11 @@ const PRIMARY_KEYS: [&[u8]; 8] = [
 ];
 
 /// The primary argument of a tool input object, and the files of a patch it carries.
-fn tool_input<'a>(input: &'a [u8], name: &str) -> (Option<Text<'a>>, Vec<String>) {
+fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> (Option<Text<'a>>, Vec<String>) {
     let mut best: Option<(usize, Text<'a>)> = None;
     let mut patch: Option<String> = None;
     let _ = Reader::new(input).object(|r, key| {
-        let rank = PRIMARY_KEYS.iter().position(|k| key.is(k));
+        let rank = keys.iter().position(|k| key.is(k));
         let is_patch = name == "apply_patch" && (key.is(b"input") || key.is(b"patch"));
         match (rank, r.peek()?) {
             (Some(rank), b'"') => {
@@ -169,10 +190,11 @@ fn shell_command(parts: &[String]) -> Option<String> {
         return None;
     }
     let shell = parts[0].rsplit('/').next().unwrap_or("");
-    if parts.len() == 3
+    if parts.len() >= 3
         && matches!(shell, "bash" | "sh" | "zsh" | "dash" | "fish")
         && matches!(parts[1].as_str(), "-c" | "-lc")
     {
+        // `bash -c SCRIPT ARG0 ARG1…`: the script is the word after the flag.
         return Some(parts[2].clone());
     }
     Some(parts.join(" "))
@@ -324,7 +346,7 @@ fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &
             Block::ToolUse { id, name, input } => {
                 let name = name.decode();
                 let (primary, files) = input
-                    .map(|i| tool_input(i, &name))
+                    .map(|i| tool_input(i, &name, &PRIMARY_KEYS))
                     .unwrap_or((None, Vec::new()));
                 sink.tool_use(
                     ToolCall {
@@ -341,7 +363,7 @@ fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &
 }
 
 /// Claude Code: see docs/activity.md.
-fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
@@ -349,66 +371,67 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
     let mut has_message = false;
     let (mut meta, mut sidechain, mut compact) = (false, false, false);
     let mut titles: Vec<(&[u8], RawStr<'_>)> = Vec::new();
+    let (mut session_id, mut cwd) = (None, None);
     let mut skip_rest = false;
-    let flow = r.object(|r, key| {
-        match key.raw {
-            b"type" => {
-                ty = r.string_or_skip()?;
-                let t = ty.map(|t| t.raw).unwrap_or_default();
-                // Only these types hold anything we count; the rest of any other line is not read.
-                if !matches!(
-                    t,
-                    b"user" | b"assistant" | b"custom-title" | b"ai-title" | b"summary"
-                ) {
-                    skip_rest = true;
-                }
-                if has_message && msg.tool_result {
-                    skip_rest = true;
-                }
-            }
-            b"message" => {
-                has_message = r.peek()? == b'{';
-                let start = r.i;
-                if message(r, &mut msg)? == Flow::Stop {
-                    if ty.is_some() {
+    let flow = r
+        .object(|r, key| {
+            match key.raw {
+                b"type" => {
+                    ty = r.string_or_skip()?;
+                    let t = ty.map(|t| t.raw).unwrap_or_default();
+                    // Only these types hold anything we count; the rest of any other line is not read.
+                    if !matches!(
+                        t,
+                        b"user" | b"assistant" | b"custom-title" | b"ai-title" | b"summary"
+                    ) {
                         skip_rest = true;
                     }
-                    if ty.is_none() || sink.needs_identity() {
-                        // Something is still to come: step over the rest of the message.
-                        r.i = crate::simd::container_end(r.bytes, start)?;
+                    if has_message && msg.tool_result {
+                        skip_rest = true;
                     }
                 }
-            }
-            b"timestamp" => ts = r.string_or_skip()?,
-            b"isMeta" => meta = r.boolean()?,
-            b"isSidechain" => sidechain = r.boolean()?,
-            b"isCompactSummary" => compact = r.boolean()?,
-            b"sessionId" => {
-                if let Some(v) = r.string_or_skip()? {
-                    sink.meta(Meta::SessionId, &v);
+                b"message" => {
+                    has_message = r.peek()? == b'{';
+                    let start = r.i;
+                    if message(r, &mut msg)? == Flow::Stop {
+                        if ty.is_some() {
+                            skip_rest = true;
+                        }
+                        if ty.is_none() || sink.needs_identity() {
+                            // Something is still to come: step over the rest of the message.
+                            r.i = crate::simd::container_end(r.bytes, start)?;
+                        }
+                    }
                 }
-            }
-            b"cwd" => {
-                if let Some(v) = r.string_or_skip()? {
-                    sink.meta(Meta::Cwd, &v);
+                b"timestamp" => ts = r.string_or_skip()?,
+                b"isMeta" => meta = r.boolean()?,
+                b"isSidechain" => sidechain = r.boolean()?,
+                b"isCompactSummary" => compact = r.boolean()?,
+                b"sessionId" => session_id = r.string_or_skip()?,
+                b"cwd" => cwd = r.string_or_skip()?,
+                b"customTitle" | b"aiTitle" | b"summary" => {
+                    if let Some(v) = r.string_or_skip()? {
+                        titles.push((key.raw, v));
+                    }
                 }
+                _ => r.skip()?,
             }
-            b"customTitle" | b"aiTitle" | b"summary" => {
-                if let Some(v) = r.string_or_skip()? {
-                    titles.push((key.raw, v));
-                }
-            }
-            _ => r.skip()?,
-        }
-        // Nothing more of this line counts; read on only to learn the session's identity.
-        Some(if skip_rest && !sink.needs_identity() {
-            Flow::Stop
-        } else {
-            Flow::Continue
+            // Nothing more of this line counts; read on only to learn the session's identity.
+            Some(if skip_rest && !sink.needs_identity() {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
         })
-    })?;
+        .ok_or(Bad::Malformed)?;
     line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
+    if let Some(v) = session_id {
+        sink.meta(Meta::SessionId, &v);
+    }
+    if let Some(v) = cwd {
+        sink.meta(Meta::Cwd, &v);
+    }
     let t = ty.map(|t| t.raw).unwrap_or_default();
     for (key, value) in titles {
         match (t, key) {
@@ -427,11 +450,11 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
         sink.assistant(msg.id.map(|i| hash64(i.raw)), ts.as_ref());
         report_assistant(&msg, ts.as_ref(), sink);
     }
-    Some(())
+    Ok(())
 }
 
 /// Pi: see docs/activity.md.
-fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
@@ -439,38 +462,40 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
     let mut has_message = false;
     let (mut id, mut cwd, mut name) = (None, None, None);
     let mut skip_rest = false;
-    let flow = r.object(|r, key| {
-        match key.raw {
-            b"type" => {
-                ty = r.string_or_skip()?;
-                let t = ty.map(|t| t.raw).unwrap_or_default();
-                if !matches!(t, b"message" | b"session" | b"session_info") {
-                    skip_rest = true;
-                }
-            }
-            b"message" => {
-                has_message = true;
-                let start = r.i;
-                if message(r, &mut msg)? == Flow::Stop {
-                    if ty.is_some() {
+    let flow = r
+        .object(|r, key| {
+            match key.raw {
+                b"type" => {
+                    ty = r.string_or_skip()?;
+                    let t = ty.map(|t| t.raw).unwrap_or_default();
+                    if !matches!(t, b"message" | b"session" | b"session_info") {
                         skip_rest = true;
-                    } else {
-                        r.i = crate::simd::container_end(r.bytes, start)?;
                     }
                 }
+                b"message" => {
+                    has_message = true;
+                    let start = r.i;
+                    if message(r, &mut msg)? == Flow::Stop {
+                        if ty.is_some() {
+                            skip_rest = true;
+                        } else {
+                            r.i = crate::simd::container_end(r.bytes, start)?;
+                        }
+                    }
+                }
+                b"timestamp" => ts = r.string_or_skip()?,
+                b"id" => id = r.string_or_skip()?,
+                b"cwd" => cwd = r.string_or_skip()?,
+                b"name" => name = r.string_or_skip()?,
+                _ => r.skip()?,
             }
-            b"timestamp" => ts = r.string_or_skip()?,
-            b"id" => id = r.string_or_skip()?,
-            b"cwd" => cwd = r.string_or_skip()?,
-            b"name" => name = r.string_or_skip()?,
-            _ => r.skip()?,
-        }
-        Some(if skip_rest {
-            Flow::Stop
-        } else {
-            Flow::Continue
+            Some(if skip_rest {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
         })
-    })?;
+        .ok_or(Bad::Malformed)?;
     line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     match ty.map(|t| t.raw).unwrap_or_default() {
@@ -509,7 +534,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
         }
         _ => {}
     }
-    Some(())
+    Ok(())
 }
 
 /// Codex user messages that carry instructions or environment, not the person's words.
@@ -527,7 +552,8 @@ const CODEX_CONTEXT_PREFIXES: &[&str] = &[
 struct Payload<'a> {
     ty: Option<RawStr<'a>>,
     role: Option<RawStr<'a>>,
-    texts: Vec<RawStr<'a>>,
+    /// Content blocks as `(type, text)`.
+    texts: Vec<(Option<RawStr<'a>>, RawStr<'a>)>,
     name: Option<RawStr<'a>>,
     arguments: Option<RawStr<'a>>,
     input: Option<RawStr<'a>>,
@@ -535,6 +561,16 @@ struct Payload<'a> {
     action: Option<&'a [u8]>,
     id: Option<RawStr<'a>>,
     cwd: Option<RawStr<'a>>,
+}
+
+impl<'a> Payload<'a> {
+    /// The texts of the blocks of type `kind` or plain `text`.
+    fn texts_of<'p>(&'p self, kind: &'p [u8]) -> impl Iterator<Item = RawStr<'a>> + 'p {
+        self.texts
+            .iter()
+            .filter(move |(t, _)| t.is_some_and(|t| t.is(kind) || t.is(b"text")))
+            .map(|(_, s)| *s)
+    }
 }
 
 fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
@@ -566,16 +602,20 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
                             r.skip()?;
                             return Some(Flow::Continue);
                         }
-                        let mut text = None;
+                        let (mut block_type, mut text) = (None, None);
                         r.object(|r, key| {
                             if key.is(b"text") {
                                 text = r.string_or_skip()?;
+                            } else if key.is(b"type") {
+                                block_type = r.string_or_skip()?;
                             } else {
                                 r.skip()?;
                             }
                             Some(Flow::Continue)
                         })?;
-                        p.texts.extend(text);
+                        if let Some(text) = text {
+                            p.texts.push((block_type, text));
+                        }
                         Some(Flow::Continue)
                     })?;
                 } else {
@@ -596,39 +636,41 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
 }
 
 /// Codex rollouts: see docs/activity.md.
-fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
+fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
     let mut payload = Payload::default();
     let mut skip_rest = false;
-    let flow = r.object(|r, key| {
-        match key.raw {
-            b"type" => {
-                ty = r.string_or_skip()?;
-                if !ty.is_some_and(|t| t.is(b"response_item") || t.is(b"session_meta")) {
-                    skip_rest = true;
-                }
-            }
-            b"timestamp" => ts = r.string_or_skip()?,
-            b"payload" => {
-                let start = r.i;
-                if codex_payload(r, &mut payload)? == Flow::Stop {
-                    if ty.is_some() {
+    let flow = r
+        .object(|r, key| {
+            match key.raw {
+                b"type" => {
+                    ty = r.string_or_skip()?;
+                    if !ty.is_some_and(|t| t.is(b"response_item") || t.is(b"session_meta")) {
                         skip_rest = true;
-                    } else {
-                        r.i = crate::simd::container_end(r.bytes, start)?;
                     }
                 }
+                b"timestamp" => ts = r.string_or_skip()?,
+                b"payload" => {
+                    let start = r.i;
+                    if codex_payload(r, &mut payload)? == Flow::Stop {
+                        if ty.is_some() {
+                            skip_rest = true;
+                        } else {
+                            r.i = crate::simd::container_end(r.bytes, start)?;
+                        }
+                    }
+                }
+                _ => r.skip()?,
             }
-            _ => r.skip()?,
-        }
-        Some(if skip_rest {
-            Flow::Stop
-        } else {
-            Flow::Continue
+            Some(if skip_rest {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
         })
-    })?;
+        .ok_or(Bad::Malformed)?;
     line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     let ts = ts.as_ref();
@@ -644,7 +686,7 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Option<()> {
         b"response_item" => codex_item(&payload, ts, sink),
         _ => {}
     }
-    Some(())
+    Ok(())
 }
 
 fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
@@ -655,9 +697,7 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             let role = p.role.map(|r| r.raw).unwrap_or_default();
             if role == b"user" {
                 let parts: Vec<RawStr<'_>> = p
-                    .texts
-                    .iter()
-                    .copied()
+                    .texts_of(b"input_text")
                     .filter(|t| !Text::Raw(*t).starts_with_any(CODEX_CONTEXT_PREFIXES))
                     .collect();
                 let text = if parts.len() == 1 {
@@ -670,8 +710,8 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                 }
             } else if role == b"assistant" {
                 sink.assistant(None, ts);
-                for text in &p.texts {
-                    sink.assistant_text(text, ts);
+                for text in p.texts_of(b"output_text") {
+                    sink.assistant_text(&text, ts);
                 }
             }
         }
@@ -680,7 +720,7 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                 return;
             };
             let arguments = p.arguments.map(|a| decode_raw(a.raw)).unwrap_or_default();
-            let (primary, files) = tool_input(arguments.as_bytes(), &name);
+            let (primary, files) = tool_input(arguments.as_bytes(), &name, &PRIMARY_KEYS);
             let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
             let name = if files.is_empty() {
                 name
@@ -721,14 +761,14 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             );
         }
         b"local_shell_call" | b"web_search_call" => {
-            let name = if ty.is(b"local_shell_call") {
-                "local_shell_call"
+            let (name, key): (&str, &[u8]) = if ty.is(b"local_shell_call") {
+                ("local_shell_call", b"command")
             } else {
-                "web_search_call"
+                ("web_search_call", b"query")
             };
             let (primary, files) = p
                 .action
-                .map(|a| tool_input(a, name))
+                .map(|a| tool_input(a, name, &[key]))
                 .unwrap_or((None, Vec::new()));
             let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
             sink.tool_use(

@@ -122,13 +122,17 @@ impl Iterator for Chars<'_> {
 
     fn next(&mut self) -> Option<char> {
         let b = *self.raw.get(self.i)?;
+        if b < 0x80 && b != b'\\' {
+            self.i += 1;
+            return Some(char::from(b));
+        }
         if b != b'\\' {
-            // The line is valid UTF-8, so a lead byte tells the length of its character.
+            // A lead byte tells the length of its character; bytes that are not UTF-8 become U+FFFD.
             let len = match b {
-                0..=0x7F => 1,
-                0xC0..=0xDF => 2,
+                0xC2..=0xDF => 2,
                 0xE0..=0xEF => 3,
-                _ => 4,
+                0xF0..=0xF4 => 4,
+                _ => 1,
             };
             let end = (self.i + len).min(self.raw.len());
             let c = std::str::from_utf8(&self.raw[self.i..end])

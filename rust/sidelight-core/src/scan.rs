@@ -141,10 +141,6 @@ fn scan_part(
             return;
         }
         activity.lines += 1;
-        if simdutf8::basic::from_utf8(line).is_err() {
-            activity.skipped.invalid_utf8 += 1;
-            return;
-        }
         format.decode(line, &mut activity);
     })?;
     activity.lines += lines.too_long;
@@ -320,6 +316,7 @@ impl Sink for EntryCollector {
         });
     }
     fn malformed(&mut self) {}
+    fn invalid_utf8(&mut self) {}
 }
 
 /// The last `limit` conversation entries of `path`, oldest first, read backwards from the end.

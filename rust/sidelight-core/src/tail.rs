@@ -6,7 +6,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The first read buffer; it grows only to hold one long line, never past `max_line_bytes`.
-const INITIAL_BUFFER: usize = 1 << 20;
+const INITIAL_BUFFER: usize = 256 << 10;
 
 /// How a read of a range ended.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -46,6 +46,8 @@ pub fn for_each_line(
     let mut base = start;
     let mut filled = 0usize;
     let mut skipping = false;
+    // Whether the line being skipped is only whitespace so far (such a line is ignored, not counted).
+    let mut skipped_blank = true;
     loop {
         if cancel.load(Ordering::Relaxed) {
             return Err(interrupted());
@@ -63,6 +65,7 @@ pub fn for_each_line(
                 buf.resize(grown, 0);
             } else {
                 skipping = true;
+                skipped_blank = is_blank(&buf[..filled]);
                 base += filled as u64;
                 filled = 0;
             }
@@ -81,12 +84,15 @@ pub fn for_each_line(
             match memchr::memchr(b'\n', &buf[fresh..filled]) {
                 Some(nl) => {
                     skipping = false;
-                    result.too_long += 1;
+                    if !(skipped_blank && is_blank(&buf[fresh..fresh + nl])) {
+                        result.too_long += 1;
+                    }
                     line_start = fresh + nl + 1;
                     search_from = line_start;
                     result.end = base + line_start as u64;
                 }
                 None => {
+                    skipped_blank = skipped_blank && is_blank(&buf[fresh..filled]);
                     base += filled as u64;
                     filled = 0;
                     continue;
@@ -97,7 +103,9 @@ pub fn for_each_line(
             let nl = search_from + nl;
             let line = &buf[line_start..nl];
             if line.len() > max_line_bytes {
-                result.too_long += 1;
+                if !is_blank(line) {
+                    result.too_long += 1;
+                }
             } else {
                 each(line);
             }
@@ -111,11 +119,17 @@ pub fn for_each_line(
         }
         if filled > max_line_bytes {
             skipping = true;
+            skipped_blank = is_blank(&buf[..filled]);
             base += filled as u64;
             filled = 0;
         }
     }
     Ok(result)
+}
+
+/// True for a line of only whitespace; it stops at the first other byte, so real lines cost nothing.
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
 }
 
 /// The offset of the first line that starts at or after `from` (just past the next `\n`), or `end`.

@@ -17,6 +17,9 @@ use sidelight_core::{Categories, Category, Cursor, Error, Format, Options, Reque
 
 type CursorTuple = (u64, u64, u64, u64, u64, u64, u64);
 
+/// Scans of fewer new bytes than this run without a watching thread: they end before Ctrl-C matters.
+const INTERRUPTIBLE_BYTES: u64 = 64 << 20;
+
 fn to_py_err(error: Error) -> PyErr {
     let message = error.to_string();
     match error {
@@ -200,7 +203,7 @@ fn scan<'py>(
     let opts = options(parse_categories(&categories)?, max_line_bytes, text_limit);
     let cursor = cursor.map(cursor_from);
     let file = PathBuf::from(path);
-    let result = run_interruptible(py, |cancel| {
+    let work = |cancel: &AtomicBool| {
         sidelight_core::scan(
             &file,
             format,
@@ -209,7 +212,16 @@ fn scan<'py>(
             threads.max(1),
             cancel,
         )
-    })?;
+    };
+    // A watching thread (for Ctrl-C) costs more than a small scan: small ranges run in this thread.
+    let remaining = std::fs::metadata(&file)
+        .map(|m| m.len().saturating_sub(cursor.map_or(0, |c| c.offset)))
+        .unwrap_or(0);
+    let result = if remaining < INTERRUPTIBLE_BYTES {
+        py.detach(|| work(&AtomicBool::new(false)))
+    } else {
+        run_interruptible(py, work)?
+    };
     scan_dict(py, path, &result.map_err(to_py_err)?)
 }
 
@@ -255,9 +267,24 @@ fn scan_many<'py>(
             Err(_) => None,
         })
         .collect();
-    let mut results = run_interruptible(py, |cancel| {
-        sidelight_core::scan_many(&valid, &option_sets, cancel)
-    })?
+    let work = |cancel: &AtomicBool| sidelight_core::scan_many(&valid, &option_sets, cancel);
+    // As in `scan`: a few small files are scanned in this thread. Past a few dozen files a stat of
+    // each would cost more than the watching thread.
+    let small = valid.len() <= 32 && {
+        let remaining: u64 = valid
+            .iter()
+            .map(|r| {
+                let size = std::fs::metadata(&r.path).map_or(0, |m| m.len());
+                size.saturating_sub(r.cursor.map_or(0, |c| c.offset))
+            })
+            .sum();
+        remaining < INTERRUPTIBLE_BYTES
+    };
+    let mut results = if small {
+        py.detach(|| work(&AtomicBool::new(false)))
+    } else {
+        run_interruptible(py, work)?
+    }
     .into_iter();
     let out = PyList::empty(py);
     for (request, parse) in requests.iter().zip(parsed) {
