@@ -51,7 +51,10 @@ test-fast: build-dev  ## Python tests without the real CLIs
 	$(VENV)/bin/pytest -m "not e2e"
 
 bench: build-dev  ## benchmarks, peers side by side in one run
-	$(VENV)/bin/pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,mean,stddev,ops -p no:randomly
+	mkdir -p .benchmarks
+	$(VENV)/bin/pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,mean,stddev,ops \
+		--benchmark-json=.benchmarks/scan.json
+	$(PY) -m tests.benchmarks.report .benchmarks/scan.json
 
 all: lint test
 

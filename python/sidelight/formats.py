@@ -62,7 +62,7 @@ DEFAULT_CATEGORIES: Final[dict[str, dict[str, str]]] = {
     Format.CODEX.value: _categories(
         edit="apply_patch",
         read="view_image",
-        command="shell shell_command exec_command write_stdin local_shell_call",
+        command="shell shell_command exec_command write_stdin local_shell_call container.exec",
     ),
 }
 

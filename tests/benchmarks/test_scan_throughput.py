@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.benchmarks.corpus import MB, SHAPES, corpus, total_bytes
-from tests.benchmarks.peers import PEERS, core_available, disagreements
+from tests.benchmarks.peers import PEERS, PHYSICAL_LIMITS, core_available, disagreements
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,7 +27,7 @@ ROUNDS = int(os.environ.get("SIDELIGHT_BENCH_ROUNDS", "3"))
 #: ``1``: time a peer that disagrees anyway (the disagreement stays in ``extra_info``), to measure while a
 #: known disagreement is being fixed. The test still fails at the end.
 ALLOW_DISAGREEMENT = os.environ.get("SIDELIGHT_BENCH_ALLOW_DISAGREEMENT") == "1"
-FAST_PEERS = ("sidelight", "sidelight-many", "newline")
+FAST_PEERS = ("sidelight", "sidelight-many", *PHYSICAL_LIMITS)
 
 
 def _run(benchmark: Any, peer: str, paths: list[Path], want: Any) -> Any:
@@ -43,7 +43,7 @@ def _run(benchmark: Any, peer: str, paths: list[Path], want: Any) -> Any:
 
 
 def _check(benchmark: Any, peer: str, result: Any, want: Any) -> None:
-    if peer == "newline":
+    if peer in PHYSICAL_LIMITS:
         benchmark.extra_info["agreement"] = "n/a (physical limit)"
         return
     diffs = disagreements(result, want)
@@ -68,13 +68,13 @@ def test_scan_throughput(
         pytest.skip("scan_many is measured on the shape with many files")
     size = total_bytes(paths)
     benchmark.extra_info.update(shape=shape, peer=peer, files=len(paths), bytes=size)
-    want = None if peer == "newline" else expected(shape)
+    want = None if peer in PHYSICAL_LIMITS else expected(shape)
     result = _run(benchmark, peer, paths, want)
     if benchmark.stats is not None:
         stats = benchmark.stats.stats
         benchmark.extra_info["mb_per_s_median"] = round(size / MB / stats.median, 1)
         benchmark.extra_info["mb_per_s_best"] = round(size / MB / stats.min, 1)
-    if peer == "newline":
+    if peer in PHYSICAL_LIMITS:
         assert result > 0
     if benchmark.disabled or ALLOW_DISAGREEMENT:
         _check(benchmark, peer, result, want)

@@ -491,11 +491,14 @@ impl Sink for Activity {
         }
         let primary_arg = tool.primary.as_ref().map(|p| p.trimmed(self.text_limit));
         if category == Category::Edit {
-            if let Some(path) = primary_arg
-                .as_deref()
-                .filter(|p| tool.files.is_empty() && !p.is_empty())
-            {
-                self.add_file(path);
+            // A path is kept whole, not cut to the text limit like the primary argument.
+            let path = tool
+                .primary
+                .as_ref()
+                .filter(|_| tool.files.is_empty())
+                .map(|p| p.trimmed(usize::MAX));
+            if let Some(path) = path.filter(|p| !p.is_empty()) {
+                self.add_file(&path);
             }
             for path in &tool.files {
                 self.add_file(path);

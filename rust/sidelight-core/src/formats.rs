@@ -3,6 +3,7 @@
 
 use crate::activity::{decode_raw, hash64, Meta, Sink, Text, ToolCall};
 use crate::json::{Flow, RawStr, Reader};
+use crate::simd;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum Format {
@@ -126,6 +127,25 @@ fn line_end(r: &mut Reader<'_>, stopped: bool) -> Result<(), Bad> {
 enum Bad {
     Malformed,
     InvalidUtf8,
+}
+
+/// Reads the object value at the reader with `read`, and says whether `read` stopped early. Then, unless
+/// `may_stop_line` says nothing after it is needed, the rest of the object is stepped over so that the
+/// line can be read on.
+fn object_value<'a>(
+    r: &mut Reader<'a>,
+    may_stop_line: bool,
+    read: impl FnOnce(&mut Reader<'a>) -> Option<Flow>,
+) -> Option<bool> {
+    r.ws();
+    let start = r.i;
+    if read(r)? == Flow::Continue {
+        return Some(false);
+    }
+    if !may_stop_line {
+        r.i = simd::container_end(r.bytes, start)?;
+    }
+    Some(true)
 }
 
 /// Keys of a tool input that name what it acts on, most telling first.
@@ -392,15 +412,9 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                 }
                 b"message" => {
                     has_message = r.peek()? == b'{';
-                    let start = r.i;
-                    if message(r, &mut msg)? == Flow::Stop {
-                        if ty.is_some() {
-                            skip_rest = true;
-                        }
-                        if ty.is_none() || sink.needs_identity() {
-                            // Something is still to come: step over the rest of the message.
-                            r.i = crate::simd::container_end(r.bytes, start)?;
-                        }
+                    let may_stop = ty.is_some() && !sink.needs_identity();
+                    if object_value(r, may_stop, |r| message(r, &mut msg))? && ty.is_some() {
+                        skip_rest = true;
                     }
                 }
                 b"timestamp" => ts = r.string_or_skip()?,
@@ -473,14 +487,9 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                     }
                 }
                 b"message" => {
-                    has_message = true;
-                    let start = r.i;
-                    if message(r, &mut msg)? == Flow::Stop {
-                        if ty.is_some() {
-                            skip_rest = true;
-                        } else {
-                            r.i = crate::simd::container_end(r.bytes, start)?;
-                        }
+                    has_message = r.peek()? == b'{';
+                    if object_value(r, ty.is_some(), |r| message(r, &mut msg))? {
+                        skip_rest = ty.is_some();
                     }
                 }
                 b"timestamp" => ts = r.string_or_skip()?,
@@ -653,13 +662,8 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                 }
                 b"timestamp" => ts = r.string_or_skip()?,
                 b"payload" => {
-                    let start = r.i;
-                    if codex_payload(r, &mut payload)? == Flow::Stop {
-                        if ty.is_some() {
-                            skip_rest = true;
-                        } else {
-                            r.i = crate::simd::container_end(r.bytes, start)?;
-                        }
+                    if object_value(r, ty.is_some(), |r| codex_payload(r, &mut payload))? {
+                        skip_rest = ty.is_some();
                     }
                 }
                 _ => r.skip()?,
