@@ -13,9 +13,8 @@ Each peer takes a list of paths and returns one result dict per path (the keys o
 
 from __future__ import annotations
 
-import subprocess
-
 import json
+import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 

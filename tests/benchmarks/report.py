@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 MB = 1024 * 1024
-PEER_ORDER = ("read-only", "wc-l", "newline", "sidelight", "sidelight-many", "msgspec", "reference-orjson", "reference-json")
+PEER_ORDER = (
+    "read-only",
+    "wc-l",
+    "newline",
+    "sidelight",
+    "sidelight-many",
+    "msgspec",
+    "reference-orjson",
+    "reference-json",
+)
 
 
 def rows(data: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
