@@ -1,0 +1,140 @@
+"""Settings: where state lives, which sessions are siblings, and the hook's budgets.
+
+Each setting comes, in order of precedence, from an environment variable, the config file
+(``SIDELIGHT_CONFIG``, else ``<state dir>/config.toml``), or its default. Resolvers read the agents'
+own locations from here too, so tests can point everything at a throwaway HOME.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from sidelight.errors import SidelightError
+
+__all__ = ["ConfigError", "Settings", "parse_duration"]
+
+
+class ConfigError(SidelightError, ValueError):
+    """A setting has a value sidelight cannot use."""
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"1.5s"`` or ``"250ms"``."""
+    if isinstance(text, int | float):
+        return float(text)
+    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    value = text.strip().lower()
+    for unit in ("ms", "s", "m", "h", "d"):
+        if value.endswith(unit):
+            number, scale = value[: -len(unit)], units[unit]
+            break
+    else:
+        number, scale = value, 1.0
+    try:
+        seconds = float(number) * scale
+    except ValueError:
+        raise ConfigError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)") from None
+    if seconds < 0:
+        raise ConfigError(f"a duration cannot be negative: {text!r}")
+    return seconds
+
+
+def _default_state_dir(env: Mapping[str, str], home: Path) -> Path:
+    if "SIDELIGHT_STATE_DIR" in env:
+        return Path(env["SIDELIGHT_STATE_DIR"])
+    base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
+    return base / "sidelight"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything a hook, a resolver or the watcher needs to know about this machine's setup."""
+
+    home: Path
+    state_dir: Path
+    #: Who the siblings are: ``"project"`` (sessions of the same project directory), ``"all"``, or a
+    #: set of session names.
+    scope: str | frozenset[str] = "project"
+    #: How many bytes of a sibling's history are read the first time it is seen.
+    first_look_bytes: int = 64 * 1024
+    #: Seconds a prompt hook may take before it gives up on slow files.
+    time_budget: float = 2.0
+    #: Claude Code configuration folders (``CLAUDE_CONFIG_DIR``, comma-separated, else ``~/.claude``).
+    claude_dirs: tuple[Path, ...] = ()
+    #: Pi's agent folder (``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``).
+    pi_dir: Path | None = None
+    #: Codex's home (``CODEX_HOME``, else ``~/.codex``).
+    codex_dir: Path | None = None
+    #: volute mind folders to list sessions of (each holds ``.volute/``); hooks also find the mind of
+    #: their own ``cwd``.
+    volute_dirs: tuple[Path, ...] = ()
+    #: The raw config file contents, for plugins' own settings (``[plugins.NAME]`` tables).
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
+        """Settings from the environment and the config file."""
+        env = os.environ if env is None else env
+        home = home or Path(env.get("HOME") or Path.home())
+        state_dir = _default_state_dir(env, home)
+        config_path = Path(env["SIDELIGHT_CONFIG"]) if env.get("SIDELIGHT_CONFIG") else state_dir / "config.toml"
+        data: dict[str, Any] = {}
+        if config_path.is_file():
+            try:
+                data = tomllib.loads(config_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+                raise ConfigError(f"{config_path}: cannot read the config file ({error})") from None
+
+        def setting(name: str, env_name: str) -> Any:
+            return env.get(env_name, data.get(name))
+
+        if "state_dir" in data and "SIDELIGHT_STATE_DIR" not in env:
+            state_dir = Path(str(data["state_dir"])).expanduser()
+        claude = env.get("CLAUDE_CONFIG_DIR")
+        claude_dirs = (
+            tuple(Path(p).expanduser() for p in claude.split(",") if p.strip())
+            if claude
+            else (home / ".claude", home / ".config" / "claude")
+        )
+        volute = setting("volute_dirs", "SIDELIGHT_VOLUTE_DIRS") or ()
+        if isinstance(volute, str):
+            volute = [p for p in volute.split(os.pathsep) if p.strip()]
+        settings = cls(
+            home=home,
+            state_dir=state_dir,
+            claude_dirs=claude_dirs,
+            pi_dir=Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home / ".pi" / "agent",
+            codex_dir=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
+            volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
+            extra=data,
+        )
+        scope = setting("scope", "SIDELIGHT_SCOPE")
+        if scope is not None:
+            settings = replace(settings, scope=_parse_scope(scope))
+        first_look = setting("first_look_bytes", "SIDELIGHT_FIRST_LOOK_BYTES")
+        if first_look is not None:
+            try:
+                settings = replace(settings, first_look_bytes=max(0, int(first_look)))
+            except ValueError:
+                raise ConfigError(f"first_look_bytes must be a number of bytes, not {first_look!r}") from None
+        budget = setting("time_budget", "SIDELIGHT_TIME_BUDGET")
+        if budget is not None:
+            settings = replace(settings, time_budget=parse_duration(budget))
+        return settings
+
+
+def _parse_scope(value: Any) -> str | frozenset[str]:
+    if isinstance(value, list):
+        return frozenset(str(v) for v in value)
+    text = str(value).strip()
+    if text in ("project", "all"):
+        return text
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise ConfigError(f"scope must be 'project', 'all' or a comma-separated list of names, not {value!r}")
+    return names

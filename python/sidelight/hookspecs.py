@@ -1,0 +1,138 @@
+"""The hooks a sidelight plugin can implement (pluggy, project name ``sidelight``).
+
+A plugin is a module or object with functions marked ``@sidelight.hookimpl``, registered through the
+entry-point group ``sidelight``. Every hook returns records (:mod:`sidelight.sessions`) that carry a
+``name``; sidelight's own templates (Claude Code, Pi, Codex, volute) use the same hooks. Each hook is
+documented with its exact signature in ``docs/plugins.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pluggy
+
+from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
+
+__all__ = ["PROJECT", "hookimpl", "hookspec"]
+
+#: The pluggy project name, and the entry-point group plugins register under.
+PROJECT = "sidelight"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def sidelight_formats() -> Iterable[FormatSpec]:
+    """Transcript formats this plugin can read.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.sessions import FormatSpec
+
+        @hookimpl
+        def sidelight_formats():
+            yield FormatSpec(
+                name="my-agent",
+                decoder="claude-code",  # its transcripts are Claude-Code-shaped
+                categories={"patch": "edit", "shell": "command"},
+            )
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_resolvers() -> Iterable[ResolverSpec]:
+    """Where a host's sessions live, and which one a hook event comes from.
+
+    Example::
+
+        from pathlib import Path
+        from sidelight import hookimpl
+        from sidelight.sessions import ResolverSpec, Session
+
+        def list_sessions(settings):
+            root = Path.home() / ".my-agent" / "sessions"
+            for path in sorted(root.glob("*.jsonl")):
+                yield Session(key=f"my-agent:{path.stem}", name=path.stem, path=path,
+                              format="my-agent", group=str(root), resolver="my-agent")
+
+        def current(event, settings):
+            if event.transcript_path is None:
+                return None
+            return next((s for s in list_sessions(settings) if s.path == event.transcript_path), None)
+
+        @hookimpl
+        def sidelight_resolvers():
+            yield ResolverSpec(name="my-agent", list_sessions=list_sessions, current=current,
+                               roots=lambda settings: [Path.home() / ".my-agent" / "sessions"])
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_summarizers() -> Iterable[SummarizerSpec]:
+    """One digest line for a sibling's activity; the first summarizer that answers wins.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.sessions import SummarizerSpec
+
+        def terse(activity):
+            if activity.is_empty:
+                return None
+            return f"- {activity.session.name}: {activity.messages} messages"
+
+        @hookimpl
+        def sidelight_summarizers():
+            yield SummarizerSpec(name="terse", summarize=terse)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_injectors() -> Iterable[InjectorSpec]:
+    """A host's hook protocol: read its hook input, render what to print.
+
+    Example::
+
+        import json
+        from sidelight import hookimpl
+        from sidelight.sessions import HostEvent, InjectorSpec
+
+        def read_event(payload):
+            if "my_agent_session" not in payload:
+                return None
+            return HostEvent(host="my-agent", event="UserPromptSubmit",
+                             session_id=payload["my_agent_session"], raw=payload)
+
+        def render(event, text):
+            return None if text is None else json.dumps({"context": text})
+
+        @hookimpl
+        def sidelight_injectors():
+            yield InjectorSpec(name="my-agent", read_event=read_event, render=render)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_sinks() -> Iterable[SinkSpec]:
+    """Receivers of the watcher's activity events (a log, a webhook, a broker).
+
+    Example::
+
+        import logging
+        from sidelight import hookimpl
+        from sidelight.sessions import SinkSpec
+
+        log = logging.getLogger("my-sink")
+
+        @hookimpl
+        def sidelight_sinks():
+            yield SinkSpec(name="log", emit=lambda event: log.info("%s %s", event.kind, event.session.name))
+    """
+    raise NotImplementedError

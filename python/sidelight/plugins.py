@@ -1,0 +1,205 @@
+"""The plugin manager: built-in templates and third-party plugins, through the same hooks.
+
+Plugins register under the entry-point group ``sidelight``. ``SIDELIGHT_PLUGINS`` (comma-separated
+entry-point names) restricts which third-party plugins load; the built-in templates always do. A plugin
+that fails to load is skipped with a warning; two plugins that claim one name in a family (two formats
+called ``pi``, say) are an error that names both.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from sidelight import hookspecs
+from sidelight.errors import SidelightError
+from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
+
+__all__ = ["BUILTINS", "BrokenPlugin", "PluginConflictError", "PluginInfo", "Plugins", "get_plugins"]
+
+logger = logging.getLogger(__name__)
+
+#: The built-in templates, registered like any plugin. Order matters for summarizers: the default comes last.
+BUILTINS: tuple[str, ...] = (
+    "sidelight.templates.claude_code",
+    "sidelight.templates.pi",
+    "sidelight.templates.codex",
+    "sidelight.templates.volute",
+    "sidelight.templates.hosts",
+    "sidelight.templates.default",
+)
+
+class PluginConflictError(SidelightError, ValueError):
+    """Two plugins claim the same name in one family of records."""
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenPlugin:
+    """A plugin that could not be loaded, and why."""
+
+    name: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class PluginInfo:
+    """One registered plugin, for ``sidelight plugins``."""
+
+    name: str
+    version: str | None
+    hooks: tuple[str, ...]
+    builtin: bool
+
+
+class Plugins:
+    """A plugin manager with typed access to what the plugins provide.
+
+    Tests build their own (``Plugins(entry_points=False)``) and register what they need; the process-wide
+    one is :func:`get_plugins`.
+    """
+
+    def __init__(
+        self,
+        *,
+        builtins: Iterable[str] = BUILTINS,
+        entry_points: bool = True,
+        only: Iterable[str] | None = None,
+    ) -> None:
+        self.manager = pluggy.PluginManager(hookspecs.PROJECT)
+        self.manager.add_hookspecs(hookspecs)
+        self.broken: list[BrokenPlugin] = []
+        self._versions: dict[str, str | None] = {}
+        self._builtin_names: set[str] = set()
+        for module_name in builtins:
+            module = importlib.import_module(module_name)
+            self.manager.register(module, name=module_name)
+            self._builtin_names.add(module_name)
+        if entry_points:
+            if only is None and os.environ.get("SIDELIGHT_PLUGINS") is not None:
+                only = [n.strip() for n in os.environ["SIDELIGHT_PLUGINS"].split(",") if n.strip()]
+            self._load_entry_points(None if only is None else set(only))
+        self.manager.check_pending()
+        self._cache: dict[str, Any] = {}
+
+    def _load_entry_points(self, only: set[str] | None) -> None:
+        from importlib.metadata import entry_points
+
+        for entry_point in entry_points(group=hookspecs.PROJECT):
+            if only is not None and entry_point.name not in only:
+                continue
+            if self.manager.has_plugin(entry_point.name):
+                continue
+            try:
+                plugin = entry_point.load()
+                self.manager.register(plugin, name=entry_point.name)
+                self.manager.check_pending()
+            except Exception as error:  # a broken plugin never breaks sidelight
+                if self.manager.has_plugin(entry_point.name):
+                    self.manager.unregister(name=entry_point.name)
+                message = f"{type(error).__name__}: {error}"
+                self.broken.append(BrokenPlugin(entry_point.name, message))
+                logger.warning("plugin %s was skipped: %s", entry_point.name, message)
+                continue
+            dist = getattr(entry_point, "dist", None)
+            self._versions[entry_point.name] = dist.version if dist is not None else None
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Registers a plugin object or module (tests and embedding hosts)."""
+        self.manager.register(plugin, name=name)
+        self.manager.check_pending()
+        self._cache.clear()
+
+    def _collect(self, family: str) -> dict[str, Any]:
+        """The records of one family, in the order pluggy calls the plugins (the newest registered
+        first, so third-party plugins come before the built-ins). A plugin whose hook raises is
+        skipped with a warning; two records with one name are an error naming both plugins."""
+        if family in self._cache:
+            cached: dict[str, Any] = self._cache[family]
+            return cached
+        found: dict[str, Any] = {}
+        owners: dict[str, str] = {}
+        hook = getattr(self.manager.hook, f"sidelight_{family}")
+        for impl in reversed(hook.get_hookimpls()):
+            try:
+                records = list(impl.function() or ())
+            except Exception as error:
+                message = f"{type(error).__name__}: {error}"
+                self.broken.append(BrokenPlugin(impl.plugin_name, f"sidelight_{family}: {message}"))
+                logger.warning("plugin %s: sidelight_%s failed and was skipped: %s", impl.plugin_name, family, message)
+                continue
+            for record in records:
+                if record.name in found:
+                    raise PluginConflictError(
+                        f"two plugins define the {family.rstrip('s')} {record.name!r}: "
+                        f"{owners[record.name]} and {impl.plugin_name}; uninstall one, or choose the "
+                        "plugins to load with SIDELIGHT_PLUGINS"
+                    )
+                found[record.name] = record
+                owners[record.name] = impl.plugin_name
+        self._cache[family] = found
+        return found
+
+    def formats(self) -> Mapping[str, FormatSpec]:
+        return self._collect("formats")
+
+    def resolvers(self) -> Mapping[str, ResolverSpec]:
+        return self._collect("resolvers")
+
+    def summarizers(self) -> Mapping[str, SummarizerSpec]:
+        """In the order they are asked: third-party plugins first, the built-in default last."""
+        return self._collect("summarizers")
+
+    def injectors(self) -> Mapping[str, InjectorSpec]:
+        return self._collect("injectors")
+
+    def sinks(self) -> Mapping[str, SinkSpec]:
+        return self._collect("sinks")
+
+    def categories(self) -> dict[str, dict[str, str]]:
+        """Tool categories per native decoder, merged over the formats that use it."""
+        merged: dict[str, dict[str, str]] = {}
+        for spec in self.formats().values():
+            merged.setdefault(spec.decoder, {}).update({k.lower(): v for k, v in spec.categories.items()})
+        return merged
+
+    def info(self) -> list[PluginInfo]:
+        """Every registered plugin with the hooks it implements."""
+        out = []
+        for name, plugin in self.manager.list_name_plugin():
+            hooks = tuple(
+                sorted(
+                    caller.name
+                    for caller in self.manager.get_hookcallers(plugin) or ()
+                    if caller.name.startswith("sidelight_")
+                )
+            )
+            builtin = name in self._builtin_names
+            version = _own_version() if builtin else self._versions.get(name)
+            out.append(PluginInfo(name=name, version=version, hooks=hooks, builtin=builtin))
+        return out
+
+
+def _own_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sidelight")
+    except PackageNotFoundError:
+        return None
+
+
+_plugins: Plugins | None = None
+
+
+def get_plugins() -> Plugins:
+    """The process-wide plugin manager, built on first use."""
+    global _plugins
+    if _plugins is None:
+        _plugins = Plugins()
+    return _plugins

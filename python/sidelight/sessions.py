@@ -1,0 +1,244 @@
+"""The records that plugins exchange: sessions, host events, sibling activity, and the plugin records.
+
+Every hook of :mod:`sidelight.hookspecs` returns one of the ``*Spec`` records below: a small frozen
+dataclass with a ``name`` and the callables that do the work. Keeping them plain data means a plugin
+needs nothing from sidelight but these classes and the ``hookimpl`` marker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from sidelight.config import Settings
+    from sidelight.types import Activity
+
+__all__ = [
+    "FormatSpec",
+    "HostEvent",
+    "InjectorSpec",
+    "ResolverSpec",
+    "Session",
+    "SessionActivity",
+    "SinkEvent",
+    "SinkSpec",
+    "SummarizerSpec",
+]
+
+#: The host events sidelight handles.
+EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """One agent session as a resolver sees it.
+
+    ``key`` is unique across all resolvers and stable over time (it names the session in cursor files);
+    ``name`` is what a person reads in the digest (a volute name like ``discord``, a transcript title,
+    else a short id); ``group`` decides who the siblings are (by default, sessions of one group see
+    each other: for Claude Code the project directory).
+    """
+
+    key: str
+    name: str
+    path: Path
+    format: str
+    group: str
+    resolver: str
+    #: The agent's own id of the session (Claude Code ``sessionId``, Pi header ``id``, Codex rollout id).
+    id: str | None = None
+    #: More transcripts that belong to this session (Claude Code subagent files).
+    extra_paths: tuple[Path, ...] = ()
+    #: Where this session keeps its cursors when it reads its siblings (``None``: the state directory's
+    #: ``cursors.json``; the volute template keeps ``.volute/session-cursors.json``).
+    cursor_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostEvent:
+    """What a host's hook told us, whatever the host: the same fields for Claude Code, Codex and Pi."""
+
+    host: str
+    event: EventName
+    session_id: str | None = None
+    transcript_path: Path | None = None
+    cwd: Path | None = None
+    prompt: str | None = None
+    #: The hook's input as the host sent it.
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionActivity:
+    """What one sibling did since the reader last looked: the input of a summarizer.
+
+    The counts are summed over the session's transcripts (its main file and subagent files).
+    """
+
+    session: Session
+    user_messages: int = 0
+    assistant_messages: int = 0
+    tools: Mapping[str, int] = field(default_factory=dict)
+    #: Tool uses by category: ``edit``, ``read``, ``command``, ``other``.
+    categories: Mapping[str, int] = field(default_factory=dict)
+    files_touched: tuple[str, ...] = ()
+    first_user_text: str | None = None
+    last_assistant_text: str | None = None
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    #: True when this is the first look at the sibling (only a bounded recent tail was read).
+    first_look: bool = False
+    #: Seconds from the last timestamp to now (``None`` without timestamps).
+    age_seconds: float | None = None
+
+    @property
+    def messages(self) -> int:
+        return self.user_messages + self.assistant_messages
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing happened: no message and no tool use."""
+        return self.messages == 0 and not any(self.categories.values())
+
+    @classmethod
+    def merge(
+        cls,
+        session: Session,
+        activities: Iterable[Activity],
+        first_look: bool = False,
+        now: float | None = None,
+    ) -> SessionActivity:
+        """Sums the activity of a session's transcripts, in the order given (main file first)."""
+        user = assistant = 0
+        tools: dict[str, int] = {}
+        categories = {"edit": 0, "read": 0, "command": 0, "other": 0}
+        files: dict[str, None] = {}
+        first_user: str | None = None
+        last_text: tuple[str, str | None] | None = None
+        stamps: list[str] = []
+        for a in activities:
+            user += a.messages.user
+            assistant += a.messages.assistant
+            for name, n in a.tools.items():
+                tools[name] = tools.get(name, 0) + n
+            for name in categories:
+                categories[name] += getattr(a.categories, name)
+            files.update(dict.fromkeys(a.files_touched))
+            if first_user is None:
+                first_user = a.first_user_text
+            if a.last_assistant_text is not None:
+                stamp = a.last_timestamp or ""
+                if last_text is None or stamp >= (last_text[1] or ""):
+                    last_text = (a.last_assistant_text, stamp)
+            stamps.extend(t for t in (a.first_timestamp, a.last_timestamp) if t)
+        last = max(stamps) if stamps else None
+        return cls(
+            session=session,
+            user_messages=user,
+            assistant_messages=assistant,
+            tools=tools,
+            categories=categories,
+            files_touched=tuple(files),
+            first_user_text=first_user,
+            last_assistant_text=last_text[0] if last_text else None,
+            first_timestamp=min(stamps) if stamps else None,
+            last_timestamp=last,
+            first_look=first_look,
+            age_seconds=_age(last, now),
+        )
+
+
+def _age(timestamp: str | None, now: float | None) -> float | None:
+    """Seconds from an ISO-8601 timestamp (``Z`` or an offset) to ``now`` (epoch seconds)."""
+    if timestamp is None or now is None:
+        return None
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, now - moment.timestamp())
+
+
+@dataclass(frozen=True, slots=True)
+class SinkEvent:
+    """An activity event for sinks (log, webhook, broker): see :class:`SinkSpec`."""
+
+    kind: str
+    session: Session
+    timestamp: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSpec:
+    """A transcript format: which native decoder reads it and how its tools map to categories.
+
+    ``decoder`` names one of ``sidelight._core.FORMATS``; ``categories`` maps lowercase tool names to
+    ``edit``, ``read``, ``command`` or ``other``; ``injected_markers`` are prefixes of text that
+    sidelight itself injects into this format's transcripts (never reported back).
+    """
+
+    name: str
+    decoder: str
+    categories: Mapping[str, str] = field(default_factory=dict)
+    injected_markers: tuple[str, ...] = ()
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolverSpec:
+    """Finds a host's sessions.
+
+    ``list_sessions(settings)`` yields every session it knows; ``current(event, settings)`` says which of
+    them a hook event comes from (``None``: not one of this resolver's); ``roots(settings)`` names the
+    folders a watcher should follow.
+    """
+
+    name: str
+    list_sessions: Callable[[Settings], Iterable[Session]]
+    current: Callable[[HostEvent, Settings], Session | None]
+    roots: Callable[[Settings], Iterable[Path]] = lambda settings: ()
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizerSpec:
+    """Turns one sibling's activity into one digest line (``None``: nothing worth saying).
+
+    The first summarizer (by plugin order) that returns a string wins; the built-in ``default`` comes last.
+    """
+
+    name: str
+    summarize: Callable[[SessionActivity], str | None]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectorSpec:
+    """Speaks one host's hook protocol.
+
+    ``read_event(payload)`` turns the host's hook input (the parsed stdin JSON) into a :class:`HostEvent`
+    (``None``: not this host's); ``render(event, context)`` turns the text to inject (``None``: nothing
+    new) into what the hook prints (``None``: print nothing).
+    """
+
+    name: str
+    read_event: Callable[[Mapping[str, Any]], HostEvent | None]
+    render: Callable[[HostEvent, str | None], str | None]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SinkSpec:
+    """Receives activity events from the watcher: ``emit(event)``; it must not block for long."""
+
+    name: str
+    emit: Callable[[SinkEvent], None]
+    description: str = ""

@@ -1,0 +1,1 @@
+"""Built-in template: claude_code (being written)."""
