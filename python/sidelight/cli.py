@@ -7,6 +7,7 @@ traceback. Every option can also be set with an environment variable (shown in `
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -54,6 +55,15 @@ class _Version(argparse.Action):
         parser.exit(EXIT_OK)
 
 
+#: Modules that add commands: each has ``register(commands)``, which adds its subparsers and sets
+#: ``run=`` (``run(parser, args) -> int``) and ``parser=`` defaults on them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "sidelight.cli_read",
+    "sidelight.cli_hooks",
+    "sidelight.cli_plugins",
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="sidelight",
@@ -88,11 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one JSON object per file (JSON lines) [env: SIDELIGHT_JSON=1]",
     )
     scan.set_defaults(run=_scan_command, parser=scan)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["hook"]:
+        # The prompt hook's fast path: no argument parser, no plugin commands, always exit 0.
+        from sidelight.cli_hooks import run_hook
+
+        return run_hook(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose - args.quiet)

@@ -1,1 +1,297 @@
-"""Built-in template: claude_code (being written)."""
+"""Built-in template: Claude Code (format ``claude-code``, resolver ``claude-code``).
+
+**Sessions.** Every ``<claude dir>/projects/<project>/<session id>.jsonl`` of every folder in
+``Settings.claude_dirs`` (``CLAUDE_CONFIG_DIR``, comma-separated, else ``~/.claude`` and
+``~/.config/claude``) that exists. Subagent transcripts are not sessions of their own: the new layout
+``<project>/<session id>/subagents/**/agent-*.jsonl`` (workflows nested below included) and the old flat
+``<project>/agent-<id>.jsonl`` (its lines carry the parent's ``sessionId``) go into the parent's
+``extra_paths``.
+
+**Records.** ``key`` = ``claude-code:<session id>``, ``id`` = the session id, ``name`` = the transcript's
+title (newest ``custom-title``, else ``ai-title``, else ``summary`` line, read from a bounded head and
+tail) else the first eight characters of the id.
+
+**Group.** The project's working directory, absolute and resolved: the ``cwd`` of the first line that
+carries one in the head of one transcript of the project folder (read once per folder and process),
+else the project folder's path. Pi and Codex sessions use their working directory too, so sessions of
+one project see each other whichever agent runs them.
+
+**Current session.** For a hook event (not from ``codex`` or ``pi``): the transcript at
+``event.transcript_path`` (symlinks resolved), else the session whose id is ``event.session_id``, else,
+since Claude Code writes a transcript only when it has something to write, a session built from
+``event.session_id`` and ``event.cwd`` (the project folder found by the same rule Claude Code uses:
+every non-alphanumeric character of the cwd becomes ``-``; over 200 characters, cut and given a hash
+suffix, found by prefix) under the first Claude folder.
+
+A transcript that the volute resolver also lists is kept once, under volute's name:
+:func:`sidelight.updates.list_sessions` keeps the more specific resolver's record for a path, and asks
+specific resolvers first for the current session.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hookspecs import hookimpl
+from sidelight.paths import (
+    claude_project_dir,
+    claude_project_dirs,
+    head_string_field,
+    read_title,
+    real,
+    short_id,
+    stat_key,
+)
+from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path", "subagent_paths"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "claude-code"
+
+#: Text sidelight injects (a hook's ``additionalContext``) starts with this; Claude Code stores it as an
+#: ``attachment`` line, which the decoder never counts, so the marker is for readers of assistant text.
+INJECTED_MARKERS = ("[Session Activity]",)
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="claude-code",
+    categories=DEFAULT_CATEGORIES["claude-code"],
+    injected_markers=INJECTED_MARKERS,
+    description="Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl)",
+)
+
+#: Hosts whose events are never Claude Code sessions.
+_OTHER_HOSTS = frozenset({"codex", "pi"})
+
+#: How many transcripts of a project folder are tried for its ``cwd``.
+_CWD_TRIES = 4
+
+_project_cwds: dict[str, str] = {}
+_flat_parents: dict[tuple[str, int, int], str | None] = {}
+
+
+def roots(settings: Settings) -> list[Path]:
+    """The ``projects`` folders of the Claude folders that exist."""
+    return [d / "projects" for d in _claude_dirs(settings) if (d / "projects").is_dir()]
+
+
+def _claude_dirs(settings: Settings) -> list[Path]:
+    """The Claude folders, each once (``~/.config/claude`` may be a link to ``~/.claude``)."""
+    seen: set[str] = set()
+    out = []
+    for d in settings.claude_dirs:
+        r = real(os.fspath(d))
+        if r not in seen:
+            seen.add(r)
+            out.append(d)
+    return out
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Claude Code session under the Claude folders, subagents folded into their parents."""
+    for claude_dir in _claude_dirs(settings):
+        for project in claude_project_dirs(claude_dir):
+            try:
+                yield from _project_sessions(Path(project.path))
+            except OSError as error:  # a folder that vanished or cannot be read
+                logger.debug("skipping %s: %s", project.path, error)
+
+
+def _project_sessions(project: Path) -> Iterator[Session]:
+    mains: dict[str, os.DirEntry[str]] = {}
+    folders: dict[str, str] = {}
+    flat_agents: list[os.DirEntry[str]] = []
+    with os.scandir(project) as entries:
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".jsonl"):
+                if name.startswith("agent-"):
+                    flat_agents.append(entry)
+                elif entry.is_file():
+                    mains[name[:-6]] = entry
+            elif entry.is_dir():
+                folders[name] = entry.path
+    if not mains:
+        return
+    extras: dict[str, list[Path]] = {}
+    for session_id, folder in folders.items():
+        if session_id in mains:
+            found = _subagents_under(Path(folder))
+            if found:
+                extras[session_id] = found
+    for agent in sorted(flat_agents, key=lambda e: e.name):
+        parent = _flat_parent(agent.path)
+        if parent in mains:
+            extras.setdefault(parent, []).append(Path(agent.path))
+    group = _project_group(project, (e.path for e in mains.values()))
+    for session_id in sorted(mains):
+        entry = mains[session_id]
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        yield Session(
+            key=f"{NAME}:{session_id}",
+            name=read_title(entry.path, "claude-code", st) or short_id(session_id),
+            path=Path(entry.path),
+            format=NAME,
+            group=group,
+            resolver=NAME,
+            id=session_id,
+            extra_paths=tuple(extras.get(session_id, ())),
+        )
+
+
+def _subagents_under(session_folder: Path) -> list[Path]:
+    """``agent-*.jsonl`` anywhere under ``<session>/subagents/`` (workflow runs nest them deeper)."""
+    found: list[Path] = []
+    top = session_folder / "subagents"
+    for folder, dirs, files in os.walk(top, onerror=lambda error: None):
+        dirs.sort()
+        found.extend(
+            Path(folder, f) for f in sorted(files) if f.startswith("agent-") and f.endswith(".jsonl")
+        )
+    return found
+
+
+def _flat_parent(path: str) -> str | None:
+    """The parent session of an old-layout ``agent-<id>.jsonl``: the ``sessionId`` of its lines."""
+    key = stat_key(path)
+    if key is None:
+        return None
+    if key not in _flat_parents:
+        _flat_parents[key] = head_string_field(path, "sessionId")
+    return _flat_parents[key]
+
+
+def subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:
+    """The subagent transcripts of one session (new layout, then old flat files naming it)."""
+    found = _subagents_under(project / session_id)
+    try:
+        with os.scandir(project) as entries:
+            flat = sorted(
+                (e.path for e in entries if e.name.startswith("agent-") and e.name.endswith(".jsonl")),
+            )
+    except OSError:
+        flat = []
+    found.extend(Path(p) for p in flat if _flat_parent(p) == session_id)
+    return tuple(found)
+
+
+def _project_group(project: Path, transcripts: Iterable[str], fallback_cwd: Path | None = None) -> str:
+    """The working directory of a project folder (see the module docstring)."""
+    key = os.fspath(project)
+    cached = _project_cwds.get(key)
+    if cached is not None:
+        return cached
+    for n, path in enumerate(transcripts):
+        if n >= _CWD_TRIES:
+            break
+        cwd = head_string_field(path, "cwd")
+        if cwd:
+            _project_cwds[key] = group = real(cwd)
+            return group
+    if fallback_cwd is not None:
+        return real(os.fspath(fallback_cwd))
+    return real(key)
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
+    """The session whose main transcript is ``path`` (which may not exist yet)."""
+    project = path.parent
+    session_id = path.stem
+    transcripts: list[str] = []
+    if path.is_file():
+        transcripts.append(os.fspath(path))
+    try:
+        with os.scandir(project) as entries:
+            transcripts.extend(
+                e.path
+                for e in entries
+                if e.name.endswith(".jsonl") and not e.name.startswith("agent-") and e.path not in transcripts
+            )
+    except OSError:
+        pass
+    group = _project_group(project, transcripts, event.cwd if event is not None else None)
+    return Session(
+        key=f"{NAME}:{session_id}",
+        name=read_title(path, "claude-code") or short_id(session_id),
+        path=path,
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=session_id,
+        extra_paths=subagent_paths(project, session_id),
+    )
+
+
+def find_by_id(settings: Settings, session_id: str) -> Path | None:
+    """The transcript of a session id under any Claude folder, or ``None``."""
+    if not session_id or "/" in session_id or "\\" in session_id:
+        return None
+    for claude_dir in _claude_dirs(settings):
+        for project in claude_project_dirs(claude_dir):
+            candidate = Path(project.path, f"{session_id}.jsonl")
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Claude Code session a hook event comes from (see the module docstring)."""
+    if event.host in _OTHER_HOSTS:
+        return None
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("claude-code: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    given = Path(real(os.fspath(event.transcript_path))) if event.transcript_path else None
+    if given is not None and given.is_file():
+        return session_for_path(given, event)
+    if event.session_id:
+        found = find_by_id(settings, event.session_id)
+        if found is not None:
+            return session_for_path(found, event)
+    if given is not None and given.suffix == ".jsonl":
+        return session_for_path(given, event)  # written lazily: not there yet
+    if event.session_id and event.cwd is not None:
+        dirs = _claude_dirs(settings)
+        if not dirs:
+            return None
+        project = claude_project_dir(dirs[0] / "projects", event.cwd)
+        return session_for_path(project / f"{event.session_id}.jsonl", event)
+    return None
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="Claude Code sessions under ~/.claude/projects (and CLAUDE_CONFIG_DIR), grouped by cwd",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER

@@ -1,1 +1,210 @@
-"""Built-in template: codex (being written)."""
+"""Built-in template: OpenAI Codex CLI (format ``codex``, resolver ``codex``).
+
+**Sessions.** Every ``<codex home>/sessions/YYYY/MM/DD/rollout-*.jsonl`` (``Settings.codex_dir``:
+``CODEX_HOME``, else ``~/.codex``); archived rollouts are left out.
+
+**Records.** ``key`` = ``codex:<id>``, ``id`` = the rollout id (the uuid that ends the file name, else
+the ``session_meta`` line's ``id``), ``name`` = a short id (the last eight characters: Codex ids are
+time-ordered UUIDv7, whose first eight are shared by sessions started within a minute). Rollouts carry
+no title.
+
+**Group.** The session's working directory, absolute and resolved: ``payload.cwd`` of the
+``session_meta`` first line. Only a bounded head of that line is read (its instructions can be tens of
+KB), once per rollout and process (the first line never changes). Claude Code and Pi sessions use
+their working directory too, so sessions of one project see each other whichever agent runs them.
+
+**Current session.** The rollout at ``event.transcript_path`` (Codex's hook input has it) when it
+lies under Codex's sessions folder or the event comes from the ``codex`` host (the file may not exist
+yet), else the rollout whose id is ``event.session_id``, else ``None``.
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH119, PTH123
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hookspecs import hookimpl
+from sidelight.paths import head_string_field, real, short_id
+from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "codex"
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="codex",
+    categories=DEFAULT_CATEGORIES["codex"],
+    # A hook's additionalContext is stored as a ``developer`` message, which the decoder never counts.
+    injected_markers=("[Session Activity]",),
+    description="Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)",
+)
+
+_UUID_END = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
+#: The ``session_meta`` fields come before its long instructions; this much of the head holds them.
+_META_BYTES = 16 * 1024
+
+_meta: dict[str, tuple[str | None, str | None]] = {}
+
+
+def sessions_dir(settings: Settings) -> Path | None:
+    return settings.codex_dir / "sessions" if settings.codex_dir is not None else None
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = sessions_dir(settings)
+    return [folder] if folder is not None and folder.is_dir() else []
+
+
+def _session_meta(path: str) -> tuple[str | None, str | None]:
+    """``(id, cwd)`` from the ``session_meta`` first line, cached by path (that line never changes)."""
+    cached = _meta.get(path)
+    if cached is not None:
+        return cached
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_META_BYTES)
+    except OSError as error:
+        logger.debug("codex: cannot read %s: %s", path, error)
+        return (None, None)
+    line = head.split(b"\n", 1)[0]
+    if b'"type":"session_meta"' not in line:
+        return (None, None)
+    found = (head_string_field(path, "id", data=line), head_string_field(path, "cwd", data=line))
+    if found[1] is not None:  # complete enough to keep
+        _meta[path] = found
+    return found
+
+
+def rollout_id(path: str) -> str | None:
+    stem = os.path.basename(path)
+    stem = stem[:-6] if stem.endswith(".jsonl") else stem
+    match = _UUID_END.search(stem)
+    if match:
+        return match.group(1).lower()
+    return _session_meta(path)[0]
+
+
+def _rollouts(top: Path) -> Iterator[str]:
+    """``top/YYYY/MM/DD/rollout-*.jsonl``, oldest first."""
+    for depth1 in _subdirs(os.fspath(top)):
+        for depth2 in _subdirs(depth1):
+            for depth3 in _subdirs(depth2):
+                try:
+                    with os.scandir(depth3) as entries:
+                        names = sorted(
+                            e.path
+                            for e in entries
+                            if e.name.startswith("rollout-") and e.name.endswith(".jsonl") and e.is_file()
+                        )
+                except OSError:
+                    continue
+                yield from names
+
+
+def _subdirs(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.path for e in entries if e.is_dir())
+    except OSError:
+        return []
+
+
+def _session(path: Path, session_id: str, cwd: str | None, fallback: Path | None) -> Session:
+    if cwd:
+        group = real(cwd)
+    elif fallback is not None:
+        group = real(os.fspath(fallback))
+    else:
+        group = f"{NAME}:{session_id}"  # no working directory known: a group of its own
+    return Session(
+        key=f"{NAME}:{session_id}",
+        name=short_id(session_id),
+        path=path,
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=session_id,
+    )
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Codex rollout under Codex's sessions folder."""
+    top = sessions_dir(settings)
+    if top is None:
+        return
+    try:
+        for path in _rollouts(top):
+            session_id = rollout_id(path)
+            if session_id is None:
+                continue
+            yield _session(Path(path), session_id, _session_meta(path)[1], None)
+    except Exception as error:  # never let an odd layout escape
+        logger.debug("codex: listing stopped: %s", error)
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
+    """The Codex session whose rollout is ``path`` (which may not exist yet)."""
+    key = os.fspath(path)
+    session_id = rollout_id(key) or (event.session_id if event is not None else None)
+    if not session_id:
+        return None
+    return _session(path, session_id, _session_meta(key)[1], event.cwd if event is not None else None)
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Codex session a hook event comes from (see the module docstring)."""
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("codex: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    top = sessions_dir(settings)
+    top_real = real(os.fspath(top)) if top is not None else None
+    if event.transcript_path is not None:
+        path = Path(real(os.fspath(event.transcript_path)))
+        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
+        if under or event.host == NAME:
+            return session_for_path(path, event)
+    if event.session_id and top is not None:
+        wanted = event.session_id.lower()
+        for rollout in _rollouts(top):
+            if rollout_id(rollout) == wanted:
+                return session_for_path(Path(rollout), event)
+    return None
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="Codex CLI rollouts under ~/.codex/sessions; grouped by working directory",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER

@@ -1,1 +1,139 @@
-"""Built-in template: hosts (being written)."""
+"""Built-in injectors: the hook protocols of Claude Code, Codex, Pi and the Claude Agent SDK.
+
+Each injector reads a host's hook input into a :class:`~sidelight.sessions.HostEvent` and renders the
+digest text into what the hook prints:
+
+- ``claude-code`` and ``codex`` read the command hook's stdin JSON (``session_id``, ``transcript_path``,
+  ``cwd``, ``hook_event_name``, ``prompt``, ``source``) and print
+  ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}``;
+- ``agent-sdk`` reads the same fields from the Python ``claude-agent-sdk`` callback's input dict and
+  renders the same JSON (the callback turns it back into a dict);
+- ``pi`` reads what sidelight's Pi extension sends (see :data:`PI_EVENTS`) and prints the bare text,
+  which the extension returns as ``{message: {customType: "session-update", content, display: true}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sidelight.hookspecs import hookimpl
+from sidelight.sessions import EventName, HostEvent, InjectorSpec
+
+__all__ = ["PI_EVENTS", "read_command_hook", "read_pi_event", "render_hook_json", "render_text"]
+
+#: The hook events sidelight handles, as Claude Code and Codex name them.
+EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionStart", "SessionEnd"})
+
+#: What the Pi extension sends as ``event``, and the host event each one is.
+#:
+#: The extension (``integrations/pi/sidelight.ts``) writes one JSON object to ``sidelight hook pi``'s stdin:
+#: ``{"event": "before_agent_start" | "session_start" | "session_shutdown", "session_file": PATH | null,
+#: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``.
+PI_EVENTS: Mapping[str, EventName] = {
+    "before_agent_start": "UserPromptSubmit",
+    "session_start": "SessionStart",
+    "session_shutdown": "SessionEnd",
+}
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _path(value: Any) -> Path | None:
+    text = _text(value)
+    return Path(text) if text is not None else None
+
+
+def read_command_hook(host: str, payload: Mapping[str, Any]) -> HostEvent | None:
+    """A Claude-Code-style hook input (Claude Code, Codex, the Agent SDK) as a :class:`HostEvent`.
+
+    ``None`` when the payload is not a mapping or names an event sidelight does not handle.
+    """
+    if not isinstance(payload, Mapping):
+        return None
+    event = payload.get("hook_event_name")
+    if event not in EVENTS:
+        return None
+    return HostEvent(
+        host=host,
+        event=event,
+        session_id=_text(payload.get("session_id")),
+        transcript_path=_path(payload.get("transcript_path")),
+        cwd=_path(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+def read_pi_event(payload: Mapping[str, Any]) -> HostEvent | None:
+    """What sidelight's Pi extension sends (see :data:`PI_EVENTS`) as a :class:`HostEvent`."""
+    if not isinstance(payload, Mapping):
+        return None
+    event = PI_EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
+    if event is None:
+        return None
+    session_file = _path(payload.get("session_file"))
+    session_id = _text(payload.get("session_id"))
+    if session_id is None and session_file is not None:
+        # Pi names its files `<timestamp>_<uuid>.jsonl`; the uuid is the session header's id.
+        match = _UUID.search(session_file.name)
+        session_id = match.group(0) if match else None
+    return HostEvent(
+        host="pi",
+        event=event,
+        session_id=session_id,
+        transcript_path=session_file,
+        cwd=_path(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+def render_hook_json(event: HostEvent, text: str | None) -> str | None:
+    """``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}``, or ``None``."""
+    if text is None:
+        return None
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event.event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def render_text(event: HostEvent, text: str | None) -> str | None:
+    """The text itself (Pi's extension wraps it into its message)."""
+    return text if text else None
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield InjectorSpec(
+        name="claude-code",
+        read_event=lambda payload: read_command_hook("claude-code", payload),
+        render=render_hook_json,
+        description="Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)",
+    )
+    yield InjectorSpec(
+        name="codex",
+        read_event=lambda payload: read_command_hook("codex", payload),
+        render=render_hook_json,
+        description="Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)",
+    )
+    yield InjectorSpec(
+        name="agent-sdk",
+        read_event=lambda payload: read_command_hook("agent-sdk", payload),
+        render=render_hook_json,
+        description="the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)",
+    )
+    yield InjectorSpec(
+        name="pi",
+        read_event=read_pi_event,
+        render=render_text,
+        description="sidelight's Pi extension (before_agent_start, session_start, session_shutdown)",
+    )

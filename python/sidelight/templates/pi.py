@@ -1,1 +1,219 @@
-"""Built-in template: pi (being written)."""
+"""Built-in template: Pi (format ``pi``, resolver ``pi``).
+
+**Sessions.** Every ``<pi dir>/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl`` (``Settings.pi_dir``:
+``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``). Pi names the folder after the working directory: the
+path without its leading separator, ``/``, ``\\`` and ``:`` turned into ``-``, between ``--`` and ``--``.
+
+**Records.** ``key`` = ``pi:<uuid>`` (the uuid of the file name, else the header's ``id``), ``id`` =
+that uuid, ``name`` = the newest ``session_info`` name (read from a bounded head and tail) else a short
+id (the last eight characters: Pi's ids are time-ordered UUIDv7, whose first eight are shared by
+sessions started within a minute).
+
+**Group.** The working directory, absolute and resolved: the ``cwd`` of the ``session`` header of one
+transcript of the folder (read once per folder and process), else the folder name decoded (lossy:
+``-`` could have been ``-`` or ``/``). Claude Code and Codex sessions use their working directory too,
+so sessions of one project see each other whichever agent runs them.
+
+**Current session.** The transcript at ``event.transcript_path`` (the Pi extension passes
+``ctx.sessionManager.getSessionFile()``), when it lies under Pi's sessions folder or the event comes
+from the ``pi`` host; Pi writes nothing before the first assistant reply, so the file may not exist
+yet. Else the session whose uuid is ``event.session_id``. Else ``None``.
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH119
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hookspecs import hookimpl
+from sidelight.paths import head_string_field, read_title, real, short_id
+from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "pi"
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="pi",
+    categories=DEFAULT_CATEGORIES["pi"],
+    # Our digests are ``custom_message`` entries (customType ``session-update``, never counted by the
+    # decoder) whose text starts with the marker.
+    injected_markers=("[Session Activity]",),
+    description="Pi coding agent sessions (~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl)",
+)
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+_folder_cwds: dict[str, str] = {}
+_header_ids: dict[str, str | None] = {}
+
+
+def sessions_dir(settings: Settings) -> Path | None:
+    return settings.pi_dir / "sessions" if settings.pi_dir is not None else None
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = sessions_dir(settings)
+    return [folder] if folder is not None and folder.is_dir() else []
+
+
+def session_uuid(path: Path | str) -> str | None:
+    """The uuid of ``<timestamp>_<uuid>.jsonl``, else the ``session`` header's ``id``."""
+    stem = os.path.basename(os.fspath(path))
+    stem = stem[:-6] if stem.endswith(".jsonl") else stem
+    tail = stem.rsplit("_", 1)[-1]
+    if _UUID.fullmatch(tail):
+        return tail.lower()
+    key = os.fspath(path)
+    if key not in _header_ids:
+        _header_ids[key] = head_string_field(path, "id", limit=4096)
+    return _header_ids[key]
+
+
+def decode_folder(name: str) -> str:
+    """A best guess at the working directory of a ``--<cwd>--`` folder (lossy)."""
+    inner = name[2:-2] if name.startswith("--") and name.endswith("--") and len(name) >= 4 else name
+    return "/" + inner.replace("-", "/")
+
+
+def _folder_group(folder: str, transcripts: Iterable[str], fallback: Path | None = None) -> str:
+    cached = _folder_cwds.get(folder)
+    if cached is not None:
+        return cached
+    for n, path in enumerate(transcripts):
+        if n >= 4:
+            break
+        cwd = head_string_field(path, "cwd", limit=16 * 1024)
+        if cwd:
+            _folder_cwds[folder] = group = real(cwd)
+            return group
+    if fallback is not None:
+        return real(os.fspath(fallback))
+    return real(decode_folder(os.path.basename(folder)))
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Pi session under Pi's sessions folder."""
+    top = sessions_dir(settings)
+    if top is None:
+        return
+    try:
+        with os.scandir(top) as entries:
+            folders = sorted(e.path for e in entries if e.is_dir())
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            yield from _folder_sessions(folder)
+        except Exception as error:  # an odd folder never hides the others
+            logger.debug("pi: skipping %s: %s", folder, error)
+
+
+def _folder_sessions(folder: str) -> Iterator[Session]:
+    with os.scandir(folder) as entries:
+        files = sorted(
+            (e for e in entries if e.name.endswith(".jsonl") and e.is_file()), key=lambda e: e.name
+        )
+    if not files:
+        return
+    group = _folder_group(folder, (e.path for e in files))
+    for entry in files:
+        uuid = session_uuid(entry.path)
+        if uuid is None:
+            continue
+        try:
+            st = entry.stat()
+        except OSError:
+            continue
+        yield _session(Path(entry.path), uuid, group, read_title(entry.path, "pi", st))
+
+
+def _session(path: Path, uuid: str, group: str, title: str | None) -> Session:
+    return Session(
+        key=f"{NAME}:{uuid}",
+        name=title or short_id(uuid),
+        path=path,
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=uuid,
+    )
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
+    """The Pi session whose transcript is ``path`` (which may not exist yet)."""
+    uuid = session_uuid(path)
+    if uuid is None:
+        if event is None or not event.session_id:
+            return None
+        uuid = event.session_id
+    folder = os.fspath(path.parent)
+    transcripts = [os.fspath(path)] if path.is_file() else []
+    if not transcripts:
+        try:
+            with os.scandir(folder) as entries:
+                transcripts = [e.path for e in entries if e.name.endswith(".jsonl")]
+        except OSError:
+            pass
+    group = _folder_group(folder, transcripts, event.cwd if event is not None else None)
+    return _session(path, uuid, group, read_title(path, "pi"))
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Pi session a hook event comes from (see the module docstring)."""
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("pi: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    top = sessions_dir(settings)
+    top_real = real(os.fspath(top)) if top is not None else None
+    if event.transcript_path is not None:
+        path = Path(real(os.fspath(event.transcript_path)))
+        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
+        if under or event.host == NAME:
+            return session_for_path(path, event)
+        return None
+    if event.session_id and top is not None:
+        wanted = event.session_id.lower()
+        for session in list_sessions(settings):
+            if session.id == wanted:
+                return session
+    return None
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="Pi sessions under ~/.pi/agent/sessions; grouped by working directory",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER

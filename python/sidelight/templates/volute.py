@@ -1,1 +1,287 @@
-"""Built-in template: volute (being written)."""
+"""Built-in template: volute minds (resolver ``volute``; formats ``claude-code`` and ``pi``).
+
+A volute *mind* is a folder holding ``.volute/`` (and ``home/``, the agent's working directory). Its
+named sessions (``main``, ``discord``, ``email``, …) are:
+
+- **agent-sdk**: ``.volute/sessions/NAME.json`` = ``{"sessionId": ID}`` → the Claude Code transcript
+  ``<claude dir>/projects/<sanitized <mind>/home>/ID.jsonl`` (the folder found by Claude Code's rule,
+  by prefix when the name is over 200 characters; every Claude folder is tried), subagent files in
+  ``extra_paths``. The legacy ``.volute/session.json`` counts as ``main``.
+- **pi**: the newest ``*.jsonl`` (by mtime) in ``.volute/pi-sessions/NAME/``.
+
+Names starting ``new-`` are skipped (volute keeps no transcript of them). When both kinds name the same
+session, the agent-sdk one is kept.
+
+**Records.** ``key`` = ``volute:<mind path>:<NAME>``, ``name`` = NAME, ``group`` = the mind folder
+(resolved), ``cursor_file`` = ``<mind>/.volute/session-cursors.json`` (the seed's cursor file).
+
+**Which minds.** ``Settings.volute_dirs``, the mind at or above the process's working directory (a hook
+runs in the session's working directory, ``<mind>/home``), and every mind a ``current()`` call found
+in this process. ``current(event)`` looks at the mind at or above ``event.cwd`` and above
+``event.transcript_path``, then the configured ones, and returns the named session whose transcript is
+``event.transcript_path`` (a pi transcript: any file of its ``pi-sessions/NAME/`` folder) or whose
+``sessionId`` is ``event.session_id``.
+
+**Plain Claude Code.** A volute transcript is also a file under ``~/.claude/projects``, so the
+``claude-code`` resolver lists it too; :func:`sidelight.updates.list_sessions` keeps one record per
+path, preferring this more specific resolver, and asks it first for the current session.
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH109, PTH118, PTH120, PTH123
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.hookspecs import hookimpl
+from sidelight.paths import claude_project_dir, find_volute_mind, is_volute_mind, real
+from sidelight.sessions import HostEvent, ResolverSpec, Session
+from sidelight.templates import claude_code, pi
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["NAME", "current", "list_sessions", "mind_sessions", "minds", "roots"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "volute"
+
+#: Minds found by ``current()`` in this process, listed from then on.
+_seen_minds: dict[str, None] = {}
+
+
+def minds(settings: Settings) -> list[str]:
+    """The mind folders to list, resolved, each once."""
+    found: dict[str, None] = {}
+    for folder in settings.volute_dirs:
+        r = real(os.fspath(folder))
+        if is_volute_mind(r):
+            found[r] = None
+        else:
+            logger.debug("volute: %s is not a mind (no .volute/ with sessions or home/)", folder)
+    try:
+        here = find_volute_mind(os.getcwd())
+    except OSError:
+        here = None
+    if here is not None:
+        found[here] = None
+    found.update(_seen_minds)
+    return list(found)
+
+
+def roots(settings: Settings) -> list[Path]:
+    """The folders a watcher follows: each mind's ``.volute`` and its Claude project folders."""
+    out: list[Path] = []
+    for mind in minds(settings):
+        out.append(Path(mind, ".volute"))
+        for claude_dir in claude_code._claude_dirs(settings):
+            project = claude_project_dir(claude_dir / "projects", Path(mind, "home"))
+            if project.is_dir():
+                out.append(project)
+    return out
+
+
+def _read_session_id(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        logger.debug("volute: cannot read %s: %s", path, error)
+        return None
+    value = data.get("sessionId") if isinstance(data, dict) else None
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def _claude_transcript(settings: Settings, mind: str, session_id: str) -> Path | None:
+    """The Claude Code transcript of a mind's session: the first Claude folder that has it, else
+    where it will be written (the first Claude folder); ``None`` without any Claude folder."""
+    home = Path(mind, "home")
+    first: Path | None = None
+    for claude_dir in claude_code._claude_dirs(settings):
+        candidate = claude_project_dir(claude_dir / "projects", home) / f"{session_id}.jsonl"
+        if candidate.is_file():
+            return candidate
+        if first is None:
+            first = candidate
+    return first
+
+
+def _newest_jsonl(folder: str) -> Path | None:
+    newest: tuple[int, str] | None = None
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".jsonl"):
+                    continue
+                try:
+                    if not entry.is_file():
+                        continue
+                    mtime = entry.stat().st_mtime_ns
+                except OSError:
+                    continue
+                if newest is None or (mtime, entry.name) > newest:
+                    newest = (mtime, entry.name)
+    except OSError:
+        return None
+    return Path(folder, newest[1]) if newest is not None else None
+
+
+def _names(folder: Path, suffix: str | None) -> list[str]:
+    """Session names in a folder: files ``NAME<suffix>``, or sub-folders when ``suffix`` is ``None``."""
+    try:
+        with os.scandir(folder) as entries:
+            if suffix is None:
+                names = [e.name for e in entries if e.is_dir()]
+            else:
+                names = [e.name[: -len(suffix)] for e in entries if e.name.endswith(suffix) and e.is_file()]
+    except OSError:
+        return []
+    return sorted(n for n in names if n and not n.startswith("new-") and not n.startswith("."))
+
+
+def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) -> Iterator[Session]:
+    """One mind's named sessions; with ``include_missing``, also agent-sdk sessions whose transcript
+    does not exist yet (for ``current``)."""
+    state = Path(mind, ".volute")
+    cursor_file = state / "session-cursors.json"
+    named: set[str] = set()
+    sdk: list[tuple[str, str]] = []
+    for name in _names(state / "sessions", ".json"):
+        sdk.append((name, os.fspath(state / "sessions" / f"{name}.json")))
+    if "main" not in {n for n, _ in sdk} and (state / "session.json").is_file():
+        sdk.append(("main", os.fspath(state / "session.json")))  # before volute moved it to sessions/
+    for name, file in sdk:
+        session_id = _read_session_id(file)
+        if session_id is None:
+            continue
+        path = _claude_transcript(settings, mind, session_id)
+        if path is None or not (include_missing or path.is_file()):
+            continue
+        named.add(name)
+        yield Session(
+            key=f"{NAME}:{mind}:{name}",
+            name=name,
+            path=path,
+            format="claude-code",
+            group=mind,
+            resolver=NAME,
+            id=session_id,
+            extra_paths=claude_code.subagent_paths(path.parent, session_id),
+            cursor_file=cursor_file,
+        )
+    for name in _names(state / "pi-sessions", None):
+        if name in named:
+            logger.debug(
+                "volute: %s has both an agent-sdk and a pi session %r; keeping agent-sdk", mind, name
+            )
+            continue
+        newest = _newest_jsonl(os.fspath(state / "pi-sessions" / name))
+        if newest is None:
+            continue
+        yield Session(
+            key=f"{NAME}:{mind}:{name}",
+            name=name,
+            path=newest,
+            format="pi",
+            group=mind,
+            resolver=NAME,
+            id=pi.session_uuid(newest),
+            cursor_file=cursor_file,
+        )
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """The named sessions of every known mind (see the module docstring)."""
+    for mind in minds(settings):
+        try:
+            yield from mind_sessions(settings, mind)
+        except Exception as error:  # an odd mind never hides the others
+            logger.debug("volute: skipping %s: %s", mind, error)
+
+
+def _candidate_minds(event: HostEvent, settings: Settings) -> Iterable[str]:
+    found: dict[str, None] = {}
+    for start in (event.cwd, event.transcript_path.parent if event.transcript_path else None):
+        if start is not None:
+            mind = find_volute_mind(os.fspath(start))
+            if mind is not None:
+                found[mind] = None
+    for folder in settings.volute_dirs:
+        r = real(os.fspath(folder))
+        if is_volute_mind(r):
+            found[r] = None
+    return found
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The named volute session a hook event comes from, else ``None``."""
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("volute: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    given = real(os.fspath(event.transcript_path)) if event.transcript_path else None
+    for mind in _candidate_minds(event, settings):
+        pi_root = os.path.join(mind, ".volute", "pi-sessions") + os.sep
+        for session in mind_sessions(settings, mind, include_missing=True):
+            path = real(os.fspath(session.path))
+            same_file = given is not None and path == given
+            same_pi_folder = (
+                given is not None
+                and session.format == "pi"
+                and given.startswith(pi_root)
+                and os.path.dirname(given) == os.path.dirname(path)
+            )
+            same_id = event.session_id is not None and session.id == event.session_id
+            if same_file or same_pi_folder or same_id:
+                _seen_minds[mind] = None
+                if same_pi_folder and not same_file and given is not None:
+                    return _with_path(session, Path(given))
+                return session
+        if given is not None and given.startswith(pi_root):
+            # A pi session whose folder holds no transcript yet (Pi writes after the first reply).
+            name = os.path.relpath(os.path.dirname(given), pi_root.rstrip(os.sep))
+            if name and os.sep not in name and not name.startswith(("new-", ".")):
+                _seen_minds[mind] = None
+                return Session(
+                    key=f"{NAME}:{mind}:{name}",
+                    name=name,
+                    path=Path(given),
+                    format="pi",
+                    group=mind,
+                    resolver=NAME,
+                    id=pi.session_uuid(given),
+                    cursor_file=Path(mind, ".volute", "session-cursors.json"),
+                )
+    return None
+
+
+def _with_path(session: Session, path: Path) -> Session:
+    from dataclasses import replace
+
+    return replace(session, path=path, id=pi.session_uuid(path))
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="volute minds' named sessions (.volute/sessions/*.json, .volute/pi-sessions/*/)",
+)
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER

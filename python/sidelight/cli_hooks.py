@@ -1,0 +1,192 @@
+"""Commands: ``sidelight hook HOST``, ``sidelight install TARGET`` and ``sidelight uninstall TARGET``.
+
+``hook`` is what an agent host runs on every prompt, so :func:`run_hook` is reached from
+:func:`sidelight.cli.main` before any argument parser is built, imports only what the hook needs, and
+always exits 0: a hook must never break its host. Anything that goes wrong is logged to
+``<state dir>/sidelight.log``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+__all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
+
+#: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
+HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+#: What ``sidelight install`` / ``uninstall`` know how to set up.
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill")
+
+
+def run_hook(argv: Sequence[str]) -> int:
+    """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0."""
+    host = argv[0] if argv else ""
+    try:
+        if host in ("-h", "--help"):
+            sys.stdout.write(
+                "usage: sidelight hook HOST\n\n"
+                "Read an agent host's hook input (JSON) on stdin and print the context to inject, or\n"
+                f"nothing. HOST: {', '.join(HOOK_HOSTS)}. Always exits 0; errors go to\n"
+                "<state dir>/sidelight.log.\n"
+            )
+            return 0
+        payload = sys.stdin.buffer.read()
+        if not host or len(argv) > 1:
+            _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")
+            return 0
+        from sidelight.updates import handle_hook
+
+        output = handle_hook(host, payload)
+        if output:
+            sys.stdout.write(output if output.endswith("\n") else output + "\n")
+            sys.stdout.flush()
+    except BaseException as error:  # the promise: a hook never breaks its host
+        with contextlib.suppress(BaseException):
+            _log_failure(f"hook {host}: {type(error).__name__}: {error}")
+    return 0
+
+
+def _log_failure(message: str) -> None:
+    """Append one line to ``<state dir>/sidelight.log`` without importing the rest of sidelight."""
+    from pathlib import Path
+
+    env = os.environ
+    if env.get("SIDELIGHT_STATE_DIR"):
+        state_dir = Path(env["SIDELIGHT_STATE_DIR"])
+    else:
+        home = Path(env.get("HOME") or Path.home())
+        base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
+        state_dir = base / "sidelight"
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    line = " ".join(message.split())
+    fd = os.open(state_dir / "sidelight.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))
+    finally:
+        os.close(fd)
+
+
+def register(commands: Any) -> None:
+    """Adds ``hook``, ``install`` and ``uninstall`` to the ``sidelight`` parser."""
+    hook = commands.add_parser(
+        "hook",
+        help="run as an agent host's prompt hook (reads its JSON on stdin)",
+        description="Read an agent host's hook input (JSON) on stdin and print the digest of what "
+        "sibling sessions did since this one last looked, in the host's format, or nothing. Always "
+        "exits 0; errors go to <state dir>/sidelight.log.",
+    )
+    hook.add_argument("host", metavar="HOST", help=f"the host's hook protocol: {', '.join(HOOK_HOSTS)}")
+    hook.set_defaults(run=_hook_command, parser=hook)
+
+    install = commands.add_parser(
+        "install",
+        help="install sidelight's hooks into an agent host",
+        description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
+        "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
+        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents. Running it twice changes "
+        "nothing; a changed file is backed up first. The hooks call sidelight by absolute path.",
+    )
+    install.add_argument("target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS))
+    install.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
+        help="claude-code and skill: the user's settings or this project's "
+        "[env: SIDELIGHT_INSTALL_SCOPE; default: user]",
+    )
+    install.add_argument(
+        "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
+    )
+    install.set_defaults(run=_install_command, parser=install)
+
+    uninstall = commands.add_parser(
+        "uninstall",
+        help="remove sidelight's hooks from an agent host",
+        description="Remove only sidelight's own hook entries (other hooks and settings stay), "
+        "backing the file up first.",
+    )
+    uninstall.add_argument(
+        "target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS)
+    )
+    uninstall.add_argument(
+        "--scope",
+        choices=("user", "project"),
+        default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
+        help="claude-code and skill: the user's settings or this project's [default: user]",
+    )
+    uninstall.add_argument(
+        "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
+    )
+    uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
+
+
+def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    return run_hook([args.host])
+
+
+def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    return _install_or_uninstall(args.target, args.scope, args.dir, install=True)
+
+
+def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    return _install_or_uninstall(args.target, args.scope, args.dir, install=False)
+
+
+def _install_or_uninstall(target: str, scope: str, directory: str | None, *, install: bool) -> int:
+    import logging
+
+    from sidelight import install as installer
+
+    logger = logging.getLogger("sidelight")
+    try:
+        if target == "skill":
+            results = [_skill(scope, directory, install=install)]
+        else:
+            action = installer.install if install else installer.uninstall
+            results = action(target, scope=scope)
+    except (installer.InstallError, OSError, ValueError) as error:
+        from sidelight.errors import describe
+
+        logger.error("%s", describe(error))
+        return 1
+    for result in results:
+        sys.stdout.write(result.message + "\n")
+        for note in result.notes:
+            logger.warning("%s", note)
+    return 0
+
+
+def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
+    """``install skill`` belongs to the reader (:mod:`sidelight.reader`); this only routes to it."""
+    from pathlib import Path
+
+    from sidelight import install as installer
+    from sidelight.config import Settings
+    from sidelight.reader import install_skill_report, skill_path, skill_text
+
+    settings = Settings.load()
+    folder = Path(directory) if directory else None
+    if install:
+        report = install_skill_report(scope, folder, settings)
+        if report.action == "unchanged":
+            return installer.InstallResult("skill", report.path, False, f"already installed: {report.path}")
+        where = f" (backup: {report.backup})" if report.backup else ""
+        return installer.InstallResult(
+            "skill", report.path, True, f"{report.action} {report.path}{where}", report.backup
+        )
+    path = skill_path(scope, folder, settings)
+    if not path.exists():
+        return installer.InstallResult("skill", path, False, f"not installed: {path}")
+    if path.read_text(encoding="utf-8", errors="replace") != skill_text():
+        raise installer.InstallError(f"{path} differs from sidelight's skill; remove it by hand if you want")
+    path.unlink()
+    return installer.InstallResult("skill", path, True, f"removed {path}")

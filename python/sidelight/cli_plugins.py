@@ -1,0 +1,128 @@
+"""Command ``sidelight plugins``: every plugin, the hooks it implements and the names it provides."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+from sidelight.errors import SidelightError, describe
+
+if TYPE_CHECKING:
+    import argparse
+
+    from sidelight.plugins import Plugins
+
+__all__ = ["FAMILIES", "plugin_records", "register"]
+
+logger = logging.getLogger("sidelight")
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+#: The record families, in the order ``sidelight plugins`` shows them.
+FAMILIES: tuple[str, ...] = ("formats", "resolvers", "summarizers", "injectors", "sinks")
+
+
+def register(commands: Any) -> None:
+    """Adds ``plugins``."""
+    plugins = commands.add_parser(
+        "plugins",
+        help="list the plugins and what they provide",
+        description="List every plugin (the built-in templates and those installed under the "
+        "entry-point group 'sidelight'): its version, the hooks it implements and the formats, "
+        "resolvers, summarizers, injectors and sinks it provides; then the plugins that failed to "
+        "load. SIDELIGHT_PLUGINS (comma-separated entry-point names) restricts which plugins load. "
+        "Two plugins that claim one name are an error (exit 1).",
+    )
+    plugins.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per plugin: name, version, builtin, loaded, hooks, provides, errors",
+    )
+    plugins.set_defaults(run=_plugins_command, parser=plugins)
+
+
+def plugin_records(plugins: Plugins) -> list[dict[str, Any]]:
+    """One record per plugin, registered ones first (in registration order), then those that failed to load.
+
+    Raises :class:`sidelight.plugins.PluginConflictError` when two plugins claim one name.
+    """
+    for family in FAMILIES:  # raise on a conflict before anything is shown
+        getattr(plugins, family)()
+    provides: dict[str, dict[str, list[str]]] = {}
+    for family in FAMILIES:
+        hook = getattr(plugins.manager.hook, f"sidelight_{family}")
+        for impl in hook.get_hookimpls():
+            try:
+                names = [record.name for record in impl.function() or ()]
+            except Exception:  # already recorded in plugins.broken by the collection above
+                continue
+            provides.setdefault(impl.plugin_name, {})[family] = names
+    errors: dict[str, list[str]] = {}
+    for broken in plugins.broken:
+        errors.setdefault(broken.name, []).append(broken.error)
+    records: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for info in plugins.info():
+        seen.add(info.name)
+        records.append(
+            {
+                "name": info.name,
+                "version": info.version,
+                "builtin": info.builtin,
+                "loaded": True,
+                "hooks": list(info.hooks),
+                "provides": provides.get(info.name, {}),
+                "errors": errors.get(info.name, []),
+            }
+        )
+    for name, messages in errors.items():
+        if name not in seen:
+            records.append(
+                {
+                    "name": name,
+                    "version": None,
+                    "builtin": False,
+                    "loaded": False,
+                    "hooks": [],
+                    "provides": {},
+                    "errors": messages,
+                }
+            )
+    return records
+
+
+def _plugins_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.plugins import get_plugins
+
+    try:
+        records = plugin_records(get_plugins())
+    except (SidelightError, ImportError, OSError, ValueError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    out = sys.stdout
+    if args.json:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    loaded = [r for r in records if r["loaded"]]
+    for record in loaded:
+        kind = "built-in" if record["builtin"] else "plugin"
+        version = f" {record['version']}" if record["version"] else ""
+        out.write(f"{record['name']}{version} ({kind})\n")
+        hooks = ", ".join(record["hooks"]) or "none"
+        out.write(f"  hooks: {hooks}\n")
+        for family in FAMILIES:
+            names = record["provides"].get(family)
+            if names:
+                out.write(f"  {family}: {', '.join(names)}\n")
+        for problem in record["errors"]:
+            out.write(f"  failed: {problem}\n")
+    failed = [r for r in records if not r["loaded"]]
+    if failed:
+        out.write("\nnot loaded:\n")
+        for record in failed:
+            for problem in record["errors"]:
+                out.write(f"  {record['name']}: {problem}\n")
+    return EXIT_OK

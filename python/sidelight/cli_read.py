@@ -1,0 +1,182 @@
+"""Commands ``sidelight read`` (a session's recent conversation) and ``sidelight sessions`` (the list)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from sidelight.errors import SidelightError, describe
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+logger = logging.getLogger("sidelight")
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def register(commands: Any) -> None:
+    """Adds ``read`` and ``sessions``."""
+    read = commands.add_parser(
+        "read",
+        help="show a session's recent conversation",
+        description="Show the last entries of a session's transcript, oldest first: local times, user "
+        "and assistant text, and one [Tool argument] line per tool use. Thinking, tool results and "
+        "metadata are left out. SESSION is a name (as in the digest), a session key or id, an id "
+        "prefix (at least 4 characters) or a transcript path; 'sidelight sessions' lists them. Only "
+        "the main transcript is read, not a session's subagent files.",
+    )
+    read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    read.add_argument(
+        "-n",
+        "--lines",
+        type=_positive,
+        default=_positive(os.environ.get("SIDELIGHT_READ_LINES", "50")),
+        metavar="N",
+        help="how many entries to show [env: SIDELIGHT_READ_LINES; default: 50]",
+    )
+    read.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per entry: timestamp, role, text, tool_name, primary_arg",
+    )
+    read.set_defaults(run=_read_command, parser=read)
+
+    sessions = commands.add_parser(
+        "sessions",
+        help="list the sessions sidelight can see",
+        description="List the sessions the resolvers find (Claude Code, Pi, Codex, volute and plugins), "
+        "grouped as siblings are, most recently modified first.",
+    )
+    sessions.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per session: name, key, id, format, group, resolver, path, size, modified",
+    )
+    sessions.set_defaults(run=_sessions_command, parser=sessions)
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.reader import format_entries, read_session, resolve_session, sanitize
+
+    try:
+        plugins = get_plugins()
+        session = resolve_session(args.session, Settings.load(), plugins)
+        logger.info("%s: %s (%s)", session.name, session.path, session.format)
+        entries = read_session(session, plugins, args.lines)
+    except (SidelightError, OSError, ValueError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    if not entries:
+        logger.warning("%s: no conversation yet", session.name)
+        return EXIT_OK
+    out = sys.stdout
+    if args.json:
+        for entry in entries:
+            record = {k: sanitize(v) if isinstance(v, str) else v for k, v in entry.as_dict().items()}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    else:
+        out.write(format_entries(entries))
+    return EXIT_OK
+
+
+def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.reader import describe_sessions, list_sessions
+
+    try:
+        settings = Settings.load()
+        records = describe_sessions(list_sessions(settings, get_plugins()))
+    except (SidelightError, OSError, ValueError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    records.sort(key=lambda r: str(r["modified"] or ""), reverse=True)
+    out = sys.stdout
+    if args.json:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    if not records:
+        logger.warning("no sessions found (see 'sidelight plugins' for the resolvers)")
+        return EXIT_OK
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(str(record["group"]), []).append(record)
+    home = str(settings.home).rstrip("/")
+    # A name two sessions share cannot pick one: show their keys, which can.
+    counts = Counter(r["name"] for r in records)
+    shared = {name for name, n in counts.items() if n > 1}
+    first = True
+    for group, members in groups.items():
+        if not first:
+            out.write("\n")
+        first = False
+        out.write(_clean(_tilde(group, home)) + "\n")
+        rows = [
+            (
+                _clean(str(r["name"]), 40),
+                str(r["format"]),
+                _modified(r["modified"]),
+                _size(r["size"]),
+                _clean(_tilde(str(r["path"]), home), 200)
+                + (f" (+{r['subagents']} subagents)" if r["subagents"] else ""),
+                _clean(str(r["key"]), 200),
+            )
+            for r in members
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        for record, row in zip(members, rows, strict=True):
+            cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+            out.write("  " + "  ".join(cells) + "  " + row[4] + "\n")
+            if record["name"] in shared:
+                out.write("  " + " " * (widths[0] + 2) + "key: " + row[5] + "\n")
+    return EXIT_OK
+
+
+def _modified(value: object) -> str:
+    if not isinstance(value, str):
+        return "-"
+    return value[:16].replace("T", " ")
+
+
+def _size(value: object) -> str:
+    if not isinstance(value, int):
+        return "-"
+    size = float(value)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{value} B"
+
+
+def _tilde(path: str, home: str) -> str:
+    return "~" + path[len(home) :] if home and (path == home or path.startswith(home + "/")) else path
+
+
+def _clean(text: str, width: int = 120) -> str:
+    from sidelight.reader import sanitize
+
+    line = " ".join(sanitize(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -1,0 +1,465 @@
+"""Installing sidelight's hooks into agent hosts, and removing them again.
+
+- **Claude Code**: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks in
+  ``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is honoured) or
+  ``<cwd>/.claude/settings.json`` (``scope="project"``).
+- **Codex**: ``UserPromptSubmit`` and ``SessionStart`` in ``~/.codex/hooks.json`` (``CODEX_HOME``), plus
+  ``[features] hooks = true`` in ``config.toml``.
+- **Pi**: the extension shipped in this package (``integrations/pi/sidelight.ts``) copied to
+  ``~/.pi/agent/extensions/sidelight.ts`` (``PI_CODING_AGENT_DIR``), with sidelight's command baked in.
+
+Every hook calls sidelight by absolute path (:func:`sidelight_command`), so it works when sidelight's
+virtual environment is not on ``PATH``. Installing twice changes nothing; a file that changes is backed
+up first (``NAME.sidelight-backup-YYYYmmddTHHMMSS``) and replaced atomically; a settings file that is not
+valid JSON is refused, and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sidelight.errors import SidelightError
+
+__all__ = [
+    "CLAUDE_EVENTS",
+    "CODEX_EVENTS",
+    "HOOK_TIMEOUT",
+    "InstallError",
+    "InstallResult",
+    "claude_plugin_dir",
+    "install",
+    "install_claude_code",
+    "install_codex",
+    "install_pi",
+    "pi_extension_source",
+    "sidelight_command",
+    "uninstall",
+    "uninstall_claude_code",
+    "uninstall_codex",
+    "uninstall_pi",
+]
+
+#: The Claude Code hook events sidelight listens to.
+CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
+#: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
+CODEX_EVENTS = ("UserPromptSubmit", "SessionStart")
+#: Seconds the host waits for the hook (sidelight's own budget, ``time_budget``, is shorter).
+HOOK_TIMEOUT = 10
+
+INTEGRATIONS = Path(__file__).resolve().parent / "integrations"
+#: The line of the Pi extension that holds the command; :func:`pi_extension_source` rewrites it.
+_PI_COMMAND_LINE = re.compile(r"^const INSTALLED_COMMAND: string\[\] = .*$", re.MULTILINE)
+#: Every file sidelight installs into Pi carries this marker, so uninstall removes only its own.
+PI_MARKER = "sidelight-pi-extension"
+
+
+class InstallError(SidelightError, ValueError):
+    """An install or uninstall could not be done; nothing was changed."""
+
+
+@dataclass(frozen=True, slots=True)
+class InstallResult:
+    """What one install or uninstall step did."""
+
+    target: str
+    path: Path | None
+    changed: bool
+    message: str
+    backup: Path | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Finding sidelight
+
+
+def sidelight_command() -> list[str]:
+    """The command that runs this sidelight, by absolute path.
+
+    In order: ``SIDELIGHT_BIN``; the ``sidelight`` script beside the running interpreter (a virtual
+    environment's ``bin``); the script this process was started as; ``sidelight`` on ``PATH``; else this
+    interpreter with ``-m sidelight``.
+    """
+    override = os.environ.get("SIDELIGHT_BIN", "").strip()
+    if override:
+        return shlex.split(override)
+    names = ("sidelight.exe", "sidelight") if os.name == "nt" else ("sidelight",)
+    candidates: list[Path] = []
+    for name in names:
+        candidates.append(Path(sys.executable).parent / name)
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name in names:
+        candidates.append(argv0)
+    found = shutil.which("sidelight")
+    if found:
+        candidates.append(Path(found))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return [str(candidate.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "sidelight"]
+
+
+def _hook_command(host: str) -> str:
+    return " ".join(shlex.quote(part) for part in [*sidelight_command(), "hook", host])
+
+
+def _is_ours(command: Any, host: str) -> bool:
+    """A hook command sidelight installed: ``... sidelight ... hook HOST``."""
+    if not isinstance(command, str) or "sidelight" not in command:
+        return False
+    return re.search(rf"(^|\s)hook\s+{re.escape(host)}\s*$", command) is not None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files: read, back up, write atomically
+
+
+def _backup(path: Path) -> Path | None:
+    if not path.exists():
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    backup = path.with_name(f"{path.name}.sidelight-backup-{stamp}")
+    n = 1
+    while backup.exists():
+        n += 1
+        backup = path.with_name(f"{path.name}.sidelight-backup-{stamp}-{n}")
+    shutil.copy2(path, backup)
+    return backup
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        Path(tmp).chmod(mode)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_json(path: Path, what: str) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InstallError(f"{path}: cannot read the {what} ({error}); nothing was changed") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise InstallError(
+            f"{path}: the {what} is not valid JSON ({error}); fix it first, nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise InstallError(f"{path}: the {what} is not a JSON object; nothing was changed")
+    return data
+
+
+def _save(path: Path, text: str, target: str, verb: str) -> InstallResult:
+    backup = _backup(path)
+    _write_atomic(path, text)
+    where = f" (backup: {backup})" if backup else ""
+    return InstallResult(
+        target=target, path=path, changed=True, message=f"{verb} {path}{where}", backup=backup
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The command-hook settings shape shared by Claude Code and Codex
+
+
+def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise InstallError(f'{path}: "hooks" is not a JSON object; nothing was changed')
+    return hooks
+
+
+def _add_hooks(data: dict[str, Any], path: Path, host: str, events: tuple[str, ...], command: str) -> bool:
+    """Adds (or updates) our command hook for each event; True when something changed."""
+    hooks = _hooks_table(data, path)
+    changed = False
+    for event in events:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise InstallError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
+        found = False
+        for group in groups:
+            for hook in group.get("hooks", []) if isinstance(group, dict) else []:
+                if isinstance(hook, dict) and _is_ours(hook.get("command"), host):
+                    if found:
+                        continue
+                    found = True
+                    if hook.get("command") != command:
+                        hook["command"] = command
+                        changed = True
+        if not found:
+            groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
+            changed = True
+    return changed
+
+
+def _remove_hooks(data: dict[str, Any], host: str) -> int:
+    """Removes our command hooks (and groups and events left empty); the number removed."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    removed = 0
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                kept_groups.append(group)
+                continue
+            kept = [
+                h for h in group["hooks"] if not (isinstance(h, dict) and _is_ours(h.get("command"), host))
+            ]
+            removed += len(group["hooks"]) - len(kept)
+            if kept:
+                kept_groups.append({**group, "hooks": kept})
+        if kept_groups:
+            hooks[event] = kept_groups
+        elif groups:
+            del hooks[event]
+    if not hooks:
+        del data["hooks"]
+    return removed
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Claude Code
+
+
+def _claude_settings_path(scope: str, home: Path | None, cwd: Path | None) -> Path:
+    if scope == "project":
+        return (cwd or Path.cwd()) / ".claude" / "settings.json"
+    if scope != "user":
+        raise InstallError(f"unknown scope {scope!r}: use user or project")
+    if home is not None:
+        return home / ".claude" / "settings.json"
+    from sidelight.config import Settings
+
+    return Settings.load().claude_dirs[0] / "settings.json"
+
+
+def install_claude_code(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Adds sidelight's hooks to Claude Code's ``settings.json``."""
+    path = _claude_settings_path(scope, home, cwd)
+    data = _read_json(path, "Claude Code settings file")
+    if not _add_hooks(data, path, "claude-code", CLAUDE_EVENTS, _hook_command("claude-code")):
+        return InstallResult("claude-code", path, False, f"already installed in {path}")
+    return _save(path, _dump(data), "claude-code", "installed the Claude Code hooks in")
+
+
+def uninstall_claude_code(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Removes sidelight's hooks (only those) from Claude Code's ``settings.json``."""
+    path = _claude_settings_path(scope, home, cwd)
+    data = _read_json(path, "Claude Code settings file")
+    if not _remove_hooks(data, "claude-code"):
+        return InstallResult("claude-code", path, False, f"not installed in {path}")
+    return _save(path, _dump(data), "claude-code", "removed the Claude Code hooks from")
+
+
+def claude_plugin_dir() -> Path:
+    """The Claude Code plugin shipped in this package (``claude --plugin-dir PATH``)."""
+    return INTEGRATIONS / "claude-code"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Codex
+
+
+def _codex_dir(home: Path | None) -> Path:
+    if home is not None:
+        return home / ".codex"
+    from sidelight.config import Settings
+
+    codex = Settings.load().codex_dir
+    assert codex is not None
+    return codex
+
+
+def _enable_codex_hooks(text: str, path: Path) -> str | None:
+    """``config.toml`` with ``[features] hooks = true``, editing as little as possible (``None``: as is)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InstallError(f"{path}: not valid TOML ({error}); fix it first, nothing was changed") from None
+    features = data.get("features")
+    if isinstance(features, dict) and features.get("hooks") is True:
+        return None
+    if features is not None and not isinstance(features, dict):
+        raise InstallError(f"{path}: `features` is not a table; set `[features] hooks = true` by hand")
+    lines = text.splitlines(keepends=True)
+    header = re.compile(r"^\s*\[\s*features\s*\]\s*(#.*)?$")
+    any_table = re.compile(r"^\s*\[")
+    key = re.compile(r"^(\s*)hooks\s*=.*$")
+    start = next((i for i, line in enumerate(lines) if header.match(line.rstrip("\r\n"))), None)
+    if start is None:
+        if isinstance(features, dict):  # features set with dotted keys or inline: do not guess
+            raise InstallError(f"{path}: no [features] table to edit; set `[features] hooks = true` by hand")
+        sep = "" if not text or text.endswith("\n") else "\n"
+        blank = "\n" if text.strip() else ""
+        new = f"{text}{sep}{blank}[features]\nhooks = true\n"
+    else:
+        end = next((i for i in range(start + 1, len(lines)) if any_table.match(lines[i])), len(lines))
+        for i in range(start + 1, end):
+            match = key.match(lines[i].rstrip("\r\n"))
+            if match:
+                newline = lines[i][len(lines[i].rstrip("\r\n")) :] or "\n"
+                lines[i] = f"{match.group(1)}hooks = true{newline}"
+                break
+        else:
+            lines.insert(start + 1, "hooks = true\n")
+        new = "".join(lines)
+    try:
+        check = tomllib.loads(new)
+    except tomllib.TOMLDecodeError as error:  # pragma: no cover - a bug in the edit above
+        raise InstallError(f"{path}: could not enable hooks safely ({error}); nothing was changed") from None
+    if check.get("features", {}).get("hooks") is not True:  # pragma: no cover
+        raise InstallError(f"{path}: could not enable hooks safely; set `[features] hooks = true` by hand")
+    return new
+
+
+def install_codex(*, home: Path | None = None) -> list[InstallResult]:
+    """Adds sidelight's hooks to ``~/.codex/hooks.json`` and turns on Codex's ``hooks`` feature."""
+    codex = _codex_dir(home)
+    hooks_path, config_path = codex / "hooks.json", codex / "config.toml"
+    data = _read_json(hooks_path, "Codex hooks file")
+    config_text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    new_config = _enable_codex_hooks(config_text, config_path)  # checked before anything is written
+    results = []
+    if _add_hooks(data, hooks_path, "codex", CODEX_EVENTS, _hook_command("codex")):
+        results.append(_save(hooks_path, _dump(data), "codex", "installed the Codex hooks in"))
+    else:
+        results.append(InstallResult("codex", hooks_path, False, f"already installed in {hooks_path}"))
+    if new_config is not None:
+        results.append(_save(config_path, new_config, "codex", "enabled [features] hooks = true in"))
+    note = (
+        "Codex runs hooks only once you trust them: start codex and accept them "
+        "(or pass --dangerously-bypass-hook-trust in automation)"
+    )
+    last = results[-1]
+    results[-1] = InstallResult(last.target, last.path, last.changed, last.message, last.backup, (note,))
+    return results
+
+
+def uninstall_codex(*, home: Path | None = None) -> list[InstallResult]:
+    """Removes sidelight's hooks from ``~/.codex/hooks.json``; the ``hooks`` feature flag stays on."""
+    hooks_path = _codex_dir(home) / "hooks.json"
+    data = _read_json(hooks_path, "Codex hooks file")
+    note = "[features] hooks = true stays in config.toml (other hooks may need it); remove it by hand if not"
+    if not _remove_hooks(data, "codex"):
+        return [InstallResult("codex", hooks_path, False, f"not installed in {hooks_path}", notes=(note,))]
+    result = _save(hooks_path, _dump(data), "codex", "removed the Codex hooks from")
+    return [InstallResult(result.target, result.path, True, result.message, result.backup, (note,))]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Pi
+
+
+def _pi_extension_path(home: Path | None) -> Path:
+    if home is not None:
+        return home / ".pi" / "agent" / "extensions" / "sidelight.ts"
+    from sidelight.config import Settings
+
+    pi = Settings.load().pi_dir
+    assert pi is not None
+    return pi / "extensions" / "sidelight.ts"
+
+
+def pi_extension_source(command: list[str] | None = None) -> str:
+    """The Pi extension with ``command`` (default: :func:`sidelight_command`) baked in."""
+    source = (INTEGRATIONS / "pi" / "sidelight.ts").read_text(encoding="utf-8")
+    argv = sidelight_command() if command is None else command
+    line = f"const INSTALLED_COMMAND: string[] = {json.dumps(argv)};"
+    new, n = _PI_COMMAND_LINE.subn(lambda _: line, source, count=1)
+    if n != 1:  # pragma: no cover - the shipped file lost its marker line
+        raise InstallError("the shipped Pi extension has no INSTALLED_COMMAND line")
+    return new
+
+
+def install_pi(*, home: Path | None = None) -> InstallResult:
+    """Copies sidelight's Pi extension to ``~/.pi/agent/extensions/sidelight.ts``."""
+    path = _pi_extension_path(home)
+    source = pi_extension_source()
+    if path.exists():
+        try:
+            current = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise InstallError(f"{path}: cannot read it ({error}); nothing was changed") from None
+        if current == source:
+            return InstallResult("pi", path, False, f"already installed: {path}")
+    return _save(path, source, "pi", "installed the Pi extension")
+
+
+def uninstall_pi(*, home: Path | None = None) -> InstallResult:
+    """Removes sidelight's Pi extension (only if it is sidelight's)."""
+    path = _pi_extension_path(home)
+    if not path.exists():
+        return InstallResult("pi", path, False, f"not installed: {path}")
+    if PI_MARKER not in path.read_text(encoding="utf-8", errors="replace"):
+        raise InstallError(f"{path} was not written by sidelight; not removing it")
+    path.unlink()
+    return InstallResult("pi", path, True, f"removed {path}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Dispatch (the CLI)
+
+
+def install(
+    target: str, *, scope: str = "user", home: Path | None = None, cwd: Path | None = None
+) -> list[InstallResult]:
+    """Installs the hooks of ``target``: ``claude-code``, ``codex`` or ``pi``."""
+    if target == "claude-code":
+        return [install_claude_code(scope, home=home, cwd=cwd)]
+    if target == "codex":
+        return install_codex(home=home)
+    if target == "pi":
+        return [install_pi(home=home)]
+    raise InstallError(f"cannot install {target!r}: use claude-code, codex or pi")
+
+
+def uninstall(
+    target: str, *, scope: str = "user", home: Path | None = None, cwd: Path | None = None
+) -> list[InstallResult]:
+    """Removes the hooks of ``target``: ``claude-code``, ``codex`` or ``pi``."""
+    if target == "claude-code":
+        return [uninstall_claude_code(scope, home=home, cwd=cwd)]
+    if target == "codex":
+        return uninstall_codex(home=home)
+    if target == "pi":
+        return [uninstall_pi(home=home)]
+    raise InstallError(f"cannot uninstall {target!r}: use claude-code, codex or pi")

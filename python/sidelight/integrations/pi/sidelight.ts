@@ -1,0 +1,114 @@
+// sidelight for Pi (sidelight-pi-extension): tells this session what its sibling sessions did.
+//
+// Installed by `sidelight install pi` as ~/.pi/agent/extensions/sidelight.ts; `sidelight uninstall pi`
+// removes it. On each prompt (`before_agent_start`) it runs `sidelight hook pi` and, when sibling
+// sessions did something new since this one last looked, adds the digest as a message after the prompt.
+// It also reports `session_start` and `session_shutdown`. Whatever goes wrong, Pi carries on.
+//
+// stdin of `sidelight hook pi`: one JSON object
+//   {"event": "before_agent_start" | "session_start" | "session_shutdown",
+//    "session_file": PATH | null, "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
+//    "reason": TEXT | null}
+// stdout: the digest text, or nothing.
+import { spawn } from "node:child_process";
+
+// The command that runs sidelight; `sidelight install pi` writes its absolute path here.
+const INSTALLED_COMMAND: string[] = ["sidelight"];
+// SIDELIGHT_BIN overrides it at run time (a path, or a JSON array of arguments).
+// SIDELIGHT_PI_TIMEOUT_MS caps each run (default 5000 ms); the hook has its own, shorter budget.
+const TIMEOUT_MS = Number(process.env.SIDELIGHT_PI_TIMEOUT_MS ?? "") || 5000;
+
+function command(): string[] {
+  const override = (process.env.SIDELIGHT_BIN ?? "").trim();
+  if (override.startsWith("[")) {
+    try {
+      const parsed = JSON.parse(override);
+      if (Array.isArray(parsed) && parsed.length > 0) return parsed.map(String);
+    } catch {
+      // fall through to the installed command
+    }
+  } else if (override) {
+    return [override];
+  }
+  return INSTALLED_COMMAND;
+}
+
+function runHook(payload: Record<string, unknown>): Promise<string> {
+  return new Promise((resolve) => {
+    let out = "";
+    let done = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (text: string) => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      resolve(text);
+    };
+    try {
+      const [bin, ...args] = command();
+      const child = spawn(bin, [...args, "hook", "pi"], { stdio: ["pipe", "pipe", "ignore"] });
+      timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already gone
+        }
+        finish("");
+      }, TIMEOUT_MS);
+      child.on("error", () => finish(""));
+      child.stdout?.setEncoding("utf8");
+      child.stdout?.on("data", (chunk: string) => {
+        out += chunk;
+      });
+      child.on("close", () => finish(out));
+      child.stdin?.on("error", () => {});
+      child.stdin?.end(JSON.stringify(payload));
+    } catch {
+      finish("");
+    }
+  });
+}
+
+function describe(event: string, ctx: any, extra: Record<string, unknown>): Record<string, unknown> {
+  let sessionFile: string | null = null;
+  let sessionId: string | null = null;
+  try {
+    sessionFile = ctx?.sessionManager?.getSessionFile?.() ?? null;
+  } catch {
+    sessionFile = null;
+  }
+  try {
+    sessionId = ctx?.sessionManager?.getSessionId?.() ?? null;
+  } catch {
+    sessionId = null;
+  }
+  return { event, session_file: sessionFile, session_id: sessionId, cwd: ctx?.cwd ?? process.cwd(), ...extra };
+}
+
+export default function (pi: any) {
+  pi.on("session_start", async (event: any, ctx: any) => {
+    try {
+      await runHook(describe("session_start", ctx, { reason: event?.reason ?? null }));
+    } catch {
+      // never break Pi
+    }
+  });
+
+  pi.on("before_agent_start", async (event: any, ctx: any) => {
+    try {
+      const text = (await runHook(describe("before_agent_start", ctx, { prompt: event?.prompt ?? null }))).trimEnd();
+      if (!text) return undefined;
+      return { message: { customType: "session-update", content: text, display: true } };
+    } catch {
+      return undefined;
+    }
+  });
+
+  pi.on("session_shutdown", async (event: any, ctx: any) => {
+    try {
+      await runHook(describe("session_shutdown", ctx, { reason: event?.reason ?? null }));
+    } catch {
+      // never break Pi
+    }
+  });
+}

@@ -1,0 +1,306 @@
+"""Path and small-read helpers shared by the resolver templates.
+
+Everything here is cheap on purpose: resolvers run on every prompt hook, over maybe a thousand
+transcripts, so they read at most a bounded head or tail of a file, never parse a whole transcript,
+and remember what they read keyed by ``(path, size, mtime)`` for as long as the process lives (a hook
+process lists once; the watcher lists many times).
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH100, PTH112, PTH116, PTH118, PTH120, PTH123
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = [
+    "CLAUDE_MAX_SANITIZED",
+    "claude_project_dir",
+    "claude_project_dirs",
+    "claude_sanitize",
+    "find_volute_mind",
+    "head_string_field",
+    "is_volute_mind",
+    "js_hash36",
+    "pi_encode_cwd",
+    "read_title",
+    "real",
+    "short_id",
+    "stat_key",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Claude Code cuts a sanitized project directory name to this many characters and adds ``-<hash>``.
+CLAUDE_MAX_SANITIZED = 200
+
+#: How much of a transcript's head a resolver reads for ``cwd`` / ``sessionId`` / a header.
+HEAD_BYTES = 64 * 1024
+#: How much of a transcript's tail is searched for a title line (titles are appended when set).
+TAIL_BYTES = 64 * 1024
+#: How much of the head is searched for a title (older Claude Code wrote ``summary`` lines first).
+TITLE_HEAD_BYTES = 16 * 1024
+
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+
+StatKey = tuple[str, int, int]
+
+
+def stat_key(path: Path | str, st: os.stat_result | None = None) -> StatKey | None:
+    """``(path, size, mtime_ns)`` for caching what was read from a file; ``None`` if it is gone."""
+    if st is None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+    return (os.fspath(path), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def real(path: str) -> str:
+    """The absolute path with symlinks resolved (a missing path is only made absolute and normal)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path)
+
+
+def js_hash36(text: str) -> str:
+    """The Claude Agent SDK's stand-in for the CLI's hash of a long project path: a JavaScript-style
+    32-bit string hash (over UTF-16 code units) of ``text``, absolute value, in base 36.
+
+    The CLI itself uses ``Bun.hash``, so this may not match the CLI's directory name: look up existing
+    directories by prefix (:func:`claude_project_dir`) and use this only to name one that does not exist.
+    """
+    h = 0
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        unit = data[i] | (data[i + 1] << 8)
+        h = ((h << 5) - h + unit) & 0xFFFFFFFF
+    if h & 0x80000000:
+        h -= 1 << 32
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if h == 0:
+            return out
+
+
+def claude_sanitize(cwd: str) -> str:
+    """Claude Code's project directory name for ``cwd``: every non-alphanumeric character becomes
+    ``-``; a name over 200 characters is cut to 200 and given ``-<hash>`` (see :func:`js_hash36`)."""
+    # Claude Code is JavaScript: it replaces UTF-16 code units, so a character outside the BMP
+    # becomes two dashes.
+    name = _NON_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", cwd)
+    if len(name) <= CLAUDE_MAX_SANITIZED:
+        return name
+    return f"{name[:CLAUDE_MAX_SANITIZED]}-{js_hash36(cwd)}"
+
+
+def _canonical_cwd(cwd: Path | str) -> str:
+    return unicodedata.normalize("NFC", real(os.fspath(cwd)))
+
+
+def claude_project_dir(projects: Path, cwd: Path | str) -> Path:
+    """The folder of ``cwd``'s transcripts under a ``projects`` folder: the exact sanitized name if it
+    exists, else (for a name over 200 characters) an existing ``<first 200>-<hash>`` folder found by
+    prefix, else the name sidelight would give it (which may not exist yet)."""
+    canonical = _canonical_cwd(cwd)
+    name = claude_sanitize(canonical)
+    candidate = projects / name
+    if len(name) <= CLAUDE_MAX_SANITIZED or candidate.is_dir():
+        return candidate
+    prefix = name[:CLAUDE_MAX_SANITIZED] + "-"
+    try:
+        with os.scandir(projects) as entries:
+            for entry in entries:
+                if entry.name.startswith(prefix) and entry.is_dir():
+                    return Path(entry.path)
+    except OSError:
+        pass
+    return candidate
+
+
+def claude_project_dirs(claude_dir: Path) -> Iterator[os.DirEntry[str]]:
+    """The project folders of one Claude Code configuration folder (none if it does not exist)."""
+    try:
+        with os.scandir(claude_dir / "projects") as entries:
+            dirs = [e for e in entries if e.is_dir()]
+    except OSError:
+        return
+    yield from dirs
+
+
+def pi_encode_cwd(cwd: str) -> str:
+    """Pi's session folder name for ``cwd``: ``--`` + the path without its leading separator, with
+    ``/``, ``\\`` and ``:`` turned into ``-``, + ``--``."""
+    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
+
+
+def _read_head(path: Path | str, limit: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except OSError as error:
+        logger.debug("cannot read %s: %s", path, error)
+        return b""
+
+
+_FIELD_PATTERNS: dict[str, re.Pattern[bytes]] = {}
+
+
+def head_string_field(
+    path: Path | str, name: str, limit: int = HEAD_BYTES, data: bytes | None = None
+) -> str | None:
+    """The first JSON string value of a key ``name`` in the first ``limit`` bytes of ``path`` (or in
+    ``data``), found without parsing whole lines. ``None`` if absent or blank."""
+    pattern = _FIELD_PATTERNS.get(name)
+    if pattern is None:
+        pattern = re.compile(rb'"' + re.escape(name.encode()) + rb'":"((?:[^"\\]|\\.)*)"')
+        _FIELD_PATTERNS[name] = pattern
+    if data is None:
+        data = _read_head(path, limit)
+    match = pattern.search(data)
+    if match is None:
+        return None
+    try:
+        value = json.loads(b'"' + match.group(1) + b'"')
+    except ValueError:
+        return None
+    return (value.strip() or None) if isinstance(value, str) else None
+
+
+def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
+    """The newest complete line of ``data`` that starts with ``marker``, parsed."""
+    end = len(data)
+    while True:
+        at = data.rfind(b"\n" + marker, 0, end)
+        start = at + 1 if at >= 0 else (0 if data.startswith(marker) else -1)
+        if start < 0:
+            return None
+        stop = data.find(b"\n", start)
+        line = data[start : stop if stop >= 0 else len(data)]
+        try:
+            value = json.loads(line)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        if at < 0:
+            return None
+        end = at
+
+
+#: Per format: the title lines, in order of precedence, as (line prefix, field).
+_TITLE_LINES: dict[str, tuple[tuple[bytes, str], ...]] = {
+    "claude-code": (
+        (b'{"type":"custom-title"', "customTitle"),
+        (b'{"type":"ai-title"', "aiTitle"),
+        (b'{"type":"summary"', "summary"),
+    ),
+    "pi": ((b'{"type":"session_info"', "name"),),
+}
+
+_titles: dict[StatKey, str | None] = {}
+
+
+def read_title(path: Path | str, format: str, st: os.stat_result | None = None) -> str | None:
+    """A transcript's title from a bounded head and tail read (cached by path, size and mtime).
+
+    Claude Code: the newest ``custom-title``, else ``ai-title``, else ``summary`` line; Pi: the newest
+    ``session_info`` name. Title lines are short metadata lines the agents append when a title is set
+    (and older Claude Code put ``summary`` first), so the head and the tail hold them; a title buried
+    in the middle of a huge transcript is missed, which costs only a nicer name.
+    """
+    rules = _TITLE_LINES.get(format)
+    if rules is None:
+        return None
+    key = stat_key(path, st)
+    if key is None:
+        return None
+    if key in _titles:
+        return _titles[key]
+    size = key[1]
+    try:
+        with open(path, "rb") as f:
+            if size <= TITLE_HEAD_BYTES + TAIL_BYTES:
+                parts = [f.read()]
+            else:
+                head = f.read(TITLE_HEAD_BYTES)
+                f.seek(size - TAIL_BYTES)
+                tail = f.read(TAIL_BYTES)
+                # The first tail line is probably cut: search from the first newline on.
+                cut = tail.find(b"\n")
+                parts = [tail[cut:] if cut >= 0 else b"", head]
+    except OSError as error:
+        logger.debug("cannot read %s: %s", path, error)
+        return None
+    title: str | None = None
+    for marker, field in rules:
+        if not any(marker in part for part in parts):
+            continue
+        for part in parts:  # the tail first: it holds the newest line
+            line = _last_line_with(part, marker)
+            value = line.get(field) if line else None
+            if isinstance(value, str) and value.strip():
+                title = value.strip()
+                break
+        if title:
+            break
+    if len(_titles) > 20_000:
+        _titles.clear()
+    _titles[key] = title
+    return title
+
+
+def is_volute_mind(path: str) -> bool:
+    """A folder is a volute mind if it holds ``.volute/`` and one of ``.volute/sessions/``,
+    ``.volute/pi-sessions/`` or ``home/`` (a bare ``~/.volute`` config folder does not make the
+    user's home a mind)."""
+    state = os.path.join(path, ".volute")
+    if not os.path.isdir(state):
+        return False
+    return any(
+        os.path.isdir(p)
+        for p in (
+            os.path.join(state, "sessions"),
+            os.path.join(state, "pi-sessions"),
+            os.path.join(path, "home"),
+        )
+    )
+
+
+@lru_cache(maxsize=4096)
+def find_volute_mind(path: str) -> str | None:
+    """The volute mind folder (see :func:`is_volute_mind`) at or above ``path``, resolved; else ``None``."""
+    current = real(path)
+    while True:
+        if is_volute_mind(current):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def short_id(session_id: str) -> str:
+    """Eight characters that tell sessions apart: a UUID's first eight, except for time-ordered
+    UUIDv7 ids (Pi, Codex), whose first eight are a timestamp shared by sessions started within a
+    minute, so their last eight."""
+    if len(session_id) == 36 and session_id[14:15] == "7":
+        return session_id[-8:]
+    return session_id[:8]

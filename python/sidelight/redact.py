@@ -1,0 +1,244 @@
+"""Redaction of secrets and sanitizing of untrusted transcript text.
+
+Text that reaches a digest comes from other sessions: a user may have pasted a token, an agent may
+have echoed a ``.env`` file, a web page may carry terminal escapes or bidi overrides. Two functions:
+
+- :func:`redact` replaces secrets (provider API keys and tokens, bearer tokens, private-key blocks,
+  passwords in URLs and commands, ``.env``-style assignments) by ``[REDACTED:kind]`` markers;
+- :func:`sanitize` makes one short, printable line: it strips terminal escapes, control characters,
+  bidi overrides and zero-width characters, redacts, collapses whitespace and cuts to a limit.
+
+Every pattern is compiled at import and written so that it runs in linear time: an unbounded run may
+only start where the previous character cannot belong to it (a lookbehind), so no input makes the
+engine rescan a run from each of its characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+__all__ = ["MARKER", "redact", "sanitize"]
+
+#: What a secret is replaced by (``[REDACTED:kind]`` where the kind is known).
+MARKER: Final = "[REDACTED]"
+
+_Replacement = str | Callable[[re.Match[str]], str]
+
+
+def _marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+# Characters of a token-like run; a token may only start where the previous character is not one.
+_TOKEN_EDGE = r"(?<![A-Za-z0-9_\-])"
+_TOKEN_END = r"(?![A-Za-z0-9_\-])"
+
+#: A quoted value (unterminated: to the end of the line) or an unquoted word.
+_VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
+
+#: Names in assignments that hold secrets (looked up in the lowercased name).
+_SECRET_NAME = re.compile(
+    r"secret|token(?!s|iz|_?count|_?usage|_?limit)|passw(?:or)?d|api[_\-.]?key|private|credential|auth(?!or)"
+)
+#: Name parts that hold secrets only as a whole part (``DB_PASS``, ``SMTP_PWD``, not ``BYPASS`` or ``PWD``).
+_SECRET_PART = frozenset({"pass", "pwd", "pw"})
+#: Values that carry nothing secret: booleans, nulls, authorization schemes.
+_HARMLESS_VALUES = frozenset(
+    {"true", "false", "none", "null", "nil", "yes", "no", "on", "off", "bearer", "basic", "token", "digest"}
+)
+_VARIABLE_REFERENCE = re.compile(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
+
+
+def _is_secret_name(name: str) -> bool:
+    lowered = name.lower()
+    if lowered in {"pwd", "oldpwd"}:
+        return False
+    if _SECRET_NAME.search(lowered):
+        return True
+    return any(part in _SECRET_PART for part in re.split(r"[_.\-]+", lowered))
+
+
+def _assignment(match: re.Match[str]) -> str:
+    """``NAME=value`` / ``NAME: value`` / ``--name=value``: redacts the value when the name is a secret's."""
+    name, separator, value = match.group("name", "sep", "value")
+    if not _is_secret_name(name):
+        return match.group(0)
+    bare = value.strip("\"'")
+    if not bare or bare.lower() in _HARMLESS_VALUES or _VARIABLE_REFERENCE.fullmatch(bare):
+        return match.group(0)
+    quoted = value[0] in "\"'"
+    if "=" not in separator and not quoted:
+        # ``password: hunter2`` in YAML, but not ``token: str`` in code, ``Password: required`` in prose
+        # or ``auth.py:120:15`` in a compiler message.
+        if not separator.endswith((" ", "\t")) or len(bare) < 6 or (bare.isalpha() and bare.islower()):
+            return match.group(0)
+    if bare.lower() == name.lower().lstrip("-"):
+        return match.group(0)  # ``token=token``
+    return f"{name}{separator}{MARKER}"
+
+
+def _keep_user(match: re.Match[str]) -> str:
+    """``-u user:pass``: keeps the user, unless both sides are numbers (``docker -u 1000:1000``)."""
+    user, password = match.group("user", "password")
+    if user.isdigit() and password.isdigit():
+        return match.group(0)
+    return f"{match.group('lead')}{user}:{MARKER}{match.group('quote')}"
+
+
+_GITHUB = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
+
+
+class _Rule(NamedTuple):
+    pattern: re.Pattern[str]
+    replacement: _Replacement
+    #: The rule runs only when one of these is in the lowercased text (a fast ``in`` test before the regex).
+    triggers: tuple[str, ...]
+
+
+_RULES: Final[tuple[_Rule, ...]] = tuple(
+    _Rule(re.compile(pattern, flags), replacement, triggers)
+    for pattern, flags, replacement, triggers in (
+        # A private-key block, to its END line or, when cut off, to the end of the text.
+        (
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            r"[\s\S]*?(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            0,
+            _marker("private-key"),
+            ("private key",),
+        ),
+        # Authorization headers, whatever the scheme.
+        (
+            r"(?i)(?<![A-Za-z0-9_\-])((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+            r"(?:(?:bearer|basic|token|digest|bot)\s+)?)[^\s\"']+",
+            0,
+            r"\1" + _marker("auth"),
+            ("authorization",),
+        ),
+        # ``Bearer <token>`` anywhere (a token has a digit, a capital or a symbol: not ``bearer instrument``).
+        (
+            r"(?i)(?<![A-Za-z0-9_\-])(bearer\s+)(?-i:(?=[A-Za-z0-9._~+/=\-]*[0-9A-Z._~+/=\-])"
+            r"[A-Za-z0-9._~+/=\-]{8,})",
+            0,
+            r"\1" + _marker("bearer-token"),
+            ("bearer",),
+        ),
+        (_TOKEN_EDGE + r"sk-ant-[A-Za-z0-9_\-]{16,}", 0, _marker("anthropic-key"), ("sk-ant-",)),
+        (
+            _TOKEN_EDGE + r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[0-9])[A-Za-z0-9_\-]{20,}",
+            0,
+            _marker("openai-key"),
+            ("sk-",),
+        ),
+        (_TOKEN_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0, _marker("github-token"), _GITHUB),
+        (_TOKEN_EDGE + r"glpat-[A-Za-z0-9_\-]{20,}", 0, _marker("gitlab-token"), ("glpat-",)),
+        (_TOKEN_EDGE + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}", 0, _marker("slack-token"), ("xox", "xapp-")),
+        (r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", 0, _marker("aws-key-id"), ("akia", "asia")),
+        (_TOKEN_EDGE + r"AIza[A-Za-z0-9_\-]{35,}", 0, _marker("google-key"), ("aiza",)),
+        (_TOKEN_EDGE + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, _marker("stripe-key"), ("_live_", "_test_")),
+        (_TOKEN_EDGE + r"npm_[A-Za-z0-9]{36,}", 0, _marker("npm-token"), ("npm_",)),
+        (_TOKEN_EDGE + r"hf_[A-Za-z0-9]{30,}", 0, _marker("hf-token"), ("hf_",)),
+        (
+            _TOKEN_EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+            0,
+            _marker("jwt"),
+            ("eyj",),
+        ),
+        # ``scheme://user:password@host``: keeps the user and the host.
+        (r"(://[^\s:/@\"'<>]*):[^\s/\"'<>]+@", 0, r"\1:" + MARKER + "@", ("://",)),
+        # ``mysql -pSECRET`` (an attached value: with a space, mysql prompts and the word is the database).
+        (
+            r"(?<![A-Za-z0-9_\-])((?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?\s-p)"
+            r"(?:'[^'\n]*'?|\"[^\"\n]*\"?|[^\s'\"]+)",
+            0,
+            r"\1" + MARKER,
+            ("mysql", "mariadb"),
+        ),
+        (r"(?<![A-Za-z0-9_\-])(sshpass\s+-p\s*)" + _VALUE, 0, r"\1" + MARKER, ("sshpass",)),
+        # ``curl -u user:pass`` (and ``--user``).
+        (
+            r"(?<![A-Za-z0-9_\-])(?P<lead>(?:-u|--user)[\s=]+(?P<quote>[\"']?))"
+            r"(?P<user>[^\s:\"'@]+):(?P<password>[^\s\"']+)[\"']?",
+            0,
+            _keep_user,
+            ("-u",),
+        ),
+        # ``--password VALUE`` (a separate word; ``--password=VALUE`` is an assignment below).
+        (
+            r"(?<![A-Za-z0-9_\-])(--(?:[a-z0-9]+-)*(?:password|passwd|secret|token|api-key|apikey)\s+)"
+            r"(?!-)" + _VALUE,
+            re.IGNORECASE,
+            r"\1" + MARKER,
+            ("--",),
+        ),
+        # ``NAME=value``, ``export NAME="value"``, ``"name": "value"``, ``--name=value`` for secret names.
+        (
+            r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z0-9_.\-]+)(?P<sep>[\"']?[ \t]*(?:=|:(?!//))[ \t]*)"
+            r"(?!=)(?P<value>" + _VALUE + ")",
+            0,
+            _assignment,
+            ("secret", "token", "pass", "pw", "api", "private", "credential", "auth"),
+        ),
+    )
+)
+
+
+def redact(text: str) -> str:
+    """Replaces the secrets in ``text`` by ``[REDACTED]`` / ``[REDACTED:kind]`` markers.
+
+    >>> redact("export GITHUB_TOKEN=ghp_" + "a1" * 18)
+    'export GITHUB_TOKEN=[REDACTED:github-token]'
+    >>> redact("psql postgres://app:hunter2@db:5432/app")
+    'psql postgres://app:[REDACTED]@db:5432/app'
+    """
+    lowered = text.lower()
+    for pattern, replacement, triggers in _RULES:
+        for trigger in triggers:
+            if trigger in lowered:
+                text = pattern.sub(replacement, text)
+                break
+    return text
+
+
+# Terminal escapes: CSI (also its 8-bit form), OSC to BEL or ST (or to the end when cut off), and the
+# two-character escapes.
+_ANSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[@-Z\\-_]?")
+# Removed outright, so that they cannot split a secret from its pattern: C0 controls but the whitespace
+# ones, DEL, C1 controls but NEL, soft hyphen, the Arabic letter mark, bidi marks, overrides and
+# isolates, zero-width and invisible operators, the BOM, lone surrogates and the Unicode tag
+# characters (ASCII smuggling).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff\U000e0000-\U000e007f]+"
+)
+_LAST_SPACE = re.compile(r"\s\S*\Z")
+
+
+def sanitize(text: str, limit: int) -> str:
+    """One printable line of at most ``limit`` characters: ``text`` without terminal escapes, control,
+    bidi or zero-width characters, with its secrets redacted and its whitespace collapsed; cut with ``…``.
+
+    >>> sanitize("line one\\n\\x1b[31mred\\x1b[0m \\u202eevil", 80)
+    'line one red evil'
+    >>> sanitize("a" * 20, 10)
+    'aaaaaaaaa…'
+    """
+    if limit <= 0:
+        return ""
+    # Only a bounded prefix can reach the result; cut it at whitespace so that no token is split (a
+    # secret cut in half would no longer be recognized). Whatever the cut-off part held, it is gone.
+    window = 8 * limit + 4096
+    cut_off = len(text) > window
+    if cut_off:
+        head = text[:window]
+        space = _LAST_SPACE.search(head, window // 2)
+        text = head[: space.start()] if space else head
+    if not text.isprintable():  # only then can there be escapes, controls or invisible characters
+        if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+            text = _ANSI.sub("", text)
+        text = _INVISIBLE.sub("", text)
+    text = " ".join(redact(text).split())
+    if len(text) > limit or (cut_off and not text.endswith("…")):
+        text = text[: limit - 1].rstrip() + "…"
+    return text

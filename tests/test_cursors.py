@@ -1,0 +1,495 @@
+"""The cursor store (DESIGN section 5): seed-compatible, merging, atomic, locked, self-healing, private.
+
+The crash and concurrency tests run a driver script in a fresh interpreter that forks its writers, so
+many processes start in milliseconds and no fork happens inside pytest.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidelight import Cursor
+from sidelight.cursors import CursorStore
+
+CURSOR = Cursor(
+    offset=1234, dev=2049, inode=77, head_len=4096, head_hash=2**63 + 5, tail_hash=99, last_message=0
+)
+
+
+def entry(offset: int, **more: Any) -> dict[str, Any]:
+    return {**CURSOR.as_dict(), "offset": offset, **more}
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "sidelight.cursors" and r.levelno >= 30]
+
+
+def run_driver(script: str, *args: object, timeout: float = 60) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+# -- the basic contract -----------------------------------------------------------------------------
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    store = CursorStore(tmp_path / "cursors.json")
+    subagent = entry(10, tail_hash=7)
+    discord = entry(1234, extra={"/x/agent-a.jsonl": subagent}, note=["any", {"json": None}, 1.5])
+    store.update("main", {"discord": discord, "email": entry(0)})
+
+    assert store.read("main") == {"discord": discord, "email": entry(0)}
+    assert Cursor.from_dict(store.read("main")["discord"]) == CURSOR
+    # A second store on the same file (another process, say) sees the same thing.
+    assert CursorStore(str(tmp_path / "cursors.json")).read("main") == store.read("main")
+    assert store.readers() == ["main"]
+    assert store.read("nobody") == {}
+
+
+def test_missing_file_reads_empty_and_is_not_created(tmp_path):
+    store = CursorStore(tmp_path / "no" / "such" / "cursors.json")
+    assert store.read("main") == {}
+    assert store.readers() == []
+    store.update("main", {})  # nothing to do: nothing written
+    assert not (tmp_path / "no").exists()
+
+
+def test_read_returns_a_snapshot(tmp_path):
+    store = CursorStore(tmp_path / "cursors.json")
+    store.update("main", {"discord": entry(5)})
+    snapshot = store.read("main")
+    snapshot["discord"]["offset"] = 999
+    snapshot["ghost"] = entry(1)
+    assert store.read("main") == {"discord": entry(5)}
+
+
+def test_seed_file_loads_and_its_offsets_are_honoured(tmp_path):
+    path = tmp_path / "session-cursors.json"
+    path.write_text('{"main": {"discord": {"offset": 1234}}}')
+    store = CursorStore(path)
+    assert store.read("main") == {"discord": {"offset": 1234}}
+
+    store.update("main", {"email": entry(50)})
+    assert store.read("main") == {"discord": {"offset": 1234}, "email": entry(50)}
+    store.update("main", {"discord": entry(2000)})
+    assert json.loads(path.read_bytes()) == {"main": {"discord": entry(2000), "email": entry(50)}}
+
+
+def test_update_replaces_only_the_given_writers_of_the_given_reader(tmp_path):
+    store = CursorStore(tmp_path / "cursors.json")
+    store.update("main", {"discord": entry(1), "email": entry(2)})
+    store.update("discord", {"main": entry(3), "email": entry(4)})
+
+    store.update("main", {"discord": entry(10)})
+    assert store.read("main") == {"discord": entry(10), "email": entry(2)}
+    assert store.read("discord") == {"main": entry(3), "email": entry(4)}
+
+    store.update("discord", {"web": entry(5)}, remove=["email", "never-there"])
+    assert store.read("discord") == {"main": entry(3), "web": entry(5)}
+    assert store.read("main") == {"discord": entry(10), "email": entry(2)}
+
+    # Removing wins over setting; a reader left with nothing is dropped.
+    store.update("main", {"discord": entry(11)}, remove=["discord", "email"])
+    assert store.readers() == ["discord"]
+    assert store.read("main") == {}
+
+
+def test_update_merges_with_the_file_as_it_is_on_disk(tmp_path):
+    path = tmp_path / "cursors.json"
+    first, second = CursorStore(path), CursorStore(path)
+    first.update("main", {"discord": entry(1)})
+    second.update("main", {"email": entry(2)})
+    # Someone else (the seed tool, a user) edits the file between two updates.
+    state = json.loads(path.read_bytes())
+    state["other"] = {"x": {"offset": 9}}
+    path.write_text(json.dumps(state))
+    first.update("main", {"discord": entry(3)})
+    assert json.loads(path.read_bytes()) == {
+        "main": {"discord": entry(3), "email": entry(2)},
+        "other": {"x": {"offset": 9}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        ({"dev": 1}, ValueError),
+        ({"offset": -1}, ValueError),
+        ({"offset": "12"}, ValueError),
+        ({"offset": True}, ValueError),
+        ({"offset": 1.0}, ValueError),
+        ({"offset": 1, "x": float("nan")}, ValueError),
+        ({"offset": 1, "x": Path("/not/json")}, TypeError),
+        (12, ValueError),
+    ],
+)
+def test_bad_entries_are_refused_before_anything_is_written(tmp_path, bad, error):
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path)
+    store.update("main", {"discord": entry(1)})
+    before = path.read_bytes()
+    with pytest.raises(error):
+        store.update("main", {"email": entry(2), "discord": bad})
+    assert path.read_bytes() == before
+    with pytest.raises(TypeError):
+        store.update("main", {1: entry(2)})  # type: ignore[dict-item]
+    with pytest.raises(TypeError):
+        store.update("main", {}, remove="discord")
+    assert path.read_bytes() == before
+
+
+# -- damaged files ----------------------------------------------------------------------------------
+
+
+def test_malformed_entries_are_dropped_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "cursors.json"
+    path.write_text(
+        json.dumps(
+            {
+                "main": {
+                    "discord": {"offset": 5},
+                    "neg": {"offset": -3},
+                    "str": {"offset": "7"},
+                    "none": {"dev": 1},
+                    "bare": 12,
+                },
+                "gone": {"only": {"offset": None}},
+            }
+        )
+    )
+    store = CursorStore(path)
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        assert store.read("main") == {"discord": {"offset": 5}}
+    dropped = warnings_of(caplog)
+    assert len(dropped) == 5
+    assert all("dropping" in message for message in dropped)
+    assert store.readers() == ["main"]
+    assert not list(tmp_path.glob("*.corrupt-*"))  # not a corrupt file
+
+    store.update("main", {"email": {"offset": 1}})
+    assert json.loads(path.read_bytes()) == {"main": {"discord": {"offset": 5}, "email": {"offset": 1}}}
+
+
+CORRUPT = {
+    "not json": b"hello, world",
+    "truncated": b'{"main": {"discord": {"offset": 12',
+    "a list": b'[{"main": {}}]',
+    "a number": b"42",
+    "reader not an object": b'{"main": [1, 2]}',
+    "not utf-8": b'{"main": {"\xff\xfe": {"offset": 1}}}',
+    "nan is not a reader": b'{"main": NaN}',
+    "too deep": b"[" * 100_000 + b"]" * 100_000,
+}
+
+
+@pytest.mark.parametrize("data", CORRUPT.values(), ids=CORRUPT.keys())
+@pytest.mark.parametrize("first", ["read", "update"])
+def test_corrupt_file_is_moved_aside_and_rebuilt(tmp_path, caplog, data, first):
+    path = tmp_path / "cursors.json"
+    path.write_bytes(data)
+    store = CursorStore(path)
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        if first == "read":
+            assert store.read("main") == {}
+            assert not path.exists()
+        store.update("main", {"discord": entry(7)})
+    (aside,) = tmp_path.glob("cursors.json.corrupt-*")
+    assert aside.read_bytes() == data
+    assert aside.name.endswith("Z")
+    assert any("corrupt" in message and aside.name in message for message in warnings_of(caplog))
+    assert json.loads(path.read_bytes()) == {"main": {"discord": entry(7)}}
+    assert store.read("main") == {"discord": entry(7)}
+
+
+def test_two_corruptions_keep_both_copies(tmp_path, caplog):
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path)
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        for data in (b"first", b"second"):
+            path.write_bytes(data)
+            assert store.read("main") == {}
+    assert sorted(p.read_bytes() for p in tmp_path.glob("cursors.json.corrupt-*")) == [b"first", b"second"]
+
+
+def test_empty_file_reads_as_empty_quietly(tmp_path, caplog):
+    path = tmp_path / "cursors.json"
+    path.write_bytes(b"\n")
+    store = CursorStore(path)
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        assert store.read("main") == {}
+        store.update("main", {"discord": entry(1)})
+    assert warnings_of(caplog) == []
+    assert store.read("main") == {"discord": entry(1)}
+
+
+def test_corrupt_file_that_cannot_be_moved_still_reads_empty(tmp_path, caplog):
+    # The lock file cannot be created (a directory stands in its place): read must still not raise.
+    path = tmp_path / "cursors.json"
+    path.write_bytes(b"garbage")
+    (tmp_path / "cursors.json.lock").mkdir()
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        assert CursorStore(path).read("main") == {}
+    assert any("cannot be moved aside" in message for message in warnings_of(caplog))
+    assert path.read_bytes() == b"garbage"
+
+
+# -- permissions and write failures -----------------------------------------------------------------
+
+
+def test_files_are_0600_and_created_directories_0700(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "state" / "sidelight" / "cursors.json"
+        CursorStore(path).update("main", {"discord": entry(1)})
+    finally:
+        os.umask(old)
+    assert mode(path) == 0o600
+    assert mode(path.with_name("cursors.json.lock")) == 0o600
+    assert mode(tmp_path / "state") == 0o700
+    assert mode(tmp_path / "state" / "sidelight") == 0o700
+    assert sorted(p.name for p in path.parent.iterdir()) == ["cursors.json", "cursors.json.lock"]
+
+
+def test_an_existing_world_readable_file_becomes_0600(tmp_path):
+    (tmp_path / "volute").mkdir()
+    (tmp_path / "volute").chmod(0o755)
+    path = tmp_path / "volute" / "session-cursors.json"
+    path.write_text('{"main": {"discord": {"offset": 1}}}')
+    path.chmod(0o644)
+    CursorStore(path).update("main", {"email": entry(2)})
+    assert mode(path) == 0o600
+    assert mode(path.parent) == 0o755  # an existing directory is left alone
+
+
+def _fail_with(code: int):
+    def fail(*args: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    return fail
+
+
+@pytest.mark.parametrize("how", ["disk full on write", "disk full on fsync", "rename fails", "tmp is a dir"])
+def test_write_failure_raises_and_leaves_the_old_file(tmp_path, monkeypatch, how):
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path)
+    store.update("main", {"discord": entry(1)})
+    before = path.read_bytes()
+    if how == "disk full on write":
+        monkeypatch.setattr(os, "write", _fail_with(errno.ENOSPC))
+    elif how == "disk full on fsync":
+        monkeypatch.setattr(os, "fsync", _fail_with(errno.ENOSPC))
+    elif how == "rename fails":
+        monkeypatch.setattr(os, "replace", _fail_with(errno.EIO))
+    else:
+        (tmp_path / "cursors.json.tmp").mkdir()
+    with pytest.raises(OSError):
+        store.update("main", {"discord": entry(2)})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["cursors.json", "cursors.json.lock"]
+    assert store.read("main") == {"discord": entry(1)}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
+def test_read_only_directory_raises_and_leaves_the_old_file(tmp_path):
+    path = tmp_path / "ro" / "cursors.json"
+    store = CursorStore(path)
+    store.update("main", {"discord": entry(1)})
+    before = path.read_bytes()
+    path.parent.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError):
+            store.update("main", {"discord": entry(2)})
+        assert path.read_bytes() == before
+        assert store.read("main") == {"discord": entry(1)}
+    finally:
+        path.parent.chmod(0o700)
+
+
+def test_a_file_in_place_of_the_directory(tmp_path):
+    (tmp_path / "state").write_text("not a directory")
+    store = CursorStore(tmp_path / "state" / "cursors.json")
+    assert store.read("main") == {}
+    with pytest.raises(NotADirectoryError):
+        store.update("main", {"discord": entry(1)})
+    assert (tmp_path / "state").read_text() == "not a directory"
+
+
+# -- crashes and concurrency ------------------------------------------------------------------------
+
+
+def test_the_file_holds_the_old_state_until_the_new_one_is_complete(tmp_path, monkeypatch):
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path)
+    store.update("main", {"discord": entry(1)})
+    before = path.read_bytes()
+    seen: list[bytes] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        seen.append(path.read_bytes())
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    store.update("main", {"discord": entry(2)})
+    assert seen
+    assert seen[0] == before  # the temporary file is synced before it replaces the old one
+    assert json.loads(path.read_bytes()) == {"main": {"discord": entry(2)}}
+
+
+KILL_DRIVER = """
+    import json, os, random, signal, sys, time
+    from pathlib import Path
+    from sidelight.cursors import CursorStore
+
+    path, rounds, snaps = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    tmp = path.with_name(path.name + ".tmp")
+    store = CursorStore(path)
+    # A big file, so each write takes long enough to be killed in the middle of it.
+    store.update("base", {f"w{i}": {"offset": i, "pad": "x" * 100} for i in range(2000)})
+    mid_write = 0
+    for r in range(rounds):
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(rfd)
+            os.write(wfd, b"go")
+            # A slow disk: writes land 4 KiB at a time, so kills often come mid-write.
+            real_write = os.write
+            def slow_write(fd, data):
+                time.sleep(0.0002)
+                return real_write(fd, bytes(data[:4096]))
+            os.write = slow_write
+            k = 0
+            while True:
+                store.update("base", {f"w{k % 2000}": {"offset": k + 10_000, "pad": "y" * 100}})
+                store.update(f"r{r}", {f"w{k % 50}": {"offset": k}}, remove=[f"w{(k + 25) % 50}"])
+                k += 1
+        os.close(wfd)
+        os.read(rfd, 2)
+        os.close(rfd)
+        time.sleep(random.uniform(0.002, 0.03))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        if tmp.exists():
+            mid_write += 1
+            tmp.unlink()  # so the next round's count is its own
+        (snaps / f"{r}.json").write_bytes(path.read_bytes())
+    print(json.dumps({"mid_write": mid_write}))
+"""
+
+
+def test_writers_killed_mid_write_never_leave_a_broken_file(tmp_path, caplog):
+    rounds = 40
+    path, snaps = tmp_path / "cursors.json", tmp_path / "snaps"
+    snaps.mkdir()
+    report = json.loads(run_driver(KILL_DRIVER, path, rounds, snaps))
+
+    with caplog.at_level(logging.WARNING, logger="sidelight.cursors"):
+        for r in range(rounds):
+            state = json.loads((snaps / f"{r}.json").read_bytes())
+            assert isinstance(state, dict)
+            assert len(state["base"]) == 2000
+            store = CursorStore(snaps / f"{r}.json")
+            assert len(store.read("base")) == 2000
+    assert warnings_of(caplog) == []
+    # Some kills landed while the temporary file was being written, and the store carries on after them.
+    assert report["mid_write"] >= rounds // 10, report
+    store = CursorStore(path)
+    store.update("after", {"x": entry(1)})
+    assert store.read("after") == {"x": entry(1)}
+    assert len(store.read("base")) == 2000
+
+
+CONCURRENT_DRIVER = """
+    import json, os, sys
+    from pathlib import Path
+    from sidelight.cursors import CursorStore
+
+    path, procs, per = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    store = CursorStore(path)
+    gate_r, gate_w = os.pipe()
+    pids = []
+    for i in range(procs):
+        pid = os.fork()
+        if pid == 0:
+            os.close(gate_w)
+            os.read(gate_r, 1)  # every process starts at once, when the gate closes
+            code = 0
+            try:
+                for k in range(per):
+                    extra = {f"/s/p{i}/agent-{k}.jsonl": {"offset": k}}
+                    store.update("shared", {f"p{i}-{k}": {"offset": i * 1000 + k, "extra": extra}})
+                    store.update(f"r{i}", {f"w{k}": {"offset": k}})
+                store.update("shared", {}, remove=[f"p{i}-0"])
+            except BaseException as error:
+                print(f"process {i}: {error!r}", file=sys.stderr)
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    os.close(gate_r)
+    os.close(gate_w)
+    print(json.dumps([os.waitpid(pid, 0)[1] for pid in pids]))
+"""
+
+
+def test_64_processes_at_once_lose_no_update(tmp_path):
+    procs, per = 64, 4
+    path = tmp_path / "state" / "cursors.json"
+    statuses = json.loads(run_driver(CONCURRENT_DRIVER, path, procs, per))
+    assert statuses == [0] * procs
+
+    store = CursorStore(path)
+    assert sorted(store.readers()) == sorted(["shared", *(f"r{i}" for i in range(procs))])
+    shared = store.read("shared")
+    assert shared == {
+        f"p{i}-{k}": {"offset": i * 1000 + k, "extra": {f"/s/p{i}/agent-{k}.jsonl": {"offset": k}}}
+        for i in range(procs)
+        for k in range(1, per)
+    }
+    for i in range(procs):
+        assert store.read(f"r{i}") == {f"w{k}": {"offset": k} for k in range(per)}
+    assert mode(path) == 0o600
+
+
+def test_threads_of_one_process_lose_no_update(tmp_path):
+    store = CursorStore(tmp_path / "cursors.json")
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for k in range(10):
+                CursorStore(store.path).update("shared", {f"t{t}-{k}": {"offset": k}})
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    assert len(store.read("shared")) == 80

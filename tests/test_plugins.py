@@ -1,0 +1,308 @@
+"""The plugin manager: typed records per hook, broken plugins, conflicts, SIDELIGHT_PLUGINS, `sidelight plugins`.
+
+Every test builds its own manager (``Plugins(builtins=(), entry_points=False)``) or a fake installed
+distribution on a temporary ``sys.path`` entry; none touches the process-wide one.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import textwrap
+import types
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pluggy
+import pytest
+
+from sidelight.config import Settings
+from sidelight.hookspecs import hookimpl
+from sidelight.plugins import BUILTINS, Plugins, PluginConflictError
+from sidelight.sessions import (
+    FormatSpec,
+    HostEvent,
+    InjectorSpec,
+    ResolverSpec,
+    Session,
+    SessionActivity,
+    SinkEvent,
+    SinkSpec,
+    SummarizerSpec,
+)
+
+
+def fresh() -> Plugins:
+    return Plugins(builtins=(), entry_points=False)
+
+
+def plugin(**hooks: Any) -> types.SimpleNamespace:
+    """A plugin object whose hooks return the given records."""
+    namespace = types.SimpleNamespace()
+    for name, records in hooks.items():
+
+        def impl(records: Any = records) -> Any:
+            return list(records)
+
+        impl.__name__ = name
+        setattr(namespace, name, hookimpl(impl))
+    return namespace
+
+
+def session(name: str, tmp_path: Path) -> Session:
+    return Session(
+        key=f"test:{name}", name=name, path=tmp_path / f"{name}.jsonl", format="fake", group="g", resolver="fake"
+    )
+
+
+# --- one test per hook -----------------------------------------------------------------------------
+
+
+def test_hook_sidelight_formats() -> None:
+    plugins = fresh()
+    plugins.register(plugin(sidelight_formats=[FormatSpec(name="one", decoder="pi", categories={"Patch": "edit"})]))
+    plugins.register(plugin(sidelight_formats=[FormatSpec(name="two", decoder="pi", categories={"run": "command"})]))
+    formats = plugins.formats()
+    assert list(formats) == ["two", "one"]  # the newest registered first
+    assert all(isinstance(spec, FormatSpec) for spec in formats.values())
+    assert formats["one"].decoder == "pi"
+    assert plugins.categories() == {"pi": {"patch": "edit", "run": "command"}}
+
+
+def test_hook_sidelight_resolvers(tmp_path: Path) -> None:
+    known = [session("a", tmp_path), session("b", tmp_path)]
+    resolver = ResolverSpec(
+        name="fake",
+        list_sessions=lambda settings: iter(known),
+        current=lambda event, settings: known[0] if event.session_id == "a" else None,
+    )
+    plugins = fresh()
+    plugins.register(plugin(sidelight_resolvers=[resolver]))
+    (spec,) = plugins.resolvers().values()
+    assert isinstance(spec, ResolverSpec)
+    settings = Settings.load(env={}, home=tmp_path)
+    assert [s.name for s in spec.list_sessions(settings)] == ["a", "b"]
+    assert spec.current(HostEvent(host="x", event="UserPromptSubmit", session_id="a"), settings) == known[0]
+    assert list(spec.roots(settings)) == []
+
+
+def test_hook_sidelight_summarizers(tmp_path: Path) -> None:
+    plugins = fresh()
+    plugins.register(plugin(sidelight_summarizers=[SummarizerSpec(name="late", summarize=lambda a: "late")]))
+    plugins.register(plugin(sidelight_summarizers=[SummarizerSpec(name="early", summarize=lambda a: None)]))
+    summarizers = plugins.summarizers()
+    assert list(summarizers) == ["early", "late"]
+    activity = SessionActivity(session=session("a", tmp_path), user_messages=1)
+    first = next(line for spec in summarizers.values() if (line := spec.summarize(activity)) is not None)
+    assert first == "late"
+
+
+def test_hook_sidelight_summarizers_builtin_default_is_asked_last() -> None:
+    plugins = Plugins(entry_points=False)
+    plugins.register(plugin(sidelight_summarizers=[SummarizerSpec(name="mine", summarize=lambda a: None)]))
+    names = list(plugins.summarizers())
+    assert names[0] == "mine"
+    if len(names) > 1:  # the built-in default, once it is written, comes last
+        assert names[-1] == "default"
+
+
+def test_hook_sidelight_injectors() -> None:
+    def read_event(payload: Any) -> HostEvent | None:
+        return HostEvent(host="fake", event="UserPromptSubmit", raw=payload) if "fake" in payload else None
+
+    injector = InjectorSpec(name="fake", read_event=read_event, render=lambda e, text: text and f"<{text}>")
+    plugins = fresh()
+    plugins.register(plugin(sidelight_injectors=[injector]))
+    spec = plugins.injectors()["fake"]
+    assert isinstance(spec, InjectorSpec)
+    event = spec.read_event({"fake": 1})
+    assert event is not None and event.host == "fake"
+    assert spec.read_event({}) is None
+    assert spec.render(event, "news") == "<news>"
+    assert spec.render(event, None) is None
+
+
+def test_hook_sidelight_sinks(tmp_path: Path) -> None:
+    seen: list[SinkEvent] = []
+    plugins = fresh()
+    plugins.register(plugin(sidelight_sinks=[SinkSpec(name="list", emit=seen.append)]))
+    plugins.register(plugin(sidelight_sinks=[SinkSpec(name="null", emit=lambda event: None)]))
+    sinks = plugins.sinks()
+    assert list(sinks) == ["null", "list"]
+    event = SinkEvent(kind="activity", session=session("a", tmp_path))
+    for sink in sinks.values():
+        sink.emit(event)
+    assert seen == [event]
+
+
+# --- failures ---------------------------------------------------------------------------------------
+
+
+def test_a_hook_that_raises_is_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    @hookimpl
+    def sidelight_formats() -> Any:
+        raise RuntimeError("boom")
+
+    plugins = fresh()
+    plugins.register(types.SimpleNamespace(sidelight_formats=sidelight_formats), name="raiser")
+    plugins.register(plugin(sidelight_formats=[FormatSpec(name="ok", decoder="pi")]), name="fine")
+    with caplog.at_level(logging.WARNING, logger="sidelight"):
+        assert list(plugins.formats()) == ["ok"]
+    assert [(b.name, b.error) for b in plugins.broken] == [("raiser", "sidelight_formats: RuntimeError: boom")]
+    assert "raiser" in caplog.text and "boom" in caplog.text
+
+
+def test_two_plugins_claiming_one_name_is_an_error() -> None:
+    plugins = fresh()
+    plugins.register(plugin(sidelight_formats=[FormatSpec(name="pi", decoder="pi")]), name="first_plugin")
+    plugins.register(plugin(sidelight_formats=[FormatSpec(name="pi", decoder="pi")]), name="second_plugin")
+    with pytest.raises(PluginConflictError, match="first_plugin") as raised:
+        plugins.formats()
+    assert "second_plugin" in str(raised.value) and "'pi'" in str(raised.value)
+    assert isinstance(raised.value, ValueError)
+
+
+def test_check_pending_catches_a_misspelled_hook() -> None:
+    @hookimpl
+    def sidelight_formatz() -> Any:  # a typo: no such hook
+        return []
+
+    with pytest.raises(pluggy.PluginValidationError, match="sidelight_formatz"):
+        fresh().register(types.SimpleNamespace(sidelight_formatz=sidelight_formatz), name="typo")
+
+
+# --- entry points: fake installed distributions -----------------------------------------------------
+
+
+def make_distribution(root: Path, name: str, source: str, version: str = "1.0") -> str:
+    """A distribution ``name`` in ``root`` (a ``sys.path`` entry) whose entry point (group ``sidelight``,
+    named ``name``) is a new module with ``source``. Returns the module name."""
+    module = f"{name}_{uuid.uuid4().hex[:8]}"
+    (root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    info = root / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[sidelight]\n{name} = {module}\n", encoding="utf-8")
+    return module
+
+
+GOOD = """
+    from sidelight.hookspecs import hookimpl
+    from sidelight.sessions import FormatSpec
+
+    @hookimpl
+    def sidelight_formats():
+        return [FormatSpec(name="{format}", decoder="claude-code")]
+"""
+BROKEN = """
+    raise ImportError("this plugin needs a package that is not installed")
+"""
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary ``sys.path`` entry for fake distributions; their modules are forgotten afterwards."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delenv("SIDELIGHT_PLUGINS", raising=False)
+    before = set(sys.modules)
+    yield root
+    for name in set(sys.modules) - before:
+        if hasattr(sys.modules[name], "__file__") and str(root) in str(sys.modules[name].__file__):
+            del sys.modules[name]
+
+
+def test_entry_points_load_with_their_version(site: Path) -> None:
+    make_distribution(site, "goodplug", GOOD.replace("{format}", "good-format"), version="2.3")
+    plugins = Plugins(builtins=())
+    assert "good-format" in plugins.formats()
+    (info,) = [i for i in plugins.info() if i.name == "goodplug"]
+    assert info.version == "2.3" and not info.builtin and info.hooks == ("sidelight_formats",)
+
+
+def test_a_broken_plugin_is_skipped_with_a_warning(site: Path, caplog: pytest.LogCaptureFixture) -> None:
+    make_distribution(site, "brokenplug", BROKEN)
+    make_distribution(site, "goodplug", GOOD.replace("{format}", "good-format"))
+    with caplog.at_level(logging.WARNING, logger="sidelight"):
+        plugins = Plugins(builtins=())
+    assert [b.name for b in plugins.broken] == ["brokenplug"]
+    assert "ImportError" in plugins.broken[0].error and "not installed" in plugins.broken[0].error
+    assert "brokenplug" in caplog.text and "skipped" in caplog.text
+    assert "good-format" in plugins.formats()  # the others still load
+    assert not plugins.manager.has_plugin("brokenplug")
+
+
+def test_a_misspelled_hook_in_an_entry_point_makes_it_broken(site: Path) -> None:
+    make_distribution(site, "typoplug", GOOD.replace("sidelight_formats", "sidelight_formatz").replace("{format}", "x"))
+    plugins = Plugins(builtins=())
+    assert [b.name for b in plugins.broken] == ["typoplug"]
+    assert "sidelight_formatz" in plugins.broken[0].error
+
+
+def test_sidelight_plugins_restricts_the_entry_points(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_distribution(site, "alpha", GOOD.replace("{format}", "alpha-format"))
+    make_distribution(site, "beta", GOOD.replace("{format}", "beta-format"))
+    monkeypatch.setenv("SIDELIGHT_PLUGINS", "beta")
+    assert "alpha-format" not in Plugins(builtins=()).formats()
+    assert "beta-format" in Plugins(builtins=()).formats()
+    monkeypatch.setenv("SIDELIGHT_PLUGINS", "")
+    assert not {"alpha-format", "beta-format"} & set(Plugins(builtins=()).formats())
+    monkeypatch.delenv("SIDELIGHT_PLUGINS")
+    assert {"alpha-format", "beta-format"} <= set(Plugins(builtins=()).formats())
+    assert "alpha-format" in Plugins(builtins=(), only=["alpha"]).formats()
+
+
+def test_builtins_register_through_the_same_hooks() -> None:
+    plugins = Plugins(entry_points=False)
+    names = [info.name for info in plugins.info()]
+    assert names == list(BUILTINS)
+    assert all(info.builtin for info in plugins.info())
+
+
+# --- sidelight plugins --------------------------------------------------------------------------------
+
+
+def test_sidelight_plugins_lists_the_builtins(run_cli: Any) -> None:
+    result = run_cli("plugins")
+    assert result.returncode == 0, result.stderr
+    for name in BUILTINS:
+        assert f"{name} " in result.stdout
+    assert "(built-in)" in result.stdout
+    assert result.stderr == ""
+
+
+def test_sidelight_plugins_json(run_cli: Any) -> None:
+    result = run_cli("plugins", "--json")
+    assert result.returncode == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["name"] for r in records] == list(BUILTINS)
+    for record in records:
+        assert record["builtin"] is True and record["loaded"] is True and record["errors"] == []
+        assert set(record["provides"]) <= {"formats", "resolvers", "summarizers", "injectors", "sinks"}
+        assert all(hook.startswith("sidelight_") for hook in record["hooks"])
+
+
+def test_sidelight_plugins_shows_third_party_and_broken(run_cli: Any, site: Path) -> None:
+    make_distribution(site, "goodplug", GOOD.replace("{format}", "good-format"), version="4.5")
+    make_distribution(site, "brokenplug", BROKEN)
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    result = run_cli("plugins", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "goodplug 4.5 (plugin)\n  hooks: sidelight_formats\n  formats: good-format\n" in result.stdout
+    assert "not loaded:\n  brokenplug: ImportError: this plugin needs" in result.stdout
+    assert "plugin brokenplug was skipped" in result.stderr
+
+
+def test_sidelight_plugins_conflict_is_one_line_and_exit_1(run_cli: Any, site: Path) -> None:
+    make_distribution(site, "oneplug", GOOD.replace("{format}", "same"))
+    make_distribution(site, "twoplug", GOOD.replace("{format}", "same"))
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    result = run_cli("plugins", env=env)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and "oneplug" in lines[0] and "twoplug" in lines[0] and "'same'" in lines[0]

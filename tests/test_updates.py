@@ -1,0 +1,215 @@
+"""The awareness hot path (`sidelight.updates`): siblings, cursors, first looks, resets, the budget.
+
+Sessions come from a fake resolver over real Claude-Code-shaped transcripts in a throwaway folder, so
+these tests pin the orchestration; the real resolvers and hosts have their own tests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sidelight.config import Settings
+from sidelight.cursors import CursorStore
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hookspecs import hookimpl
+from sidelight.plugins import Plugins
+from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.updates import cursor_file, get_session_updates, siblings_of
+
+NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+STAMP = "2027-01-15T07:57:00.000Z"  # three minutes before NOW
+
+
+def prompt(text: str, stamp: str = STAMP) -> str:
+    entry = {"type": "user", "message": {"role": "user", "content": text}, "timestamp": stamp, "sessionId": "s"}
+    return json.dumps(entry) + "\n"
+
+
+def tool(name: str, argument: dict[str, str], n: int, stamp: str = STAMP) -> str:
+    block = {"type": "tool_use", "id": f"tu{n}", "name": name, "input": argument}
+    entry = {"type": "assistant", "message": {"id": f"m{n}", "role": "assistant", "content": [block]}, "timestamp": stamp}
+    return json.dumps(entry) + "\n"
+
+
+def reply(text: str, n: int, stamp: str = STAMP) -> str:
+    block = {"type": "text", "text": text}
+    entry = {"type": "assistant", "message": {"id": f"r{n}", "role": "assistant", "content": [block]}, "timestamp": stamp}
+    return json.dumps(entry) + "\n"
+
+
+def append(path: Path, *lines: str) -> None:
+    with path.open("a", encoding="utf-8") as file:
+        file.writelines(lines)
+
+
+class FakeHost:
+    """A resolver plugin over a fixed list of sessions; the current one is found by session id."""
+
+    def __init__(self, sessions: list[Session]) -> None:
+        self.sessions = sessions
+
+    @hookimpl
+    def sidelight_formats(self):  # type: ignore[no-untyped-def]
+        yield FormatSpec(name="claude-code", decoder="claude-code", categories=DEFAULT_CATEGORIES["claude-code"])
+
+    @hookimpl
+    def sidelight_resolvers(self):  # type: ignore[no-untyped-def]
+        def current(event: HostEvent, settings: Settings) -> Session | None:
+            return next((s for s in self.sessions if s.id == event.session_id), None)
+
+        yield ResolverSpec(name="fake", list_sessions=lambda settings: list(self.sessions), current=current)
+
+
+def session(root: Path, name: str, group: str = "proj", **extra: object) -> Session:
+    path = root / f"{name}.jsonl"
+    path.touch()
+    return Session(
+        key=f"fake:{name}", name=name, path=path, format="claude-code", group=group, resolver="fake", id=name, **extra
+    )  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def world(tmp_path: Path):  # type: ignore[no-untyped-def]
+    root = tmp_path / "sessions"
+    root.mkdir()
+    sessions = [session(root, "main"), session(root, "discord"), session(root, "email"), session(root, "other", "elsewhere")]
+    plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
+    plugins.register(FakeHost(sessions), name="fake-host")
+    settings = replace(Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state", first_look_bytes=4096)
+    by_name = {s.name: s for s in sessions}
+
+    def updates(reader: str = "main", **kwargs: object) -> str | None:
+        return get_session_updates(reader, settings=kwargs.pop("settings", settings), plugins=plugins, now=NOW, **kwargs)  # type: ignore[arg-type]
+
+    return by_name, updates, settings
+
+
+def test_a_sibling_with_news_is_reported_once(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(
+        sessions["discord"].path,
+        prompt("how do I deploy this?"),
+        tool("Bash", {"command": "make deploy"}, 1),
+        tool("Edit", {"file_path": "/p/deploy.sh"}, 2),
+        reply("Deployed.", 3),
+    )
+    digest = updates()
+    assert digest is not None
+    assert "[Session Activity]" in digest
+    assert "discord" in digest and "3m ago" in digest
+    assert "how do I deploy this?" in digest
+    assert "1 command" in digest and "1 file" in digest
+    assert "other" not in digest.split("]", 1)[1].split("\n", 1)[1]  # another group is not a sibling
+    assert len(digest) <= 500
+    assert updates() is None  # nothing new since
+
+
+def test_only_the_new_part_is_reported(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("first question"), tool("Bash", {"command": "ls"}, 1))
+    assert "first question" in (updates() or "")
+    append(sessions["discord"].path, prompt("second question"), tool("Bash", {"command": "pwd"}, 2))
+    append(sessions["discord"].path, prompt("half a line")[:20])  # still being written
+    digest = updates() or ""
+    assert "second question" in digest and "first question" not in digest
+    assert "1 command" in digest
+    append(sessions["discord"].path, prompt("half a line")[20:])
+    assert "half a line" in (updates() or "")
+
+
+def test_each_reader_has_its_own_cursors(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("news for everyone"))
+    assert "news for everyone" in (updates("main") or "")
+    assert "news for everyone" in (updates("email") or "")
+    assert updates("main") is None
+
+
+def test_the_first_look_reads_only_a_recent_tail(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("ancient history"))
+    append(sessions["discord"].path, *(reply("x" * 200, n) for n in range(100)))  # ~30 KB, > first_look_bytes
+    append(sessions["discord"].path, prompt("what happened lately"))
+    digest = updates() or ""
+    assert "what happened lately" in digest
+    assert "ancient history" not in digest
+
+
+def test_a_rewritten_sibling_is_read_like_a_first_look(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    path = sessions["discord"].path
+    append(path, prompt("before"))
+    assert updates() is not None
+    path.write_text(prompt("ancient rewritten history") + "".join(reply("y" * 200, n) for n in range(60)) + prompt("fresh"))
+    digest = updates() or ""
+    assert "fresh" in digest and "ancient rewritten history" not in digest
+
+
+def test_seed_shaped_cursors_are_honoured(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, settings = world
+    append(sessions["discord"].path, prompt("already seen"))
+    offset = sessions["discord"].path.stat().st_size
+    append(sessions["email"].path, prompt("already seen too"))
+    store = CursorStore(cursor_file(sessions["main"], settings))
+    store.update("fake:main", {"fake:discord": {"offset": offset}, "fake:email": {"offset": 10**9}})
+    append(sessions["discord"].path, prompt("new since the seed"))
+    digest = updates() or ""
+    assert "new since the seed" in digest and "already seen" not in digest
+    assert "email" not in digest  # an offset past the end is a reset: read like a first look, nothing new
+
+
+def test_subagent_files_count_toward_their_session(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    root.mkdir()
+    sub = root / "worker-subagent.jsonl"
+    sub.touch()
+    main = session(root, "main")
+    worker = session(root, "worker", extra_paths=(sub,))
+    plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
+    plugins.register(FakeHost([main, worker]), name="fake-host")
+    settings = replace(Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state")
+    assert get_session_updates("main", settings=settings, plugins=plugins, now=NOW) is None
+    append(worker.path, prompt("refactor the parser"))
+    append(sub, tool("Edit", {"file_path": "/p/a.py"}, 1), tool("Edit", {"file_path": "/p/b.py"}, 2))
+    digest = get_session_updates("main", settings=settings, plugins=plugins, now=NOW) or ""
+    assert "worker" in digest and "refactor the parser" in digest and "2 files" in digest
+
+
+def test_scope_widens_and_narrows_the_siblings(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, settings = world
+    main = sessions["main"]
+    everyone = list(sessions.values())
+    assert {s.name for s in siblings_of(main, everyone, "project")} == {"discord", "email"}
+    assert {s.name for s in siblings_of(main, everyone, "all")} == {"discord", "email", "other"}
+    assert {s.name for s in siblings_of(main, everyone, frozenset({"other"}))} == {"other"}
+    append(sessions["other"].path, prompt("from another project"))
+    assert updates() is None
+    assert "another project" in (updates(settings=replace(settings, scope="all")) or "")
+
+
+def test_a_spent_budget_injects_nothing_and_keeps_the_cursors(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, settings = world
+    append(sessions["discord"].path, prompt("slow news"))
+    assert updates(settings=replace(settings, time_budget=0.0)) is None
+    assert "slow news" in (updates() or "")  # not lost: the next prompt reports it
+
+
+def test_an_unknown_session_gets_nothing(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("news"))
+    assert updates("nobody") is None
+
+
+def test_a_vanished_sibling_is_skipped(world) -> None:  # type: ignore[no-untyped-def]
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("here"))
+    append(sessions["email"].path, prompt("also here"))
+    assert updates() is not None
+    sessions["email"].path.unlink()
+    append(sessions["discord"].path, prompt("still here"))
+    digest = updates() or ""
+    assert "still here" in digest and "email" not in digest
