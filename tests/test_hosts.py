@@ -36,14 +36,16 @@ CLAUDE_PROMPT = {
 CODEX_PROMPT = {
     "session_id": "019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b",
     "turn_id": "t1",
-    "transcript_path": "/home/u/.codex/sessions/2026/11/21/rollout-2026-11-21T10-00-00-019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b.jsonl",
+    "transcript_path": "/home/u/.codex/sessions/2026/11/21/"
+    "rollout-2026-11-21T10-00-00-019a2b3c-4d5e-7f60-8a9b-0c1d2e3f4a5b.jsonl",
     "cwd": "/tmp/proj",
     "hook_event_name": "UserPromptSubmit",
     "model": "gpt-5.5",
     "permission_mode": "bypassPermissions",
     "prompt": "hi",
 }
-PI_FILE = "/home/u/.pi/agent/sessions/--tmp-proj--/2026-11-21T10-00-00-000Z_019a2b3c-1111-7222-8333-944455566677.jsonl"
+PI_DIR = "/home/u/.pi/agent/sessions/--tmp-proj--"
+PI_FILE = f"{PI_DIR}/2026-11-21T10-00-00-000Z_019a2b3c-1111-7222-8333-944455566677.jsonl"
 
 
 @pytest.fixture
@@ -77,7 +79,9 @@ def test_claude_code_reads_its_hook_input(injectors: dict[str, Any], host: str) 
 @pytest.mark.parametrize("source", ["startup", "resume"])
 def test_claude_code_session_start_and_end(injectors: dict[str, Any], source: str) -> None:
     start = {k: CLAUDE_PROMPT[k] for k in ("session_id", "transcript_path", "cwd")}
-    event = injectors["claude-code"].read_event({**start, "hook_event_name": "SessionStart", "source": source})
+    event = injectors["claude-code"].read_event(
+        {**start, "hook_event_name": "SessionStart", "source": source}
+    )
     assert event.event == "SessionStart" and event.prompt is None and event.raw["source"] == source
     end = injectors["claude-code"].read_event({**start, "hook_event_name": "SessionEnd", "reason": "exit"})
     assert end.event == "SessionEnd" and end.session_id == CLAUDE_PROMPT["session_id"]
@@ -102,13 +106,21 @@ def test_codex_reads_its_hook_input(injectors: dict[str, Any]) -> None:
         {"event": "before_agent_start"},  # Pi's shape is not Claude Code's
     ],
 )
-def test_command_hooks_ignore_other_events(injectors: dict[str, Any], host: str, payload: dict[str, Any]) -> None:
+def test_command_hooks_ignore_other_events(
+    injectors: dict[str, Any], host: str, payload: dict[str, Any]
+) -> None:
     assert injectors[host].read_event(payload) is None
 
 
 def test_command_hooks_tolerate_odd_fields(injectors: dict[str, Any]) -> None:
     event = injectors["claude-code"].read_event(
-        {"hook_event_name": "UserPromptSubmit", "session_id": 7, "transcript_path": None, "cwd": "", "prompt": ["x"]}
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": 7,
+            "transcript_path": None,
+            "cwd": "",
+            "prompt": ["x"],
+        }
     )
     assert event == HostEvent(host="claude-code", event="UserPromptSubmit", raw=event.raw)
 
@@ -132,7 +144,13 @@ def test_command_hooks_render_hook_specific_output(injectors: dict[str, Any], ho
     ],
 )
 def test_pi_reads_what_the_extension_sends(injectors: dict[str, Any], sent: str, expected: str) -> None:
-    payload = {"event": sent, "session_file": PI_FILE, "session_id": None, "cwd": "/tmp/proj", "prompt": "hello"}
+    payload = {
+        "event": sent,
+        "session_file": PI_FILE,
+        "session_id": None,
+        "cwd": "/tmp/proj",
+        "prompt": "hello",
+    }
     event = injectors["pi"].read_event(payload)
     assert event.host == "pi" and event.event == expected
     assert event.transcript_path == Path(PI_FILE) and event.cwd == Path("/tmp/proj")
@@ -187,7 +205,9 @@ def fake_updates(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, A
     return state
 
 
-def _run_hook(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], stdin: bytes) -> tuple[int, str]:
+def _run_hook(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], stdin: bytes
+) -> tuple[int, str]:
     class Stdin:
         buffer = types.SimpleNamespace(read=lambda: stdin)
 
@@ -226,7 +246,10 @@ def test_hook_swallows_internal_errors_and_logs_them(
 
 
 def test_hook_without_host_logs_and_exits_0(
-    fake_updates: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    fake_updates: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
 ) -> None:
     assert _run_hook(monkeypatch, capsys, [], b"{}") == (0, "")
     assert _run_hook(monkeypatch, capsys, ["a", "b"], b"{}") == (0, "")
@@ -234,7 +257,9 @@ def test_hook_without_host_logs_and_exits_0(
     assert "expected one HOST" in (tmp_path / "state" / "sidelight.log").read_text()
 
 
-def test_hook_fast_path_skips_the_parser(fake_updates: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hook_fast_path_skips_the_parser(
+    fake_updates: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sidelight import cli
 
     def no_parser() -> None:
@@ -250,7 +275,9 @@ def test_hook_fast_path_skips_the_parser(fake_updates: dict[str, Any], monkeypat
 
 
 def run_hook_process(home: Path, host: str, stdin: bytes, *extra: str) -> subprocess.CompletedProcess[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "CODEX_", "PI_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "CODEX_", "PI_"))
+    }
     env["HOME"] = str(home)
     env.pop("XDG_STATE_HOME", None)
     return subprocess.run(
@@ -271,7 +298,10 @@ def run_hook_process(home: Path, host: str, stdin: bytes, *extra: str) -> subpro
         ("claude-code", b""),
         ("claude-code", b"[1, 2, 3]"),
         ("codex", b'{"hook_event_name": "UserPromptSubmit"}'),
-        ("pi", b'{"event": "before_agent_start", "session_file": "/nonexistent/x.jsonl", "cwd": "/nonexistent"}'),
+        (
+            "pi",
+            b'{"event": "before_agent_start", "session_file": "/nonexistent/x.jsonl", "cwd": "/nonexistent"}',
+        ),
         ("no-such-host", json.dumps(CLAUDE_PROMPT).encode()),
     ],
 )
@@ -299,7 +329,12 @@ def test_hook_process_prints_nothing_for_a_lone_session(tmp_path: Path) -> None:
     transcripts.mkdir(parents=True)
     sid = "2f1c9a4e-0b7d-4c55-9a43-6f0e8b1d2c3a"
     transcript = transcripts / f"{sid}.jsonl"
-    line = {"type": "user", "message": {"role": "user", "content": "hi"}, "sessionId": sid, "cwd": str(project)}
+    line = {
+        "type": "user",
+        "message": {"role": "user", "content": "hi"},
+        "sessionId": sid,
+        "cwd": str(project),
+    }
     transcript.write_text(json.dumps(line) + "\n")
     payload = {**CLAUDE_PROMPT, "session_id": sid, "transcript_path": str(transcript), "cwd": str(project)}
     for _ in range(2):
@@ -326,7 +361,9 @@ def test_agent_sdk_callback_returns_the_hook_output(fake_updates: dict[str, Any]
 
 
 @pytest.mark.parametrize("output", [None, "", "[1]"])
-def test_agent_sdk_callback_returns_empty_without_news(fake_updates: dict[str, Any], output: str | None) -> None:
+def test_agent_sdk_callback_returns_empty_without_news(
+    fake_updates: dict[str, Any], output: str | None
+) -> None:
     from sidelight.integrations.agent_sdk import session_context_hook
 
     fake_updates["output"] = output
@@ -371,7 +408,7 @@ def test_a_plugin_can_add_a_host(tmp_path: Path) -> None:
 
     class MyHost:
         @hookimpl
-        def sidelight_injectors(self):  # type: ignore[no-untyped-def]
+        def sidelight_injectors(self):
             from sidelight.sessions import InjectorSpec
 
             yield InjectorSpec(name="my-agent", read_event=lambda p: None, render=lambda e, t: t)

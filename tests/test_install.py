@@ -26,13 +26,23 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "SIDELIGHT_BIN", "SIDELIGHT_STATE_DIR"):
+    for name in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PI_CODING_AGENT_DIR",
+        "SIDELIGHT_BIN",
+        "SIDELIGHT_STATE_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     return home
 
 
-def cli(home: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "CODEX_", "PI_"))}
+def cli(
+    home: Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "CODEX_", "PI_"))
+    }
     full["HOME"] = str(home)
     full.update(env or {})
     return subprocess.run(
@@ -54,7 +64,7 @@ def backups(path: Path) -> list[Path]:
 
 
 OTHER_HOOK = {"type": "command", "command": "echo other", "timeout": 5}
-EXISTING = {
+EXISTING: dict[str, Any] = {
     "model": "opus",
     "permissions": {"allow": ["Bash(ls:*)"]},
     "hooks": {
@@ -79,7 +89,11 @@ def test_sidelight_command_prefers_the_script_beside_the_interpreter(monkeypatch
     monkeypatch.delenv("SIDELIGHT_BIN", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")  # the venv is not on PATH
     script = Path(sys.executable).with_name("sidelight")
-    expected = [str(script.absolute())] if script.is_file() else [str(Path(sys.executable).absolute()), "-m", "sidelight"]
+    expected = (
+        [str(script.absolute())]
+        if script.is_file()
+        else [str(Path(sys.executable).absolute()), "-m", "sidelight"]
+    )
     assert install.sidelight_command() == expected
 
 
@@ -150,7 +164,9 @@ def test_claude_code_install_quotes_paths_with_spaces(home: Path, monkeypatch: p
     assert shlex.split(hook["command"]) == ["/opt/my tools/sidelight", "hook", "claude-code"]
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"UserPromptSubmit": {}}}'])
+@pytest.mark.parametrize(
+    "text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"UserPromptSubmit": {}}}']
+)
 def test_claude_code_install_refuses_a_broken_settings_file(home: Path, text: str) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
@@ -191,7 +207,9 @@ def test_claude_code_uninstall_leaves_an_empty_object(home: Path) -> None:
 def test_claude_code_uninstall_keeps_look_alike_commands(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
-    keep = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-hook claude-code"}]}]}}
+    keep = {
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-hook claude-code"}]}]}
+    }
     path.write_text(json.dumps(keep))
     assert not install.uninstall_claude_code().changed
     assert json.loads(path.read_text()) == keep
@@ -209,7 +227,9 @@ def test_claude_code_project_scope(home: Path, tmp_path: Path) -> None:
     assert done.returncode == 0 and json.loads((project / ".claude" / "settings.json").read_text()) == {}
 
 
-def test_claude_code_honours_claude_config_dir(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_code_honours_claude_config_dir(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "claude-config"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     assert install.install_claude_code().path == config / "settings.json"
@@ -369,7 +389,9 @@ def test_pi_install_copies_the_extension_with_the_command_baked_in(home: Path) -
     assert 'pi.on("before_agent_start"' in text and '"session-update"' in text
 
 
-def test_pi_install_is_idempotent_and_backs_up_a_changed_file(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pi_install_is_idempotent_and_backs_up_a_changed_file(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     install.install_pi()
     assert not install.install_pi().changed
     path = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
@@ -449,7 +471,14 @@ def plugin_hook_command(env: dict[str, str]) -> subprocess.CompletedProcess[str]
     command = command.replace("${CLAUDE_PLUGIN_ROOT}", str(INTEGRATIONS / "claude-code"))
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "x", "cwd": env["HOME"], "prompt": "hi"}
     return subprocess.run(
-        command, shell=True, input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=60, check=False
+        command,
+        shell=True,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
     )
 
 
@@ -473,3 +502,28 @@ def test_claude_code_plugin_hook_uses_sidelight_bin(home: Path, tmp_path: Path) 
 def test_claude_code_plugin_hook_is_silent_without_sidelight(home: Path) -> None:
     done = plugin_hook_command({"HOME": str(home), "PATH": "/usr/bin:/bin"})  # no sidelight there
     assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_claude_code_plugin_hook_finds_the_venv_it_was_installed_into(home: Path, tmp_path: Path) -> None:
+    """Installed from a wheel, the plugin sits in `<venv>/lib/pythonX.Y/site-packages/sidelight/...`:
+    its script runs `<venv>/bin/sidelight` even when that venv is not on PATH."""
+    import shutil
+
+    venv = tmp_path / "venv"
+    plugin = venv / "lib" / "python3.11" / "site-packages" / "sidelight" / "integrations" / "claude-code"
+    shutil.copytree(INTEGRATIONS / "claude-code", plugin)
+    marker = tmp_path / "ran"
+    (venv / "bin").mkdir()
+    fake = venv / "bin" / "sidelight"
+    fake.write_text(f'#!/bin/sh\necho "$@" > {shlex.quote(str(marker))}\ncat >/dev/null\n')
+    fake.chmod(0o755)
+    done = subprocess.run(
+        ["sh", str(plugin / "bin" / "sidelight-hook"), "claude-code"],
+        input="{}",
+        capture_output=True,
+        text=True,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0 and marker.read_text().strip() == "hook claude-code", done.stderr

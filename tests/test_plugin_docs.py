@@ -41,7 +41,9 @@ from tests.conftest import ROOT
 DOCS = ROOT / "docs" / "plugins.md"
 TESTS = ROOT / "tests"
 
-HOOKS = sorted(name for name, value in vars(hookspecs).items() if name.startswith("sidelight_") and callable(value))
+HOOKS = sorted(
+    name for name, value in vars(hookspecs).items() if name.startswith("sidelight_") and callable(value)
+)
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```\n", re.M | re.S)
 
 
@@ -83,7 +85,7 @@ def test_hook_is_documented(name: str) -> None:
     blocks = [m["body"].strip() for m in FENCE.finditer(section)]
     assert blocks, f"the {name} section has no code block"
     assert blocks[0] == expected_signature(name), (
-        f"the {name} section's signature block is {blocks[0]!r}; the hookspec says {expected_signature(name)!r}"
+        f"the {name} section's signature is {blocks[0]!r}; the hookspec says {expected_signature(name)!r}"
     )
 
 
@@ -148,10 +150,10 @@ def exercise(name: str, plugins: Plugins, tmp_path: Path) -> None:
             assert isinstance(line, str) and "other" in line
         elif isinstance(record, InjectorSpec):
             assert record.read_event({"unrelated": True}) is None
-            event = record.read_event({"my_agent_session": "s1", "prompt": "hi"})
-            assert isinstance(event, HostEvent)
-            assert record.render(event, None) is None
-            assert isinstance(record.render(event, "[Session Activity]"), str)
+            host_event = record.read_event({"my_agent_session": "s1", "prompt": "hi"})
+            assert isinstance(host_event, HostEvent)
+            assert record.render(host_event, None) is None
+            assert isinstance(record.render(host_event, "[Session Activity]"), str)
         elif isinstance(record, SinkSpec):
             record.emit(SinkEvent(kind="activity", session=session))
         else:  # pragma: no cover

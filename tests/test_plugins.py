@@ -1,4 +1,4 @@
-"""The plugin manager: typed records per hook, broken plugins, conflicts, SIDELIGHT_PLUGINS, `sidelight plugins`.
+"""The plugin manager: records per hook, broken plugins, conflicts, SIDELIGHT_PLUGINS, `sidelight plugins`.
 
 Every test builds its own manager (``Plugins(builtins=(), entry_points=False)``) or a fake installed
 distribution on a temporary ``sys.path`` entry; none touches the process-wide one.
@@ -13,6 +13,7 @@ import sys
 import textwrap
 import types
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 
 from sidelight.config import Settings
 from sidelight.hookspecs import hookimpl
-from sidelight.plugins import BUILTINS, Plugins, PluginConflictError
+from sidelight.plugins import BUILTINS, PluginConflictError, Plugins
 from sidelight.sessions import (
     FormatSpec,
     HostEvent,
@@ -54,7 +55,12 @@ def plugin(**hooks: Any) -> types.SimpleNamespace:
 
 def session(name: str, tmp_path: Path) -> Session:
     return Session(
-        key=f"test:{name}", name=name, path=tmp_path / f"{name}.jsonl", format="fake", group="g", resolver="fake"
+        key=f"test:{name}",
+        name=name,
+        path=tmp_path / f"{name}.jsonl",
+        format="fake",
+        group="g",
+        resolver="fake",
     )
 
 
@@ -63,8 +69,12 @@ def session(name: str, tmp_path: Path) -> Session:
 
 def test_hook_sidelight_formats() -> None:
     plugins = fresh()
-    plugins.register(plugin(sidelight_formats=[FormatSpec(name="one", decoder="pi", categories={"Patch": "edit"})]))
-    plugins.register(plugin(sidelight_formats=[FormatSpec(name="two", decoder="pi", categories={"run": "command"})]))
+    plugins.register(
+        plugin(sidelight_formats=[FormatSpec(name="one", decoder="pi", categories={"Patch": "edit"})])
+    )
+    plugins.register(
+        plugin(sidelight_formats=[FormatSpec(name="two", decoder="pi", categories={"run": "command"})])
+    )
     formats = plugins.formats()
     assert list(formats) == ["two", "one"]  # the newest registered first
     assert all(isinstance(spec, FormatSpec) for spec in formats.values())
@@ -151,7 +161,9 @@ def test_a_hook_that_raises_is_skipped(caplog: pytest.LogCaptureFixture) -> None
     plugins.register(plugin(sidelight_formats=[FormatSpec(name="ok", decoder="pi")]), name="fine")
     with caplog.at_level(logging.WARNING, logger="sidelight"):
         assert list(plugins.formats()) == ["ok"]
-    assert [(b.name, b.error) for b in plugins.broken] == [("raiser", "sidelight_formats: RuntimeError: boom")]
+    assert [(b.name, b.error) for b in plugins.broken] == [
+        ("raiser", "sidelight_formats: RuntimeError: boom")
+    ]
     assert "raiser" in caplog.text and "boom" in caplog.text
 
 
@@ -184,7 +196,9 @@ def make_distribution(root: Path, name: str, source: str, version: str = "1.0") 
     (root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     info = root / f"{name}-{version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
     (info / "entry_points.txt").write_text(f"[sidelight]\n{name} = {module}\n", encoding="utf-8")
     return module
 
@@ -203,7 +217,7 @@ BROKEN = """
 
 
 @pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A temporary ``sys.path`` entry for fake distributions; their modules are forgotten afterwards."""
     root = tmp_path / "site"
     root.mkdir()
@@ -237,7 +251,9 @@ def test_a_broken_plugin_is_skipped_with_a_warning(site: Path, caplog: pytest.Lo
 
 
 def test_a_misspelled_hook_in_an_entry_point_makes_it_broken(site: Path) -> None:
-    make_distribution(site, "typoplug", GOOD.replace("sidelight_formats", "sidelight_formatz").replace("{format}", "x"))
+    make_distribution(
+        site, "typoplug", GOOD.replace("sidelight_formats", "sidelight_formatz").replace("{format}", "x")
+    )
     plugins = Plugins(builtins=())
     assert [b.name for b in plugins.broken] == ["typoplug"]
     assert "sidelight_formatz" in plugins.broken[0].error

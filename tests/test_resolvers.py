@@ -11,6 +11,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,6 +95,10 @@ def claude_session(
     )
 
 
+def ev(host: str, event: str = "UserPromptSubmit", **fields: Any) -> HostEvent:
+    return HostEvent(host=host, event=event, **fields)  # type: ignore[arg-type]
+
+
 def by_key(sessions: list[Session]) -> dict[str, Session]:
     keys = [s.key for s in sessions]
     assert len(keys) == len(set(keys)), keys
@@ -130,9 +135,7 @@ def test_claude_code_sessions_subagents_titles_and_groups(tmp_path: Path) -> Non
     beta.mkdir(parents=True)
     s1, s2, s3, s4 = uuid(1), uuid(2), uuid(3), uuid(4)
     main1 = claude_session(projects, alpha, s1)
-    main2 = claude_session(
-        projects, alpha, s2, sample=CC_SUB, sample_id=CC_SUB_ID, sample_cwd=CC_SUB_CWD
-    )
+    main2 = claude_session(projects, alpha, s2, sample=CC_SUB, sample_id=CC_SUB_ID, sample_cwd=CC_SUB_CWD)
     main3 = claude_session(
         projects,
         alpha,
@@ -172,7 +175,13 @@ def test_claude_code_sessions_subagents_titles_and_groups(tmp_path: Path) -> Non
     found = by_key(list(claude_code.list_sessions(settings)))
     assert set(found) == {f"claude-code:{s}" for s in (s1, s2, s3, s4)}
     one, two, three, four = (found[f"claude-code:{s}"] for s in (s1, s2, s3, s4))
-    assert (one.path, one.id, one.name, one.format, one.resolver) == (main1, s1, s1[:8], "claude-code", "claude-code")
+    assert (one.path, one.id, one.name, one.format, one.resolver) == (
+        main1,
+        s1,
+        s1[:8],
+        "claude-code",
+        "claude-code",
+    )
     assert one.extra_paths == (flat,)
     assert two.path == main2 and set(two.extra_paths) == {sub_a, sub_b}
     assert three.path == main3 and three.name == "Deploy work"  # custom title beats any AI title
@@ -210,13 +219,11 @@ def test_claude_config_dir_with_two_folders(tmp_path: Path) -> None:
     found = by_key(list(claude_code.list_sessions(settings)))
     assert {s.path for s in found.values()} == {a, b}
     assert {s.group for s in found.values()} == {real(proj)}
-    event = HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(2), cwd=proj)
+    event = ev("claude-code", session_id=uuid(2), cwd=proj)
     current = claude_code.current(event, settings)
     assert current is not None and current.path == b and current.key == f"claude-code:{uuid(2)}"
     # A new session is placed under the first folder.
-    new = claude_code.current(
-        HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(3), cwd=proj), settings
-    )
+    new = claude_code.current(ev("claude-code", session_id=uuid(3), cwd=proj), settings)
     assert new is not None and new.path == a.parent / f"{uuid(3)}.jsonl" and not new.path.exists()
 
 
@@ -240,7 +247,7 @@ def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
     assert listed.group == real(long_cwd) and listed.path.parent == cli_dir
     assert paths.claude_project_dir(projects, long_cwd) == cli_dir
     # A new session of that cwd (no transcript yet) goes into the existing folder.
-    event = HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(8), cwd=long_cwd)
+    event = ev("claude-code", session_id=uuid(8), cwd=long_cwd)
     new = claude_code.current(event, settings)
     assert new is not None and new.path == cli_dir / f"{uuid(8)}.jsonl"
     assert new.group == listed.group
@@ -276,7 +283,9 @@ def test_claude_code_current_for_each_event_shape(tmp_path: Path) -> None:
     # First prompt of a new session: the file is written lazily, the hook already names it.
     lazy_path = main.parent / f"{uuid(2)}.jsonl"
     lazy = claude_code.current(event(session_id=uuid(2), transcript_path=lazy_path, cwd=proj), settings)
-    assert lazy is not None and lazy.path == lazy_path and lazy.group == real(proj) and lazy.name == uuid(2)[:8]
+    assert (
+        lazy is not None and lazy.path == lazy_path and lazy.group == real(proj) and lazy.name == uuid(2)[:8]
+    )
     # A brand-new project: no folder at all yet.
     fresh = tmp_path / "fresh"
     fresh.mkdir()
@@ -296,7 +305,9 @@ def test_claude_code_current_for_each_event_shape(tmp_path: Path) -> None:
 # --- Pi -------------------------------------------------------------------------------------------
 
 
-def pi_session(sessions: Path, cwd: Path, session_id: str, append: list[dict[str, object]] | None = None) -> Path:
+def pi_session(
+    sessions: Path, cwd: Path, session_id: str, append: list[dict[str, object]] | None = None
+) -> Path:
     folder = sessions / paths.pi_encode_cwd(real(cwd))
     name = f"2026-11-21T21-20-{int(session_id[:8], 16) % 60:02d}-000Z_{session_id}.jsonl"
     return copy_sample(PI_SAMPLE, folder / name, {PI_SAMPLE_CWD: str(cwd), PI_SAMPLE_ID: session_id}, append)
@@ -331,20 +342,22 @@ def test_pi_sessions_for_two_cwds(tmp_path: Path) -> None:
     assert sc.path == c
     assert pi.roots(settings) == [sessions]
     # The extension passes the session file.
-    event = HostEvent(host="pi", event="UserPromptSubmit", transcript_path=b, cwd=one)
+    event = ev("pi", transcript_path=b, cwd=one)
     assert pi.current(event, settings) == sb
     # Pi writes nothing before the first reply: a new file in a known folder.
     new_path = a.parent / f"2026-11-21T22-00-00-000Z_{uuid(4, 7)}.jsonl"
-    new = pi.current(HostEvent(host="pi", event="UserPromptSubmit", transcript_path=new_path, cwd=one), settings)
-    assert new is not None and new.key == f"pi:{uuid(4, 7)}" and new.group == real(one) and new.path == new_path
+    new = pi.current(ev("pi", transcript_path=new_path, cwd=one), settings)
+    assert (
+        new is not None and new.key == f"pi:{uuid(4, 7)}" and new.group == real(one) and new.path == new_path
+    )
     # ... and in a folder that does not exist yet.
     three = tmp_path / "three"
     new_folder = sessions / paths.pi_encode_cwd(str(three)) / f"x_{uuid(5, 7)}.jsonl"
-    made = pi.current(HostEvent(host="pi", event="UserPromptSubmit", transcript_path=new_folder, cwd=three), settings)
+    made = pi.current(ev("pi", transcript_path=new_folder, cwd=three), settings)
     assert made is not None and made.group == real(three)
     # By id, and not for other hosts' files.
-    assert pi.current(HostEvent(host="pi", event="SessionStart", session_id=uuid(3, 7)), settings) == sc
-    other = HostEvent(host="claude-code", event="UserPromptSubmit", transcript_path=tmp_path / "x.jsonl")
+    assert pi.current(ev("pi", "SessionStart", session_id=uuid(3, 7)), settings) == sc
+    other = ev("claude-code", transcript_path=tmp_path / "x.jsonl")
     assert pi.current(other, settings) is None
 
 
@@ -386,17 +399,17 @@ def test_codex_rollouts_across_dates(tmp_path: Path) -> None:
     assert sa.group == sb.group == real(one) and sc.group == real(two)
     assert (sa.format, sa.resolver) == ("codex", "codex")
     # Codex's hook input: session_id, transcript_path, cwd.
-    event = HostEvent(host="codex", event="UserPromptSubmit", session_id=uuid(2, 7), transcript_path=b, cwd=one)
+    event = ev("codex", session_id=uuid(2, 7), transcript_path=b, cwd=one)
     assert codex.current(event, settings) == sb
-    assert codex.current(HostEvent(host="codex", event="SessionStart", session_id=uuid(3, 7)), settings) == sc
+    assert codex.current(ev("codex", "SessionStart", session_id=uuid(3, 7)), settings) == sc
     lazy_path = sessions / "2026" / "11" / "22" / f"rollout-2026-11-22T09-00-00-{uuid(4, 7)}.jsonl"
     lazy = codex.current(
-        HostEvent(host="codex", event="UserPromptSubmit", session_id=uuid(4, 7), transcript_path=lazy_path, cwd=two),
+        ev("codex", session_id=uuid(4, 7), transcript_path=lazy_path, cwd=two),
         settings,
     )
     assert lazy is not None and lazy.key == f"codex:{uuid(4, 7)}" and lazy.group == real(two)
     # A Claude Code event is not a Codex session.
-    cc = HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(9), transcript_path=tmp_path / "t.jsonl")
+    cc = ev("claude-code", session_id=uuid(9), transcript_path=tmp_path / "t.jsonl")
     assert codex.current(cc, settings) is None
 
 
@@ -426,7 +439,7 @@ def test_one_project_groups_sessions_across_formats(tmp_path: Path) -> None:
     assert groups[cc] == groups[pi_path] == groups[cx] == real(project)
     assert sum(1 for g in groups.values() if g == real(project)) == 3
     me = claude_code.current(
-        HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(1), transcript_path=cc, cwd=project),
+        ev("claude-code", session_id=uuid(1), transcript_path=cc, cwd=project),
         settings,
     )
     assert me is not None
@@ -477,7 +490,9 @@ def test_volute_minds_named_sessions(tmp_path: Path) -> None:
     home = tmp_path / "home"
     alice, transcripts = make_sdk_mind(tmp_path, home)
     bob, newest = make_pi_mind(tmp_path)
-    settings = settings_for(home, SIDELIGHT_VOLUTE_DIRS=os.pathsep.join([str(alice), str(bob), str(tmp_path)]))
+    settings = settings_for(
+        home, SIDELIGHT_VOLUTE_DIRS=os.pathsep.join([str(alice), str(bob), str(tmp_path)])
+    )
     found = by_key(list(volute.list_sessions(settings)))
     ra, rb = real(alice), real(bob)
     assert set(found) == {
@@ -504,36 +519,38 @@ def test_volute_minds_named_sessions(tmp_path: Path) -> None:
     assert pi_main.cursor_file == Path(rb) / ".volute" / "session-cursors.json"
 
     # current(): a Claude Code hook in the mind's home, by transcript path or by sessionId.
-    cc_event = HostEvent(
-        host="claude-code",
-        event="UserPromptSubmit",
+    cc_event = ev(
+        "claude-code",
         session_id=uuid(102),
         transcript_path=transcripts["discord"],
         cwd=alice / "home",
     )
     assert volute.current(cc_event, settings) == found[f"volute:{ra}:discord"]
-    by_id = HostEvent(host="agent-sdk", event="UserPromptSubmit", session_id=uuid(103), cwd=alice / "home")
+    by_id = ev("agent-sdk", session_id=uuid(103), cwd=alice / "home")
     assert volute.current(by_id, settings) == found[f"volute:{ra}:email"]
     # The sessionId is known but Claude Code has not written the transcript yet.
     lazy = volute.current(
-        HostEvent(host="agent-sdk", event="UserPromptSubmit", session_id=uuid(199), cwd=alice / "home"), settings
+        ev("agent-sdk", session_id=uuid(199), cwd=alice / "home"),
+        settings,
     )
     assert lazy is not None and lazy.name == "nofile" and not lazy.path.exists()
     # new-* sessions are nobody's named session.
-    skipped = HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(104), cwd=alice / "home")
+    skipped = ev("claude-code", session_id=uuid(104), cwd=alice / "home")
     assert volute.current(skipped, settings) is None
     # A Pi hook: any file of the session's folder, even one not written yet.
-    pi_event = HostEvent(host="pi", event="UserPromptSubmit", transcript_path=newest["discord"], cwd=bob / "home")
+    pi_event = ev("pi", transcript_path=newest["discord"], cwd=bob / "home")
     assert volute.current(pi_event, settings) == found[f"volute:{rb}:discord"]
     fresh = bob / ".volute" / "pi-sessions" / "main" / f"2026-12-01T00-00-00-000Z_{uuid(299, 7)}.jsonl"
-    got = volute.current(HostEvent(host="pi", event="UserPromptSubmit", transcript_path=fresh), settings)
+    got = volute.current(ev("pi", transcript_path=fresh), settings)
     assert got is not None and got.key == f"volute:{rb}:main" and got.path == fresh and got.id == uuid(299, 7)
     # Outside any mind: not volute's.
-    outside = HostEvent(host="claude-code", event="UserPromptSubmit", session_id=uuid(1), cwd=tmp_path)
+    outside = ev("claude-code", session_id=uuid(1), cwd=tmp_path)
     assert volute.current(outside, settings) is None
 
 
-def test_volute_mind_found_from_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_volute_mind_found_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "home"
     alice, transcripts = make_sdk_mind(tmp_path, home)
     settings = settings_for(home)  # no volute_dirs configured
@@ -544,7 +561,7 @@ def test_volute_mind_found_from_the_working_directory(tmp_path: Path, monkeypatc
     monkeypatch.chdir(tmp_path)
     assert list(volute.list_sessions(settings)) == []
     # A mind that current() found is listed from then on.
-    event = HostEvent(host="claude-code", event="UserPromptSubmit", transcript_path=transcripts["main"], cwd=alice / "home")
+    event = ev("claude-code", transcript_path=transcripts["main"], cwd=alice / "home")
     assert volute.current(event, settings) is not None
     assert {s.name for s in volute.list_sessions(settings)} == {"main", "discord", "email"}
 
@@ -569,9 +586,8 @@ def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Pa
     assert all(len(v) == 1 for v in by_path.values())
     assert by_path[Path(real(transcripts["main"]))][0].resolver == "volute"
     assert by_path[Path(real(transcripts["new-x"]))][0].resolver == "claude-code"
-    event = HostEvent(
-        host="claude-code",
-        event="UserPromptSubmit",
+    event = ev(
+        "claude-code",
         session_id=uuid(101),
         transcript_path=transcripts["main"],
         cwd=alice / "home",
@@ -619,10 +635,10 @@ def test_odd_layouts_never_raise(tmp_path: Path) -> None:
     assert listed["claude-code:garbage"].group == real(project)  # no cwd anywhere: the folder
     odd_events = [
         HostEvent(host="claude-code", event="UserPromptSubmit"),
-        HostEvent(host="claude-code", event="UserPromptSubmit", session_id="../../etc/passwd"),
-        HostEvent(host="pi", event="UserPromptSubmit", transcript_path=tmp_path / "nope" / "x.jsonl"),
-        HostEvent(host="codex", event="UserPromptSubmit", transcript_path=tmp_path / "dir"),
-        HostEvent(host="whatever", event="SessionEnd", cwd=tmp_path / "missing"),
+        ev("claude-code", session_id="../../etc/passwd"),
+        ev("pi", transcript_path=tmp_path / "nope" / "x.jsonl"),
+        ev("codex", transcript_path=tmp_path / "dir"),
+        ev("whatever", "SessionEnd", cwd=tmp_path / "missing"),
     ]
     for event in odd_events:
         for resolver in plugins.resolvers().values():
@@ -650,7 +666,10 @@ def test_listing_cost_for_1000_claude_sessions(tmp_path: Path, capsys: pytest.Ca
             sid = uuid(p * 1000 + s)
             extra = ""
             if s % 5 == 0:
-                extra = json.dumps({"type": "custom-title", "customTitle": f"t{p}-{s}", "sessionId": sid}, separators=(",", ":"))
+                extra = json.dumps(
+                    {"type": "custom-title", "customTitle": f"t{p}-{s}", "sessionId": sid},
+                    separators=(",", ":"),
+                )
                 extra += "\n"
             (folder / f"{sid}.jsonl").write_text(text.replace(CC_SAMPLE_ID, sid) + extra, encoding="utf-8")
     settings = settings_for(home)
@@ -665,6 +684,31 @@ def test_listing_cost_for_1000_claude_sessions(tmp_path: Path, capsys: pytest.Ca
     with capsys.disabled():
         size = CC_SAMPLE.stat().st_size // 1024
         print(
-            "\nclaude-code list_sessions, 1,000 sessions of ~%d KB in 20 projects: " % size
+            f"\nclaude-code list_sessions, 1,000 sessions of ~{size} KB in 20 projects: "
             + ", ".join(f"{label} {seconds * 1000:.1f} ms" for label, seconds in timings)
         )
+
+
+def test_listed_paths_are_canonical_and_linked_config_folders_count_once(tmp_path: Path) -> None:
+    """Roots are resolved once, so listed paths need no resolving per file (the orchestrator compares
+    paths), and ``~/.config/claude`` linked to ``~/.claude`` does not list each session twice."""
+    home = tmp_path / "home"
+    target = tmp_path / "real-claude"
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    main = claude_session(target / "projects", proj, uuid(1))
+    home.mkdir()
+    (home / ".claude").symlink_to(target)
+    (home / ".config").mkdir()
+    (home / ".config" / "claude").symlink_to(target)
+    (tmp_path / "pi-real" / "sessions").mkdir(parents=True)
+    pi_path = pi_session(tmp_path / "pi-real" / "sessions", proj, uuid(2, 7))
+    (home / ".pi").mkdir()
+    (home / ".pi" / "agent").symlink_to(tmp_path / "pi-real")
+    codex_path = codex_rollout(tmp_path / "codex-real" / "sessions", "2026-11-21", proj, uuid(3, 7))
+    (home / ".codex").symlink_to(tmp_path / "codex-real")
+    settings = settings_for(home)
+    plugins = Plugins(entry_points=False)
+    listed = [s for r in plugins.resolvers().values() for s in r.list_sessions(settings)]
+    assert sorted(str(s.path) for s in listed) == sorted(real(p) for p in (main, pi_path, codex_path))
+    assert all(str(s.path) == real(s.path) for s in listed)

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
 from sidelight.formats import (
     DEFAULT_CATEGORIES,
@@ -48,6 +50,9 @@ __all__ = [
     "UnknownFormatError",
     "__version__",
     "detect_format",
+    "get_session_updates",
+    "hookimpl",
+    "read_session_log",
     "recent_entries",
     "scan",
     "scan_many",
@@ -56,7 +61,26 @@ __all__ = [
 __version__: str
 
 
-def __getattr__(name: str) -> str:
+if TYPE_CHECKING:
+    from sidelight.hookspecs import hookimpl
+    from sidelight.reader import read_session_log
+    from sidelight.updates import get_session_updates
+
+#: Names imported on first use: they pull in the plugin machinery, which `sidelight scan` never needs.
+_LAZY = {
+    "hookimpl": "sidelight.hookspecs",
+    "get_session_updates": "sidelight.updates",
+    "read_session_log": "sidelight.reader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     # The version comes from the installed package's metadata. importlib.metadata is slow to import,
     # and hooks import sidelight on every prompt, so it is looked up only when asked for.
     if name == "__version__":

@@ -147,6 +147,8 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     from sidelight import install as installer
 
     logger = logging.getLogger("sidelight")
+    if scope == "project" and target in ("codex", "pi"):
+        logger.warning("--scope project applies to claude-code and skill; %s is set up for the user", target)
     try:
         if target == "skill":
             results = [_skill(scope, directory, install=install)]

@@ -37,7 +37,7 @@ def register(commands: Any) -> None:
         "-n",
         "--lines",
         type=_positive,
-        default=_positive(os.environ.get("SIDELIGHT_READ_LINES", "50")),
+        default=os.environ.get("SIDELIGHT_READ_LINES", "50"),  # a string default goes through type=
         metavar="N",
         help="how many entries to show [env: SIDELIGHT_READ_LINES; default: 50]",
     )

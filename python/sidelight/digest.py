@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from sidelight.redact import sanitize
+from sidelight.redact import sanitize, strip_invisible
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "DEFAULT_LIMIT",
     "FRAMING",
     "HEADER",
     "LINE_LIMIT",
+    "OPTIONAL_TAIL",
     "DigestLine",
     "ago",
     "is_digest_text",
@@ -43,6 +46,9 @@ FRAMING: Final = f"{HEADER} {NOTE}"
 DEFAULT_LIMIT: Final = 500
 #: One sibling's line is at most this many characters.
 LINE_LIMIT: Final = 300
+#: What starts the optional end of a line (the default summarizer's last assistant text): when the lines
+#: do not all fit, these ends go first, so that more siblings are named before any is dropped.
+OPTIONAL_TAIL: Final = " — last: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +88,6 @@ _DIGEST_TEXT = re.compile(
     r"|\((?:just now|\d+[mhd] ago), \d+ messages?\)",
     re.IGNORECASE,
 )
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]+")
 
 
 def is_digest_text(text: str) -> bool:
@@ -91,7 +96,11 @@ def is_digest_text(text: str) -> bool:
     """
     if HEADER in text or NOTE in text:
         return True
-    return _DIGEST_TEXT.search(_INVISIBLE.sub("", text)) is not None
+    text = strip_invisible(text)
+    lowered = text.lower()
+    if not any(word in lowered for word in ("activity", "instructions", " ago", "just now")):
+        return False  # the fast answer for most text: none of the patterns can match
+    return _DIGEST_TEXT.search(text) is not None
 
 
 def _more(count: int) -> str:
@@ -115,6 +124,16 @@ def _age_key(line: DigestLine) -> tuple[bool, float]:
     return (False, age)
 
 
+def _one_line(text: str, cap: int) -> str | None:
+    """A summarizer's text as one sanitized list item (``None``: nothing left of it)."""
+    line = sanitize(text, cap)
+    if line.startswith("- "):
+        return line
+    # Every line is a list item: a summarizer's text can never pose as the framing or the count.
+    body = line.lstrip("-").lstrip()
+    return sanitize("- " + body, cap) if body else None
+
+
 def render_digest(lines: Sequence[DigestLine], *, limit: int = DEFAULT_LIMIT) -> str | None:
     """The framed digest of at most ``limit`` characters, or ``None`` when no line has anything to say.
 
@@ -129,31 +148,36 @@ def render_digest(lines: Sequence[DigestLine], *, limit: int = DEFAULT_LIMIT) ->
     if limit < len(FRAMING) + 40:
         raise ValueError(f"a digest needs a limit of at least {len(FRAMING) + 40} characters, not {limit}")
     ordered = [line for line in _ordered(lines) if line.text and not line.text.isspace()]
-    total = len(ordered)
-    # A line on its own must fit beside the framing and the count of the others.
-    room = limit - len(FRAMING) - 1 - (len(_more(total)) + 1 if total > 1 else 0)
-    cap = min(LINE_LIMIT, room)
-    texts: list[str] = []
-    for line in ordered:
-        text = sanitize(line.text, cap)
-        if not text.startswith("- "):
-            # Every line is a list item: a summarizer's text can never pose as the framing or the count.
-            body = text.lstrip("-").lstrip()
-            if not body:
-                continue
-            text = sanitize("- " + body, cap)
-        texts.append(text)
-    if not texts:
+    # Whole lines first; where they do not all fit, the optional ends of all but the newest line go,
+    # then every optional end, and only then whole lines (from the oldest).
+    block, rest = _fit(ordered, limit, keep_tails=len(ordered))
+    if rest:
+        block, rest = _fit(ordered, limit, keep_tails=1)
+    if rest:
+        block, rest = _fit(ordered, limit, keep_tails=0)
+    if not block:
         return None
+    if rest:
+        block.append(_more(rest))
+    return "\n".join([FRAMING, *block])
+
+
+def _fit(ordered: Sequence[DigestLine], limit: int, keep_tails: int) -> tuple[list[str], int]:
+    """The lines that fit (the first ``keep_tails`` with their optional end), and how many did not."""
+    # A line on its own must fit beside the framing and the count of the others.
+    room = limit - len(FRAMING) - 1 - (len(_more(len(ordered))) + 1 if len(ordered) > 1 else 0)
+    cap = min(LINE_LIMIT, room)
+    block: list[str] = []
     size = len(FRAMING)
-    kept = 0
-    for index, text in enumerate(texts):
-        rest = len(texts) - index - 1
+    rest = len(ordered)  # the lines after the current one
+    for index, line in enumerate(ordered):  # sanitized lazily: only the lines shown cost anything
+        rest -= 1
+        raw = line.text if index < keep_tails else line.text.split(OPTIONAL_TAIL, 1)[0]
+        text = _one_line(raw, cap)
+        if text is None:
+            continue
         if size + 1 + len(text) + (len(_more(rest)) + 1 if rest else 0) > limit:
-            break
+            return block, rest + 1
+        block.append(text)
         size += 1 + len(text)
-        kept += 1
-    block = [FRAMING, *texts[:kept]]
-    if kept < len(texts):
-        block.append(_more(len(texts) - kept))
-    return "\n".join(block)
+    return block, 0

@@ -18,13 +18,16 @@ import re
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from sidelight.sessions import Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 __all__ = [
     "CLAUDE_MAX_SANITIZED",
+    "TitledSession",
     "claude_project_dir",
     "claude_project_dirs",
     "claude_sanitize",
@@ -135,9 +138,10 @@ def claude_project_dir(projects: Path, cwd: Path | str) -> Path:
 
 
 def claude_project_dirs(claude_dir: Path) -> Iterator[os.DirEntry[str]]:
-    """The project folders of one Claude Code configuration folder (none if it does not exist)."""
+    """The project folders of one Claude Code configuration folder (none if it does not exist), under
+    its resolved path, so the transcripts found there have canonical paths without resolving each."""
     try:
-        with os.scandir(claude_dir / "projects") as entries:
+        with os.scandir(real(os.fspath(claude_dir / "projects"))) as entries:
             dirs = [e for e in entries if e.is_dir()]
     except OSError:
         return
@@ -304,3 +308,42 @@ def short_id(session_id: str) -> str:
     if len(session_id) == 36 and session_id[14:15] == "7":
         return session_id[-8:]
     return session_id[:8]
+
+
+_UNREAD = "\x00unread"
+_NAME_SLOT: Any = Session.__dict__["name"]
+
+
+class TitledSession(Session):
+    """A :class:`~sidelight.sessions.Session` whose ``name`` is its transcript's title, read on first
+    use (``title_format`` picks the title lines, see :func:`read_title`), else ``fallback``.
+
+    Listing runs on every prompt over every transcript, but a digest names only the few siblings with
+    news: reading titles lazily keeps the listing to a directory scan. Built with ``name=...`` (as
+    :func:`dataclasses.replace` does), it is a plain session.
+    """
+
+    __slots__ = ("_fallback", "_title_format")
+    _fallback: str
+    _title_format: str | None
+
+    def __init__(
+        self, *args: Any, title_format: str | None = None, fallback: str = "", **fields: Any
+    ) -> None:
+        object.__setattr__(self, "_title_format", title_format)
+        object.__setattr__(self, "_fallback", fallback)
+        if title_format is not None and "name" not in fields and len(args) < 2:
+            fields["name"] = _UNREAD
+        super().__init__(*args, **fields)
+
+    @property
+    def name(self) -> str:
+        value: str = _NAME_SLOT.__get__(self, Session)
+        if value is _UNREAD:
+            value = read_title(self.path, self._title_format or "") or self._fallback
+            _NAME_SLOT.__set__(self, value)
+        return value
+
+    @name.setter
+    def name(self, value: str) -> None:
+        _NAME_SLOT.__set__(self, value)

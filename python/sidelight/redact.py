@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
-__all__ = ["MARKER", "redact", "sanitize"]
+__all__ = ["MARKER", "redact", "sanitize", "strip_invisible"]
 
 #: What a secret is replaced by (``[REDACTED:kind]`` where the kind is known).
 MARKER: Final = "[REDACTED]"
@@ -31,9 +31,8 @@ def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
-# Characters of a token-like run; a token may only start where the previous character is not one.
+# A token may only start where the previous character cannot belong to it.
 _TOKEN_EDGE = r"(?<![A-Za-z0-9_\-])"
-_TOKEN_END = r"(?![A-Za-z0-9_\-])"
 
 #: A quoted value (unterminated: to the end of the line) or an unquoted word.
 _VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
@@ -49,6 +48,7 @@ _HARMLESS_VALUES = frozenset(
     {"true", "false", "none", "null", "nil", "yes", "no", "on", "off", "bearer", "basic", "token", "digest"}
 )
 _VARIABLE_REFERENCE = re.compile(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
+_NAME_PARTS = re.compile(r"[_.\-]+")
 
 
 def _is_secret_name(name: str) -> bool:
@@ -57,7 +57,7 @@ def _is_secret_name(name: str) -> bool:
         return False
     if _SECRET_NAME.search(lowered):
         return True
-    return any(part in _SECRET_PART for part in re.split(r"[_.\-]+", lowered))
+    return any(part in _SECRET_PART for part in _NAME_PARTS.split(lowered))
 
 
 def _assignment(match: re.Match[str]) -> str:
@@ -66,13 +66,19 @@ def _assignment(match: re.Match[str]) -> str:
     if not _is_secret_name(name):
         return match.group(0)
     bare = value.strip("\"'")
-    if not bare or bare.lower() in _HARMLESS_VALUES or _VARIABLE_REFERENCE.fullmatch(bare):
+    if (
+        not bare
+        or bare.startswith("[REDACTED")  # a more specific rule got there first
+        or bare.lower() in _HARMLESS_VALUES
+        or _VARIABLE_REFERENCE.fullmatch(bare)
+    ):
         return match.group(0)
     quoted = value[0] in "\"'"
     if "=" not in separator and not quoted:
         # ``password: hunter2`` in YAML, but not ``token: str`` in code, ``Password: required`` in prose
         # or ``auth.py:120:15`` in a compiler message.
-        if not separator.endswith((" ", "\t")) or len(bare) < 6 or (bare.isalpha() and bare.islower()):
+        word = bare.rstrip(".!?")
+        if not separator.endswith((" ", "\t")) or len(bare) < 6 or (word.isalpha() and word.islower()):
             return match.group(0)
     if bare.lower() == name.lower().lstrip("-"):
         return match.group(0)  # ``token=token``
@@ -131,12 +137,32 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
             _marker("openai-key"),
             ("sk-",),
         ),
-        (_TOKEN_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})", 0, _marker("github-token"), _GITHUB),
+        (
+            _TOKEN_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+            0,
+            _marker("github-token"),
+            _GITHUB,
+        ),
         (_TOKEN_EDGE + r"glpat-[A-Za-z0-9_\-]{20,}", 0, _marker("gitlab-token"), ("glpat-",)),
-        (_TOKEN_EDGE + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}", 0, _marker("slack-token"), ("xox", "xapp-")),
-        (r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])", 0, _marker("aws-key-id"), ("akia", "asia")),
+        (
+            _TOKEN_EDGE + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}",
+            0,
+            _marker("slack-token"),
+            ("xox", "xapp-"),
+        ),
+        (
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            0,
+            _marker("aws-key-id"),
+            ("akia", "asia"),
+        ),
         (_TOKEN_EDGE + r"AIza[A-Za-z0-9_\-]{35,}", 0, _marker("google-key"), ("aiza",)),
-        (_TOKEN_EDGE + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, _marker("stripe-key"), ("_live_", "_test_")),
+        (
+            _TOKEN_EDGE + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            0,
+            _marker("stripe-key"),
+            ("_live_", "_test_"),
+        ),
         (_TOKEN_EDGE + r"npm_[A-Za-z0-9]{36,}", 0, _marker("npm-token"), ("npm_",)),
         (_TOKEN_EDGE + r"hf_[A-Za-z0-9]{30,}", 0, _marker("hf-token"), ("hf_",)),
         (
@@ -203,16 +229,34 @@ def redact(text: str) -> str:
 
 # Terminal escapes: CSI (also its 8-bit form), OSC to BEL or ST (or to the end when cut off), and the
 # two-character escapes.
-_ANSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[@-Z\\-_]?")
-# Removed outright, so that they cannot split a secret from its pattern: C0 controls but the whitespace
-# ones, DEL, C1 controls but NEL, soft hyphen, the Arabic letter mark, bidi marks, overrides and
-# isolates, zero-width and invisible operators, the BOM, lone surrogates and the Unicode tag
-# characters (ASCII smuggling).
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff\U000e0000-\U000e007f]+"
+_ANSI = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[@-Z\\-_]?"
 )
-_LAST_SPACE = re.compile(r"\s\S*\Z")
+# Removed outright, so that they cannot split a secret from its pattern: C0 controls but the whitespace
+# ones, DEL, C1 controls but NEL, lone surrogates, and every format character of Unicode 15 (category
+# Cf: soft hyphen, the Arabic letter mark, bidi marks, embeddings, overrides and isolates, zero-width
+# characters, invisible operators, the BOM, interlinear annotations, the tag characters of ASCII
+# smuggling, ...).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff"
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]+"
+)
+# Up to the last character that no token, key or URL password contains (greedy, then one step back).
+_LAST_BREAK = re.compile(r"[\s\S]*[^A-Za-z0-9_\-.+/=~:@%]")
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without terminal escapes, control characters (but whitespace) and format characters
+    (bidi, zero-width, tags): what a reader does not see cannot hide anything from a pattern."""
+    if text.isprintable():
+        return text
+    if "\x1b" in text or "\x9b" in text or "\x9d" in text:
+        text = _ANSI.sub("", text)
+    return _INVISIBLE.sub("", text)
 
 
 def sanitize(text: str, limit: int) -> str:
@@ -226,19 +270,25 @@ def sanitize(text: str, limit: int) -> str:
     """
     if limit <= 0:
         return ""
-    # Only a bounded prefix can reach the result; cut it at whitespace so that no token is split (a
-    # secret cut in half would no longer be recognized). Whatever the cut-off part held, it is gone.
-    window = 8 * limit + 4096
-    cut_off = len(text) > window
-    if cut_off:
-        head = text[:window]
-        space = _LAST_SPACE.search(head, window // 2)
-        text = head[: space.start()] if space else head
-    if not text.isprintable():  # only then can there be escapes, controls or invisible characters
-        if "\x1b" in text or "\x9b" in text or "\x9d" in text:
-            text = _ANSI.sub("", text)
-        text = _INVISIBLE.sub("", text)
+    # Only a prefix can reach the result: redact no more than that. A prefix ends between tokens (a
+    # secret cut in half would no longer be recognized); when redaction or collapsed whitespace leaves
+    # it shorter than ``limit``, the line is just shorter.
+    cut_off = False
+    if len(text) > 8 * limit + 4096:  # a bound on the work, whatever the text
+        text = _prefix(text, 8 * limit + 4096) or text[: 8 * limit + 4096]
+        cut_off = True
+    text = strip_invisible(text)
+    if len(text) > 2 * limit + 64 and (prefix := _prefix(text, 2 * limit + 64)) is not None:
+        text = prefix
+        cut_off = True
     text = " ".join(redact(text).split())
     if len(text) > limit or (cut_off and not text.endswith("…")):
         text = text[: limit - 1].rstrip() + "…"
     return text
+
+
+def _prefix(text: str, size: int) -> str | None:
+    """The first ``size`` characters of ``text`` or fewer, up to the last character in their second half
+    that cannot be part of a token (``None``: there is none)."""
+    found = _LAST_BREAK.match(text, size // 2, size)
+    return text[: found.end() - 1] if found else None

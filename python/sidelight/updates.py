@@ -43,14 +43,16 @@ logger = logging.getLogger(__name__)
 EVENTS_FILE = "events.jsonl"
 #: The hook's log file, in the state directory.
 LOG_FILE = "sidelight.log"
+#: The plain agent templates; a more specific resolver (volute) that claims the same transcript wins.
+GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex"})
 
 
 def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     """Every session every resolver knows, once per transcript: where two resolvers claim one file
     (a volute session is also a plain Claude Code session), the first resolver that is not a plain
-    agent template wins, so the session keeps its volute name."""
+    agent template wins, so the session keeps its volute name. Resolvers give resolved paths, so
+    paths are compared as they are (resolving a thousand paths per prompt costs more than the scan)."""
     by_path: dict[Path, Session] = {}
-    generic = {"claude-code", "pi", "codex"}
     for resolver in plugins.resolvers().values():
         try:
             found = list(resolver.list_sessions(settings))
@@ -58,17 +60,15 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
             logger.warning("resolver %s failed; its sessions are left out", resolver.name, exc_info=True)
             continue
         for session in found:
-            key = _real(session.path)
-            known = by_path.get(key)
-            if known is None or (known.resolver in generic and session.resolver not in generic):
-                by_path[key] = session
+            known = by_path.get(session.path)
+            if known is None or (known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS):
+                by_path[session.path] = session
     return list(by_path.values())
 
 
 def current_session(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
     """The session a hook event comes from, as the resolvers see it (specific resolvers first)."""
-    generic = {"claude-code", "pi", "codex"}
-    resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in generic)
+    resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in GENERIC_RESOLVERS)
     for resolver in resolvers:
         try:
             found = resolver.current(event, settings)
@@ -92,10 +92,9 @@ def cursor_file(session: Session, settings: Settings) -> Path:
 
 def siblings_of(current: Session, sessions: Iterable[Session], scope: str | frozenset[str]) -> list[Session]:
     """The sessions ``current`` reports on: by default the others of its group."""
-    me = _real(current.path)
     out = []
     for session in sessions:
-        if session.key == current.key or _real(session.path) == me:
+        if session.key == current.key or session.path == current.path:
             continue
         if scope == "all":
             out.append(session)
@@ -344,13 +343,6 @@ def _copy_entry(entry: Mapping[str, Any] | None) -> dict[str, Any]:
     if isinstance(copied.get("extra"), Mapping):
         copied["extra"] = dict(copied["extra"])
     return copied
-
-
-def _real(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except OSError:
-        return path
 
 
 def handle_hook(

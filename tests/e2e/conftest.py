@@ -17,10 +17,12 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -215,6 +217,39 @@ class AgentEnv:
         path.write_text(source)
         return path
 
+    # ---- sidelight itself
+
+    def sidelight(
+        self, *args: str, check: bool = True, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the `sidelight` CLI (by absolute path) as the agents would: this HOME, in the project."""
+        done = subprocess.run(
+            [*sidelight_command(), *args],
+            cwd=self.project,
+            env=self.env(),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            pytest.fail(
+                f"sidelight {' '.join(args)} failed ({done.returncode})\n{done.stderr}", pytrace=False
+            )
+        return done
+
+    def install_sidelight(self, *targets: str) -> None:
+        """`sidelight install TARGET` into this HOME for each target (claude-code, codex, pi)."""
+        for target in targets:
+            self.sidelight("install", target)
+
+    @property
+    def sidelight_log(self) -> str:
+        """The hook's log (`<state dir>/sidelight.log`), for failure messages."""
+        path = self.home / ".local" / "state" / "sidelight" / "sidelight.log"
+        return path.read_text() if path.exists() else "(no sidelight.log)"
+
     # ---- running
 
     def _run(
@@ -357,6 +392,58 @@ class AgentEnv:
             m = re.search(r"session id: (\S+)", result.stderr)
             result.session_id = m.group(1) if m else None
         return self._check(result, check)
+
+
+def sidelight_command() -> list[str]:
+    """The `sidelight` console script beside this interpreter (the venv need not be on PATH)."""
+    script = Path(sys.executable).with_name("sidelight")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "sidelight"]
+
+
+#: What every sidelight digest starts with (`sidelight.digest.HEADER`).
+DIGEST_HEADER = "[Session Activity]"
+
+
+def _item_texts(item: Any) -> list[str]:
+    """The texts of one Anthropic message or OpenAI input item."""
+    if not isinstance(item, dict):
+        return []
+    content = item.get("content")
+    if isinstance(content, str):
+        return [content]
+    out = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            out.append(block["text"])
+    return out
+
+
+def digest_for(mock: MockAPI, prompt: str) -> str | None:
+    """The sidelight digest that came with `prompt`: in the first model request carrying the prompt,
+    the `[Session Activity]` block in the context messages right after it (Claude's `system` message,
+    Pi's second `user` message, Codex's `developer` message). `None` when that prompt had no digest."""
+    requests = [r for r in mock.model_requests() if isinstance(r.body, dict) and prompt in r.text()]
+    if not requests:
+        pytest.fail(f"no model request carried the prompt {prompt!r}\n{mock.summary()}", pytrace=False)
+    body = requests[0].body
+    items = body.get("messages") or body.get("input") or []
+    at = max(
+        (
+            i
+            for i, item in enumerate(items)
+            if item.get("role") == "user" and any(prompt in t for t in _item_texts(item))
+        ),
+        default=-1,
+    )
+    found = []
+    for item in items[at + 1 :]:
+        if item.get("type") not in (None, "message"):
+            break  # a tool call or its output: past the prompt's context
+        for text in _item_texts(item):
+            if DIGEST_HEADER in text:
+                block = text[text.index(DIGEST_HEADER) :]
+                found.append(block.split("\n\n", 1)[0])
+    return found[-1] if found else None
 
 
 @pytest.fixture

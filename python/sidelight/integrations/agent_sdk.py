@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 #: The injector the callback speaks through (:mod:`sidelight.templates.hosts`).
 HOST = "agent-sdk"
 
-HookCallback = Callable[[Any, "str | None", Any], Awaitable[dict[str, Any]]]
+HookCallback = Callable[[Any, "str | None", Any], Coroutine[Any, Any, dict[str, Any]]]
 
 
 def _context(input_data: Any, settings: Settings | None, plugins: Plugins | None) -> dict[str, Any]:

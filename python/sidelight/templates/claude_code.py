@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
 from sidelight.paths import (
+    TitledSession,
     claude_project_dir,
     claude_project_dirs,
     head_string_field,
-    read_title,
     real,
     short_id,
     stat_key,
@@ -104,7 +104,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
         for project in claude_project_dirs(claude_dir):
             try:
                 yield from _project_sessions(Path(project.path))
-            except OSError as error:  # a folder that vanished or cannot be read
+            except Exception as error:  # a folder that vanished or cannot be read never hides the others
                 logger.debug("skipping %s: %s", project.path, error)
 
 
@@ -136,20 +136,16 @@ def _project_sessions(project: Path) -> Iterator[Session]:
             extras.setdefault(parent, []).append(Path(agent.path))
     group = _project_group(project, (e.path for e in mains.values()))
     for session_id in sorted(mains):
-        entry = mains[session_id]
-        try:
-            st = entry.stat()
-        except OSError:
-            continue
-        yield Session(
+        yield TitledSession(
             key=f"{NAME}:{session_id}",
-            name=read_title(entry.path, "claude-code", st) or short_id(session_id),
-            path=Path(entry.path),
+            path=project / mains[session_id].name,
             format=NAME,
             group=group,
             resolver=NAME,
             id=session_id,
             extra_paths=tuple(extras.get(session_id, ())),
+            title_format="claude-code",
+            fallback=short_id(session_id),
         )
 
 
@@ -224,15 +220,16 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
     except OSError:
         pass
     group = _project_group(project, transcripts, event.cwd if event is not None else None)
-    return Session(
+    return TitledSession(
         key=f"{NAME}:{session_id}",
-        name=read_title(path, "claude-code") or short_id(session_id),
         path=path,
         format=NAME,
         group=group,
         resolver=NAME,
         id=session_id,
         extra_paths=subagent_paths(project, session_id),
+        title_format="claude-code",
+        fallback=short_id(session_id),
     )
 
 
@@ -273,7 +270,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
         dirs = _claude_dirs(settings)
         if not dirs:
             return None
-        project = claude_project_dir(dirs[0] / "projects", event.cwd)
+        project = claude_project_dir(Path(real(os.fspath(dirs[0] / "projects"))), event.cwd)
         return session_for_path(project / f"{event.session_id}.jsonl", event)
     return None
 

@@ -55,8 +55,11 @@ FORMAT = FormatSpec(
 )
 
 _UUID_END = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
-#: The ``session_meta`` fields come before its long instructions; this much of the head holds them.
-_META_BYTES = 16 * 1024
+#: The ``session_meta`` fields ``id`` and ``cwd`` come before its long instructions; at most this much
+#: of the head is read for them ...
+_META_BYTES = 64 * 1024
+#: ... and usually the first few hundred bytes do.
+_META_SMALL = 4096
 
 _meta: dict[str, tuple[str | None, str | None]] = {}
 
@@ -77,7 +80,9 @@ def _session_meta(path: str) -> tuple[str | None, str | None]:
         return cached
     try:
         with open(path, "rb") as f:
-            head = f.read(_META_BYTES)
+            head = f.read(_META_SMALL)
+            if b'"cwd":"' not in head and b"\n" not in head and len(head) == _META_SMALL:
+                head += f.read(_META_BYTES - _META_SMALL)
     except OSError as error:
         logger.debug("codex: cannot read %s: %s", path, error)
         return (None, None)
@@ -148,7 +153,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
     if top is None:
         return
     try:
-        for path in _rollouts(top):
+        for path in _rollouts(Path(real(os.fspath(top)))):  # resolved once: canonical paths below
             session_id = rollout_id(path)
             if session_id is None:
                 continue

@@ -9,13 +9,17 @@ It is registered like any plugin and asked last, so a third-party summarizer tha
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from sidelight.digest import LINE_LIMIT, ago, is_digest_text
+from sidelight.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text
 from sidelight.hookspecs import hookimpl
 from sidelight.redact import sanitize
-from sidelight.sessions import SessionActivity, SummarizerSpec
+from sidelight.sessions import SummarizerSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sidelight.sessions import SessionActivity
 
 __all__ = ["count", "summarize"]
 
@@ -70,7 +74,7 @@ def summarize(activity: SessionActivity) -> str | None:
         line += f": {first}"
     elif tools:
         line += f": {', '.join(tools)}"
-    prefix = " — last: "
+    prefix = OPTIONAL_TAIL
     room = min(TEXT_LIMIT, LINE_LIMIT - len(line) - len(prefix) - 2)
     if room >= _MIN_LAST:
         last = _quote(activity.last_assistant_text, room)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
-from sidelight.paths import head_string_field, read_title, real, short_id
+from sidelight.paths import TitledSession, head_string_field, real, short_id
 from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
     if top is None:
         return
     try:
-        with os.scandir(top) as entries:
+        with os.scandir(real(os.fspath(top))) as entries:  # resolved once: canonical paths below
             folders = sorted(e.path for e in entries if e.is_dir())
     except OSError:
         return
@@ -136,22 +136,19 @@ def _folder_sessions(folder: str) -> Iterator[Session]:
         uuid = session_uuid(entry.path)
         if uuid is None:
             continue
-        try:
-            st = entry.stat()
-        except OSError:
-            continue
-        yield _session(Path(entry.path), uuid, group, read_title(entry.path, "pi", st))
+        yield _session(Path(entry.path), uuid, group)
 
 
-def _session(path: Path, uuid: str, group: str, title: str | None) -> Session:
-    return Session(
+def _session(path: Path, uuid: str, group: str) -> Session:
+    return TitledSession(
         key=f"{NAME}:{uuid}",
-        name=title or short_id(uuid),
         path=path,
         format=NAME,
         group=group,
         resolver=NAME,
         id=uuid,
+        title_format="pi",
+        fallback=short_id(uuid),
     )
 
 
@@ -171,7 +168,7 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
         except OSError:
             pass
     group = _folder_group(folder, transcripts, event.cwd if event is not None else None)
-    return _session(path, uuid, group, read_title(path, "pi"))
+    return _session(path, uuid, group)
 
 
 def current(event: HostEvent, settings: Settings) -> Session | None:

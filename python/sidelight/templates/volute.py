@@ -106,7 +106,8 @@ def _claude_transcript(settings: Settings, mind: str, session_id: str) -> Path |
     home = Path(mind, "home")
     first: Path | None = None
     for claude_dir in claude_code._claude_dirs(settings):
-        candidate = claude_project_dir(claude_dir / "projects", home) / f"{session_id}.jsonl"
+        projects = Path(real(os.fspath(claude_dir / "projects")))
+        candidate = claude_project_dir(projects, home) / f"{session_id}.jsonl"
         if candidate.is_file():
             return candidate
         if first is None:

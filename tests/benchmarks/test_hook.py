@@ -1,0 +1,223 @@
+"""Whole-process prompt-hook time: `sidelight hook claude-code` with real stdin, as Claude Code runs it.
+
+Peers in one group (``hook``), each a fresh process per round:
+
+- ``python -c pass``: bare interpreter start-up, the floor;
+- ``1 sibling``: a project with the current session and one sibling that has news every round;
+- ``N siblings``: 1,000 siblings (20 in smoke mode) of which 10 have news every round.
+
+The sessions live in a throwaway HOME and are Claude-Code-shaped; a first, untimed hook run creates the
+cursors, so every timed round reads only the news appended just before it (``pedantic`` setup). Each
+round's output is checked (a digest naming the sessions with news); the medians' ratios go to
+``extra_info`` (``n_siblings_vs_1_sibling``, ``vs_bare_python``). DESIGN §7's target is that 1,000 siblings
+cost at most 2x one sibling. No time is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import cli_command
+
+#: Siblings in the large case, when benchmarks are enabled and in smoke mode.
+MANY = int(os.environ.get("SIDELIGHT_BENCH_SIBLINGS", "1000"))
+SMOKE_MANY = 20
+#: Siblings with news in every round of the large case.
+NEWS = 10
+ROUNDS = int(os.environ.get("SIDELIGHT_BENCH_HOOK_ROUNDS", "15"))
+#: Generous, so the benchmark measures the work rather than the hook giving up on it.
+TIME_BUDGET = "60s"
+
+#: Medians by peer, for the ratios (the peers run in the order listed).
+_medians: dict[str, float] = {}
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _line(session_id: str, cwd: str, kind: str, content: Any, n: str) -> str:
+    entry: dict[str, Any] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": cwd,
+        "sessionId": session_id,
+        "version": "2.1.330",
+        "type": kind,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": _stamp(),
+    }
+    if kind == "user":
+        entry["message"] = {"role": "user", "content": content}
+    else:
+        entry["message"] = {"id": f"msg_{n}", "type": "message", "role": "assistant", "content": content}
+    return json.dumps(entry, separators=(",", ":")) + "\n"
+
+
+def _turn(session_id: str, cwd: str, prompt: str, n: str) -> str:
+    """One prompt with a command, its (code-heavy) result and a reply: about 3 KB."""
+    tool_id = f"toolu_{n}"
+    output = "\n".join(f"{i:4d}  def function_{i}(x):  return x * {i}  # {prompt}" for i in range(40))
+    return "".join(
+        [
+            _line(session_id, cwd, "user", prompt, n),
+            _line(
+                session_id,
+                cwd,
+                "assistant",
+                [{"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": "make test"}}],
+                n + "a",
+            ),
+            _line(
+                session_id,
+                cwd,
+                "user",
+                [{"type": "tool_result", "tool_use_id": tool_id, "content": output, "is_error": False}],
+                n,
+            ),
+            _line(session_id, cwd, "assistant", [{"type": "text", "text": f"Done with {prompt}."}], n + "b"),
+        ]
+    )
+
+
+class Project:
+    """A throwaway HOME with one Claude Code project holding the current session and ``n`` siblings."""
+
+    def __init__(self, root: Path, siblings: int, news: int) -> None:
+        self.home = root / "home"
+        self.cwd = root / "project"
+        self.cwd.mkdir(parents=True)
+        folder = (
+            self.home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(self.cwd))
+        )
+        folder.mkdir(parents=True)
+        self.current = str(uuid.uuid4())
+        self.current_path = folder / f"{self.current}.jsonl"
+        self.current_path.write_text(_turn(self.current, str(self.cwd), "the current session", "cur"))
+        self.siblings: list[Path] = []
+        for i in range(siblings):
+            sid = str(uuid.uuid4())
+            path = folder / f"{sid}.jsonl"
+            path.write_text(
+                "".join(_turn(sid, str(self.cwd), f"sibling {i} turn {t}", f"{i}_{t}") for t in range(6))
+            )
+            self.siblings.append(path)
+        self.news = self.siblings[:news]
+        self.round = 0
+        self.env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_"))
+        }
+        self.env.update(HOME=str(self.home), SIDELIGHT_TIME_BUDGET=TIME_BUDGET)
+        self.stdin = json.dumps(
+            {
+                "session_id": self.current,
+                "transcript_path": str(self.current_path),
+                "cwd": str(self.cwd),
+                "prompt_id": "p",
+                "permission_mode": "bypassPermissions",
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "what did the others do?",
+            }
+        ).encode()
+
+    def add_news(self) -> None:
+        self.round += 1
+        for i, path in enumerate(self.news):
+            sid = path.stem
+            with path.open("a") as file:
+                file.write(_turn(sid, str(self.cwd), f"news {self.round}", f"news_{i}_{self.round}"))
+
+    def hook(self) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [*cli_command(), "hook", "claude-code"],
+            input=self.stdin,
+            capture_output=True,
+            env=self.env,
+            cwd=self.cwd,
+            check=False,
+            timeout=300,
+        )
+
+
+def _median(benchmark: Any) -> float | None:
+    stats = getattr(benchmark, "stats", None)
+    inner = getattr(stats, "stats", None)
+    return getattr(inner, "median", None)
+
+
+def _digest(done: subprocess.CompletedProcess[bytes]) -> str:
+    assert done.returncode == 0, done.stderr
+    if not done.stdout.strip():
+        return ""
+    context: str = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    return context
+
+
+@pytest.mark.benchmark(group="hook")
+def test_hook_bare_python(benchmark: Any) -> None:
+    def run() -> None:
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+    benchmark.extra_info["peer"] = "python -c pass"
+    if benchmark.disabled:
+        benchmark(run)
+        return
+    benchmark.pedantic(run, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+    median = _median(benchmark)
+    if median is not None:
+        _medians["bare"] = median
+
+
+@pytest.mark.benchmark(group="hook")
+@pytest.mark.parametrize("case", ["1 sibling", "many siblings"])
+def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
+    if case == "1 sibling":
+        siblings, news = 1, 1
+    else:
+        siblings, news = (SMOKE_MANY if benchmark.disabled else MANY), NEWS
+    project = Project(tmp_path, siblings, news)
+    benchmark.extra_info.update(peer=case, siblings=siblings, with_news=news, time_budget=TIME_BUDGET)
+
+    first = project.hook()  # first looks: creates the cursors; not timed
+    assert first.returncode == 0, first.stderr
+    outputs: list[str] = []
+
+    def run() -> None:
+        outputs.append(_digest(project.hook()))
+
+    if benchmark.disabled:
+        project.add_news()
+        benchmark(run)
+    else:
+        benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+
+    # Correctness, every round: a digest that reports the news (at most 500 characters, so with many
+    # sessions some lines become "+N more sessions").
+    for digest in outputs:
+        assert digest.startswith("[Session Activity]"), digest
+        assert len(digest) <= 500
+        assert "news " in digest and "ran 1 command" in digest, digest
+    shown = [line for line in outputs[-1].splitlines() if line.startswith("- ")]
+    benchmark.extra_info["digest_lines"] = len(shown)
+    benchmark.extra_info["digest_chars"] = len(outputs[-1])
+    log = project.home / ".local" / "state" / "sidelight" / "sidelight.log"
+    benchmark.extra_info["hook_warnings"] = log.read_text().count("WARNING") if log.exists() else 0
+
+    median = _median(benchmark)
+    if median is None:
+        return
+    _medians[case] = median
+    if "bare" in _medians:
+        benchmark.extra_info["vs_bare_python"] = round(median / _medians["bare"], 2)
+    if case == "many siblings" and "1 sibling" in _medians:
+        benchmark.extra_info["n_siblings_vs_1_sibling"] = round(median / _medians["1 sibling"], 2)
