@@ -344,7 +344,7 @@ def test_hook_process_prints_nothing_for_a_lone_session(tmp_path: Path) -> None:
 
 def test_hook_help_exits_0(tmp_path: Path) -> None:
     done = run_hook_process(tmp_path, "--help", b"")
-    assert done.returncode == 0 and b"usage: sidelight hook HOST" in done.stdout
+    assert done.returncode == 0 and b"usage: sidelight hook [-h] HOST" in done.stdout
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -25,19 +25,32 @@ STAMP = "2027-01-15T07:57:00.000Z"  # three minutes before NOW
 
 
 def prompt(text: str, stamp: str = STAMP) -> str:
-    entry = {"type": "user", "message": {"role": "user", "content": text}, "timestamp": stamp, "sessionId": "s"}
+    entry = {
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "timestamp": stamp,
+        "sessionId": "s",
+    }
     return json.dumps(entry) + "\n"
 
 
 def tool(name: str, argument: dict[str, str], n: int, stamp: str = STAMP) -> str:
     block = {"type": "tool_use", "id": f"tu{n}", "name": name, "input": argument}
-    entry = {"type": "assistant", "message": {"id": f"m{n}", "role": "assistant", "content": [block]}, "timestamp": stamp}
+    entry = {
+        "type": "assistant",
+        "message": {"id": f"m{n}", "role": "assistant", "content": [block]},
+        "timestamp": stamp,
+    }
     return json.dumps(entry) + "\n"
 
 
 def reply(text: str, n: int, stamp: str = STAMP) -> str:
     block = {"type": "text", "text": text}
-    entry = {"type": "assistant", "message": {"id": f"r{n}", "role": "assistant", "content": [block]}, "timestamp": stamp}
+    entry = {
+        "type": "assistant",
+        "message": {"id": f"r{n}", "role": "assistant", "content": [block]},
+        "timestamp": stamp,
+    }
     return json.dumps(entry) + "\n"
 
 
@@ -53,42 +66,58 @@ class FakeHost:
         self.sessions = sessions
 
     @hookimpl
-    def sidelight_formats(self):  # type: ignore[no-untyped-def]
-        yield FormatSpec(name="claude-code", decoder="claude-code", categories=DEFAULT_CATEGORIES["claude-code"])
+    def sidelight_formats(self):
+        yield FormatSpec(
+            name="claude-code", decoder="claude-code", categories=DEFAULT_CATEGORIES["claude-code"]
+        )
 
     @hookimpl
-    def sidelight_resolvers(self):  # type: ignore[no-untyped-def]
+    def sidelight_resolvers(self):
         def current(event: HostEvent, settings: Settings) -> Session | None:
             return next((s for s in self.sessions if s.id == event.session_id), None)
 
         yield ResolverSpec(name="fake", list_sessions=lambda settings: list(self.sessions), current=current)
 
 
-def session(root: Path, name: str, group: str = "proj", **extra: object) -> Session:
+def session(root: Path, name: str, group: str = "proj", extra_paths: tuple[Path, ...] = ()) -> Session:
     path = root / f"{name}.jsonl"
     path.touch()
     return Session(
-        key=f"fake:{name}", name=name, path=path, format="claude-code", group=group, resolver="fake", id=name, **extra
-    )  # type: ignore[arg-type]
+        key=f"fake:{name}",
+        name=name,
+        path=path,
+        format="claude-code",
+        group=group,
+        resolver="fake",
+        id=name,
+        extra_paths=extra_paths,
+    )
 
 
 @pytest.fixture
-def world(tmp_path: Path):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path):
     root = tmp_path / "sessions"
     root.mkdir()
-    sessions = [session(root, "main"), session(root, "discord"), session(root, "email"), session(root, "other", "elsewhere")]
+    sessions = [
+        session(root, "main"),
+        session(root, "discord"),
+        session(root, "email"),
+        session(root, "other", "elsewhere"),
+    ]
     plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
     plugins.register(FakeHost(sessions), name="fake-host")
-    settings = replace(Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state", first_look_bytes=4096)
+    settings = replace(
+        Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state", first_look_bytes=4096
+    )
     by_name = {s.name: s for s in sessions}
 
-    def updates(reader: str = "main", **kwargs: object) -> str | None:
-        return get_session_updates(reader, settings=kwargs.pop("settings", settings), plugins=plugins, now=NOW, **kwargs)  # type: ignore[arg-type]
+    def updates(reader: str = "main", settings: Settings = settings) -> str | None:
+        return get_session_updates(reader, settings=settings, plugins=plugins, now=NOW)
 
     return by_name, updates, settings
 
 
-def test_a_sibling_with_news_is_reported_once(world) -> None:  # type: ignore[no-untyped-def]
+def test_a_sibling_with_news_is_reported_once(world) -> None:
     sessions, updates, _ = world
     append(
         sessions["discord"].path,
@@ -108,7 +137,7 @@ def test_a_sibling_with_news_is_reported_once(world) -> None:  # type: ignore[no
     assert updates() is None  # nothing new since
 
 
-def test_only_the_new_part_is_reported(world) -> None:  # type: ignore[no-untyped-def]
+def test_only_the_new_part_is_reported(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("first question"), tool("Bash", {"command": "ls"}, 1))
     assert "first question" in (updates() or "")
@@ -121,7 +150,7 @@ def test_only_the_new_part_is_reported(world) -> None:  # type: ignore[no-untype
     assert "half a line" in (updates() or "")
 
 
-def test_each_reader_has_its_own_cursors(world) -> None:  # type: ignore[no-untyped-def]
+def test_each_reader_has_its_own_cursors(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("news for everyone"))
     assert "news for everyone" in (updates("main") or "")
@@ -129,7 +158,7 @@ def test_each_reader_has_its_own_cursors(world) -> None:  # type: ignore[no-unty
     assert updates("main") is None
 
 
-def test_the_first_look_reads_only_a_recent_tail(world) -> None:  # type: ignore[no-untyped-def]
+def test_the_first_look_reads_only_a_recent_tail(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("ancient history"))
     append(sessions["discord"].path, *(reply("x" * 200, n) for n in range(100)))  # ~30 KB, > first_look_bytes
@@ -139,17 +168,21 @@ def test_the_first_look_reads_only_a_recent_tail(world) -> None:  # type: ignore
     assert "ancient history" not in digest
 
 
-def test_a_rewritten_sibling_is_read_like_a_first_look(world) -> None:  # type: ignore[no-untyped-def]
+def test_a_rewritten_sibling_is_read_like_a_first_look(world) -> None:
     sessions, updates, _ = world
     path = sessions["discord"].path
     append(path, prompt("before"))
     assert updates() is not None
-    path.write_text(prompt("ancient rewritten history") + "".join(reply("y" * 200, n) for n in range(60)) + prompt("fresh"))
+    path.write_text(
+        prompt("ancient rewritten history")
+        + "".join(reply("y" * 200, n) for n in range(60))
+        + prompt("fresh")
+    )
     digest = updates() or ""
     assert "fresh" in digest and "ancient rewritten history" not in digest
 
 
-def test_seed_shaped_cursors_are_honoured(world) -> None:  # type: ignore[no-untyped-def]
+def test_seed_shaped_cursors_are_honoured(world) -> None:
     sessions, updates, settings = world
     append(sessions["discord"].path, prompt("already seen"))
     offset = sessions["discord"].path.stat().st_size
@@ -179,7 +212,7 @@ def test_subagent_files_count_toward_their_session(tmp_path: Path) -> None:
     assert "worker" in digest and "refactor the parser" in digest and "2 files" in digest
 
 
-def test_scope_widens_and_narrows_the_siblings(world) -> None:  # type: ignore[no-untyped-def]
+def test_scope_widens_and_narrows_the_siblings(world) -> None:
     sessions, updates, settings = world
     main = sessions["main"]
     everyone = list(sessions.values())
@@ -191,20 +224,20 @@ def test_scope_widens_and_narrows_the_siblings(world) -> None:  # type: ignore[n
     assert "another project" in (updates(settings=replace(settings, scope="all")) or "")
 
 
-def test_a_spent_budget_injects_nothing_and_keeps_the_cursors(world) -> None:  # type: ignore[no-untyped-def]
+def test_a_spent_budget_injects_nothing_and_keeps_the_cursors(world) -> None:
     sessions, updates, settings = world
     append(sessions["discord"].path, prompt("slow news"))
     assert updates(settings=replace(settings, time_budget=0.0)) is None
     assert "slow news" in (updates() or "")  # not lost: the next prompt reports it
 
 
-def test_an_unknown_session_gets_nothing(world) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_session_gets_nothing(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("news"))
     assert updates("nobody") is None
 
 
-def test_a_vanished_sibling_is_skipped(world) -> None:  # type: ignore[no-untyped-def]
+def test_a_vanished_sibling_is_skipped(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("here"))
     append(sessions["email"].path, prompt("also here"))

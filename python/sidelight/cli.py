@@ -106,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    if arguments[:1] == ["hook"]:
+    if arguments[:1] == ["hook"] and not {"-h", "--help"} & set(arguments[1:]):
         # The prompt hook's fast path: no argument parser, no plugin commands, always exit 0.
         from sidelight.cli_hooks import run_hook
 

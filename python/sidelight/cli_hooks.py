@@ -30,14 +30,6 @@ def run_hook(argv: Sequence[str]) -> int:
     """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0."""
     host = argv[0] if argv else ""
     try:
-        if host in ("-h", "--help"):
-            sys.stdout.write(
-                "usage: sidelight hook HOST\n\n"
-                "Read an agent host's hook input (JSON) on stdin and print the context to inject, or\n"
-                f"nothing. HOST: {', '.join(HOOK_HOSTS)}. Always exits 0; errors go to\n"
-                "<state dir>/sidelight.log.\n"
-            )
-            return 0
         payload = sys.stdin.buffer.read()
         if not host or len(argv) > 1:
             _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")

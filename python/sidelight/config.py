@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidelight.errors import SidelightError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["ConfigError", "Settings", "parse_duration"]
 
@@ -82,7 +84,9 @@ class Settings:
         env = os.environ if env is None else env
         home = home or Path(env.get("HOME") or Path.home())
         state_dir = _default_state_dir(env, home)
-        config_path = Path(env["SIDELIGHT_CONFIG"]) if env.get("SIDELIGHT_CONFIG") else state_dir / "config.toml"
+        config_path = (
+            Path(env["SIDELIGHT_CONFIG"]) if env.get("SIDELIGHT_CONFIG") else state_dir / "config.toml"
+        )
         data: dict[str, Any] = {}
         if config_path.is_file():
             try:
@@ -108,7 +112,9 @@ class Settings:
             home=home,
             state_dir=state_dir,
             claude_dirs=claude_dirs,
-            pi_dir=Path(env["PI_CODING_AGENT_DIR"]) if env.get("PI_CODING_AGENT_DIR") else home / ".pi" / "agent",
+            pi_dir=Path(env["PI_CODING_AGENT_DIR"])
+            if env.get("PI_CODING_AGENT_DIR")
+            else home / ".pi" / "agent",
             codex_dir=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
             volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
             extra=data,

@@ -8,11 +8,19 @@ documented with its exact signature in ``docs/plugins.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+# Imported at run time, not only for type checking: the hooks' signatures are read by tools and by the
+# docs test (`inspect.signature(..., eval_str=True)`).
+from collections.abc import Iterable  # noqa: TC003
 
 import pluggy
 
-from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
+from sidelight.sessions import (  # noqa: TC001
+    FormatSpec,
+    InjectorSpec,
+    ResolverSpec,
+    SinkSpec,
+    SummarizerSpec,
+)
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

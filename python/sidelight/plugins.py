@@ -11,15 +11,18 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from sidelight import hookspecs
 from sidelight.errors import SidelightError
-from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
 
 __all__ = ["BUILTINS", "BrokenPlugin", "PluginConflictError", "PluginInfo", "Plugins", "get_plugins"]
 
@@ -34,6 +37,7 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.hosts",
     "sidelight.templates.default",
 )
+
 
 class PluginConflictError(SidelightError, ValueError):
     """Two plugins claim the same name in one family of records."""
@@ -131,7 +135,9 @@ class Plugins:
             except Exception as error:
                 message = f"{type(error).__name__}: {error}"
                 self.broken.append(BrokenPlugin(impl.plugin_name, f"sidelight_{family}: {message}"))
-                logger.warning("plugin %s: sidelight_%s failed and was skipped: %s", impl.plugin_name, family, message)
+                logger.warning(
+                    "plugin %s: sidelight_%s failed and was skipped: %s", impl.plugin_name, family, message
+                )
                 continue
             for record in records:
                 if record.name in found:

@@ -7,12 +7,13 @@ needs nothing from sidelight but these classes and the ``hookimpl`` marker.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from pathlib import Path
+
     from sidelight.config import Settings
     from sidelight.types import Activity
 

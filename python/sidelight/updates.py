@@ -15,8 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidelight import _core
 from sidelight.config import Settings
@@ -27,6 +26,9 @@ from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAUL
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.sessions import HostEvent, Session, SessionActivity
 from sidelight.types import Activity, Cursor
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "current_session",
@@ -61,7 +63,9 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
             continue
         for session in found:
             known = by_path.get(session.path)
-            if known is None or (known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS):
+            if known is None or (
+                known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS
+            ):
                 by_path[session.path] = session
     return list(by_path.values())
 
@@ -186,7 +190,9 @@ def _describe(spec: object) -> str:
     return repr(spec)
 
 
-def _plan(siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], settings: Settings) -> list[_Read]:
+def _plan(
+    siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], settings: Settings
+) -> list[_Read]:
     reads: list[_Read] = []
     for sibling in siblings:
         entry = saved.get(sibling.key)
@@ -194,7 +200,8 @@ def _plan(siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], s
         if entry is None:
             reads.extend(_first_look(sibling, path, settings) for path in paths if path.exists())
             continue
-        extra = entry.get("extra") if isinstance(entry.get("extra"), Mapping) else {}
+        found_extra = entry.get("extra")
+        extra: Mapping[str, Any] = found_extra if isinstance(found_extra, Mapping) else {}
         for path in paths:
             data = entry if path == sibling.path else extra.get(str(path))
             cursor = _saved_cursor(path, data) if data is not None else None
@@ -245,7 +252,9 @@ def _scan(reads: Sequence[_Read], plugins: Plugins, deadline: float) -> list[Act
     if not reads:
         return []
     formats = plugins.formats()
-    decoders = [formats[r.session.format].decoder if r.session.format in formats else r.session.format for r in reads]
+    decoders = [
+        formats[r.session.format].decoder if r.session.format in formats else r.session.format for r in reads
+    ]
     tables: dict[str, dict[str, str]] = {name: dict(table) for name, table in DEFAULT_CATEGORIES.items()}
     for decoder, table in plugins.categories().items():
         tables.setdefault(decoder, {}).update(table)
@@ -306,7 +315,11 @@ def _summaries(
                 logger.warning("summarizer %s failed", summarizer.name, exc_info=True)
                 continue
             if text:
-                lines.append(DigestLine(text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds))
+                lines.append(
+                    DigestLine(
+                        text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds
+                    )
+                )
                 break
     return lines
 
