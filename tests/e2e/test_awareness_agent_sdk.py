@@ -22,7 +22,8 @@ pytestmark = pytest.mark.e2e
 
 
 def test_agent_sdk_callback_injects_the_digest(agents: AgentEnv) -> None:
-    sdk = pytest.importorskip("claude_agent_sdk")
+    import claude_agent_sdk as sdk  # a test dependency (pyproject `test` extra): never skipped
+
     env = agents.env(
         ANTHROPIC_BASE_URL=agents.mock.base_url,
         ANTHROPIC_API_KEY="dummy",
@@ -34,7 +35,7 @@ def test_agent_sdk_callback_injects_the_digest(agents: AgentEnv) -> None:
     hook = make_session_context_hook(settings=Settings.load(env=env, home=agents.home))
     calls: list[dict[str, Any]] = []
 
-    async def recording_hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def recording_hook(input_data: Any, tool_use_id: str | None, context: Any) -> Any:
         out = await hook(input_data, tool_use_id, context)
         calls.append({"input": dict(input_data), "output": out})
         return out

@@ -36,7 +36,9 @@ logger = logging.getLogger(__name__)
 #: The injector the callback speaks through (:mod:`sidelight.templates.hosts`).
 HOST = "agent-sdk"
 
-HookCallback = Callable[[Any, "str | None", Any], Coroutine[Any, Any, dict[str, Any]]]
+#: The callback's type. It returns ``Any`` so that it fits ``HookMatcher(hooks=[...])`` under a type
+#: checker without sidelight depending on ``claude-agent-sdk``'s types (it returns a plain dict).
+HookCallback = Callable[[Any, "str | None", Any], Coroutine[Any, Any, Any]]
 
 
 def _context(input_data: Any, settings: Settings | None, plugins: Plugins | None) -> dict[str, Any]:
@@ -56,7 +58,7 @@ def make_session_context_hook(
 ) -> HookCallback:
     """A ``UserPromptSubmit`` callback like :func:`session_context_hook`, with its own settings/plugins."""
 
-    async def session_context_hook(input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def session_context_hook(input_data: Any, tool_use_id: str | None, context: Any) -> Any:
         try:
             return await asyncio.to_thread(_context, input_data, settings, plugins)
         except Exception:  # a hook never breaks its host
