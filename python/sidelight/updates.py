@@ -177,6 +177,13 @@ def _identify(
     if isinstance(spec, Session):
         return spec
     if isinstance(spec, HostEvent):
+        # The listing already holds the session of a known transcript, with the most specific
+        # resolver's name; the resolvers are asked only for a session whose file is not listed (new).
+        if spec.transcript_path is not None:
+            wanted = str(spec.transcript_path)
+            for session in sessions:
+                if str(session.path) == wanted:
+                    return session
         return current_session(spec, settings, plugins)
     for session in sessions:
         if spec in (session.key, session.id, session.name) or spec == str(session.path):
@@ -204,9 +211,9 @@ def _plan(
         extra: Mapping[str, Any] = found_extra if isinstance(found_extra, Mapping) else {}
         for path in paths:
             data = entry if path == sibling.path else extra.get(str(path))
-            cursor = _saved_cursor(path, data) if data is not None else None
-            if cursor is not None and _unchanged(path, cursor):
+            if data is not None and _unchanged(path, data):
                 continue
+            cursor = _saved_cursor(path, data) if data is not None else None
             if cursor is None and not path.exists():
                 continue
             reads.append(_Read(sibling, path, cursor, first_look=False))
@@ -228,13 +235,18 @@ def _saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
     return None
 
 
-def _unchanged(path: Path, cursor: Cursor) -> bool:
-    """Nothing new since the cursor (one stat instead of a scan, for the many quiet siblings)."""
+def _unchanged(path: Path, saved: Mapping[str, Any]) -> bool:
+    """Nothing new since the saved cursor: one stat instead of a scan for each of the many quiet
+    siblings (read from the stored fields directly; building cursors for them costs more)."""
     try:
         stat = path.stat()
     except OSError:
         return True  # gone: nothing to read, and the cursor is kept should it come back
-    return stat.st_size == cursor.offset and stat.st_ino == cursor.inode and stat.st_dev == cursor.dev
+    return (
+        stat.st_size == saved.get("offset")
+        and stat.st_ino == saved.get("inode")
+        and stat.st_dev == saved.get("dev")
+    )
 
 
 def _first_look(session: Session, path: Path, settings: Settings) -> _Read:
