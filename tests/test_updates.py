@@ -246,3 +246,13 @@ def test_a_vanished_sibling_is_skipped(world) -> None:
     append(sessions["discord"].path, prompt("still here"))
     digest = updates() or ""
     assert "still here" in digest and "email" not in digest
+
+
+def test_a_digest_survives_cursors_that_cannot_be_saved(world) -> None:
+    sessions, updates, settings = world
+    blocked = replace(settings, state_dir=settings.state_dir / "not-a-dir")
+    blocked.state_dir.parent.mkdir(parents=True, exist_ok=True)
+    blocked.state_dir.write_text("a file where the state directory should be")
+    append(sessions["discord"].path, prompt("news that cannot be marked read"))
+    assert "news that cannot be marked read" in (updates(settings=blocked) or "")
+    assert "news that cannot be marked read" in (updates(settings=blocked) or "")  # reported again

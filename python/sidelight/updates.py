@@ -357,8 +357,16 @@ def _commit(
                 entry["extra"] = extra
         else:
             entry.setdefault("extra", {})[str(read.path)] = cursor
-    if entries:
-        store.update(current.key, entries)
+    # An entry needs its main transcript's cursor (a subagent file read while the main one failed
+    # waits for the next prompt rather than be stored without an offset).
+    complete = {key: entry for key, entry in entries.items() if "offset" in entry}
+    if not complete:
+        return
+    try:
+        store.update(current.key, complete)
+    except (OSError, ValueError):
+        # The digest still goes out; the next prompt may repeat part of it.
+        logger.warning("could not save the cursors in %s", store.path, exc_info=True)
 
 
 def _copy_entry(entry: Mapping[str, Any] | None) -> dict[str, Any]:
