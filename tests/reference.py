@@ -165,6 +165,73 @@ def primary_arg(tool_input: Any) -> str | None:
     return None
 
 
+#: A tool use's details: (lines created, old text, new text); docs/activity.md, "Tool details".
+Details = tuple[int | None, str | None, str | None]
+DETAIL_CHARS = 100
+
+
+def line_count(text: str) -> int:
+    """Lines of a text: ``\\n`` separates them, a final newline starts no new one."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _snippet(value: Any) -> str | None:
+    return value.strip()[:DETAIL_CHARS] if isinstance(value, str) else None
+
+
+def input_details(tool_input: Any) -> Details:
+    """``content`` lines, and ``old_string``/``new_string`` (or ``oldText``/``newText``, or the first
+    ``edits`` element's), read in the input's key order as the core does."""
+    if not isinstance(tool_input, dict):
+        return (None, None, None)
+    lines: int | None = None
+    old: Any = None
+    new: Any = None
+    for key, value in tool_input.items():
+        if key == "content" and isinstance(value, str):
+            lines = line_count(value)
+        elif key in ("old_string", "oldText"):
+            old = value if isinstance(value, str) else None
+        elif key in ("new_string", "newText"):
+            new = value if isinstance(value, str) else None
+        elif key == "edits" and isinstance(value, list) and value and old is None and new is None:
+            first = value[0]
+            if isinstance(first, dict):
+                for k, v in first.items():
+                    if k in ("old_string", "oldText"):
+                        old = v if isinstance(v, str) else None
+                    elif k in ("new_string", "newText"):
+                        new = v if isinstance(v, str) else None
+    return (lines, _snippet(old), _snippet(new))
+
+
+def patch_details(patch: str) -> Details:
+    """The first file of a patch: an added file's ``+`` lines, or an update's first ``-``/``+`` line."""
+    lines: int | None = None
+    old: str | None = None
+    new: str | None = None
+    section: str | None = None
+    for raw in patch.split("\n"):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if line.startswith("*** "):
+            if section is not None and not line.startswith("*** Move to: "):
+                break
+            if line.startswith("*** Add File: "):
+                section, lines = "add", 0
+            elif line.startswith("*** Update File: "):
+                section = "update"
+            continue
+        if section == "add" and line.startswith("+"):
+            lines = (lines or 0) + 1
+        elif section == "update" and line.startswith("-") and old is None:
+            old = _snippet(line[1:])
+        elif section == "update" and line.startswith("+") and new is None:
+            new = _snippet(line[1:])
+    return (lines, old, new)
+
+
 def patch_files(patch: str) -> list[str]:
     """The files named by the ``*** Add/Update/Delete File:`` and ``*** Move to:`` lines of a patch."""
     files = []
@@ -187,7 +254,7 @@ class Activity:
         self.messages = {"user": 0, "assistant": 0}
         self.tools: Counter[str] = Counter()
         self.categories = dict.fromkeys(CATEGORY_KEYS, 0)
-        self.tool_uses: deque[list[str | None]] = deque(maxlen=TOOL_USES_KEPT)
+        self.tool_uses: deque[list[str | int | None]] = deque(maxlen=TOOL_USES_KEPT)
         self.files_touched: dict[str, None] = {}
         self.first_user_text: str | None = None
         self.last_assistant_text: str | None = None
@@ -248,7 +315,12 @@ class Activity:
                 self.last_assistant_text = self.cut(text)
 
     def tool_use(
-        self, name: Any, primary: str | None, edited: list[str] | None = None, tool_id: Any = None
+        self,
+        name: Any,
+        primary: str | None,
+        edited: list[str] | None = None,
+        tool_id: Any = None,
+        details: Details = (None, None, None),
     ) -> None:
         """One tool use, counted once per ``tool_id`` (a string) in a scan.
 
@@ -267,7 +339,7 @@ class Activity:
         category = self.category_map.get(ascii_lower(name), "other")
         self.tools[name] += 1
         self.categories[category] += 1
-        self.tool_uses.append([name, category, primary, self.timestamp])
+        self.tool_uses.append([name, category, primary, self.timestamp, *details])
         if category == "edit":
             if edited is None:
                 edited = [primary] if primary else []
@@ -368,7 +440,9 @@ def claude_code_assistant(acc: Activity, line: dict[str, Any]) -> None:
         if kind == "text":
             acc.assistant_text(block.get("text"))
         elif kind == "tool_use":
-            acc.tool_use(block.get("name"), primary_arg(block.get("input")), tool_id=block.get("id"))
+            tool_input = block.get("input")
+            details = input_details(tool_input)
+            acc.tool_use(block.get("name"), primary_arg(tool_input), tool_id=block.get("id"), details=details)
 
 
 # -- Pi ------------------------------------------------------------------------------------------
@@ -402,7 +476,11 @@ def pi_message(acc: Activity, message: dict[str, Any]) -> None:
             if kind == "text":
                 acc.assistant_text(block.get("text"))
             elif kind == "toolCall":
-                acc.tool_use(block.get("name"), primary_arg(block.get("arguments")), tool_id=block.get("id"))
+                arguments = block.get("arguments")
+                details = input_details(arguments)
+                acc.tool_use(
+                    block.get("name"), primary_arg(arguments), tool_id=block.get("id"), details=details
+                )
     elif role == "bashExecution":
         acc.tool_use("bashExecution", primary_arg({"command": message.get("command")}))
     # toolResult, custom, branchSummary, compactionSummary: not counted.
@@ -461,16 +539,18 @@ def codex_item(acc: Activity, item: dict[str, Any]) -> None:
         elif _is_str_list(command) and len(command) > 1 and command[0] == "apply_patch":
             patch = command[-1]
         files = patch_files(patch) if isinstance(patch, str) else []
+        details = patch_details(patch) if isinstance(patch, str) else input_details(tool_input)
         if files:  # an apply_patch, however it was called
-            acc.tool_use("apply_patch", files[0], edited=files, tool_id=call_id)
+            acc.tool_use("apply_patch", files[0], edited=files, tool_id=call_id, details=details)
         else:
-            acc.tool_use(name, primary_arg(tool_input), tool_id=call_id)
+            acc.tool_use(name, primary_arg(tool_input), tool_id=call_id, details=details)
     elif kind == "custom_tool_call":
         name = item.get("name")
         raw = item.get("input")
         if name == "apply_patch":
             files = patch_files(raw) if isinstance(raw, str) else []
-            acc.tool_use(name, files[0] if files else None, edited=files, tool_id=call_id)
+            details = patch_details(raw) if isinstance(raw, str) else (None, None, None)
+            acc.tool_use(name, files[0] if files else None, edited=files, tool_id=call_id, details=details)
         else:  # the raw input is the primary argument
             primary = raw if isinstance(raw, str) and raw.strip() else None
             acc.tool_use(name, primary, tool_id=call_id)
@@ -546,7 +626,15 @@ def normalize(result: dict[str, Any]) -> dict[str, Any]:
     out = dict(result)
     if "tool_uses" in out:
         out["tool_uses"] = [
-            [use["name"], use["category"], use["primary_arg"], use["timestamp"]]
+            [
+                use["name"],
+                use["category"],
+                use["primary_arg"],
+                use["timestamp"],
+                use.get("lines"),
+                use.get("old_text"),
+                use.get("new_text"),
+            ]
             if isinstance(use, dict)
             else list(use)
             for use in out["tool_uses"]

@@ -215,6 +215,9 @@ def test_activity_as_dict_is_json(write_sample):
         "category": "command",
         "primary_arg": "pytest -q",
         "timestamp": "2026-01-01T10:00:02.000Z",
+        "lines": None,
+        "old_text": None,
+        "new_text": None,
     }
     assert data["entry_types"] == {"session_meta": 1, "response_item": 6, "event_msg": 1}
 

@@ -279,11 +279,12 @@ def _scan(fmt: str, path: Path) -> dict[str, Any]:
 
 
 def _normalise(d: dict[str, Any]) -> dict[str, Any]:
-    """Tool uses as ``(name, category, primary_arg, timestamp)`` tuples, whatever their shape."""
+    """Tool uses as ``(name, category, primary_arg, timestamp, lines, old_text, new_text)`` tuples,
+    whatever their shape."""
+    keys = ("name", "category", "primary_arg", "timestamp", "lines", "old_text", "new_text")
     out = dict(d)
     out["tool_uses"] = [
-        (u["name"], u["category"], u["primary_arg"], u["timestamp"]) if isinstance(u, dict) else tuple(u)
-        for u in out.get("tool_uses", [])
+        tuple(u[k] for k in keys) if isinstance(u, dict) else tuple(u) for u in out.get("tool_uses", [])
     ]
     out["files_touched"] = list(out.get("files_touched", []))
     return out
@@ -300,7 +301,7 @@ def test_older_shape_counts(case: str) -> None:
     got = _scan(fmt, path)
     expected = {k: v for k, v in expected.items() if k not in TIMESTAMPS}
     actual = {key: got[key] for key in expected if key != "tool_uses"}
-    actual["tool_uses"] = [(name, arg) for name, _cat, arg, _ts in got["tool_uses"]]
+    actual["tool_uses"] = [(name, arg) for name, _cat, arg, *_rest in got["tool_uses"]]
     assert actual == expected
     if isinstance(expected["tools"], OneOf):  # the two readings must not be mixed
         named_patch = "apply_patch" in got["tools"]
@@ -329,7 +330,7 @@ def test_older_shape_timestamps(case: str) -> None:
 def test_older_shape_tool_use_categories(case: str) -> None:
     fmt, path, _ = CASES[case]
     got = _scan(fmt, path)
-    for name, category, _arg, _ts in got["tool_uses"]:
+    for name, category, _arg, *_rest in got["tool_uses"]:
         assert category == _full_categories(fmt).get(name.lower(), "other"), name
 
 

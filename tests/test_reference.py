@@ -336,9 +336,9 @@ def test_tool_uses_categories_and_files(scan, write):
     }
     assert r["categories"] == {"edit": 4, "read": 1, "command": 1, "other": 2}
     assert r["files_touched"] == ["/w/a.py", "/w/b.py", "/w/n.ipynb"]
-    assert r["tool_uses"][0] == ["Read", "read", "/w/a.py", ts(2)]
-    assert r["tool_uses"][4] == ["Bash", "command", "pytest -q", ts(6)]
-    assert r["tool_uses"][5] == ["TodoWrite", "other", None, ts(7)]
+    assert r["tool_uses"][0][:4] == ["Read", "read", "/w/a.py", ts(2)]
+    assert r["tool_uses"][4][:4] == ["Bash", "command", "pytest -q", ts(6)]
+    assert r["tool_uses"][5][:4] == ["TodoWrite", "other", None, ts(7)]
     assert r["messages"] == {"user": 1, "assistant": 8}
 
 
@@ -505,7 +505,7 @@ def test_claude_tool_use_id_counts_once(scan, write):
     path = write([cc_assistant([use], 1, "m1"), cc_assistant([use], 2, "m2"), cc_assistant([use], 3, "m2")])
     r = scan(path, "claude-code")
     assert r["tools"] == {"Bash": 1}
-    assert r["tool_uses"] == [["Bash", "command", "ls", ts(1)]]
+    assert [use[:4] for use in r["tool_uses"]] == [["Bash", "command", "ls", ts(1)]]
     assert r["messages"]["assistant"] == 2
 
 
@@ -655,15 +655,15 @@ def test_pi_assistant_tool_calls(scan, write):
     assert r["tools"] == {"read": 1, "edit": 1, "write": 1, "bash": 1, "grep": 2}
     assert r["categories"] == {"edit": 2, "read": 3, "command": 1, "other": 0}
     assert r["files_touched"] == ["/e.ts", "/w.ts"]
-    assert r["tool_uses"][3] == ["bash", "command", "npm test", ts(4)]
-    assert r["tool_uses"][4] == ["grep", "read", "x", ts(4)]
+    assert r["tool_uses"][3][:4] == ["bash", "command", "npm test", ts(4)]
+    assert r["tool_uses"][4][:4] == ["grep", "read", "x", ts(4)]
 
 
 def test_pi_bash_execution_is_a_tool_use(scan, write):
     bash = {"command": "ls -la", "output": "...", "exitCode": 0, "cancelled": False, "truncated": False}
     path = write([pi_header(), pi_msg("bashExecution", 1, **bash)])
     r = scan(path, "pi")
-    assert r["tool_uses"] == [["bashExecution", "command", "ls -la", ts(1)]]
+    assert [use[:4] for use in r["tool_uses"]] == [["bashExecution", "command", "ls -la", ts(1)]]
     assert r["messages"] == {"user": 0, "assistant": 0}
 
 
@@ -799,9 +799,34 @@ def test_codex_apply_patch_custom_tool(scan, write):
         [cx_meta(), cx_item(call, 1), cx_item({"type": "custom_tool_call_output", "call_id": "c1"}, 2)]
     )
     r = scan(path, "codex")
-    assert r["tool_uses"] == [["apply_patch", "edit", "src/new.py", ts(1)]]
+    assert [use[:4] for use in r["tool_uses"]] == [["apply_patch", "edit", "src/new.py", ts(1)]]
+    assert r["tool_uses"][0][4:] == [1, None, None]  # the first file is added, with one line
     assert r["files_touched"] == PATCH_FILES
     assert r["categories"]["edit"] == 1
+
+
+def test_tool_details_say_what_writes_and_edits_did(scan, write):
+    blocks = [
+        tool_use("Write", {"file_path": "/w/new.py", "content": "a\nb\nc\n"}, "t1"),
+        tool_use("Edit", {"file_path": "/w/a.py", "old_string": " x = 1 ", "new_string": "x = 2"}, "t2"),
+        tool_use(
+            "MultiEdit", {"file_path": "/w/b.py", "edits": [{"old_string": "p", "new_string": "q"}]}, "t3"
+        ),
+        tool_use("Write", {"file_path": "/w/empty.py", "content": ""}, "t4"),
+        tool_use("Bash", {"command": "ls"}, "t5"),
+    ]
+    path = write([cc_assistant([block], n, msg_id=f"m{n}") for n, block in enumerate(blocks, 1)])
+    r = scan(path, "claude-code")
+    assert [use[4:] for use in r["tool_uses"]] == [
+        [3, None, None],
+        [None, "x = 1", "x = 2"],
+        [None, "p", "q"],
+        [0, None, None],
+        [None, None, None],
+    ]
+    update = "*** Begin Patch\n*** Update File: u.py\n@@\n-  old line\n+new line\n*** End Patch"
+    path = write([cx_meta(), cx_call("apply_patch", {"input": update}, 1)])
+    assert scan(path, "codex")["tool_uses"][0][4:] == [None, "old line", "new line"]
 
 
 def test_codex_apply_patch_function_call(scan, write):
@@ -823,7 +848,7 @@ def test_codex_apply_patch_function_call(scan, write):
 def test_codex_shell_apply_patch_is_an_apply_patch(scan, write):
     path = write([cx_meta(), cx_call("shell", {"command": ["apply_patch", PATCH]}, 1)])
     r = scan(path, "codex")
-    assert r["tool_uses"] == [["apply_patch", "edit", "src/new.py", ts(1)]]
+    assert [use[:4] for use in r["tool_uses"]] == [["apply_patch", "edit", "src/new.py", ts(1)]]
     assert r["files_touched"] == PATCH_FILES
 
 
@@ -849,7 +874,7 @@ def test_codex_local_shell_and_web_search(scan, write):
         ]
     )
     r = scan(path, "codex")
-    assert r["tool_uses"] == [
+    assert [use[:4] for use in r["tool_uses"]] == [
         ["local_shell_call", "command", "pwd", ts(1)],
         ["local_shell_call", "command", "cat README.md", ts(2)],
         ["web_search_call", "other", "rust", ts(3)],
@@ -860,7 +885,7 @@ def test_codex_other_custom_tool(scan, write):
     call = {"type": "custom_tool_call", "call_id": "c1", "name": "js_repl", "input": "console.log(1)"}
     path = write([cx_meta(), cx_item(call, 1)])
     r = scan(path, "codex")
-    assert r["tool_uses"] == [["js_repl", "other", "console.log(1)", ts(1)]]
+    assert [use[:4] for use in r["tool_uses"]] == [["js_repl", "other", "console.log(1)", ts(1)]]
 
 
 # Per format: lines around the ones that count, and the (first, last) timestamps the spec gives them:

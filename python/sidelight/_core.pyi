@@ -41,6 +41,8 @@ def scan(
 ) -> dict[str, Any]:
     """Scan the complete lines of ``path`` after ``cursor`` and return the activity as a dict.
 
+    Its ``tool_uses`` are ``(name, category, primary_arg, timestamp, lines, old_text, new_text)``.
+
     ``threads`` > 1 splits a large range at line boundaries and scans the parts in parallel.
     Raises ``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``, ``OSError``, or
     ``ValueError`` for an unknown format.

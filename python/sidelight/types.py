@@ -169,19 +169,27 @@ class SkippedLines(_Counts):
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """One tool use: its name, category, primary argument (a path, command, pattern…) and timestamp."""
+    """One tool use: its name, category, primary argument (a path, command, pattern…) and timestamp,
+    and what a hot memory shows of it (docs/activity.md, "Tool details"): the lines a write created,
+    an edit's old and new text."""
 
     name: str
     category: Category
     primary_arg: str | None
     timestamp: str | None
+    lines: int | None = None
+    old_text: str | None = None
+    new_text: str | None = None
 
-    def as_dict(self) -> dict[str, str | None]:
+    def as_dict(self) -> dict[str, str | int | None]:
         return {
             "name": self.name,
             "category": self.category.value,
             "primary_arg": self.primary_arg,
             "timestamp": self.timestamp,
+            "lines": self.lines,
+            "old_text": self.old_text,
+            "new_text": self.new_text,
         }
 
 
@@ -249,8 +257,8 @@ class Activity:
                 other=categories.get("other", 0),
             ),
             tool_uses=tuple(
-                ToolUse(name, Category(category), primary_arg, timestamp)
-                for name, category, primary_arg, timestamp in data["tool_uses"]
+                ToolUse(name, Category(category), primary_arg, timestamp, *details)
+                for name, category, primary_arg, timestamp, *details in data["tool_uses"]
             ),
             files_touched=tuple(data["files_touched"]),
             first_user_text=data["first_user_text"],

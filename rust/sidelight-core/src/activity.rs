@@ -189,6 +189,8 @@ pub struct ToolCall<'a> {
     pub primary: Option<Text<'a>>,
     /// Paths an edit tool reports beside its primary argument (every file of a patch).
     pub files: Vec<String>,
+    /// What a hot memory shows of it: lines written, an edit's old and new text.
+    pub details: crate::formats::Details,
 }
 
 /// A kept tool use.
@@ -198,6 +200,10 @@ pub struct ToolUse {
     pub category: Category,
     pub primary_arg: Option<String>,
     pub timestamp: Option<String>,
+    /// Lines a write created; an edit's old and new text (see docs/activity.md, "Tool details").
+    pub lines: Option<u64>,
+    pub old_text: Option<String>,
+    pub new_text: Option<String>,
     id: Option<u64>,
 }
 
@@ -509,6 +515,9 @@ impl Sink for Activity {
             category,
             primary_arg,
             timestamp: timestamp.map(RawStr::decode),
+            lines: tool.details.lines,
+            old_text: tool.details.old_text,
+            new_text: tool.details.new_text,
             id: tool.id,
         });
         if self.tool_uses.len() > TOOL_USES_KEPT {

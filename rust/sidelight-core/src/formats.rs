@@ -2,7 +2,7 @@
 //! docs/activity.md is the contract they implement.
 
 use crate::activity::{decode_raw, hash64, Meta, Sink, Text, ToolCall};
-use crate::json::{Flow, RawStr, Reader};
+use crate::json::{Chars, Flow, RawStr, Reader};
 use crate::simd;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -160,10 +160,64 @@ const PRIMARY_KEYS: [&[u8]; 8] = [
     b"path",
 ];
 
-/// The primary argument of a tool input object, and the files of a patch it carries.
-fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> (Option<Text<'a>>, Vec<String>) {
+/// What a tool input says: its primary argument, the files of a patch it carries, and the details a
+/// hot memory shows (the lines a write creates, an edit's old and new text).
+#[derive(Default)]
+struct ToolInput<'a> {
+    primary: Option<Text<'a>>,
+    files: Vec<String>,
+    details: Details,
+}
+
+/// A tool use's details for a hot memory; see docs/activity.md, "Tool details".
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
+pub struct Details {
+    pub lines: Option<u64>,
+    pub old_text: Option<String>,
+    pub new_text: Option<String>,
+}
+
+/// How long a detail snippet is kept (a hot memory shows 30 characters of it).
+const DETAIL_CHARS: usize = 100;
+
+/// The lines of a text: `\n` separates them and a final newline starts no new line.
+fn line_count(text: &RawStr<'_>) -> u64 {
+    let (mut newlines, mut last) = (0u64, None);
+    for c in Chars::new(text.raw) {
+        if c == '\n' {
+            newlines += 1;
+        }
+        last = Some(c);
+    }
+    match last {
+        None => 0,
+        Some('\n') => newlines,
+        Some(_) => newlines + 1,
+    }
+}
+
+/// An edit's old and new text from `{old_string, new_string}` or `{oldText, newText}`.
+fn edit_pair<'a>(
+    r: &mut Reader<'a>,
+    old: &mut Option<RawStr<'a>>,
+    new: &mut Option<RawStr<'a>>,
+) -> Option<()> {
+    r.object(|r, key| {
+        match key.raw {
+            b"old_string" | b"oldText" => *old = r.string_or_skip()?,
+            b"new_string" | b"newText" => *new = r.string_or_skip()?,
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })
+    .map(|_| ())
+}
+
+fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> ToolInput<'a> {
     let mut best: Option<(usize, Text<'a>)> = None;
     let mut patch: Option<String> = None;
+    let mut content: Option<RawStr<'a>> = None;
+    let (mut old, mut new): (Option<RawStr<'a>>, Option<RawStr<'a>>) = (None, None);
     let _ = Reader::new(input).object(|r, key| {
         let rank = keys.iter().position(|k| key.is(k));
         let is_patch = name == "apply_patch" && (key.is(b"input") || key.is(b"patch"));
@@ -192,6 +246,22 @@ fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> (Option<Text<'
                 }
             }
             (_, b'"') if is_patch => patch = Some(r.string()?.decode()),
+            (None, b'"') if key.is(b"content") => content = r.string(),
+            (None, b'"') if key.is(b"old_string") || key.is(b"oldText") => old = r.string(),
+            (None, b'"') if key.is(b"new_string") || key.is(b"newText") => new = r.string(),
+            (None, b'[') if key.is(b"edits") => {
+                // Several edits in one call: the first one stands for them.
+                let mut first = true;
+                r.array(|r| {
+                    if first && r.peek()? == b'{' && old.is_none() && new.is_none() {
+                        edit_pair(r, &mut old, &mut new)?;
+                    } else {
+                        r.skip()?;
+                    }
+                    first = false;
+                    Some(Flow::Continue)
+                })?;
+            }
             _ => r.skip()?,
         }
         Some(Flow::Continue)
@@ -199,9 +269,61 @@ fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> (Option<Text<'
     if let Some(patch) = patch {
         let files = patch_files(&patch);
         let primary = files.first().cloned().map(Text::Joined);
-        return (primary.or(best.map(|(_, t)| t)), files);
+        return ToolInput {
+            primary: primary.or(best.map(|(_, t)| t)),
+            details: patch_details(&patch),
+            files,
+        };
     }
-    (best.map(|(_, t)| t), Vec::new())
+    let snippet = |s: Option<RawStr<'_>>| s.map(|s| s.decode_trimmed(DETAIL_CHARS));
+    ToolInput {
+        primary: best.map(|(_, t)| t),
+        files: Vec::new(),
+        details: Details {
+            lines: content.as_ref().map(line_count),
+            old_text: snippet(old),
+            new_text: snippet(new),
+        },
+    }
+}
+
+/// A patch's details, from its first file: an added file's `+` lines, or an update's first removed
+/// and first added line.
+fn patch_details(patch: &str) -> Details {
+    let mut details = Details::default();
+    let mut section: Option<bool> = None; // Some(true): an added file, Some(false): an update
+    for line in patch.lines() {
+        if line.starts_with("*** ") {
+            if section.is_some() && !line.starts_with("*** Move to: ") {
+                break; // the next file
+            }
+            if line.starts_with("*** Add File: ") {
+                section = Some(true);
+                details.lines = Some(0);
+            } else if line.starts_with("*** Update File: ") {
+                section = Some(false);
+            }
+            continue;
+        }
+        match section {
+            Some(true) if line.starts_with('+') => *details.lines.get_or_insert(0) += 1,
+            Some(false) if line.starts_with('-') && details.old_text.is_none() => {
+                details.old_text = Some(cut_trimmed(&line[1..]));
+            }
+            Some(false) if line.starts_with('+') && details.new_text.is_none() => {
+                details.new_text = Some(cut_trimmed(&line[1..]));
+            }
+            _ => {}
+        }
+    }
+    details
+}
+
+fn cut_trimmed(text: &str) -> String {
+    text.trim_matches(crate::json::is_space)
+        .chars()
+        .take(DETAIL_CHARS)
+        .collect()
 }
 
 /// `["bash", "-lc", "npm test"]` → `npm test`; other lists are joined by spaces.
@@ -365,18 +487,17 @@ fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &
             Block::Text(text) => sink.assistant_text(text, ts),
             Block::ToolUse { id, name, input } => {
                 let name = name.decode();
-                let (primary, files) = input
+                let input = input
                     .map(|i| tool_input(i, &name, &PRIMARY_KEYS))
-                    .unwrap_or((None, Vec::new()));
-                sink.tool_use(
-                    ToolCall {
-                        id: *id,
-                        name: &name,
-                        primary,
-                        files,
-                    },
-                    ts,
-                );
+                    .unwrap_or_default();
+                let call = ToolCall {
+                    id: *id,
+                    name: &name,
+                    primary: input.primary,
+                    files: input.files,
+                    details: input.details,
+                };
+                sink.tool_use(call, ts);
             }
         }
     }
@@ -536,6 +657,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                         name: "bashExecution",
                         primary: msg.command.map(Text::Raw),
                         files: Vec::new(),
+                        details: Details::default(),
                     },
                     ts.as_ref(),
                 );
@@ -724,45 +846,45 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                 return;
             };
             let arguments = p.arguments.map(|a| decode_raw(a.raw)).unwrap_or_default();
-            let (primary, files) = tool_input(arguments.as_bytes(), &name, &PRIMARY_KEYS);
-            let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
-            let name = if files.is_empty() {
+            let input = tool_input(arguments.as_bytes(), &name, &PRIMARY_KEYS);
+            let primary = input.primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
+            let name = if input.files.is_empty() {
                 name
             } else {
                 "apply_patch".to_owned()
             };
-            sink.tool_use(
-                ToolCall {
-                    id: call_id,
-                    name: &name,
-                    primary,
-                    files,
-                },
-                ts,
-            );
+            let call = ToolCall {
+                id: call_id,
+                name: &name,
+                primary,
+                files: input.files,
+                details: input.details,
+            };
+            sink.tool_use(call, ts);
         }
         b"custom_tool_call" => {
             let Some(name) = p.name.map(|n| n.decode()) else {
                 return;
             };
-            let (primary, files) = if name == "apply_patch" {
-                let files = p
-                    .input
-                    .map(|i| patch_files(&i.decode()))
-                    .unwrap_or_default();
-                (files.first().cloned().map(Text::Joined), files)
-            } else {
-                (p.input.map(Text::Raw), Vec::new())
-            };
-            sink.tool_use(
-                ToolCall {
-                    id: call_id,
-                    name: &name,
-                    primary,
+            let (primary, files, details) = if name == "apply_patch" {
+                let patch = p.input.map(|i| i.decode()).unwrap_or_default();
+                let files = patch_files(&patch);
+                (
+                    files.first().cloned().map(Text::Joined),
                     files,
-                },
-                ts,
-            );
+                    patch_details(&patch),
+                )
+            } else {
+                (p.input.map(Text::Raw), Vec::new(), Details::default())
+            };
+            let call = ToolCall {
+                id: call_id,
+                name: &name,
+                primary,
+                files,
+                details,
+            };
+            sink.tool_use(call, ts);
         }
         b"local_shell_call" | b"web_search_call" => {
             let (name, key): (&str, &[u8]) = if ty.is(b"local_shell_call") {
@@ -770,17 +892,20 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             } else {
                 ("web_search_call", b"query")
             };
-            let (primary, files) = p
+            let input = p
                 .action
                 .map(|a| tool_input(a, name, &[key]))
-                .unwrap_or((None, Vec::new()));
+                .unwrap_or_default();
+            let (primary, files) = (input.primary, input.files);
             let primary = primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
+            let details = Details::default();
             sink.tool_use(
                 ToolCall {
                     id: call_id,
                     name,
                     primary,
                     files,
+                    details,
                 },
                 ts,
             );
@@ -896,6 +1021,52 @@ mod tests {
         assert_eq!(a.files_touched, ["a.txt", "b.txt"]);
         assert_eq!(a.tool_uses[1].primary_arg.as_deref(), Some("ls"));
         assert_eq!(a.session_id.as_deref(), Some("sid"));
+    }
+
+    #[test]
+    fn tool_details_tell_what_a_write_or_edit_did() {
+        let a = run(
+            Format::ClaudeCode,
+            &[
+                r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"a","name":"Write","input":{"file_path":"/p/new.py","content":"one\ntwo\nthree\n"}}]}}"#,
+                r#"{"type":"assistant","message":{"id":"m2","content":[{"type":"tool_use","id":"b","name":"Edit","input":{"file_path":"/p/a.py","old_string":"  x = 1 ","new_string":"x = 2"}}]}}"#,
+                r#"{"type":"assistant","message":{"id":"m3","content":[{"type":"tool_use","id":"c","name":"MultiEdit","input":{"file_path":"/p/b.py","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]}}]}}"#,
+            ],
+        );
+        let d: Vec<_> = a
+            .tool_uses
+            .iter()
+            .map(|t| (t.lines, t.old_text.as_deref(), t.new_text.as_deref()))
+            .collect();
+        assert_eq!(
+            d,
+            [
+                (Some(3), None, None),
+                (None, Some("x = 1"), Some("x = 2")),
+                (None, Some("a"), Some("b"))
+            ]
+        );
+        let pi = run(
+            Format::Pi,
+            &[
+                r#"{"type":"message","message":{"role":"assistant","content":[{"type":"toolCall","id":"e","name":"edit","arguments":{"path":"f","edits":[{"oldText":"old","newText":"new"}]}},{"type":"toolCall","id":"w","name":"write","arguments":{"path":"g","content":"no newline"}}]}}"#,
+            ],
+        );
+        assert_eq!(pi.tool_uses[0].old_text.as_deref(), Some("old"));
+        assert_eq!(pi.tool_uses[1].lines, Some(1));
+        let patch = "*** Begin Patch\n*** Update File: u.txt\n@@\n-before\n+after\n*** Add File: n.txt\n+1\n+2\n*** End Patch";
+        assert_eq!(
+            patch_details(patch),
+            Details {
+                lines: None,
+                old_text: Some("before".into()),
+                new_text: Some("after".into())
+            }
+        );
+        assert_eq!(
+            patch_details("*** Add File: n.txt\n+1\n+2\n").lines,
+            Some(2)
+        );
     }
 
     #[test]

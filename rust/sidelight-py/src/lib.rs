@@ -160,7 +160,15 @@ fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'p
     d.set_item("categories", categories)?;
     let tool_uses = PyList::empty(py);
     for t in &a.tool_uses {
-        tool_uses.append((&t.name, t.category.name(), &t.primary_arg, &t.timestamp))?;
+        tool_uses.append((
+            &t.name,
+            t.category.name(),
+            &t.primary_arg,
+            &t.timestamp,
+            t.lines,
+            &t.old_text,
+            &t.new_text,
+        ))?;
     }
     d.set_item("tool_uses", tool_uses)?;
     d.set_item("files_touched", &a.files_touched)?;
