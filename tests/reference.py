@@ -257,6 +257,7 @@ class Activity:
         self.tool_uses: deque[list[str | int | None]] = deque(maxlen=TOOL_USES_KEPT)
         self.files_touched: dict[str, None] = {}
         self.first_user_text: str | None = None
+        self.last_user_text: str | None = None
         self.last_assistant_text: str | None = None
         self.first_timestamp: str | None = None
         self.last_timestamp: str | None = None
@@ -294,6 +295,7 @@ class Activity:
         self.messages["user"] += 1
         if self.first_user_text is None:
             self.first_user_text = self.cut(text)
+        self.last_user_text = self.cut(text)
         self.stamp()
 
     def assistant_line(self, message_id: Any = None) -> None:
@@ -367,6 +369,7 @@ class Activity:
             "tool_uses": list(self.tool_uses),
             "files_touched": list(self.files_touched),
             "first_user_text": self.first_user_text,
+            "last_user_text": self.last_user_text,
             "last_assistant_text": self.last_assistant_text,
             "first_timestamp": self.first_timestamp,
             "last_timestamp": self.last_timestamp,

@@ -221,6 +221,8 @@ class Activity:
     #: Paths written by ``edit`` tools, unique, in first-seen order.
     files_touched: tuple[str, ...]
     first_user_text: str | None
+    #: The last prompt a person wrote in the range (its current request).
+    last_user_text: str | None
     last_assistant_text: str | None
     first_timestamp: str | None
     last_timestamp: str | None
@@ -262,6 +264,7 @@ class Activity:
             ),
             files_touched=tuple(data["files_touched"]),
             first_user_text=data["first_user_text"],
+            last_user_text=data.get("last_user_text"),
             last_assistant_text=data["last_assistant_text"],
             first_timestamp=data["first_timestamp"],
             last_timestamp=data["last_timestamp"],
@@ -295,6 +298,7 @@ class Activity:
             "tool_uses": [tool_use.as_dict() for tool_use in self.tool_uses],
             "files_touched": list(self.files_touched),
             "first_user_text": self.first_user_text,
+            "last_user_text": self.last_user_text,
             "last_assistant_text": self.last_assistant_text,
             "first_timestamp": self.first_timestamp,
             "last_timestamp": self.last_timestamp,

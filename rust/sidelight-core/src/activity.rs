@@ -273,6 +273,7 @@ pub struct Activity {
     pub files_touched: Vec<String>,
     files_seen: HashSet<String>,
     pub first_user_text: Option<String>,
+    pub last_user_text: Option<String>,
     pub last_assistant_text: Option<String>,
     pub first_timestamp: Option<String>,
     pub last_timestamp: Option<String>,
@@ -381,6 +382,9 @@ impl Activity {
         if self.first_user_text.is_none() {
             self.first_user_text = next.first_user_text;
         }
+        if next.last_user_text.is_some() {
+            self.last_user_text = next.last_user_text;
+        }
         if next.last_assistant_text.is_some() {
             self.last_assistant_text = next.last_assistant_text;
         }
@@ -454,9 +458,11 @@ impl Sink for Activity {
             return;
         }
         self.user_messages += 1;
+        let trimmed = text.trimmed(self.text_limit);
         if self.first_user_text.is_none() {
-            self.first_user_text = Some(text.trimmed(self.text_limit));
+            self.first_user_text = Some(trimmed.clone());
         }
+        self.last_user_text = Some(trimmed);
         self.stamp(timestamp);
     }
 

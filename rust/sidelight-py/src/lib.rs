@@ -173,6 +173,7 @@ fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'p
     d.set_item("tool_uses", tool_uses)?;
     d.set_item("files_touched", &a.files_touched)?;
     d.set_item("first_user_text", &a.first_user_text)?;
+    d.set_item("last_user_text", &a.last_user_text)?;
     d.set_item("last_assistant_text", &a.last_assistant_text)?;
     d.set_item("first_timestamp", &a.first_timestamp)?;
     d.set_item("last_timestamp", &a.last_timestamp)?;
