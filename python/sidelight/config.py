@@ -66,6 +66,9 @@ class Settings:
     first_look_bytes: int = 64 * 1024
     #: Seconds a prompt hook may take before it gives up on slow files.
     time_budget: float = 2.0
+    #: Seconds without activity after which a session is idle (and gets a resume context when it
+    #: comes back).
+    idle_timeout: float = 1800.0
     #: Claude Code configuration folders (``CLAUDE_CONFIG_DIR``, comma-separated, else ``~/.claude``).
     claude_dirs: tuple[Path, ...] = ()
     #: Pi's agent folder (``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``).
@@ -131,6 +134,9 @@ class Settings:
         budget = setting("time_budget", "SIDELIGHT_TIME_BUDGET")
         if budget is not None:
             settings = replace(settings, time_budget=parse_duration(budget))
+        idle = setting("idle_timeout", "SIDELIGHT_IDLE_TIMEOUT")
+        if idle is not None:
+            settings = replace(settings, idle_timeout=parse_duration(idle))
         return settings
 
 

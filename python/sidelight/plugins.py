@@ -45,6 +45,7 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.codex",
     "sidelight.templates.volute",
     "sidelight.templates.hosts",
+    "sidelight.templates.eventlog",
     "sidelight.templates.default",
 )
 

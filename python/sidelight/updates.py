@@ -31,11 +31,17 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "TranscriptRead",
+    "category_tables",
     "current_session",
     "cursor_file",
+    "decoder_of",
+    "first_look",
     "get_session_updates",
     "handle_hook",
     "list_sessions",
+    "saved_cursor",
+    "scan_reads",
     "siblings_of",
 ]
 
@@ -111,8 +117,8 @@ def siblings_of(current: Session, sessions: Iterable[Session], scope: str | froz
 
 
 @dataclass(slots=True)
-class _Read:
-    """One transcript of one sibling to scan."""
+class TranscriptRead:
+    """One transcript of one session to scan: from ``cursor`` (``None``: from the start)."""
 
     session: Session
     path: Path
@@ -158,7 +164,7 @@ def get_session_updates(
     # A transcript that was truncated, replaced or rewritten is read again like a first look.
     again = [i for i, r in enumerate(results) if isinstance(r, Activity) and r.reset is not None]
     if again:
-        redo = [_first_look(reads[i].session, reads[i].path, settings) for i in again]
+        redo = [first_look(reads[i].session, reads[i].path, settings) for i in again]
         redone = _scan(redo, plugins, deadline)
         if redone is None:
             return None
@@ -199,13 +205,13 @@ def _describe(spec: object) -> str:
 
 def _plan(
     siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], settings: Settings
-) -> list[_Read]:
-    reads: list[_Read] = []
+) -> list[TranscriptRead]:
+    reads: list[TranscriptRead] = []
     for sibling in siblings:
         entry = saved.get(sibling.key)
         paths = (sibling.path, *sibling.extra_paths)
         if entry is None:
-            reads.extend(_first_look(sibling, path, settings) for path in paths if path.exists())
+            reads.extend(first_look(sibling, path, settings) for path in paths if path.exists())
             continue
         found_extra = entry.get("extra")
         extra: Mapping[str, Any] = found_extra if isinstance(found_extra, Mapping) else {}
@@ -213,14 +219,15 @@ def _plan(
             data = entry if path == sibling.path else extra.get(str(path))
             if data is not None and _unchanged(path, data):
                 continue
-            cursor = _saved_cursor(path, data) if data is not None else None
+            cursor = saved_cursor(path, data) if data is not None else None
             if cursor is None and not path.exists():
                 continue
-            reads.append(_Read(sibling, path, cursor, first_look=False))
+            reads.append(TranscriptRead(sibling, path, cursor, first_look=False))
     return reads
 
 
-def _saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
+def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
+    """The cursor a cursor-store entry holds for ``path`` (``None``: unusable, read afresh)."""
     try:
         return Cursor.from_dict(data)
     except InvalidCursorError:
@@ -249,31 +256,61 @@ def _unchanged(path: Path, saved: Mapping[str, Any]) -> bool:
     )
 
 
-def _first_look(session: Session, path: Path, settings: Settings) -> _Read:
+def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:
     """The first look at a transcript reads only a bounded recent tail, not months of history."""
     try:
         start = _core.tail_offset(str(path), settings.first_look_bytes)
         cursor: Cursor | None = Cursor.from_tuple(_core.file_cursor(str(path), start))
     except OSError:
         cursor = None
-    return _Read(session, path, cursor, first_look=True)
+    return TranscriptRead(session, path, cursor, first_look=True)
 
 
-def _scan(reads: Sequence[_Read], plugins: Plugins, deadline: float) -> list[Activity | Exception] | None:
-    """One parallel native scan of every read, or ``None`` when it does not finish by the deadline."""
-    if not reads:
-        return []
-    formats = plugins.formats()
-    decoders = [
-        formats[r.session.format].decoder if r.session.format in formats else r.session.format for r in reads
-    ]
+def category_tables(plugins: Plugins) -> dict[str, dict[str, str]]:
+    """The tool-category tables per native decoder for ``_core.scan_many``: the built-in defaults with
+    the format plugins' own names over them."""
     tables: dict[str, dict[str, str]] = {name: dict(table) for name, table in DEFAULT_CATEGORIES.items()}
     for decoder, table in plugins.categories().items():
         tables.setdefault(decoder, {}).update(table)
+    return tables
+
+
+def decoder_of(session: Session, plugins: Plugins) -> str:
+    """The native decoder that reads ``session``'s transcripts (its format's, else the format's name)."""
+    formats = plugins.formats()
+    return formats[session.format].decoder if session.format in formats else session.format
+
+
+def _scan_requests(
+    reads: Sequence[TranscriptRead], plugins: Plugins
+) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, str]]]:
+    """The ``_core.scan_many`` requests for ``reads`` and the tool-category tables per decoder."""
+    decoders = [decoder_of(r.session, plugins) for r in reads]
+    tables = category_tables(plugins)
     requests = [
         (str(r.path), decoder, None if r.cursor is None else r.cursor.as_tuple())
         for r, decoder in zip(reads, decoders, strict=True)
     ]
+    return requests, tables
+
+
+def scan_reads(reads: Sequence[TranscriptRead], plugins: Plugins) -> list[Activity | Exception]:
+    """One parallel native scan of every read, in the calling thread (no time budget): an
+    :class:`Activity` or the exception (``FileNotFoundError``, ``PermissionError``…) per read."""
+    if not reads:
+        return []
+    requests, tables = _scan_requests(reads, plugins)
+    outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+    return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
+
+
+def _scan(
+    reads: Sequence[TranscriptRead], plugins: Plugins, deadline: float
+) -> list[Activity | Exception] | None:
+    """One parallel native scan of every read, or ``None`` when it does not finish by the deadline."""
+    if not reads:
+        return []
+    requests, tables = _scan_requests(reads, plugins)
 
     def work() -> list[Any]:
         return _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
@@ -304,7 +341,7 @@ def _scan(reads: Sequence[_Read], plugins: Plugins, deadline: float) -> list[Act
 
 
 def _summaries(
-    reads: Sequence[_Read], results: Sequence[Activity | Exception], plugins: Plugins, now: float
+    reads: Sequence[TranscriptRead], results: Sequence[Activity | Exception], plugins: Plugins, now: float
 ) -> list[DigestLine]:
     by_session: dict[str, tuple[Session, list[Activity], bool]] = {}
     for read, result in zip(reads, results, strict=True):
@@ -339,7 +376,7 @@ def _summaries(
 def _commit(
     store: CursorStore,
     current: Session,
-    reads: Sequence[_Read],
+    reads: Sequence[TranscriptRead],
     results: Sequence[Activity | Exception],
     saved: Mapping[str, Mapping[str, Any]],
 ) -> None:
@@ -407,10 +444,16 @@ def handle_hook(
         if event is None:
             logger.warning("%s hook input not understood; nothing injected", host)
             return None
-        if event.event != "UserPromptSubmit":
+        if event.event == "SessionEnd":
             _record(settings, event)
             return None
+        if event.event == "SessionStart":
+            _record(settings, event)
+            return injector.render(event, _on_start(event, settings, plugins))
         text = get_session_updates(event, settings=settings, plugins=plugins)
+        welcome = _welcome_back(event, settings, plugins)
+        if welcome is not None:
+            text = welcome if text is None else f"{welcome}\n\n{text}"
         return injector.render(event, text)
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
@@ -419,6 +462,50 @@ def handle_hook(
         if handler is not None:
             logging.getLogger("sidelight").removeHandler(handler)
             handler.close()
+
+
+def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
+    """At a session's start: a resumed session's welcome back where the host can take it (Claude
+    Code and Codex: ``source: resume``; Pi cannot inject at start, so its next prompt gets it), and the
+    ``[SESSION CONTEXT]`` block after a compaction or a clear."""
+    from sidelight import resume
+
+    session = current_session(event, settings, plugins)
+    if session is None or not session.path.exists():
+        return None
+    if event.raw.get("source") == "resume":
+        text = resume.resume_text(session, settings, plugins)
+        if text is not None:
+            logger.info("resume context for %s at its start: %s", session.name, text.split("\n", 1)[0])
+        return text
+    if event.raw.get("source") in ("compact", "clear"):
+        # The conversation was just compacted or cleared: the session's own state, as its
+        # transcript shows it, is what it lost.
+        return resume.context_text(session, settings, plugins)
+    if event.host == "pi":
+        state = resume.recent_state(session, settings, plugins)
+        if state is not None and time.time() - state.last_activity >= settings.idle_timeout:
+            resume.set_pending(session, settings)
+    return None
+
+
+def _welcome_back(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
+    """The resume context for the first prompt after ``idle_timeout`` without one (or after a Pi
+    session came back), else ``None``."""
+    from sidelight import resume
+
+    session = current_session(event, settings, plugins)
+    if session is None:
+        return None
+    now = time.time()
+    previous = resume.mark_prompt(session, settings, now)
+    pending = resume.take_pending(session, settings)
+    if pending or (previous is not None and now - previous >= settings.idle_timeout):
+        text = resume.resume_text(session, settings, plugins, now)
+        if text is not None:
+            logger.info("resume context for %s with its prompt: %s", session.name, text.split("\n", 1)[0])
+        return text
+    return None
 
 
 def _record(settings: Settings, event: HostEvent) -> None:

@@ -1,0 +1,945 @@
+"""Session lifecycle: the state of each session (active, idle, suspended, ended), its events, its
+context, its hot memory, and what is archived and injected from it.
+
+A :class:`SessionTracker` is fed new transcript activity (:meth:`SessionTracker.observe`) and host hook
+events (:meth:`SessionTracker.hook_event`), and applies the timeouts when it is ticked
+(:meth:`SessionTracker.tick`). Time comes from an injectable clock, so tests never sleep::
+
+    now = [0.0]
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=60), clock=lambda: now[0])
+    tracker.observe(session, activity)     # [SinkEvent("session_start"), SinkEvent("prompt_submitted"), ...]
+    now[0] = 60
+    tracker.tick()                         # [SinkEvent("session_idle")]
+
+States move like this:
+
+- ``active`` → ``idle`` after ``idle_timeout`` seconds without activity (``session_idle``);
+- ``idle`` → ``active`` on new activity, a ``SessionStart`` or a prompt (``session_resume``, with how long
+  the session was quiet);
+- ``active`` / ``idle`` → ``ended`` after twice ``idle_timeout`` without activity, after
+  ``max_duration`` since the start, or on the host's ``SessionEnd`` (``session_end``);
+- any live state → ``suspended`` when the host says so (:meth:`SessionTracker.suspend`): no timer runs
+  until :meth:`SessionTracker.unsuspend`, and activity does not wake it; only an explicit end does;
+- ``ended`` → a new life (``session_start``) on new activity or a ``SessionStart``: the timers start
+  over, the counts, events and context carry on (a resume context still has them).
+
+Nothing here does I/O but :func:`archive_session`; the watcher owns files, threads and sinks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import re
+import shutil
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
+
+from sidelight.digest import is_digest_text
+from sidelight.paths import short_id
+from sidelight.redact import sanitize
+from sidelight.sessions import Session, SinkEvent
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
+    from sidelight.sessions import HostEvent
+    from sidelight.types import Activity, ToolUse
+
+__all__ = [
+    "EVENT_KINDS",
+    "STATES",
+    "LifecycleSettings",
+    "SessionState",
+    "SessionTracker",
+    "State",
+    "archive_session",
+    "format_duration",
+    "hot_memory_line",
+    "resume_context",
+    "session_context_block",
+]
+
+#: A session's state.
+State: TypeAlias = Literal["active", "idle", "suspended", "ended"]
+STATES: Final[tuple[str, ...]] = ("active", "idle", "suspended", "ended")
+
+#: The events a tracker emits (and keeps, the last ``events_kept`` per session).
+EVENT_KINDS: Final[tuple[str, ...]] = (
+    "session_start",
+    "prompt_submitted",
+    "tool_executed",
+    "response_completed",
+    "session_idle",
+    "session_resume",
+    "session_suspend",
+    "session_unsuspend",
+    "session_end",
+)
+
+#: The version of :meth:`SessionTracker.snapshot` and of the archive files.
+SNAPSHOT_VERSION: Final = 1
+
+#: Hot-memory cuts: an edit's old and new text, a command.
+EDIT_SNIPPET_LIMIT: Final = 30
+COMMAND_LIMIT: Final = 50
+#: Paths, event details and tool descriptions are cut to these many characters.
+PATH_LIMIT: Final = 200
+DETAIL_LIMIT: Final = 200
+TOOL_LIMIT: Final = 80
+#: The current task (the last user request) is kept to this many characters.
+TASK_LIMIT: Final = 500
+#: How many key entities are reported, and how many candidates are counted.
+ENTITIES_REPORTED: Final = 10
+ENTITIES_COUNTED: Final = 100
+#: The resume context is at most this many characters (500 tokens at 4 characters a token).
+RESUME_LIMIT: Final = 2000
+#: The session context block is at most this many characters.
+CONTEXT_LIMIT: Final = 1500
+
+# Command-category tools that only look at a running command (its output), not run anything.
+_POLLING_TOOLS: Final = frozenset({"bashoutput", "taskoutput", "monitor"})
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleSettings:
+    """Timeouts (seconds; parse ``"30m"`` with :func:`sidelight.config.parse_duration`) and the caps of
+    what is kept per session."""
+
+    #: Without activity for this long, a session is ``idle``; for twice as long, ``ended``.
+    idle_timeout: float = 1800.0
+    #: A session is ``ended`` this long after it started (suspended time does not count).
+    max_duration: float = 8 * 3600.0
+    events_kept: int = 50
+    files_kept: int = 10
+    tools_kept: int = 10
+    hot_kept: int = 5
+    #: Archive a compressed copy of the transcript with the session's state.
+    archive_transcripts: bool = False
+
+    def __post_init__(self) -> None:
+        if self.idle_timeout <= 0 or self.max_duration <= 0:
+            raise ValueError("idle_timeout and max_duration must be positive")
+        for name in ("events_kept", "files_kept", "tools_kept", "hot_kept"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+
+
+def _iso(moment: float) -> str:
+    """Epoch seconds as ISO 8601 UTC with milliseconds and ``Z``."""
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def format_duration(seconds: float) -> str:
+    """``45s``, ``12m``, ``2h 5m``, ``3d 4h``: a duration as a person says it (rounded down).
+
+    >>> format_duration(2 * 3600 + 5 * 60 + 30)
+    '2h 5m'
+    """
+    total = max(0, int(seconds))
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m"
+    return f"{secs}s"
+
+
+def hot_memory_line(
+    name: str,
+    category: str,
+    primary_arg: str | None,
+    lines: int | None = None,
+    old_text: str | None = None,
+    new_text: str | None = None,
+) -> str | None:
+    """One hot-memory line for a consequential tool use, ``None`` for the others (reads, searches…).
+
+    Decided by category, whatever the format's tool names (Claude Code ``Write``/``Edit``/``Bash``, Pi
+    ``write``/``edit``/``bash``, Codex ``apply_patch``/``exec_command``…):
+
+    - an ``edit`` with an old or new text: ``Edited PATH: 'old' -> 'new'`` (each cut to 30 characters);
+    - an ``edit`` with a line count (a write or a create): ``Created PATH (N lines)``;
+    - another ``edit``: ``Edited PATH``;
+    - a ``command``: ``Ran: COMMAND`` (cut to 50 characters).
+
+    Text is sanitized (control characters stripped, secrets redacted, whitespace collapsed).
+
+    >>> hot_memory_line("Write", "edit", "/src/app.py", lines=12)
+    'Created /src/app.py (12 lines)'
+    >>> hot_memory_line("edit", "edit", "a.py", old_text="x = 1", new_text="x = 2")
+    "Edited a.py: 'x = 1' -> 'x = 2'"
+    >>> hot_memory_line("exec_command", "command", "pytest -q")
+    'Ran: pytest -q'
+    >>> hot_memory_line("Read", "read", "a.py") is None
+    True
+    """
+    category = str(category)
+    if category == "edit":
+        path = sanitize(primary_arg, PATH_LIMIT) if primary_arg else ""
+        path = path or f"a file ({sanitize(name, 40)})"
+        if old_text is not None or new_text is not None:
+            old = sanitize(old_text or "", EDIT_SNIPPET_LIMIT)
+            new = sanitize(new_text or "", EDIT_SNIPPET_LIMIT)
+            return f"Edited {path}: '{old}' -> '{new}'"
+        if lines is not None:
+            return f"Created {path} ({lines} {'line' if lines == 1 else 'lines'})"
+        return f"Edited {path}"
+    if category == "command":
+        if name.lower() in _POLLING_TOOLS or not primary_arg:
+            return None
+        command = sanitize(primary_arg, COMMAND_LIMIT)
+        return f"Ran: {command}" if command else None
+    return None
+
+
+def _tool_hot_line(tool: ToolUse) -> str | None:
+    # getattr: the core gives ``lines``/``old_text``/``new_text`` from issue 4 on; older records lack them.
+    return hot_memory_line(
+        tool.name,
+        str(tool.category),
+        tool.primary_arg,
+        getattr(tool, "lines", None),
+        getattr(tool, "old_text", None),
+        getattr(tool, "new_text", None),
+    )
+
+
+def _tool_description(tool: ToolUse) -> str:
+    """``Name arg``, sanitized and cut: how a tool use is listed among the recent tools."""
+    text = f"{tool.name} {tool.primary_arg}" if tool.primary_arg else tool.name
+    return sanitize(text, TOOL_LIMIT)
+
+
+_GLOB = re.compile(r"[*?\[\]{}\s]")
+_FILE_NAME = re.compile(r"(?:^|/)[^/]*\.[A-Za-z0-9]{1,10}$")
+
+
+def _looks_like_path(arg: str) -> bool:
+    """A tool's primary argument that names a file (not a pattern, a URL or a query)."""
+    if not arg or len(arg) > 4096 or _GLOB.search(arg) or "://" in arg:
+        return False
+    return "/" in arg or _FILE_NAME.search(arg) is not None
+
+
+# Key entities in prompts: file names, `code spans`, snake_case and CamelCase identifiers.
+_ENTITY = re.compile(
+    r"`([^`\n]{2,40})`"
+    r"|(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})(?![\w/])"
+    r"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b"
+    r"|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b"
+)
+
+
+def _entities_in(text: str) -> list[str]:
+    """The key entities a prompt names, in order (file names reduced to their base name)."""
+    found = []
+    for match in _ENTITY.finditer(text[:20000]):
+        value = next(group for group in match.groups() if group)
+        if match.group(2):
+            value = value.rsplit("/", 1)[-1]
+        value = sanitize(value, 40)
+        if len(value) >= 2:
+            found.append(value)
+    return found
+
+
+@dataclass(slots=True)
+class SessionState:
+    """Everything the tracker knows about one session; JSON round trip with :meth:`as_dict` /
+    :meth:`from_dict`. Times are epoch seconds from the tracker's clock."""
+
+    key: str
+    name: str
+    #: The transcript format (``claude-code``, ``pi``, ``codex``…).
+    agent: str
+    path: str
+    state: State = "active"
+    started_at: float = 0.0
+    last_activity: float = 0.0
+    ended_at: float | None = None
+    idle_since: float | None = None
+    #: The agent's own id, the session's group and resolver (to rebuild the :class:`Session`).
+    session_id: str | None = None
+    group: str = ""
+    resolver: str = ""
+    #: Why the session ended: ``hook``, ``idle_timeout`` or ``max_duration``.
+    end_reason: str | None = None
+    #: How long the session was quiet before its last resume (seconds).
+    last_idle_seconds: float | None = None
+    #: Suspension bookkeeping: since when, the total so far, and when it was last lifted.
+    suspended_since: float | None = None
+    suspended_total: float = 0.0
+    unsuspended_at: float | None = None
+    #: How many lives this session had (1 for the first; an ended session that comes back starts another).
+    lives: int = 1
+    messages: dict[str, int] = field(default_factory=lambda: {"user": 0, "assistant": 0})
+    categories: dict[str, int] = field(
+        default_factory=lambda: {"edit": 0, "read": 0, "command": 0, "other": 0}
+    )
+    tools: dict[str, int] = field(default_factory=dict)
+    #: The last events, oldest first: ``{"kind", "time", "detail"}``.
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
+    #: Most recent first, unique.
+    recent_files: list[str] = field(default_factory=list)
+    #: ``Name arg`` of the last tool uses, most recent first.
+    recent_tools: list[str] = field(default_factory=list)
+    #: Candidate key entities and how often they came up, least recently seen first.
+    entity_counts: dict[str, int] = field(default_factory=dict)
+    #: The last user request.
+    current_task: str | None = None
+    #: The last consequential tool executions, most recent first.
+    hot_memory: list[str] = field(default_factory=list)
+    #: Prompts a hook reported that the transcript has not shown yet (they are not reported twice).
+    pending_prompts: int = 0
+
+    @property
+    def key_entities(self) -> list[str]:
+        """The most frequent entities (file base names, identifiers from prompts), ties going to the
+        most recently seen: at most ``ENTITIES_REPORTED``."""
+        ranked = sorted(enumerate(self.entity_counts.items()), key=lambda item: (-item[1][1], -item[0]))
+        return [name for _, (name, _count) in ranked[:ENTITIES_REPORTED]]
+
+    def add_entity(self, name: str) -> None:
+        """Counts one mention of ``name`` (moving it to the most recent), keeping at most
+        ``ENTITIES_COUNTED`` candidates."""
+        count = self.entity_counts.pop(name, 0) + 1
+        self.entity_counts[name] = count
+        if len(self.entity_counts) > ENTITIES_COUNTED:
+            # Drop the least mentioned, least recent candidate (never the one just added).
+            candidates = list(self.entity_counts.items())[:-1]
+            weakest = min(enumerate(candidates), key=lambda item: (item[1][1], item[0]))
+            del self.entity_counts[weakest[1][0]]
+
+    def session(self) -> Session:
+        """The :class:`Session` this state belongs to, rebuilt from the state."""
+        return Session(
+            key=self.key,
+            name=self.name,
+            path=Path(self.path),
+            format=self.agent,
+            group=self.group,
+            resolver=self.resolver,
+            id=self.session_id,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the state (``key_entities`` included for readers)."""
+        return {
+            "key": self.key,
+            "name": self.name,
+            "agent": self.agent,
+            "path": self.path,
+            "state": self.state,
+            "started_at": self.started_at,
+            "last_activity": self.last_activity,
+            "ended_at": self.ended_at,
+            "idle_since": self.idle_since,
+            "session_id": self.session_id,
+            "group": self.group,
+            "resolver": self.resolver,
+            "end_reason": self.end_reason,
+            "last_idle_seconds": self.last_idle_seconds,
+            "suspended_since": self.suspended_since,
+            "suspended_total": self.suspended_total,
+            "unsuspended_at": self.unsuspended_at,
+            "lives": self.lives,
+            "messages": dict(self.messages),
+            "categories": dict(self.categories),
+            "tools": dict(self.tools),
+            "events": [dict(event) for event in self.events],
+            "context": {
+                "recent_files": list(self.recent_files),
+                "recent_tools": list(self.recent_tools),
+                "key_entities": self.key_entities,
+                "entity_counts": dict(self.entity_counts),
+                "current_task": self.current_task,
+            },
+            "hot_memory": list(self.hot_memory),
+            "pending_prompts": self.pending_prompts,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], events_kept: int = 50) -> SessionState:
+        """The state :meth:`as_dict` wrote. Raises :class:`ValueError` when it is not one."""
+        try:
+            state = str(data["state"])
+            if state not in STATES:
+                raise ValueError(f"unknown session state {state!r}")
+            context = data.get("context") or {}
+
+            def optional_float(name: str) -> float | None:
+                value = data.get(name)
+                return None if value is None else float(value)
+
+            return cls(
+                key=str(data["key"]),
+                name=str(data["name"]),
+                agent=str(data["agent"]),
+                path=str(data["path"]),
+                state=cast("State", state),
+                started_at=float(data["started_at"]),
+                last_activity=float(data["last_activity"]),
+                ended_at=optional_float("ended_at"),
+                idle_since=optional_float("idle_since"),
+                session_id=None if data.get("session_id") is None else str(data["session_id"]),
+                group=str(data.get("group") or ""),
+                resolver=str(data.get("resolver") or ""),
+                end_reason=None if data.get("end_reason") is None else str(data["end_reason"]),
+                last_idle_seconds=optional_float("last_idle_seconds"),
+                suspended_since=optional_float("suspended_since"),
+                suspended_total=float(data.get("suspended_total") or 0.0),
+                unsuspended_at=optional_float("unsuspended_at"),
+                lives=int(data.get("lives") or 1),
+                messages={k: int(v) for k, v in (data.get("messages") or {}).items()},
+                categories={k: int(v) for k, v in (data.get("categories") or {}).items()},
+                tools={str(k): int(v) for k, v in (data.get("tools") or {}).items()},
+                events=deque((dict(e) for e in data.get("events") or ()), maxlen=events_kept),
+                recent_files=[str(f) for f in context.get("recent_files") or ()],
+                recent_tools=[str(t) for t in context.get("recent_tools") or ()],
+                entity_counts={str(k): int(v) for k, v in (context.get("entity_counts") or {}).items()},
+                current_task=None if context.get("current_task") is None else str(context["current_task"]),
+                hot_memory=[str(h) for h in data.get("hot_memory") or ()],
+                pending_prompts=int(data.get("pending_prompts") or 0),
+            )
+        except (KeyError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a session state: {type(error).__name__}: {error}") from None
+
+
+def _prompt_text(text: str | None) -> str | None:
+    """A prompt's text, ``None`` for none or for digest text (ours, quoted back)."""
+    return None if not text or is_digest_text(text) else text
+
+
+def _push_front(items: list[str], value: str, cap: int, unique: bool) -> None:
+    if unique and value in items:
+        items.remove(value)
+    items.insert(0, value)
+    del items[cap:]
+
+
+class SessionTracker:
+    """The lifecycle of every session the watcher follows.
+
+    Every transition or event is a :class:`~sidelight.sessions.SinkEvent` (``kind``, ``session``,
+    ``timestamp`` from the clock, ``data`` with at least ``state`` and ``detail``): it is passed to
+    ``emit`` (when given) and returned. Not thread-safe: call it from one thread (the watcher's worker).
+    """
+
+    def __init__(
+        self,
+        settings: LifecycleSettings | None = None,
+        clock: Callable[[], float] = time.time,
+        emit: Callable[[SinkEvent], None] | None = None,
+    ) -> None:
+        self.settings = settings or LifecycleSettings()
+        self.clock = clock
+        self.emit = emit
+        self._states: dict[str, SessionState] = {}
+        self._sessions: dict[str, Session] = {}
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def states(self) -> dict[str, SessionState]:
+        """Every session's state by key (the tracker's own objects: read, do not change)."""
+        return dict(self._states)
+
+    def get(self, key: str) -> SessionState | None:
+        """One session's state, ``None`` when unknown."""
+        return self._states.get(key)
+
+    def find(self, session_id: str | None = None, path: Path | str | None = None) -> SessionState | None:
+        """The state of the session with this agent id or transcript path (``None``: not known)."""
+        for state in self._states.values():
+            if session_id is not None and state.session_id == session_id:
+                return state
+            if path is not None and state.path == str(path):
+                return state
+        return None
+
+    # -- feeding ------------------------------------------------------------------------------------
+
+    def observe(self, session: Session, activity: Activity) -> list[SinkEvent]:
+        """New transcript activity of ``session``: the events it means.
+
+        A session seen for the first time (or ended before) starts (``session_start``); an idle one
+        resumes (``session_resume``). Then one ``prompt_submitted`` per user message (less the prompts a
+        hook already reported; the first and the last carry their text), one ``tool_executed`` per tool
+        use and one ``response_completed`` per assistant message (the last one with its text). The
+        current task becomes the last user request. An activity without any complete line is nothing.
+        """
+        has_content = (
+            activity.lines > 0 or activity.messages.user or activity.messages.assistant or activity.tool_uses
+        )
+        if not has_content:
+            return []
+        now = self.clock()
+        out: list[SinkEvent] = []
+        state = self._wake(session, now, out, source="transcript")
+        state.last_activity = max(state.last_activity, now)
+
+        prompts = activity.messages.user
+        state.messages["user"] = state.messages.get("user", 0) + prompts
+        state.messages["assistant"] = state.messages.get("assistant", 0) + activity.messages.assistant
+        for category, count in activity.categories.items():
+            state.categories[category] = state.categories.get(category, 0) + count
+        for name, count in activity.tools.items():
+            state.tools[name] = state.tools.get(name, 0) + count
+
+        first_text = _prompt_text(activity.first_user_text)
+        # ``last_user_text`` came with the core of issue 4; getattr keeps older Activity records working.
+        last_text = _prompt_text(getattr(activity, "last_user_text", None)) or (
+            first_text if prompts == 1 else None
+        )
+        already = min(prompts, state.pending_prompts)  # reported by a hook before the transcript had them
+        state.pending_prompts -= already
+        fresh = prompts - already
+        details: list[str | None] = [None] * fresh
+        if fresh:
+            if not already:
+                details[0] = first_text
+            if fresh > 1 or already:
+                details[-1] = last_text
+            task = last_text or first_text
+            if task:
+                self._set_task(state, task)
+        for detail in details:
+            text = sanitize(detail, DETAIL_LIMIT) if detail else None
+            out.append(self._event(state, "prompt_submitted", now, text))
+
+        for path in activity.files_touched:
+            self._add_file(state, path)
+        for tool in activity.tool_uses:
+            line = _tool_hot_line(tool)
+            description = _tool_description(tool)
+            if line is not None:
+                _push_front(state.hot_memory, line, self.settings.hot_kept, unique=False)
+            _push_front(state.recent_tools, description, self.settings.tools_kept, unique=False)
+            if (
+                tool.primary_arg
+                and str(tool.category) in ("edit", "read")
+                and _looks_like_path(tool.primary_arg)
+            ):
+                self._add_file(state, tool.primary_arg)
+            data = {
+                "tool": tool.name,
+                "category": str(tool.category),
+                "primary_arg": None if tool.primary_arg is None else sanitize(tool.primary_arg, DETAIL_LIMIT),
+                "consequential": line is not None,
+            }
+            out.append(self._event(state, "tool_executed", now, line or description, data))
+
+        reply = activity.last_assistant_text
+        for index in range(activity.messages.assistant):
+            last = index == activity.messages.assistant - 1
+            detail = sanitize(reply, DETAIL_LIMIT) if last and reply else None
+            out.append(self._event(state, "response_completed", now, detail))
+        return self._send(out)
+
+    def hook_event(self, event: HostEvent, session: Session | None = None) -> list[SinkEvent]:
+        """A host hook: ``SessionStart`` starts or resumes the session, ``SessionEnd`` (also Pi's
+        ``session_shutdown``) ends it, ``UserPromptSubmit`` is a prompt (and resumes an idle session).
+
+        Without ``session``, the state is found by the event's session id or transcript path; an event
+        of a session the tracker does not know and cannot build is ignored (``[]``).
+        """
+        if session is None:
+            known = self.find(event.session_id, event.transcript_path)
+            if known is None:
+                return []
+            session = self._sessions.get(known.key) or known.session()
+        now = self.clock()
+        out: list[SinkEvent] = []
+        if event.event == "SessionEnd":
+            state = self._states.get(session.key)
+            if state is None or state.state == "ended":
+                return []
+            reason = event.raw.get("reason")
+            self._end(state, now, "hook", out, detail=None if reason is None else str(reason))
+            return self._send(out)
+        source = event.raw.get("source")
+        state = self._wake(session, now, out, source=str(source) if source else event.event)
+        state.last_activity = max(state.last_activity, now)
+        if event.event == "UserPromptSubmit":
+            state.pending_prompts += 1
+            detail = None
+            if event.prompt and not is_digest_text(event.prompt):
+                self._set_task(state, event.prompt)
+                detail = sanitize(event.prompt, DETAIL_LIMIT)
+            out.append(self._event(state, "prompt_submitted", now, detail, {"source": "hook"}))
+        return self._send(out)
+
+    def suspend(self, key: str) -> list[SinkEvent]:
+        """Suspends a live session (no idle or end timer runs); ``[]`` when it is already suspended or
+        ended. Raises :class:`KeyError` for an unknown session."""
+        state = self._states[key]
+        if state.state in ("suspended", "ended"):
+            return []
+        now = self.clock()
+        previous = state.state
+        state.state = "suspended"
+        state.suspended_since = now
+        state.idle_since = None
+        return self._send([self._event(state, "session_suspend", now, None, {"previous": previous})])
+
+    def unsuspend(self, key: str) -> list[SinkEvent]:
+        """Lifts a suspension: the session is ``active`` again and its timers start over from now
+        (suspended time does not count towards ``max_duration``). ``[]`` when it was not suspended.
+        Raises :class:`KeyError` for an unknown session."""
+        state = self._states[key]
+        if state.state != "suspended":
+            return []
+        now = self.clock()
+        suspended = max(0.0, now - (state.suspended_since if state.suspended_since is not None else now))
+        state.suspended_total += suspended
+        state.suspended_since = None
+        state.unsuspended_at = now
+        state.state = "active"
+        detail = f"suspended for {format_duration(suspended)}"
+        return self._send(
+            [self._event(state, "session_unsuspend", now, detail, {"suspended_seconds": suspended})]
+        )
+
+    def tick(self) -> list[SinkEvent]:
+        """Applies the timeouts at the clock's now: ``idle`` after ``idle_timeout`` without activity,
+        ``ended`` after twice that or after ``max_duration`` of (unsuspended) life. Suspended and ended
+        sessions are left alone."""
+        now = self.clock()
+        timeout = self.settings.idle_timeout
+        out: list[SinkEvent] = []
+        for state in list(self._states.values()):
+            if state.state in ("suspended", "ended"):
+                continue
+            quiet_since = max(state.last_activity, state.unsuspended_at or 0.0)
+            quiet = now - quiet_since
+            if now - state.started_at - state.suspended_total >= self.settings.max_duration:
+                self._end(state, now, "max_duration", out)
+            elif quiet >= 2 * timeout:
+                self._end(state, now, "idle_timeout", out)
+            elif state.state == "active" and quiet >= timeout:
+                state.state = "idle"
+                state.idle_since = quiet_since + timeout
+                detail = f"no activity for {format_duration(quiet)}"
+                out.append(self._event(state, "session_idle", now, detail, {"quiet_seconds": quiet}))
+        return self._send(out)
+
+    def forget(self, key: str) -> SessionState | None:
+        """Drops a session from the tracker (after it is archived); returns its last state."""
+        self._sessions.pop(key, None)
+        return self._states.pop(key, None)
+
+    # -- persistence --------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-ready dict of every session's state, for :meth:`restore` after a restart."""
+        return {
+            "version": SNAPSHOT_VERSION,
+            "time": self.clock(),
+            "sessions": {key: state.as_dict() for key, state in self._states.items()},
+        }
+
+    @classmethod
+    def restore(
+        cls,
+        data: Mapping[str, Any],
+        settings: LifecycleSettings | None = None,
+        clock: Callable[[], float] = time.time,
+        emit: Callable[[SinkEvent], None] | None = None,
+    ) -> SessionTracker:
+        """A tracker with the states of a :meth:`snapshot`. A session whose record is damaged is left
+        out; a snapshot of another version is ignored (an empty tracker)."""
+        tracker = cls(settings, clock, emit)
+        if not isinstance(data, dict) or data.get("version") != SNAPSHOT_VERSION:
+            return tracker
+        sessions = data.get("sessions")
+        if not isinstance(sessions, dict):
+            return tracker
+        for key, record in sessions.items():
+            try:
+                state = SessionState.from_dict(record, tracker.settings.events_kept)
+            except ValueError:
+                continue
+            tracker._states[str(key)] = state
+            tracker._sessions[str(key)] = state.session()
+        return tracker
+
+    # -- inner workings -----------------------------------------------------------------------------
+
+    def _wake(self, session: Session, now: float, out: list[SinkEvent], source: str) -> SessionState:
+        """The live state of ``session``: a new one (``session_start``), a new life of an ended one,
+        an idle one resumed (``session_resume``). The session's name and path are refreshed."""
+        self._sessions[session.key] = session
+        state = self._states.get(session.key)
+        if state is None:
+            state = self._new_state(session, now)
+            self._states[session.key] = state
+            out.append(self._event(state, "session_start", now, None, {"source": source, "life": 1}))
+            return state
+        state.name, state.path, state.agent = session.name, str(session.path), session.format
+        state.group, state.resolver = session.group, session.resolver
+        state.session_id = session.id or state.session_id
+        if state.state == "ended":
+            # A new life: the timers start over; counts, events and context carry on, so that a resume
+            # context can still tell what the session did before.
+            quiet = max(0.0, now - state.last_activity)
+            state.state = "active"
+            state.lives += 1
+            state.started_at = state.last_activity = now
+            state.ended_at = state.end_reason = state.idle_since = None
+            state.suspended_since = state.unsuspended_at = None
+            state.suspended_total = 0.0
+            state.last_idle_seconds = quiet
+            detail = f"new life after {format_duration(quiet)}"
+            data = {"source": source, "life": state.lives, "idle_seconds": quiet}
+            out.append(self._event(state, "session_start", now, detail, data))
+            return state
+        if state.state == "idle":
+            quiet = max(0.0, now - max(state.last_activity, state.unsuspended_at or 0.0))
+            state.state = "active"
+            state.idle_since = None
+            state.last_idle_seconds = quiet
+            detail = f"idle for {format_duration(quiet)}"
+            out.append(
+                self._event(state, "session_resume", now, detail, {"idle_seconds": quiet, "source": source})
+            )
+        return state
+
+    def _new_state(self, session: Session, now: float) -> SessionState:
+        return SessionState(
+            key=session.key,
+            name=session.name,
+            agent=session.format,
+            path=str(session.path),
+            started_at=now,
+            last_activity=now,
+            session_id=session.id,
+            group=session.group,
+            resolver=session.resolver,
+            events=deque(maxlen=self.settings.events_kept),
+        )
+
+    def _end(
+        self, state: SessionState, now: float, reason: str, out: list[SinkEvent], detail: str | None = None
+    ) -> None:
+        state.state = "ended"
+        state.ended_at = now
+        state.end_reason = reason
+        state.idle_since = None
+        state.suspended_since = None
+        state.pending_prompts = 0
+        text = reason if detail is None else f"{reason}: {sanitize(detail, 60)}"
+        out.append(self._event(state, "session_end", now, text, {"reason": reason}))
+
+    def _set_task(self, state: SessionState, text: str) -> None:
+        task = sanitize(text, TASK_LIMIT)
+        if not task:
+            return
+        state.current_task = task
+        for entity in _entities_in(text):
+            state.add_entity(entity)
+
+    def _add_file(self, state: SessionState, path: str) -> None:
+        clean = sanitize(path, PATH_LIMIT)
+        if not clean:
+            return
+        _push_front(state.recent_files, clean, self.settings.files_kept, unique=True)
+        base = clean.rstrip("/").rsplit("/", 1)[-1]
+        if base:
+            state.add_entity(base)
+
+    def _event(
+        self,
+        state: SessionState,
+        kind: str,
+        now: float,
+        detail: str | None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> SinkEvent:
+        stamp = _iso(now)
+        state.events.append({"kind": kind, "time": stamp, "detail": detail})
+        data: dict[str, Any] = {"state": state.state, "detail": detail}
+        if extra:
+            data.update(extra)
+        session = self._sessions.get(state.key) or state.session()
+        return SinkEvent(kind=kind, session=session, timestamp=stamp, data=data)
+
+    def _send(self, events: list[SinkEvent]) -> list[SinkEvent]:
+        if self.emit is not None:
+            for event in events:
+                self.emit(event)
+        return events
+
+
+# -- archive ---------------------------------------------------------------------------------------
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _archive_id(state: SessionState) -> str:
+    text = short_id(state.session_id) if state.session_id else state.key.rsplit(":", 1)[-1][-40:]
+    return _UNSAFE.sub("-", text).strip("-.") or "session"
+
+
+def _write_atomic(path: Path, write: Callable[[int], None]) -> None:
+    """Writes ``path`` through a ``0600`` temporary file beside it, then renames it into place."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        try:
+            os.fchmod(fd, 0o600)
+            write(fd)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def archive_session(state: SessionState, archive_dir: Path, transcript: Path | None = None) -> Path:
+    """Writes ``archive_dir/YYYY-MM-DD_HH-MM_<id>.json`` (UTC time of the end, else of the last
+    activity; ``<id>`` the session's short id) with the session's state, events, context and hot
+    memory, atomically and ``0600``; returns its path. An existing archive of the same minute and id is
+    kept: the new one gets a ``-2``, ``-3``… suffix.
+
+    With ``transcript``, a gzip copy of it is written beside the archive (same name, ``.jsonl.gz``).
+    Raises :class:`OSError` when a file cannot be written (or the transcript read).
+    """
+    archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    moment = state.ended_at if state.ended_at is not None else state.last_activity
+    stem = f"{datetime.fromtimestamp(moment, UTC).strftime('%Y-%m-%d_%H-%M')}_{_archive_id(state)}"
+    candidate, n = stem, 1
+    while (archive_dir / f"{candidate}.json").exists() or (archive_dir / f"{candidate}.jsonl.gz").exists():
+        n += 1
+        candidate = f"{stem}-{n}"
+    path = archive_dir / f"{candidate}.json"
+    copy_name: str | None = None
+    if transcript is not None:
+        copy = archive_dir / f"{candidate}.jsonl.gz"
+
+        def compress(fd: int) -> None:
+            with (
+                Path(transcript).open("rb") as source,
+                os.fdopen(os.dup(fd), "wb") as raw,
+                gzip.GzipFile(filename=Path(transcript).name, mode="wb", fileobj=raw, mtime=0) as target,
+            ):
+                shutil.copyfileobj(source, target, 1 << 20)
+
+        _write_atomic(copy, compress)
+        copy_name = copy.name
+    record = {
+        "version": SNAPSHOT_VERSION,
+        "archived_at": _iso(time.time()),
+        "ended_at": None if state.ended_at is None else _iso(state.ended_at),
+        "transcript": state.path,
+        "transcript_copy": copy_name,
+        "session": state.as_dict(),
+    }
+    data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    _write_atomic(path, lambda fd: _write_all(fd, data))
+    return path
+
+
+# -- injection -------------------------------------------------------------------------------------
+
+
+def _cap_lines(lines: Iterable[str], limit: int, closing: str | None = None) -> str:
+    """The lines joined with newlines, as many as fit in ``limit`` characters (``closing`` always
+    fits at the end)."""
+    budget = limit - (len(closing) + 1 if closing else 0)
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = len(line) + (1 if kept else 0)
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    if closing:
+        kept.append(closing)
+    return "\n".join(kept)
+
+
+def _counts_phrase(state: SessionState) -> str:
+    parts = [f"{state.messages.get('user', 0)} prompts", f"{state.messages.get('assistant', 0)} responses"]
+    for category, label in (("edit", "edits"), ("command", "commands"), ("read", "reads")):
+        if state.categories.get(category):
+            parts.append(f"{state.categories[category]} {label}")
+    return ", ".join(parts)
+
+
+def session_context_block(state: SessionState, now: float | None = None, limit: int = CONTEXT_LIMIT) -> str:
+    """A ``[SESSION CONTEXT] ... [END SESSION]`` block with the session's status, current task, recent
+    files and hot memory, at most ``limit`` characters (sanitized; lines that do not fit are left out).
+    With ``now``, the time since the last activity is given too."""
+    status = f"Status: {state.state}"
+    if now is not None:
+        status += f", last activity {format_duration(now - state.last_activity)} ago"
+    status += f"; {_counts_phrase(state)}"
+    lines = [
+        "[SESSION CONTEXT]",
+        f"Session: {sanitize(state.name, 60) or 'session'} ({sanitize(state.agent, 30)})",
+        status,
+    ]
+    if state.current_task:
+        lines.append(f"Current task: {sanitize(state.current_task, 300)}")
+    if state.recent_files:
+        lines.append(f"Recent files: {', '.join(sanitize(f, 120) for f in state.recent_files)}")
+    if state.hot_memory:
+        lines.append("Hot memory (most recent first):")
+        lines.extend(f"- {sanitize(line, 160)}" for line in state.hot_memory)
+    return _cap_lines(lines, limit, closing="[END SESSION]")
+
+
+# Left out of a resume context's last events: they say nothing of what the session did.
+_QUIET_KINDS: Final = frozenset(
+    {"session_start", "session_idle", "session_resume", "session_suspend", "session_unsuspend", "session_end"}
+)
+
+
+def resume_context(state: SessionState, now: float, limit: int = RESUME_LIMIT) -> str:
+    """``Welcome back. Session NAME was idle for 2h 5m.`` with the current task, the recent files and
+    the last events that say what the session did (prompts, tool uses, replies with their text): at
+    most ``limit`` characters (2,000: 500 tokens at four characters a token).
+
+    The idle time is the quiet time until ``now`` when the session is still idle (or ended), else the
+    quiet time before its last resume.
+    """
+    if state.state in ("idle", "ended") or state.last_idle_seconds is None:
+        quiet = now - state.last_activity
+    else:
+        quiet = state.last_idle_seconds
+    name = sanitize(state.name, 60) or "session"
+    lines = [f"Welcome back. Session {name} was idle for {format_duration(quiet)}."]
+    if state.current_task:
+        lines.append(f"Current task: {sanitize(state.current_task, 300)}")
+    if state.recent_files:
+        lines.append(f"Recent files: {', '.join(sanitize(f, 120) for f in state.recent_files[:5])}")
+    events = [e for e in state.events if e.get("kind") not in _QUIET_KINDS and e.get("detail")][-10:]
+    if events:
+        lines.append("Last events:")
+        for event in events:
+            stamp = str(event.get("time") or "")[11:16]
+            detail = event.get("detail")
+            text = f"{event.get('kind')}: {detail}" if detail else str(event.get("kind"))
+            lines.append(f"- {stamp} {sanitize(text, 160)}" if stamp else f"- {sanitize(text, 160)}")
+    return _cap_lines(lines, limit)

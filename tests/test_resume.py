@@ -1,0 +1,128 @@
+"""Welcome back: the resume context on Claude Code's resume, after an idle spell, and for Pi.
+
+The transcripts are the real ones in tests/data (written by the real CLIs), placed in a throwaway HOME
+where the built-in resolvers find them; the hooks run through `handle_hook` with the real plugins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from sidelight.config import Settings
+from sidelight.plugins import Plugins
+from sidelight.updates import handle_hook
+
+DATA = Path(__file__).parent / "data"
+CLAUDE_SAMPLE = DATA / "claude-code" / "four-tools-resume.jsonl"
+PI_SAMPLE = DATA / "pi" / "four-tools-continue.jsonl"
+
+
+def first_value(path: Path, key: str) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        if key in entry:
+            return str(entry[key])
+    raise AssertionError(f"no {key} in {path}")
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def settings_for(home: Path, **env: str) -> Settings:
+    return Settings.load(
+        env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), **env}, home=home
+    )
+
+
+def claude_session(home: Path) -> tuple[Path, str, str]:
+    cwd = first_value(CLAUDE_SAMPLE, "cwd")
+    session_id = first_value(CLAUDE_SAMPLE, "sessionId")
+    folder = home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in cwd)
+    folder.mkdir(parents=True)
+    path = folder / f"{session_id}.jsonl"
+    shutil.copy(CLAUDE_SAMPLE, path)
+    return path, session_id, cwd
+
+
+def claude_event(path: Path, session_id: str, cwd: str, event: str, **extra: str) -> dict[str, str]:
+    return {
+        "session_id": session_id,
+        "transcript_path": str(path),
+        "cwd": cwd,
+        "hook_event_name": event,
+        **extra,
+    }
+
+
+def context_of(output: str | None) -> str:
+    assert output is not None
+    return str(json.loads(output)["hookSpecificOutput"]["additionalContext"])
+
+
+def test_a_resumed_claude_code_session_is_welcomed_back_at_its_start(home: Path) -> None:
+    path, session_id, cwd = claude_session(home)
+    settings = settings_for(home)
+    out = handle_hook(
+        "claude-code",
+        claude_event(path, session_id, cwd, "SessionStart", source="resume"),
+        settings=settings,
+        plugins=Plugins(entry_points=False),
+    )
+    assert json.loads(out or "{}")["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    text = context_of(out)
+    assert text.startswith(f"Welcome back. Session {session_id[:8]} was idle for ")
+    assert "notes.txt" in text  # the files it worked on
+    assert len(text) <= 2000
+    # A new session (source: startup) gets nothing at its start.
+    start = claude_event(path, session_id, cwd, "SessionStart", source="startup")
+    assert handle_hook("claude-code", start, settings=settings, plugins=Plugins(entry_points=False)) is None
+
+
+def test_the_first_prompt_after_an_idle_spell_is_welcomed_back(home: Path) -> None:
+    path, session_id, cwd = claude_session(home)
+    settings = settings_for(home, SIDELIGHT_IDLE_TIMEOUT="30m")
+    prompt = claude_event(path, session_id, cwd, "UserPromptSubmit", prompt="go on")
+    plugins = Plugins(entry_points=False)
+    assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None  # first prompt
+    assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None  # not idle
+    marker = next((home / "state" / "prompts").iterdir())
+    two_hours_ago = time.time() - 2 * 3600
+    os.utime(marker, (two_hours_ago, two_hours_ago))
+    text = context_of(handle_hook("claude-code", prompt, settings=settings, plugins=plugins))
+    assert text.startswith("Welcome back.")
+    assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None  # once
+
+
+def test_a_pi_session_that_comes_back_idle_is_welcomed_at_its_next_prompt(home: Path) -> None:
+    cwd = first_value(PI_SAMPLE, "cwd")
+    folder = home / ".pi" / "agent" / "sessions" / ("--" + cwd.lstrip("/").replace("/", "-") + "--")
+    folder.mkdir(parents=True)
+    path = folder / PI_SAMPLE.name
+    shutil.copy(PI_SAMPLE, path)
+    settings = settings_for(home, SIDELIGHT_IDLE_TIMEOUT="1m")  # the sample is older than that
+    plugins = Plugins(entry_points=False)
+    start = {"event": "session_start", "session_file": str(path), "cwd": cwd}
+    assert handle_hook("pi", start, settings=settings, plugins=plugins) is None  # Pi cannot inject here
+    prompt = {"event": "before_agent_start", "session_file": str(path), "cwd": cwd, "prompt": "again"}
+    text = handle_hook("pi", prompt, settings=settings, plugins=plugins)
+    assert text is not None and text.startswith("Welcome back. Session ")
+    assert handle_hook("pi", prompt, settings=settings, plugins=plugins) is None
+
+
+def test_a_compacted_session_gets_its_own_context_block(home: Path) -> None:
+    path, session_id, cwd = claude_session(home)
+    event = claude_event(path, session_id, cwd, "SessionStart", source="compact")
+    text = context_of(
+        handle_hook("claude-code", event, settings=settings_for(home), plugins=Plugins(entry_points=False))
+    )
+    assert text.startswith("[SESSION CONTEXT]") and text.rstrip().endswith("[END SESSION]")
+    assert "What does notes.txt say now?" in text  # its current task: the last request
+    assert "notes.txt" in text
