@@ -665,6 +665,7 @@ def test_event_log_sink_writes_lines(
     state_dir = tmp_path / "state"
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(state_dir))
     monkeypatch.delenv("SIDELIGHT_CONFIG", raising=False)
+    monkeypatch.setattr("sidelight.templates.eventlog.RECHECK_SECONDS", 0.0)  # see env changes at once
     sink = Plugins(builtins=["sidelight.templates.eventlog"], entry_points=False).sinks()["jsonl-log"]
     tracker = SessionTracker(SETTINGS, clock=clock, emit=sink.emit)
     events = tracker.observe(session(transcript.path), transcript.append([cc_user("hi"), cc_text("m", "yo")]))

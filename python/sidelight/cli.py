@@ -61,6 +61,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli_read",
     "sidelight.cli_hooks",
     "sidelight.cli_plugins",
+    "sidelight.cli_watch",
 )
 
 

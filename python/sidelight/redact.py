@@ -15,6 +15,7 @@ engine rescan a run from each of its characters.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Final, NamedTuple
@@ -210,6 +211,9 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
 )
 
 
+_ANY_TRIGGER: Final = re.compile("|".join(re.escape(t) for rule in _RULES for t in rule.triggers))
+
+
 def redact(text: str) -> str:
     """Replaces the secrets in ``text`` by ``[REDACTED]`` / ``[REDACTED:kind]`` markers.
 
@@ -219,6 +223,9 @@ def redact(text: str) -> str:
     'psql postgres://app:[REDACTED]@db:5432/app'
     """
     lowered = text.lower()
+    # One pass over the text finds whether any rule's trigger is in it at all (most text has none).
+    if _ANY_TRIGGER.search(lowered) is None:
+        return text
     for pattern, replacement, triggers in _RULES:
         for trigger in triggers:
             if trigger in lowered:
@@ -260,6 +267,23 @@ def strip_invisible(text: str) -> str:
 
 
 def sanitize(text: str, limit: int) -> str:
+    """One printable line of at most ``limit`` characters: see :func:`_sanitize`. Short texts are
+    cached: the watcher sanitizes the same paths, commands and names over and over."""
+    if len(text) <= _CACHED_LENGTH:
+        return _sanitize_cached(text, limit)
+    return _sanitize(text, limit)
+
+
+#: Texts up to this long are remembered by :func:`sanitize`.
+_CACHED_LENGTH: Final = 512
+
+
+@functools.lru_cache(maxsize=8192)
+def _sanitize_cached(text: str, limit: int) -> str:
+    return _sanitize(text, limit)
+
+
+def _sanitize(text: str, limit: int) -> str:
     """One printable line of at most ``limit`` characters: ``text`` without terminal escapes, control,
     bidi or zero-width characters, with its secrets redacted and its whitespace collapsed; cut with ``…``.
 

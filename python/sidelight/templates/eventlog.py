@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -70,26 +71,39 @@ class EventLog:
     def __init__(self, path: Path | str, rotate_bytes: int = ROTATE_BYTES) -> None:
         self.path = Path(path)
         self.rotate_bytes = rotate_bytes
+        # The file stays open between events: the watcher may log thousands a second.
+        self._fd = -1
+        self._size = 0
 
     def emit(self, event: SinkEvent) -> None:
         """Appends ``event`` as one line (logs and drops it when that fails)."""
         try:
-            line = json.dumps(event_record(event), ensure_ascii=False, default=str) + "\n"
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-            fd = os.open(self.path, flags, 0o600)
-            try:
-                if os.fstat(fd).st_size >= self.rotate_bytes:
-                    os.close(fd)
-                    fd = -1
-                    self.path.replace(self.path.with_name(self.path.name + ".1"))
-                    fd = os.open(self.path, flags, 0o600)
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                if fd >= 0:
-                    os.close(fd)
+            data = (json.dumps(event_record(event), ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            if self._fd < 0:
+                self._open()
+            elif self._size >= self.rotate_bytes:
+                self.close()
+                self.path.replace(self.path.with_name(self.path.name + ".1"))
+                self._open()
+            os.write(self._fd, data)
+            self._size += len(data)
         except Exception as error:  # a sink never breaks the watcher
+            self.close()
             logger.warning("event log %s: cannot record a %s event: %s", self.path, event.kind, error)
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        self._fd = os.open(self.path, flags, 0o600)
+        self._size = os.fstat(self._fd).st_size
+
+    def close(self) -> None:
+        """Closes the file (the next event opens it again)."""
+        if self._fd >= 0:
+            try:
+                os.close(self._fd)
+            finally:
+                self._fd = -1
 
 
 # The environment that decides the state directory; the log is resolved again when it changes.
@@ -98,11 +112,22 @@ _ENVIRONMENT: Final = ("SIDELIGHT_STATE_DIR", "SIDELIGHT_CONFIG", "XDG_STATE_HOM
 
 def default_log() -> EventLog | None:
     """The log in the state directory of :meth:`sidelight.config.Settings.load`, resolved once per
-    environment (``None`` when the settings cannot be loaded)."""
-    key = tuple(os.environ.get(name) for name in _ENVIRONMENT)
-    if key not in _logs:
-        _logs[key] = _load_log()
-    return _logs[key]
+    environment (``None`` when the settings cannot be loaded). The environment is looked at again at
+    most every :data:`RECHECK_SECONDS`: the watcher logs thousands of events a second."""
+    global _current, _checked_at
+    now = time.monotonic()
+    if _current is None or now - _checked_at >= RECHECK_SECONDS:
+        key = tuple(os.environ.get(name) for name in _ENVIRONMENT)
+        if key not in _logs:
+            _logs[key] = _load_log()
+        _current, _checked_at = (key, _logs[key]), now
+    return _current[1]
+
+
+#: How often :func:`default_log` looks at the environment again.
+RECHECK_SECONDS: Final = 1.0
+_current: tuple[tuple[str | None, ...], EventLog | None] | None = None
+_checked_at = 0.0
 
 
 def _load_log() -> EventLog | None:

@@ -1,0 +1,276 @@
+"""Commands ``sidelight watch`` (the watcher, in the foreground), ``sidelight status`` (one row per
+session) and ``sidelight suspend`` / ``sidelight resume`` (the host says a session is paused)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from sidelight.errors import SidelightError, describe
+
+if TYPE_CHECKING:
+    import argparse
+    from types import FrameType
+
+__all__ = ["register"]
+
+logger = logging.getLogger("sidelight")
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def register(commands: Any) -> None:
+    """Adds ``watch``, ``status``, ``suspend`` and ``resume``."""
+    watch = commands.add_parser(
+        "watch",
+        help="follow every session live: lifecycle, hot memory, status snapshot",
+        description="Watch the transcripts of every session the resolvers know (Claude Code, Pi, Codex, "
+        "volute), in the foreground until Ctrl-C or SIGTERM. New lines are read once, in batches; each "
+        "session's state (active, idle, suspended, ended) and hot memory are kept, lifecycle events go "
+        "to the sink plugins, ended sessions are archived, and a snapshot for 'sidelight status' is "
+        "written to the state directory. One watcher per state directory. Durations: 90s, 30m, 8h, "
+        "250ms. Each option can also be set in config.toml under the same name with underscores.",
+    )
+    watch.add_argument(
+        "--idle-timeout",
+        metavar="DURATION",
+        help="a session without activity this long is idle; twice as long, ended "
+        "[env: SIDELIGHT_IDLE_TIMEOUT; default: 30m]",
+    )
+    watch.add_argument(
+        "--max-duration",
+        metavar="DURATION",
+        help="a session is ended this long after it started [env: SIDELIGHT_MAX_DURATION; default: 8h]",
+    )
+    watch.add_argument(
+        "--polling",
+        action="store_const",
+        const=True,
+        help="poll the folders instead of inotify (network file systems, WSL) [env: SIDELIGHT_POLLING=1]",
+    )
+    watch.add_argument(
+        "--debounce",
+        metavar="DURATION",
+        help="let a burst of writes settle this long before reading [env: SIDELIGHT_DEBOUNCE; "
+        "default: 250ms]",
+    )
+    watch.add_argument(
+        "--reconcile",
+        metavar="DURATION",
+        help="how often every transcript is checked, for missed events [env: SIDELIGHT_RECONCILE; "
+        "default: 10s]",
+    )
+    watch.add_argument(
+        "--archive-transcripts",
+        action="store_const",
+        const=True,
+        help="archive a gzip copy of a transcript with its ended session "
+        "[env: SIDELIGHT_ARCHIVE_TRANSCRIPTS=1]",
+    )
+    watch.add_argument(
+        "--stat-appends",
+        action="store_const",
+        const=True,
+        help="find appends with a stat pass every debounce period instead of one file event per write: "
+        "cheaper when many sessions write at once [env: SIDELIGHT_STAT_APPENDS=1]",
+    )
+    watch.set_defaults(run=_watch_command, parser=watch)
+
+    status = commands.add_parser(
+        "status",
+        help="one row per session: state, last activity, messages, tools, hot memory",
+        description="Show each session's name, agent, state, last activity, messages, tool uses by "
+        "category (edit, read, command, other) and hot memory count. With a running 'sidelight watch' "
+        "the rows come from its snapshot; without one, the recent tail of each transcript is read and "
+        "the state follows from the last activity and the idle timeout.",
+    )
+    status.add_argument("--json", action="store_true", help="one JSON object with every session")
+    status.add_argument("--watch", action="store_true", help="refresh every second until Ctrl-C")
+    status.add_argument(
+        "--interval",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="refresh period of --watch [default: 1]",
+    )
+    status.set_defaults(run=_status_command, parser=status)
+
+    for action, verb in (("suspend", "suspend"), ("resume", "lift the suspension of")):
+        command = commands.add_parser(
+            action,
+            help=f"{verb} a session (its timers stop until resumed)"
+            if action == "suspend"
+            else f"{verb} a session",
+            description=f"Tell the running 'sidelight watch' to {verb} SESSION (a name, key, id or id "
+            "prefix; 'sidelight sessions' lists them). Without a running watcher it is recorded for the "
+            "next one. A suspended session is neither made idle nor ended by the timeouts.",
+        )
+        command.add_argument("session", metavar="SESSION", help="a session name, key, id or id prefix")
+        command.set_defaults(run=_request_command, parser=command, action=action)
+
+
+def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import ConfigError, Settings
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.plugins import get_plugins
+    from sidelight.watch import Watcher, WatcherRunningError, watch_options
+
+    _foreground_logging(args)
+    try:
+        settings = Settings.load()
+        options = watch_options(
+            settings,
+            idle_timeout=args.idle_timeout,
+            max_duration=args.max_duration,
+            polling=args.polling,
+            debounce=args.debounce,
+            reconcile=args.reconcile,
+            archive_transcripts=args.archive_transcripts,
+            stat_appends=args.stat_appends,
+        )
+    except ConfigError as error:
+        parser.error(str(error))
+    plugins = get_plugins()
+    tracker = SessionTracker(
+        LifecycleSettings(
+            idle_timeout=options.idle_timeout,
+            max_duration=options.max_duration,
+            archive_transcripts=options.archive_transcripts,
+        )
+    )
+    watcher = Watcher(
+        settings,
+        plugins,
+        tracker=tracker,
+        polling=options.polling,
+        debounce=options.debounce,
+        reconcile_interval=options.reconcile,
+        modify_events=not options.stat_appends,
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            watcher.start()
+        except WatcherRunningError as error:
+            logger.error("%s", error)
+            return EXIT_FAILED
+        _timestamps()
+        logger.info(
+            "idle after %s, ended after %s or %s in all; Ctrl-C stops",
+            args.idle_timeout or _duration(options.idle_timeout),
+            _duration(2 * options.idle_timeout),
+            _duration(options.max_duration),
+        )
+        while not stop.wait(0.5):
+            if not watcher.running:
+                break
+        watcher.stop()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if watcher.error is not None:
+        logger.error("the watcher failed: %s", describe(watcher.error))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _duration(seconds: float) -> str:
+    from sidelight.lifecycle import format_duration
+
+    return format_duration(seconds)
+
+
+def _foreground_logging(args: argparse.Namespace) -> None:
+    """A long-running command says what it does (info) unless told otherwise."""
+    if args.verbose - args.quiet == 0 and not os.environ.get("SIDELIGHT_LOG_LEVEL"):
+        logger.setLevel(logging.INFO)
+
+
+def _timestamps() -> None:
+    """Once running, each log line carries its time."""
+    for handler in logger.handlers:
+        handler.setFormatter(logging.Formatter("%(asctime)s sidelight: %(message)s", "%H:%M:%S"))
+
+
+def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import ConfigError, Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.status import collect_status, print_json, render_table
+
+    try:
+        settings = Settings.load()
+        collect_status_args = (settings, get_plugins())
+        report = collect_status(*collect_status_args)
+    except ConfigError as error:
+        parser.error(str(error))
+    if not args.watch:
+        if args.json:
+            print_json(report, sys.stdout)
+        else:
+            sys.stdout.write(render_table(report))
+        return EXIT_OK
+    interval = max(0.1, args.interval)
+    try:
+        if args.json:
+            while True:
+                print_json(report, sys.stdout)
+                sys.stdout.flush()
+                time.sleep(interval)
+                report = collect_status(*collect_status_args)
+        elif sys.stdout.isatty() and _has_rich():
+            from rich.console import Console
+            from rich.live import Live
+
+            from sidelight.status import rich_table
+
+            with Live(rich_table(report), console=Console(), auto_refresh=False) as live:
+                while True:
+                    time.sleep(interval)
+                    live.update(rich_table(collect_status(*collect_status_args)), refresh=True)
+        else:
+            clear = "\x1b[H\x1b[2J" if sys.stdout.isatty() else ""
+            while True:
+                sys.stdout.write(clear + render_table(report) + ("" if clear else "\n"))
+                sys.stdout.flush()
+                time.sleep(interval)
+                report = collect_status(*collect_status_args)
+    except KeyboardInterrupt:
+        return EXIT_OK
+
+
+def _has_rich() -> bool:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _request_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.reader import resolve_session
+    from sidelight.watch import request_resume, request_suspend
+
+    settings = Settings.load()
+    try:
+        session = resolve_session(args.session, settings, get_plugins())
+    except (SidelightError, LookupError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    request = request_suspend if args.action == "suspend" else request_resume
+    live = request(session.key, settings)
+    done = "suspended" if args.action == "suspend" else "resumed"
+    where = "the running watcher applies it" if live else "recorded for the next 'sidelight watch'"
+    sys.stdout.write(f"{done} {session.name} ({session.key}): {where}\n")
+    return EXIT_OK

@@ -1,0 +1,293 @@
+"""`sidelight status`: one row per session (name, agent, state, last activity, messages, tool counts by
+category, hot memory count).
+
+With a running watcher, the rows come from its snapshot (``<state dir>/status.json``). Without one, the
+transcripts are read here: the recent tail of each (the first-look logic of the hooks, at most
+:data:`TAIL_BYTES`; a small file whole), in one parallel native scan, and the state is derived from the
+last timestamp and the idle timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
+from sidelight.updates import first_look, list_sessions, scan_reads
+from sidelight.watch import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sidelight.config import Settings
+    from sidelight.plugins import Plugins
+    from sidelight.sessions import Session
+    from sidelight.types import Activity
+
+__all__ = ["TAIL_BYTES", "StatusReport", "StatusRow", "collect_status", "nothing_found", "render_table"]
+
+logger = logging.getLogger(__name__)
+
+#: How much of each transcript `sidelight status` reads without a watcher.
+TAIL_BYTES = 64 * 1024
+#: The tool categories, in the order they are shown.
+CATEGORIES = ("edit", "read", "command", "other")
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """One session as `sidelight status` shows it."""
+
+    key: str
+    name: str
+    agent: str
+    state: str
+    #: Epoch seconds of the last activity (``None``: unknown).
+    last_activity: float | None
+    messages: int
+    categories: dict[str, int]
+    hot_memory: int
+    path: str
+    group: str = ""
+    current_task: str | None = None
+
+    def as_dict(self, now: float) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "name": self.name,
+            "agent": self.agent,
+            "state": self.state,
+            "last_activity": self.last_activity,
+            "ago_seconds": None if self.last_activity is None else max(0.0, now - self.last_activity),
+            "messages": self.messages,
+            "categories": dict(self.categories),
+            "hot_memory": self.hot_memory,
+            "path": self.path,
+            "group": self.group,
+            "current_task": self.current_task,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReport:
+    """The rows, and where they come from: ``"watcher"`` (its snapshot) or ``"transcripts"``."""
+
+    source: str
+    rows: list[StatusRow]
+    now: float
+    #: The running watcher's pid (``None``: no watcher).
+    watcher_pid: int | None = None
+    #: Where sessions were looked for (for the message shown when there are none).
+    searched: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "watcher_pid": self.watcher_pid,
+            "time": self.now,
+            "sessions": [row.as_dict(self.now) for row in self.rows],
+        }
+
+
+def collect_status(settings: Settings, plugins: Plugins, now: float | None = None) -> StatusReport:
+    """The status of every session: from the running watcher's snapshot, else from the transcripts."""
+    now = time.time() if now is None else now
+    pid = running_watcher(settings)
+    snapshot = read_snapshot(settings)
+    if pid is not None and snapshot is not None and snapshot.get("sessions"):
+        return StatusReport("watcher", _rows_from_snapshot(snapshot), now, watcher_pid=pid)
+    suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
+    idle_timeout = watch_options(settings).idle_timeout
+    rows = _rows_from_transcripts(settings, plugins, now, idle_timeout, suspended)
+    return StatusReport("transcripts", rows, now, watcher_pid=pid, searched=_searched(settings, plugins))
+
+
+def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
+    rows = []
+    for record in snapshot.get("sessions") or ():
+        if not isinstance(record, dict) or "key" not in record:
+            continue
+        categories = record.get("categories") if isinstance(record.get("categories"), dict) else {}
+        last = record.get("last_activity")
+        rows.append(
+            StatusRow(
+                key=str(record["key"]),
+                name=str(record.get("name") or record["key"]),
+                agent=str(record.get("agent") or ""),
+                state=str(record.get("state") or "active"),
+                last_activity=float(last) if isinstance(last, int | float) else None,
+                messages=int(record.get("messages") or 0),
+                categories={c: int((categories or {}).get(c) or 0) for c in CATEGORIES},
+                hot_memory=int(record.get("hot_memory") or 0),
+                path=str(record.get("path") or ""),
+                group=str(record.get("group") or ""),
+                current_task=record.get("current_task"),
+            )
+        )
+    return _sorted(rows)
+
+
+def _rows_from_transcripts(
+    settings: Settings, plugins: Plugins, now: float, idle_timeout: float, suspended: set[str]
+) -> list[StatusRow]:
+    sessions = list_sessions(settings, plugins)
+    tail = replace(settings, first_look_bytes=TAIL_BYTES)
+    reads = [
+        first_look(session, path, tail)
+        for session in sessions
+        for path in (session.path, *session.extra_paths)
+    ]
+    results = scan_reads(reads, plugins)
+    found: dict[str, tuple[Session, list[Activity]]] = {s.key: (s, []) for s in sessions}
+    for read, result in zip(reads, results, strict=True):
+        if isinstance(result, Exception):
+            logger.info("skipped %s: %s", read.path, result)
+            continue
+        found[read.session.key][1].append(result)
+    # Hot memory is the lifecycle's own reading of the tool uses: a throwaway tracker gives it.
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=idle_timeout), clock=lambda: now)
+    rows = []
+    for key, (session, activities) in found.items():
+        for activity in activities:
+            tracker.observe(session, activity)
+        state = tracker.get(key)
+        last = _last_activity(session, activities)
+        rows.append(
+            StatusRow(
+                key=key,
+                name=session.name,
+                agent=session.format,
+                state=derive_state(last, now, idle_timeout, suspended=key in suspended),
+                last_activity=last,
+                messages=sum(a.messages.total for a in activities),
+                categories={c: sum(a.categories[c] for a in activities) for c in CATEGORIES},
+                hot_memory=0 if state is None else len(state.hot_memory),
+                path=str(session.path),
+                group=session.group,
+                current_task=None if state is None else state.current_task,
+            )
+        )
+    return _sorted(rows)
+
+
+def _last_activity(session: Session, activities: Sequence[Activity]) -> float | None:
+    stamps = [a.last_timestamp for a in activities if a.last_timestamp]
+    if stamps:
+        moment = epoch_seconds(max(stamps))
+        if moment is not None:
+            return moment
+    try:
+        return session.path.stat().st_mtime
+    except OSError:
+        return None
+
+
+_STATE_ORDER = {"active": 0, "idle": 1, "suspended": 2, "ended": 3}
+
+
+def _sorted(rows: list[StatusRow]) -> list[StatusRow]:
+    """Live sessions first, then the most recently active."""
+    return sorted(rows, key=lambda r: (_STATE_ORDER.get(r.state, 4), -(r.last_activity or 0.0), r.name))
+
+
+def _searched(settings: Settings, plugins: Plugins) -> list[str]:
+    folders: list[str] = [os.fspath(d / "projects") for d in settings.claude_dirs]
+    for folder in (settings.pi_dir, settings.codex_dir):
+        if folder is not None:
+            folders.append(os.fspath(folder / "sessions"))
+    for resolver in plugins.resolvers().values():
+        try:
+            folders.extend(os.fspath(root) for root in resolver.roots(settings))
+        except Exception:
+            continue
+    return list(dict.fromkeys(folders))
+
+
+def nothing_found(report: StatusReport) -> str:
+    """The message shown when there are no sessions."""
+    where = ", ".join(report.searched) or "the agents' folders"
+    return f"no sessions found under {where}; is the agent's folder somewhere else? see `sidelight sessions`"
+
+
+# -- rendering -------------------------------------------------------------------------------------------
+
+COLUMNS = ("SESSION", "AGENT", "STATE", "LAST ACTIVITY", "MSGS", "EDIT", "READ", "CMD", "OTHER", "HOT")
+
+
+def ago(last: float | None, now: float) -> str:
+    """``3m ago``, ``just now``; ``-`` when unknown."""
+    if last is None:
+        return "-"
+    seconds = now - last
+    if seconds < 1:
+        return "just now"
+    return f"{format_duration(seconds)} ago"
+
+
+def table_cells(report: StatusReport) -> list[list[str]]:
+    """The table's rows as strings (names cleaned of control characters and cut to 40 characters)."""
+    from sidelight.redact import sanitize
+
+    return [
+        [
+            sanitize(row.name, 40) or row.key,
+            row.agent,
+            row.state,
+            ago(row.last_activity, report.now),
+            str(row.messages),
+            *(str(row.categories.get(c, 0)) for c in CATEGORIES),
+            str(row.hot_memory),
+        ]
+        for row in report.rows
+    ]
+
+
+def render_table(report: StatusReport) -> str:
+    """A plain-text table, one line per session, with a header and a line about the source."""
+    if not report.rows:
+        return nothing_found(report) + "\n"
+    cells = [list(COLUMNS), *table_cells(report)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    numeric = {4, 5, 6, 7, 8, 9}
+    lines = []
+    for row in cells:
+        parts = [
+            value.rjust(widths[i]) if i in numeric else value.ljust(widths[i]) for i, value in enumerate(row)
+        ]
+        lines.append("  ".join(parts).rstrip())
+    lines.append("")
+    lines.append(_footer(report))
+    return "\n".join(lines) + "\n"
+
+
+def _footer(report: StatusReport) -> str:
+    count = f"{len(report.rows)} session{'s' if len(report.rows) != 1 else ''}"
+    if report.source == "watcher":
+        return f"{count}, from the running watcher (pid {report.watcher_pid})"
+    return f"{count}, read from the transcripts (no watcher running: `sidelight watch` keeps this live)"
+
+
+def print_json(report: StatusReport, out: TextIO) -> None:
+    out.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
+
+
+def rich_table(report: StatusReport) -> Any:
+    """The table as a ``rich`` renderable (for ``--watch`` on a terminal)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not report.rows:
+        return Text(nothing_found(report))
+    table = Table(caption=_footer(report), caption_justify="left")
+    for index, column in enumerate(COLUMNS):
+        table.add_column(column, justify="right" if index >= 4 else "left", no_wrap=index == 0)
+    colours = {"active": "green", "idle": "yellow", "suspended": "magenta", "ended": "dim"}
+    for cells in table_cells(report):
+        row = [Text(cell) for cell in cells]
+        row[2].stylize(colours.get(cells[2], ""))
+        table.add_row(*row)
+    return table

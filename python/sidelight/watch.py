@@ -1,0 +1,1287 @@
+"""The watcher (`sidelight watch`): follows every session's transcript as it grows (DESIGN §2).
+
+Threads and their jobs:
+
+* watchdog's observer (inotify, or a polling observer for network file systems and WSL) calls
+  :class:`_Handler`, which only adds the event's path to a dirty set under a lock and wakes the worker:
+  no I/O, no parsing, so a burst of writes costs one cheap Python call per event;
+* the worker waits for the wake-up, lets the burst settle (``debounce``), takes the whole dirty set, and
+  scans every dirty transcript in one parallel native call (:func:`sidelight.updates.scan_reads`) from
+  the watcher's own cursors (reader ``"watcher"`` in ``<state dir>/watch/cursors.json``). Each session's
+  new activity goes to the lifecycle tracker, and a status snapshot (``<state dir>/status.json``) is
+  written for ``sidelight status`` and the hooks.
+
+Events are only hints: every ``reconcile_interval`` the worker lists the sessions again, stats every
+transcript and marks the changed ones dirty (missed events, new and deleted files), and schedules roots
+that did not exist before. A transcript seen for the first time is read, like a hook does, from a
+bounded recent tail (``Settings.first_look_bytes``), never from months back.
+
+One watcher per state directory: it holds an exclusive ``flock`` on ``<state dir>/watch.lock`` (which
+also holds its pid) for as long as it runs.
+
+>>> with Watcher(Settings.load(), get_plugins()) as watcher:     # doctest: +SKIP
+...     stop_flag.wait()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidelight import _core
+from sidelight.cursors import CursorStore
+from sidelight.errors import SidelightError, describe
+from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
+from sidelight.sessions import HostEvent, Session
+from sidelight.types import Activity, CursorTuple
+from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from watchdog.events import FileSystemEvent
+    from watchdog.observers.api import BaseObserver, ObservedWatch
+
+    from sidelight.config import Settings
+    from sidelight.lifecycle import SessionTracker
+    from sidelight.plugins import Plugins
+    from sidelight.sessions import SinkEvent
+
+__all__ = [
+    "CURSOR_FILE",
+    "LIFECYCLE_FILE",
+    "LOCK_FILE",
+    "READER",
+    "STATUS_FILE",
+    "WatchOptions",
+    "WatchRequest",
+    "Watcher",
+    "WatcherRunningError",
+    "derive_state",
+    "epoch_seconds",
+    "read_snapshot",
+    "request_resume",
+    "request_suspend",
+    "running_watcher",
+    "watch_options",
+    "write_json_atomic",
+]
+
+logger = logging.getLogger(__name__)
+
+#: In the state directory: the lock (and pid) of the running watcher, its snapshot, its cursors and the
+#: folder where `sidelight suspend` / `resume` leave requests for it.
+LOCK_FILE = "watch.lock"
+STATUS_FILE = "status.json"
+CURSOR_FILE = Path("watch") / "cursors.json"
+LIFECYCLE_FILE = Path("watch") / "lifecycle.json"
+REQUESTS_DIR = "requests"
+#: The watcher's reader name in its cursor file.
+READER = "watcher"
+#: Version of the snapshot's shape.
+SNAPSHOT_VERSION = 1
+#: How often the worker looks for requests, ticks the tracker and flushes state when nothing happens.
+HOUSEKEEPING_INTERVAL = 0.5
+#: In the state directory: where hooks record session starts and ends, and where ended sessions go.
+HOOK_EVENTS_FILE = "events.jsonl"
+ARCHIVE_DIR = "archive"
+#: Seconds between two writes of the lifecycle state (it is always written on stop).
+LIFECYCLE_FLUSH = 10.0
+#: How long to wait for a thread to finish when stopping.
+JOIN_TIMEOUT = 10.0
+
+
+class WatcherRunningError(SidelightError, RuntimeError):
+    """Another ``sidelight watch`` holds the state directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRequest:
+    """A request left for the running watcher by `sidelight suspend` / `resume` or the API."""
+
+    action: str  # "suspend" or "resume"
+    session: str  # the session's key
+    time: float
+
+
+_CATEGORIES = ("edit", "read", "command", "other")
+_CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
+
+
+@dataclass(slots=True)
+class _Row:
+    """What the watcher has counted of one session since it first saw it."""
+
+    key: str
+    name: str
+    agent: str
+    group: str
+    path: str
+    resolver: str
+    user_messages: int = 0
+    assistant_messages: int = 0
+    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CATEGORIES, 0))
+    tools: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+    last_timestamp: str | None = None
+    #: Epoch seconds of the last activity (the last timestamp seen, else when it was read).
+    last_activity: float | None = None
+    recent_files: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "name": self.name,
+            "agent": self.agent,
+            "group": self.group,
+            "path": self.path,
+            "resolver": self.resolver,
+            "user_messages": self.user_messages,
+            "assistant_messages": self.assistant_messages,
+            "messages": self.user_messages + self.assistant_messages,
+            "categories": dict(self.categories),
+            "tools": dict(self.tools),
+            "lines": self.lines,
+            "last_timestamp": self.last_timestamp,
+            "last_activity": self.last_activity,
+            "recent_files": list(self.recent_files),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> _Row:
+        row = cls(
+            key=str(data["key"]),
+            name=str(data.get("name") or data["key"]),
+            agent=str(data.get("agent") or ""),
+            group=str(data.get("group") or ""),
+            path=str(data.get("path") or ""),
+            resolver=str(data.get("resolver") or ""),
+        )
+        row.user_messages = int(data.get("user_messages") or 0)
+        row.assistant_messages = int(data.get("assistant_messages") or 0)
+        found = data.get("categories")
+        if isinstance(found, dict):
+            row.categories.update({k: int(v) for k, v in found.items() if isinstance(v, int)})
+        tools = data.get("tools")
+        if isinstance(tools, dict):
+            row.tools = {str(k): int(v) for k, v in tools.items() if isinstance(v, int)}
+        row.lines = int(data.get("lines") or 0)
+        row.last_timestamp = data.get("last_timestamp")
+        last = data.get("last_activity")
+        row.last_activity = float(last) if isinstance(last, int | float) else None
+        files = data.get("recent_files")
+        row.recent_files = [str(f) for f in files] if isinstance(files, list) else []
+        return row
+
+
+#: How many recently touched files a row keeps.
+RECENT_FILES = 10
+
+
+def _row_for(session: Session) -> _Row:
+    return _Row(
+        key=session.key,
+        name=session.name,
+        agent=session.format,
+        group=session.group,
+        path=str(session.path),
+        resolver=session.resolver,
+    )
+
+
+class _Handler:
+    """The watchdog handler: marks the event's paths dirty and wakes the worker. Nothing else."""
+
+    def __init__(self, mark: Callable[[str, str | None], None]) -> None:
+        self._mark = mark
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        src = event.src_path
+        dest = event.dest_path
+        self._mark(
+            src if isinstance(src, str) else os.fsdecode(src),
+            (dest if isinstance(dest, str) else os.fsdecode(dest)) if dest else None,
+        )
+
+
+class Watcher:
+    """Follows every session the resolver plugins list; see the module docs.
+
+    ``tracker`` receives each session's new activity (``observe``) and a ``tick()`` after each pass;
+    ``polling`` picks watchdog's polling observer (``poll_interval`` seconds between polls); ``debounce``
+    is how long a burst of events may settle before the scan; ``reconcile_interval`` is the period of
+    the stat pass; ``clock`` gives epoch seconds. ``modify_events=False`` asks watchdog only for new,
+    deleted and moved files and finds appends with a stat pass over the known transcripts every
+    ``debounce`` instead (cheaper when many sessions write at once: its cost follows the number of
+    sessions, not of writes). ``on_scan(now, [(path, offset), ...])`` is called by
+    the worker after each scan (benchmarks and tests measure latency with it).
+
+    :meth:`start` takes the lock (raises :class:`WatcherRunningError` when another watcher holds it) and
+    starts the threads; :meth:`stop` stops and joins every thread and flushes the cursors and snapshot.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        plugins: Plugins,
+        *,
+        tracker: SessionTracker | None = None,
+        polling: bool = False,
+        poll_interval: float = 1.0,
+        debounce: float = 0.25,
+        reconcile_interval: float = 10.0,
+        flush_interval: float = 1.0,
+        clock: Callable[[], float] = time.time,
+        on_scan: Callable[[float, Sequence[tuple[str, int]]], None] | None = None,
+        modify_events: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.plugins = plugins
+        self.tracker = tracker
+        self.polling = polling
+        self.poll_interval = poll_interval
+        self.debounce = max(0.0, debounce)
+        self.reconcile_interval = max(0.05, reconcile_interval)
+        self.flush_interval = max(0.0, flush_interval)
+        self.clock = clock
+        self.on_scan = on_scan
+        self.modify_events = modify_events
+        self.state_dir = settings.state_dir
+        self.status_path = settings.state_dir / STATUS_FILE
+        self.store = CursorStore(settings.state_dir / CURSOR_FILE)
+
+        self._lock = threading.Lock()  # guards _dirty only
+        self._dirty: set[str] = set()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._lock_fd: int | None = None
+        self._observer: BaseObserver | None = None
+        self._worker: threading.Thread | None = None
+        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        self._error: BaseException | None = None
+
+        # Worker state (touched by the worker thread only once started).
+        self._sessions: dict[str, Session] = {}
+        self._by_path: dict[str, tuple[Session, Path]] = {}
+        self._ignored: set[str] = set()
+        #: Cursors as the last run saved them (cursor-store entries), and this run's: key -> path -> tuple.
+        self._entries: dict[str, dict[str, Any]] = {}
+        self._cursors: dict[str, dict[str, CursorTuple]] = {}
+        self._changed_entries: set[str] = set()
+        self._removed_entries: set[str] = set()
+        self._rows: dict[str, _Row] = {}
+        self._suspended: set[str] = set()
+        self._complained: set[str] = set()
+        self._dirty_state = False
+        self._started_at = 0.0
+        self._last_flush = 0.0
+        self._scans = 0
+        self._hook_offset: int | None = None
+        self._last_lifecycle_flush = 0.0
+        self.lifecycle_path = settings.state_dir / LIFECYCLE_FILE
+
+    # -- public ------------------------------------------------------------------------------------
+
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None and self._worker.is_alive()
+
+    @property
+    def error(self) -> BaseException | None:
+        """What stopped the worker, if it died (the CLI exits non-zero on it)."""
+        return self._error
+
+    def start(self) -> None:
+        """Take the lock, restore state, and start the observer and the worker."""
+        if self._worker is not None:
+            raise RuntimeError("this watcher was already started")
+        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._lock_fd = _acquire(self.state_dir)
+        try:
+            self._started_at = self.clock()
+            self._restore()
+            if self._hook_offset is None:
+                # Hook events from before the first start are history, not news.
+                try:
+                    self._hook_offset = (self.state_dir / HOOK_EVENTS_FILE).stat().st_size
+                except OSError:
+                    self._hook_offset = 0
+            self._observer = self._make_observer()
+            self._observer.start()
+            self._worker = threading.Thread(target=self._run, name="sidelight-watch-worker", daemon=True)
+            self._worker.start()
+        except BaseException:
+            self._shutdown_observer()
+            _release(self._lock_fd)
+            self._lock_fd = None
+            raise
+        logger.info("watching the sessions; state in %s", self.state_dir)
+
+    def stop(self) -> None:
+        """Stop and join every thread, then flush the cursors and the snapshot and release the lock."""
+        self._stopping.set()
+        self._wake.set()
+        self._shutdown_observer()
+        worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(JOIN_TIMEOUT)
+            if worker.is_alive():
+                logger.warning("the watcher's worker did not stop within %.0fs", JOIN_TIMEOUT)
+        if self._lock_fd is not None:
+            try:
+                self._flush(force=True)
+            except Exception:
+                logger.warning("could not save the watcher's state", exc_info=True)
+            _release(self._lock_fd)
+            self._lock_fd = None
+            logger.info("stopped watching")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the worker ends (it ends on :meth:`stop`, or on an internal error)."""
+        worker = self._worker
+        if worker is None:
+            return True
+        worker.join(timeout)
+        return not worker.is_alive()
+
+    def sessions_snapshot(self) -> dict[str, Any]:
+        """The snapshot as :meth:`stop` would write it (call from the worker, or once stopped)."""
+        return self._snapshot()
+
+    # -- the handler's side: no I/O ------------------------------------------------------------------
+
+    def _mark(self, path: str, dest: str | None) -> None:
+        with self._lock:
+            self._dirty.add(path)
+            if dest is not None:
+                self._dirty.add(dest)
+        self._wake.set()
+
+    # -- observer ------------------------------------------------------------------------------------
+
+    def _make_observer(self) -> BaseObserver:
+        if self.polling:
+            from watchdog.observers.polling import PollingObserver
+
+            return PollingObserver(timeout=self.poll_interval)
+        from watchdog.observers import Observer
+
+        return Observer()
+
+    def _schedule_roots(self) -> None:
+        """Watch every root the resolvers name that exists and is not watched yet; drop vanished ones."""
+        observer = self._observer
+        if observer is None:
+            return
+        wanted: dict[str, None] = {}
+        for resolver in self.plugins.resolvers().values():
+            try:
+                roots: Iterable[Path] = list(resolver.roots(self.settings))
+            except Exception:
+                logger.warning("resolver %s failed to name its folders", resolver.name, exc_info=True)
+                continue
+            for root in roots:
+                with contextlib.suppress(OSError):
+                    if root.is_dir():
+                        wanted[os.path.realpath(root)] = None
+        # A root inside another one is already covered by the recursive watch of the outer one.
+        chosen = [r for r in wanted if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in wanted)]
+        for watched, (watch, identity) in list(self._watches.items()):
+            # Gone, or replaced by a new folder of the same name (its old watch sees nothing).
+            if watched not in chosen or _identity(watched) != identity:
+                del self._watches[watched]
+                with contextlib.suppress(Exception):
+                    observer.unschedule(watch)
+                logger.info("no longer watching %s", watched)
+        from watchdog.events import (
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileModifiedEvent,
+            FileMovedEvent,
+        )
+
+        event_filter: list[type[FileSystemEvent]] = [
+            FileCreatedEvent,
+            FileDeletedEvent,
+            FileMovedEvent,
+            DirCreatedEvent,
+            DirDeletedEvent,
+            DirMovedEvent,
+        ]
+        if self.modify_events:
+            event_filter.append(FileModifiedEvent)
+        for name in chosen:
+            if name in self._watches:
+                continue
+            try:
+                identity = _identity(name)
+                watch = observer.schedule(
+                    _Handler(self._mark),  # type: ignore[arg-type]
+                    name,
+                    recursive=True,
+                    event_filter=event_filter,
+                )
+                self._watches[name] = (watch, identity)
+            except OSError as error:
+                hint = ""
+                if error.errno in (errno.ENOSPC, errno.EMFILE):
+                    hint = " (inotify limits reached: raise fs.inotify.max_user_watches, or use --polling)"
+                logger.warning("cannot watch %s: %s%s; the stat pass still covers it", name, error, hint)
+            except Exception as error:
+                logger.warning("cannot watch %s: %s; the stat pass still covers it", name, error)
+            else:
+                logger.info("watching %s%s", name, " (polling)" if self.polling else "")
+
+    def _shutdown_observer(self) -> None:
+        observer = self._observer
+        if observer is None:
+            return
+        self._observer = None
+        try:
+            if observer.is_alive():
+                observer.stop()
+                observer.join(JOIN_TIMEOUT)
+            else:
+                # Never started: its emitters and inotify reader thread still need stopping.
+                observer.unschedule_all()
+        except Exception:
+            logger.warning("the file observer did not stop cleanly", exc_info=True)
+        inotify = getattr(observer, "_inotify_fd", None)
+        if inotify is not None:
+            # watchdog >= 6 reads inotify in a thread of its own, started with the observer.
+            with contextlib.suppress(Exception):
+                if inotify.is_alive():
+                    inotify.stop()
+                    inotify.join(JOIN_TIMEOUT)
+        self._watches.clear()
+
+    # -- worker --------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            # The first pass at once: a first look at every transcript, and a first snapshot.
+            self._reconcile()
+            with self._lock:
+                dirty, self._dirty = self._dirty, set()
+            if dirty:
+                self._process(dirty)
+            self._flush(force=True)
+            next_reconcile = time.monotonic() + self.reconcile_interval
+            next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
+            # Without modify events, a stat pass over the known transcripts finds the appends.
+            stat_period = None if self.modify_events else max(self.debounce, 0.05)
+            next_stat = time.monotonic() + (stat_period or 0.0)
+            while not self._stopping.is_set():
+                now = time.monotonic()
+                due = min(next_reconcile, next_housekeeping, next_stat if stat_period else next_reconcile)
+                woke = self._wake.wait(max(0.0, due - now))
+                if self._stopping.is_set():
+                    break
+                if stat_period and time.monotonic() >= next_stat:
+                    changed = self._stat_pass()
+                    if changed:
+                        with self._lock:
+                            self._dirty.update(changed)
+                    next_stat = time.monotonic() + stat_period
+                elif woke and self.debounce:
+                    # Let the burst settle; stop() cuts the wait short.
+                    self._stopping.wait(self.debounce)
+                    if self._stopping.is_set():
+                        break
+                self._wake.clear()
+                now = time.monotonic()
+                if now >= next_reconcile:
+                    self._reconcile()
+                    next_reconcile = time.monotonic() + self.reconcile_interval
+                with self._lock:
+                    dirty, self._dirty = self._dirty, set()
+                if dirty:
+                    self._process(dirty)
+                    self._flush()
+                if now >= next_housekeeping:
+                    self._housekeeping()
+                    next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
+            # A last pass over what is already marked, so that stop() loses nothing it was told about.
+            with self._lock:
+                dirty, self._dirty = self._dirty, set()
+            if dirty:
+                self._process(dirty)
+            self._take_requests()
+        except BaseException as error:
+            self._error = error
+            logger.exception("the watcher stopped on an internal error")
+            self._stopping.set()
+
+    def _housekeeping(self) -> None:
+        self._take_requests()
+        self._take_hook_events()
+        if self.tracker is not None:
+            try:
+                events = self.tracker.tick()
+            except Exception:
+                logger.warning("the lifecycle tracker failed to tick", exc_info=True)
+            else:
+                if events:
+                    self._events(events)
+                    self._dirty_state = True
+        self._flush()
+
+    def _events(self, events: Sequence[SinkEvent]) -> None:
+        """Hand the tracker's events to the sink plugins, and archive the sessions that ended."""
+        if not events:
+            return
+        self._dirty_state = True
+        sinks = list(self.plugins.sinks().values())
+        for event in events:
+            for sink in sinks:
+                try:
+                    sink.emit(event)
+                except Exception:
+                    logger.warning("sink %s failed on %s", sink.name, event.kind, exc_info=True)
+            if event.kind == "session_end":
+                self._archive(event.session.key)
+
+    def _archive(self, key: str) -> None:
+        from sidelight.lifecycle import archive_session
+
+        tracker = self.tracker
+        state = None if tracker is None else tracker.get(key)
+        if tracker is None or state is None:
+            return
+        transcript = Path(state.path) if tracker.settings.archive_transcripts else None
+        if transcript is not None and not transcript.is_file():
+            transcript = None
+        try:
+            path = archive_session(state, self.state_dir / ARCHIVE_DIR, transcript)
+        except OSError as error:
+            logger.warning("could not archive session %s: %s", state.name, error)
+        else:
+            logger.info("session %s ended (%s); archived to %s", state.name, state.end_reason, path)
+
+    def _take_hook_events(self) -> None:
+        """Feed the tracker the session starts and ends the hooks recorded in ``events.jsonl``."""
+        if self.tracker is None:
+            return
+        path = self.state_dir / HOOK_EVENTS_FILE
+        try:
+            size = path.stat().st_size
+        except OSError:
+            return
+        if self._hook_offset is None or size < self._hook_offset:
+            self._hook_offset = 0  # a shrunk file was replaced: read it all
+        if size == self._hook_offset:
+            return
+        try:
+            with path.open("rb") as file:
+                file.seek(self._hook_offset)
+                data = file.read(size - self._hook_offset)
+        except OSError as error:
+            logger.warning("cannot read %s: %s", path, error)
+            return
+        complete = data.rfind(b"\n") + 1
+        self._hook_offset += complete
+        self._dirty_state = True
+        for line in data[:complete].splitlines():
+            try:
+                record = json.loads(line)
+                event = HostEvent(
+                    host=str(record.get("host") or ""),
+                    event=record["event"],
+                    session_id=record.get("session_id"),
+                    transcript_path=Path(record["transcript_path"])
+                    if record.get("transcript_path")
+                    else None,
+                    cwd=Path(record["cwd"]) if record.get("cwd") else None,
+                    raw={"source": record.get("source"), "reason": record.get("reason")},
+                )
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if event.event not in ("SessionStart", "SessionEnd", "UserPromptSubmit"):
+                continue
+            self._hook_event(event)
+
+    def hook_event(self, event: HostEvent) -> None:
+        """Pass one host hook event to the tracker (call from the worker thread, or before start)."""
+        self._hook_event(event)
+
+    def _hook_event(self, event: HostEvent) -> None:
+        tracker = self.tracker
+        if tracker is None:
+            return
+        session = None
+        if event.transcript_path is not None:
+            found = self._by_path.get(os.fspath(event.transcript_path))
+            session = None if found is None else found[0]
+        if session is None and event.session_id is not None:
+            session = next((s for s in self._sessions.values() if s.id == event.session_id), None)
+        if session is None and event.event != "SessionEnd":
+            from sidelight.updates import current_session
+
+            try:
+                session = current_session(event, self.settings, self.plugins)
+            except Exception:
+                session = None
+        try:
+            self._events(tracker.hook_event(event, session))
+        except Exception:
+            logger.warning("the lifecycle tracker failed on a %s hook event", event.event, exc_info=True)
+
+    def _refresh_sessions(self) -> None:
+        sessions = list_sessions(self.settings, self.plugins)
+        self._sessions = {s.key: s for s in sessions}
+        by_path: dict[str, tuple[Session, Path]] = {}
+        for session in sessions:
+            for path in (session.path, *session.extra_paths):
+                by_path[os.fspath(path)] = (session, path)
+        self._by_path = by_path
+        self._ignored.clear()
+
+    def _reconcile(self) -> None:
+        """List the sessions, stat every transcript, and mark the changed ones dirty; watch new roots."""
+        self._schedule_roots()
+        self._refresh_sessions()
+        changed = self._stat_pass()
+        # Sessions the watcher knew whose transcript is gone and that no resolver lists any more.
+        for key in list(self._rows):
+            if key not in self._sessions and not Path(self._rows[key].path).exists():
+                self._forget(key)
+        if changed:
+            with self._lock:
+                self._dirty.update(changed)
+            self._wake.set()
+
+    def _stat_pass(self) -> list[str]:
+        """The known transcripts whose size or identity differs from the watcher's cursor."""
+        changed: list[str] = []
+        for name, (session, path) in self._by_path.items():
+            known = self._known_cursor(session, path, name)
+            try:
+                stat = os.stat(name)  # noqa: PTH116 (a thousand stats: plain strings)
+            except OSError:
+                if known is not None:
+                    changed.append(name)  # gone: the scan notices and forgets it
+                continue
+            # Cursor tuples: (offset, dev, inode, ...).
+            if known is None or (stat.st_size, stat.st_dev, stat.st_ino) != known[:3]:
+                changed.append(name)
+        return changed
+
+    def _known_cursor(self, session: Session, path: Path, name: str) -> CursorTuple | None:
+        """The cursor the watcher has for a transcript: in memory, else as saved by the last run."""
+        mine = self._cursors.get(session.key)
+        if mine is not None and name in mine:
+            return mine[name]
+        entry = self._entries.get(session.key)
+        if entry is None:
+            return None
+        data = entry if path == session.path else (entry.get("extra") or {}).get(name)
+        if not isinstance(data, dict):
+            return None
+        cursor = saved_cursor(path, data)
+        return None if cursor is None else cursor.as_tuple()
+
+    def _process(self, dirty: set[str]) -> None:
+        """Scan the dirty transcripts in one native call and account for what is new.
+
+        The hot loop of the watcher: it works on the plain data ``_core.scan_many`` returns (cursor
+        tuples, count dicts) and builds :class:`Activity` records only for the lifecycle tracker.
+        """
+        unknown = [p for p in dirty if p not in self._by_path and p not in self._ignored]
+        if any(p.endswith(".jsonl") for p in unknown):
+            # A new transcript (or one of a new session): list the sessions again.
+            self._refresh_sessions()
+        plugins = self.plugins
+        decoders: dict[str, str] = {}
+        jobs: list[tuple[Session, Path, str, bool]] = []  # session, path, name, first look
+        requests: list[tuple[str, str, CursorTuple | None]] = []
+        for name in dirty:
+            found = self._by_path.get(name)
+            if found is None:
+                self._ignored.add(name)
+                continue
+            session, path = found
+            decoder = decoders.get(session.format)
+            if decoder is None:
+                decoder = decoders[session.format] = decoder_of(session, plugins)
+            cursor = self._known_cursor(session, path, name)
+            first = cursor is None
+            if first:
+                cursor = self._first_look(name)
+            jobs.append((session, path, name, first))
+            requests.append((name, decoder, cursor))
+        if not jobs:
+            return
+        tables = category_tables(plugins)
+        outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+        again = [i for i, o in enumerate(outcomes) if isinstance(o, dict) and o["reset"] is not None]
+        if again:
+            # Truncated, replaced or rewritten in place: read its recent tail again, like a first look.
+            for i in again:
+                logger.info("%s was %s; reading its recent tail again", jobs[i][2], outcomes[i]["reset"])  # type: ignore[index]
+            redo = [(jobs[i][2], requests[i][1], self._first_look(jobs[i][2])) for i in again]
+            for i, outcome in zip(
+                again, _core.scan_many(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT), strict=True
+            ):
+                session, path, name, _first = jobs[i]
+                jobs[i] = (session, path, name, True)
+                outcomes[i] = outcome
+        now = self.clock()
+        by_session: dict[str, tuple[Session, list[dict[str, Any]], bool]] = {}
+        offsets: list[tuple[str, int]] = []
+        for (session, path, name, first), outcome in zip(jobs, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                self._scan_failed(session, path, name, outcome)
+                continue
+            if self._complained:
+                self._complained.discard(name)
+            self._cursors.setdefault(session.key, {})[name] = outcome["cursor"]
+            self._changed_entries.add(session.key)
+            offsets.append((name, outcome["offset"]))
+            if not outcome["lines"]:
+                continue
+            grouped = by_session.get(session.key)
+            if grouped is None:
+                by_session[session.key] = (session, [outcome], first)
+            else:
+                grouped[1].append(outcome)
+                if first and not grouped[2]:
+                    by_session[session.key] = (grouped[0], grouped[1], True)
+        self._dirty_state = True
+        for session, found_outcomes, was_first in by_session.values():
+            self._account(session, found_outcomes, was_first, now)
+        self._scans += 1
+        if self.on_scan is not None:
+            self.on_scan(now, offsets)
+
+    def _first_look(self, name: str) -> CursorTuple | None:
+        """The first look at a transcript reads only a bounded recent tail, not months of history."""
+        try:
+            start = _core.tail_offset(name, self.settings.first_look_bytes)
+            return _core.file_cursor(name, start)
+        except OSError:
+            return None  # the scan reports what is wrong with the file
+
+    def _scan_failed(self, session: Session, path: Path, name: str, error: Exception) -> None:
+        if isinstance(error, FileNotFoundError):
+            if path == session.path:
+                logger.info("%s is gone; forgetting session %s", name, session.name)
+                self._forget(session.key)
+            else:
+                self._cursors.get(session.key, {}).pop(name, None)
+                entry = self._entries.get(session.key)
+                if entry is not None and isinstance(entry.get("extra"), dict):
+                    entry["extra"].pop(name, None)
+                self._changed_entries.add(session.key)
+            self._by_path.pop(name, None)
+            return
+        if name not in self._complained:
+            self._complained.add(name)
+            logger.warning("cannot read %s: %s; will try again", name, describe(error))
+
+    def _forget(self, key: str) -> None:
+        self._entries.pop(key, None)
+        self._cursors.pop(key, None)
+        self._rows.pop(key, None)
+        self._changed_entries.discard(key)
+        self._removed_entries.add(key)
+        self._dirty_state = True
+
+    def _entry(self, key: str) -> dict[str, Any] | None:
+        """The cursor-store entry of ``key`` (the seed's shape, see :mod:`sidelight.cursors`): the main
+        transcript's cursor, and ``extra`` for subagent files."""
+        session = self._sessions.get(key)
+        row = self._rows.get(key)
+        main = os.fspath(session.path) if session is not None else (row.path if row is not None else None)
+        entry = dict(self._entries.get(key) or {})
+        extra = dict(entry.get("extra") or {})
+        for name, cursor in self._cursors.get(key, {}).items():
+            fields = dict(zip(_CURSOR_FIELDS, cursor, strict=True))
+            if name == main:
+                entry.update(fields)
+            else:
+                extra[name] = fields
+        if extra:
+            entry["extra"] = extra
+        return entry if "offset" in entry else None
+
+    def _account(self, session: Session, outcomes: list[dict[str, Any]], was_first: bool, now: float) -> None:
+        row = self._rows.get(session.key)
+        if row is None:
+            row = self._rows[session.key] = _row_for(session)
+        row.name, row.group = session.name, session.group
+        last: str | None = None
+        busy = False
+        categories, tools = row.categories, row.tools
+        for outcome in outcomes:
+            messages = outcome["messages"]
+            user, assistant = messages.get("user", 0), messages.get("assistant", 0)
+            row.user_messages += user
+            row.assistant_messages += assistant
+            row.lines += outcome["lines"]
+            for name, n in outcome["categories"].items():
+                categories[name] = categories.get(name, 0) + n
+                busy = busy or n > 0
+            for name, n in outcome["tools"].items():
+                tools[name] = tools.get(name, 0) + n
+            for path in outcome["files_touched"]:
+                if path in row.recent_files:
+                    row.recent_files.remove(path)
+                row.recent_files.append(path)
+            stamp = outcome["last_timestamp"]
+            if stamp is not None and (last is None or stamp > last):
+                last = stamp
+            busy = busy or user > 0 or assistant > 0
+        del row.recent_files[:-RECENT_FILES]
+        if last is not None:
+            row.last_timestamp = last
+            moment = epoch_seconds(last)
+            row.last_activity = moment if moment is not None else now
+        elif busy:
+            row.last_activity = now
+        tracker = self.tracker
+        if tracker is None:
+            return
+        # A first look at a transcript that went quiet long ago is history: the session ended before
+        # the watcher came, and its row shows as much (see _snapshot).
+        quiet = None if row.last_activity is None else now - row.last_activity
+        if was_first and quiet is not None and quiet >= 2 * tracker.settings.idle_timeout:
+            return
+        for outcome in outcomes:
+            try:
+                self._events(tracker.observe(session, Activity.from_core(outcome)))
+            except Exception:
+                logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
+        if session.key in self._suspended:
+            state = tracker.get(session.key)
+            if state is not None and state.state not in ("suspended", "ended"):
+                self._events(tracker.suspend(session.key))
+
+    # -- requests ------------------------------------------------------------------------------------
+
+    def _take_requests(self) -> None:
+        folder = self.state_dir / REQUESTS_DIR
+        try:
+            names = sorted(os.listdir(folder))  # noqa: PTH208
+        except OSError:
+            return
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            path = folder / name
+            try:
+                data = json.loads(path.read_bytes())
+                request = WatchRequest(str(data["action"]), str(data["session"]), float(data["time"]))
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                logger.warning("ignoring the request %s: %s", path, error)
+                request = None
+            with contextlib.suppress(OSError):
+                path.unlink()
+            if request is not None:
+                self._apply(request)
+
+    def _apply(self, request: WatchRequest) -> None:
+        tracker = self.tracker
+        if request.action == "suspend":
+            self._suspended.add(request.session)
+            if tracker is not None and tracker.get(request.session) is not None:
+                self._events(tracker.suspend(request.session))
+        elif request.action == "resume":
+            self._suspended.discard(request.session)
+            if tracker is not None and tracker.get(request.session) is not None:
+                self._events(tracker.unsuspend(request.session))
+        else:
+            logger.warning("unknown request %r for %s", request.action, request.session)
+            return
+        logger.info("%s: %s", request.action, request.session)
+        self._dirty_state = True
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        """Cursors from the cursor file; counts, suspensions and lifecycle state from the snapshot."""
+        try:
+            self._entries = {k: dict(v) for k, v in self.store.read(READER).items()}
+        except OSError as error:
+            logger.warning(
+                "cannot read %s (%s); starting from the transcripts' recent tails", self.store.path, error
+            )
+        snapshot = read_snapshot(self.settings)
+        if snapshot is None:
+            return
+        for data in snapshot.get("sessions") or ():
+            try:
+                row = _Row.from_dict(data)
+            except (KeyError, TypeError, ValueError):
+                continue
+            # Counts are kept only with their cursors: together they count every line once.
+            if row.key in self._entries:
+                self._rows[row.key] = row
+        self._suspended = {str(k) for k in snapshot.get("suspended") or ()}
+        offset = snapshot.get("hook_events_offset")
+        self._hook_offset = offset if isinstance(offset, int) and offset >= 0 else None
+        tracker = self.tracker
+        if tracker is not None:
+            lifecycle = _read_json(self.lifecycle_path)
+            if isinstance(lifecycle, dict):
+                try:
+                    self.tracker = tracker = type(tracker).restore(
+                        lifecycle, tracker.settings, tracker.clock, tracker.emit
+                    )
+                except Exception:
+                    logger.warning("cannot restore the lifecycle state; starting afresh", exc_info=True)
+            for key in self._suspended:
+                state = tracker.get(key)
+                if state is not None and state.state not in ("suspended", "ended"):
+                    self._events(tracker.suspend(key))
+
+    def _flush(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and (not self._dirty_state or now - self._last_flush < self.flush_interval):
+            return
+        if self._changed_entries or self._removed_entries:
+            changed: dict[str, dict[str, Any]] = {}
+            for key in self._changed_entries:
+                entry = self._entry(key)
+                if entry is not None:
+                    changed[key] = entry
+            try:
+                self.store.update(READER, changed, remove=self._removed_entries - changed.keys())
+            except (OSError, ValueError) as error:
+                logger.warning("could not save the cursors in %s: %s", self.store.path, error)
+            else:
+                self._entries.update(changed)
+                self._changed_entries.clear()
+                self._removed_entries.clear()
+        try:
+            write_json_atomic(self.status_path, self._snapshot())
+        except OSError as error:
+            logger.warning("could not write %s: %s", self.status_path, error)
+        self._dirty_state = False
+        self._last_flush = now
+        # The lifecycle state (events, context, hot memory of every session) is bigger and only needed
+        # for a restart: written less often.
+        if self.tracker is not None and (force or now - self._last_lifecycle_flush >= LIFECYCLE_FLUSH):
+            try:
+                write_json_atomic(self.lifecycle_path, self.tracker.snapshot())
+            except (OSError, ValueError) as error:
+                logger.warning("could not write %s: %s", self.lifecycle_path, error)
+            self._last_lifecycle_flush = now
+
+    def _snapshot(self) -> dict[str, Any]:
+        states = _tracker_states(self.tracker)
+        idle_timeout = self.idle_timeout
+        now = self.clock()
+        sessions = []
+        for key, row in self._rows.items():
+            record = row.as_dict()
+            state = states.get(key)
+            if state is not None:
+                record.update(state)
+            else:
+                # Not followed by the tracker (no tracker, or quiet since before the watcher came).
+                record["state"] = derive_state(
+                    row.last_activity, now, idle_timeout, suspended=key in self._suspended
+                )
+                record["hot_memory"] = 0
+            sessions.append(record)
+        return {
+            "version": SNAPSHOT_VERSION,
+            "pid": os.getpid(),
+            "started": self._started_at,
+            "updated": self.clock(),
+            "state_dir": os.fspath(self.state_dir),
+            "scans": self._scans,
+            "suspended": sorted(self._suspended),
+            "hook_events_offset": self._hook_offset,
+            "idle_timeout": idle_timeout,
+            "sessions": sessions,
+        }
+
+    @property
+    def idle_timeout(self) -> float:
+        return self.tracker.settings.idle_timeout if self.tracker is not None else WatchOptions().idle_timeout
+
+
+def _tracker_states(tracker: SessionTracker | None) -> dict[str, dict[str, Any]]:
+    """Per session key: ``state``, ``hot_memory`` (a count) and, when given, ``last_activity``."""
+    if tracker is None:
+        return {}
+    try:
+        found = tracker.states()
+    except Exception:
+        logger.warning("cannot read the lifecycle states", exc_info=True)
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for key, state in found.items():
+        out[key] = {
+            "state": state.state,
+            "hot_memory": len(state.hot_memory),
+            "current_task": state.current_task,
+            "lives": state.lives,
+        }
+    return out
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)  # noqa: PTH116
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
+def epoch_seconds(timestamp: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.timestamp() if moment.tzinfo is not None else None
+
+
+# -- the lock --------------------------------------------------------------------------------------------
+
+#: How long a starting watcher retries a lock held for a moment by `sidelight status` peeking at it.
+_LOCK_RETRY = 0.5
+
+
+def _acquire(state_dir: Path) -> int:
+    path = state_dir / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    deadline = time.monotonic() + _LOCK_RETRY
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
+            pid = _read_pid(fd)
+            os.close(fd)
+            raise WatcherRunningError(
+                f"another sidelight watch is running on {state_dir} (pid {pid or '?'})"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _release(fd: int | None) -> None:
+    if fd is None:
+        return
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+    os.close(fd)  # releases the lock
+
+
+def _read_pid(fd: int) -> int | None:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        return int(text) if text else None
+    except (OSError, ValueError):
+        return None
+
+
+def running_watcher(settings: Settings) -> int | None:
+    """The pid of the watcher holding ``settings.state_dir`` (0 when its pid is unknown), else ``None``."""
+    path = settings.state_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _read_pid(fd) or 0
+        return None
+    finally:
+        os.close(fd)  # releases a lock taken above at once
+
+
+# -- files -----------------------------------------------------------------------------------------------
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` through a temp file and a rename; the file is ``0600``."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def read_snapshot(settings: Settings) -> dict[str, Any] | None:
+    """The last snapshot a watcher wrote (``None``: none, or not readable)."""
+    data = _read_json(settings.state_dir / STATUS_FILE)
+    return data if isinstance(data, dict) else None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        logger.warning("cannot read %s: %s", path, error)
+        return None
+
+
+def derive_state(
+    last_activity: float | None, now: float, idle_timeout: float, *, suspended: bool = False
+) -> str:
+    """A session's state judged from its last activity alone (no tracker): ``active`` within the idle
+    timeout, ``idle`` within twice that, else ``ended``; ``suspended`` when the host said so."""
+    if suspended:
+        return "suspended"
+    if last_activity is None:
+        return "ended"
+    quiet = now - last_activity
+    if quiet < idle_timeout:
+        return "active"
+    if quiet < 2 * idle_timeout:
+        return "idle"
+    return "ended"
+
+
+def _request(action: str, key: str, settings: Settings) -> bool:
+    """Hand a request to the running watcher; without one, record it in the snapshot.
+
+    Returns ``True`` when a running watcher will pick it up.
+    """
+    if running_watcher(settings) is not None:
+        folder = settings.state_dir / REQUESTS_DIR
+        name = f"{time.time():.6f}-{uuid.uuid4().hex[:8]}.json"
+        write_json_atomic(folder / name, {"action": action, "session": key, "time": time.time()})
+        return True
+    lock = settings.state_dir / (STATUS_FILE + ".lock")
+    settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        snapshot = read_snapshot(settings) or {"version": SNAPSHOT_VERSION, "sessions": []}
+        suspended = {str(k) for k in snapshot.get("suspended") or ()}
+        if action == "suspend":
+            suspended.add(key)
+        else:
+            suspended.discard(key)
+        snapshot["suspended"] = sorted(suspended)
+        for record in snapshot.get("sessions") or ():
+            if isinstance(record, dict) and record.get("key") == key:
+                record["state"] = "suspended" if action == "suspend" else None
+        write_json_atomic(settings.state_dir / STATUS_FILE, snapshot)
+    finally:
+        os.close(fd)
+    return False
+
+
+def request_suspend(key: str, settings: Settings) -> bool:
+    """Suspend the session ``key`` (the host says so): the running watcher picks the request up within
+    a second; without a watcher it is recorded in the snapshot for the next one. Returns ``True`` when a
+    running watcher was asked."""
+    return _request("suspend", key, settings)
+
+
+def request_resume(key: str, settings: Settings) -> bool:
+    """Undo :func:`request_suspend`."""
+    return _request("resume", key, settings)
+
+
+# -- options ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    """The watcher's settings: command-line flag, else environment variable, else the config file's
+    top-level key of the same name (``idle_timeout = "30m"``), else the default."""
+
+    idle_timeout: float = 1800.0
+    max_duration: float = 8 * 3600.0
+    polling: bool = False
+    debounce: float = 0.25
+    reconcile: float = 10.0
+    archive_transcripts: bool = False
+    #: Find appends with a stat pass every ``debounce`` rather than one inotify event per write.
+    stat_appends: bool = False
+
+
+#: Option name -> environment variable.
+OPTION_ENV = {
+    "idle_timeout": "SIDELIGHT_IDLE_TIMEOUT",
+    "max_duration": "SIDELIGHT_MAX_DURATION",
+    "polling": "SIDELIGHT_POLLING",
+    "debounce": "SIDELIGHT_DEBOUNCE",
+    "reconcile": "SIDELIGHT_RECONCILE",
+    "archive_transcripts": "SIDELIGHT_ARCHIVE_TRANSCRIPTS",
+    "stat_appends": "SIDELIGHT_STAT_APPENDS",
+}
+
+
+def watch_options(
+    settings: Settings, env: Mapping[str, str] | None = None, **given: str | float | bool | None
+) -> WatchOptions:
+    """The options from ``given`` (``None``: not given), the environment and ``settings.extra``.
+
+    Raises :class:`sidelight.config.ConfigError` for a duration that does not parse (``90s``, ``30m``,
+    ``8h`` and ``250ms`` do).
+    """
+    from sidelight.config import ConfigError, parse_duration
+
+    env = os.environ if env is None else env
+    defaults = WatchOptions()
+    values: dict[str, Any] = {}
+    for name, variable in OPTION_ENV.items():
+        value: Any = given.get(name)
+        if value is None:
+            value = env.get(variable)
+        if value is None:
+            value = settings.extra.get(name)
+        if value is None:
+            continue
+        if isinstance(getattr(defaults, name), bool):
+            values[name] = value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
+        else:
+            seconds = parse_duration(value)
+            if name in ("idle_timeout", "max_duration", "reconcile") and seconds <= 0:
+                raise ConfigError(f"{name.replace('_', '-')} must be more than zero, not {value!r}")
+            values[name] = seconds
+    return WatchOptions(**values)
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})

@@ -1,0 +1,200 @@
+"""`sidelight status`: rows from the transcripts without a watcher, from the snapshot with one, the
+message when nothing is found, JSON, and the live refresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sidelight.config import Settings
+from sidelight.plugins import Plugins
+from sidelight.status import StatusReport, StatusRow, collect_status, nothing_found, render_table
+from sidelight.watch import Watcher, read_snapshot, request_suspend
+from tests.conftest import cli_command
+from tests.test_watch import TIMEOUT, edit_line, iso, prompt_line, transcript, wait_for
+
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left():
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 5
+    while [t for t in threading.enumerate() if t not in before] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [t.name for t in threading.enumerate() if t not in before] == []
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in list(os.environ):
+        if name.startswith("SIDELIGHT_") or name in (
+            "CLAUDE_CONFIG_DIR",
+            "PI_CODING_AGENT_DIR",
+            "CODEX_HOME",
+        ):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))
+    return home
+
+
+def bash_line(n: int, command: str, moment: float) -> str:
+    block = {"type": "tool_use", "id": f"b{n}", "name": "Bash", "input": {"command": command}}
+    entry = {
+        "type": "assistant",
+        "message": {"id": f"bm{n}", "role": "assistant", "content": [block]},
+        "timestamp": iso(moment),
+    }
+    return json.dumps(entry) + "\n"
+
+
+def three_sessions(home: Path, now: float = NOW) -> None:
+    """One session active (1 minute before ``now``), one idle (45 minutes), one ended (3 hours)."""
+    transcript(home, "active1").write_text(
+        prompt_line("fix it", now - 120)
+        + edit_line(1, "/tmp/proj/a.py", now - 90)
+        + bash_line(2, "pytest -q", now - 60),
+        encoding="utf-8",
+    )
+    transcript(home, "idle1").write_text(prompt_line("later", now - 45 * 60), encoding="utf-8")
+    transcript(home, "ended1").write_text(prompt_line("old", now - 3 * 3600), encoding="utf-8")
+
+
+def test_rows_from_the_transcripts_without_a_watcher(home):
+    three_sessions(home)
+    report = collect_status(Settings.load(), Plugins(entry_points=False), now=NOW)
+    assert report.source == "transcripts"
+    assert report.watcher_pid is None
+    by_name = {row.name: row for row in report.rows}
+    assert [row.name for row in report.rows] == ["active1", "idle1", "ended1"]  # live first
+    active = by_name["active1"]
+    assert (active.agent, active.state, active.messages) == ("claude-code", "active", 3)
+    assert active.last_activity == pytest.approx(NOW - 60)
+    assert active.categories == {"edit": 1, "read": 0, "command": 1, "other": 0}
+    assert active.hot_memory == 2  # the edit and the command
+    assert by_name["idle1"].state == "idle"
+    assert by_name["ended1"].state == "ended"
+    table = render_table(report)
+    lines = table.splitlines()
+    assert lines[0].split() == [
+        "SESSION", "AGENT", "STATE", "LAST", "ACTIVITY", "MSGS", "EDIT", "READ", "CMD", "OTHER", "HOT"
+    ]  # fmt: skip
+    assert lines[1].split() == ["active1", "claude-code", "active", "1m", "ago", "3", "1", "0", "1", "0", "2"]
+    assert lines[2].split()[:4] == ["idle1", "claude-code", "idle", "45m"]
+    assert lines[-1].startswith("3 sessions, read from the transcripts")
+
+
+def test_idle_timeout_from_the_config_file(home):
+    three_sessions(home)
+    config = home / "state" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('idle_timeout = "2h"\n', encoding="utf-8")
+    report = collect_status(Settings.load(), Plugins(entry_points=False), now=NOW)
+    assert {row.name: row.state for row in report.rows} == {
+        "active1": "active",
+        "idle1": "active",
+        "ended1": "idle",
+    }
+
+
+def test_a_suspension_recorded_without_a_watcher_shows(home):
+    three_sessions(home)
+    settings = Settings.load()
+    request_suspend("claude-code:idle1", settings)
+    report = collect_status(settings, Plugins(entry_points=False), now=NOW)
+    assert {row.name: row.state for row in report.rows}["idle1"] == "suspended"
+
+
+def test_rows_from_a_running_watcher(home):
+    path = transcript(home, "live")
+    path.write_text(prompt_line("hello"), encoding="utf-8")
+    settings = Settings.load()
+    plugins = Plugins(entry_points=False)
+    with Watcher(settings, plugins, debounce=0.02, flush_interval=0.0):
+        wait_for(lambda: (read_snapshot(settings) or {}).get("sessions"), what="the snapshot")
+        report = collect_status(settings, plugins)
+        assert report.source == "watcher"
+        assert report.watcher_pid == os.getpid()
+        assert [(row.name, row.state, row.messages) for row in report.rows] == [("live", "active", 1)]
+        assert "from the running watcher" in render_table(report)
+
+
+def test_nothing_found_says_where_it_looked(home, run_cli):
+    result = run_cli("status", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"no sessions found under {home / '.claude' / 'projects'}")
+    assert result.stdout.rstrip().endswith("is the agent's folder somewhere else? see `sidelight sessions`")
+    report = StatusReport("transcripts", [], NOW, searched=["/x"])
+    assert nothing_found(report) == (
+        "no sessions found under /x; is the agent's folder somewhere else? see `sidelight sessions`"
+    )
+
+
+def test_status_json(home, run_cli):
+    three_sessions(home, time.time())
+    result = run_cli("status", "--json", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["source"] == "transcripts"
+    names = {row["name"]: row for row in data["sessions"]}
+    assert set(names) == {"active1", "idle1", "ended1"}
+    assert names["active1"]["categories"] == {"edit": 1, "read": 0, "command": 1, "other": 0}
+    assert names["active1"]["hot_memory"] == 2
+    assert names["ended1"]["state"] == "ended"  # three hours is long past twice 30 minutes
+
+
+def test_names_are_cleaned_in_the_table():
+    row = StatusRow(
+        key="k",
+        name="evil\x1b[31mname\n",
+        agent="pi",
+        state="active",
+        last_activity=None,
+        messages=0,
+        categories={},
+        hot_memory=0,
+        path="/p",
+    )
+    table = render_table(StatusReport("transcripts", [row], NOW))
+    assert "\x1b" not in table
+    assert table.splitlines()[1].split()[:4] == ["evilname", "pi", "active", "-"]
+
+
+def test_status_watch_refreshes_until_interrupted(home):
+    three_sessions(home, time.time())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(home / "state"))
+    with subprocess.Popen(
+        [*cli_command(), "status", "--watch", "--interval", "0.1"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stdout is not None
+            seen = 0
+            deadline = time.monotonic() + TIMEOUT
+            while seen < 2 and time.monotonic() < deadline:
+                line = process.stdout.readline()
+                if line.startswith("SESSION"):
+                    seen += 1
+            assert seen == 2, "two refreshes"
+            process.send_signal(signal.SIGINT)
+            _out, err = process.communicate(timeout=TIMEOUT)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0, err

@@ -1,0 +1,488 @@
+"""The watcher (`sidelight.watch`, `sidelight watch`): real files in a throwaway HOME, a writer thread
+appending while the watcher runs, and nothing that can pass or fail by luck.
+
+* Every wait polls with a deadline (:func:`wait_for`); no sleep decides an outcome.
+* Every test checks that the threads it started are gone at the end (:func:`no_thread_left`).
+* Writers are helper threads joined with a timeout; lifecycle time comes from an injectable clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidelight.config import Settings
+from sidelight.cursors import CursorStore
+from sidelight.hookspecs import hookimpl
+from sidelight.lifecycle import LifecycleSettings, SessionTracker
+from sidelight.plugins import Plugins
+from sidelight.sessions import SinkEvent, SinkSpec
+from sidelight.watch import (
+    CURSOR_FILE,
+    READER,
+    STATUS_FILE,
+    Watcher,
+    WatcherRunningError,
+    read_snapshot,
+    request_resume,
+    request_suspend,
+    running_watcher,
+    watch_options,
+)
+from tests.conftest import cli_command
+
+#: Generous: a loaded CI machine is slow, and a passing test never waits this long.
+TIMEOUT = 20.0
+PROJECT = "-tmp-proj"
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "the condition") -> Any:
+    """Poll ``predicate`` until it returns something true; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.02)
+
+
+@pytest.fixture(autouse=True)
+def no_thread_left() -> Iterator[None]:
+    """Every thread a test starts (observer, emitters, inotify reader, worker, writers) is gone at the
+    end: the watcher's stop() joins them all."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 5
+    while True:
+        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not left, f"threads left behind: {[t.name for t in left]}"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway HOME with the state directory inside; the real one is never touched."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in list(os.environ):
+        if name.startswith("SIDELIGHT_") or name in (
+            "CLAUDE_CONFIG_DIR",
+            "PI_CODING_AGENT_DIR",
+            "CODEX_HOME",
+        ):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))
+    return home
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    return Settings.load()
+
+
+@pytest.fixture
+def events() -> list[SinkEvent]:
+    return []
+
+
+@pytest.fixture
+def plugins(events: list[SinkEvent]) -> Plugins:
+    """The built-in templates plus a sink that records the watcher's events."""
+
+    class Recorder:
+        @hookimpl
+        def sidelight_sinks(self):
+            yield SinkSpec(name="test-recorder", emit=events.append)
+
+    fresh = Plugins(entry_points=False)
+    fresh.register(Recorder(), name="test-recorder")
+    return fresh
+
+
+class Clock:
+    """An injectable clock for the lifecycle: moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def prompt_line(text: str, moment: float | None = None) -> str:
+    entry = {
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "timestamp": iso(time.time() if moment is None else moment),
+        "sessionId": "s",
+        "cwd": "/tmp/proj",
+    }
+    return json.dumps(entry) + "\n"
+
+
+def edit_line(n: int, path: str, moment: float | None = None) -> str:
+    block = {
+        "type": "tool_use",
+        "id": f"tu{n}",
+        "name": "Edit",
+        "input": {"file_path": path, "old_string": "a", "new_string": "b"},
+    }
+    entry = {
+        "type": "assistant",
+        "message": {"id": f"m{n}", "role": "assistant", "content": [block]},
+        "timestamp": iso(time.time() if moment is None else moment),
+    }
+    return json.dumps(entry) + "\n"
+
+
+def transcript(home: Path, session_id: str, project: str = PROJECT) -> Path:
+    folder = home / ".claude" / "projects" / project
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{session_id}.jsonl"
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as file:
+        file.write(text)
+
+
+class Writer(threading.Thread):
+    """A helper thread that appends ``count`` prompt lines to each path, some in two halves (a partial
+    line must wait for its end), with short pauses. Joined by the test with a timeout."""
+
+    def __init__(self, paths: list[Path], count: int, pause: float = 0.002) -> None:
+        super().__init__(name="test-writer", daemon=True)
+        self.paths = paths
+        self.count = count
+        self.pause = pause
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for n in range(self.count):
+                for path in self.paths:
+                    line = prompt_line(f"line {n} of {path.stem}")
+                    if n % 7 == 3:
+                        half = len(line) // 2
+                        append(path, line[:half])
+                        time.sleep(self.pause)
+                        append(path, line[half:])
+                    else:
+                        append(path, line)
+                time.sleep(self.pause)
+        except BaseException as error:
+            self.error = error
+
+    def finish(self) -> None:
+        self.join(TIMEOUT)
+        assert not self.is_alive(), "the writer did not finish"
+        assert self.error is None, self.error
+
+
+def rows(settings: Settings) -> dict[str, dict[str, Any]]:
+    snapshot = read_snapshot(settings) or {}
+    return {row["key"]: row for row in snapshot.get("sessions") or ()}
+
+
+def counted(settings: Settings, key: str) -> int:
+    return int(rows(settings).get(key, {}).get("lines", -1))
+
+
+def make_watcher(settings: Settings, plugins: Plugins, clock: Clock | None = None, **options: Any) -> Watcher:
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=60, max_duration=3600), clock=clock or Clock())
+    options.setdefault("debounce", 0.02)
+    options.setdefault("reconcile_interval", 60.0)  # events do the work unless a test says otherwise
+    options.setdefault("flush_interval", 0.0)
+    return Watcher(settings, plugins, tracker=tracker, **options)
+
+
+def test_every_line_is_counted_once_while_a_writer_appends(home, settings, plugins):
+    paths = [transcript(home, f"s{i}") for i in range(3)]
+    paths[0].write_text(prompt_line("already there"), encoding="utf-8")
+    with make_watcher(settings, plugins) as watcher:
+        wait_for(lambda: counted(settings, "claude-code:s0") == 1, what="the first look")
+        writer = Writer(paths, count=60)
+        writer.start()
+        writer.finish()
+        expected = {"claude-code:s0": 61, "claude-code:s1": 60, "claude-code:s2": 60}
+        wait_for(
+            lambda: all(counted(settings, key) == n for key, n in expected.items()),
+            what=f"the counts {expected} (have { {k: counted(settings, k) for k in expected} })",
+        )
+        tracker = watcher.tracker
+    assert tracker is not None
+    for key, n in expected.items():
+        assert tracker.states()[key].messages["user"] == n
+    # The cursors stop exactly at the end of each file: nothing left, nothing read twice.
+    cursors = CursorStore(settings.state_dir / CURSOR_FILE).read(READER)
+    for i, path in enumerate(paths):
+        assert cursors[f"claude-code:s{i}"]["offset"] == path.stat().st_size
+    assert not watcher.running
+
+
+def test_a_deleted_transcript_is_forgotten_and_the_others_go_on(home, settings, plugins, caplog):
+    keep, drop = transcript(home, "keep"), transcript(home, "drop")
+    keep.write_text(prompt_line("one"), encoding="utf-8")
+    drop.write_text(prompt_line("one"), encoding="utf-8")
+    with make_watcher(settings, plugins, reconcile_interval=0.3):
+        wait_for(lambda: counted(settings, "claude-code:drop") == 1, what="the first look")
+        drop.unlink()
+        wait_for(lambda: "claude-code:drop" not in rows(settings), what="the deleted session to go")
+        append(keep, prompt_line("two"))
+        wait_for(lambda: counted(settings, "claude-code:keep") == 2, what="the other session's line")
+        # A whole project folder going away is survived too.
+        gone = transcript(home, "elsewhere", project="-tmp-other")
+        gone.write_text(prompt_line("x"), encoding="utf-8")
+        wait_for(lambda: counted(settings, "claude-code:elsewhere") == 1, what="the new project")
+        gone.unlink()
+        gone.parent.rmdir()
+        wait_for(lambda: "claude-code:elsewhere" not in rows(settings), what="the removed project")
+        append(keep, prompt_line("three"))
+        wait_for(lambda: counted(settings, "claude-code:keep") == 3, what="a line after the removal")
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+
+
+def test_a_folder_created_after_start_gets_watched(home, settings, plugins):
+    # Nothing of Claude Code's exists yet: the root is picked up by the reconcile pass.
+    with make_watcher(settings, plugins, reconcile_interval=0.2) as watcher:
+        path = transcript(home, "late")
+        path.write_text(prompt_line("hello"), encoding="utf-8")
+        wait_for(lambda: counted(settings, "claude-code:late") == 1, what="the late session")
+        root = os.path.realpath(home / ".claude" / "projects")
+        wait_for(lambda: root in watcher._watches, what="a watch on the new root")
+        # From now on events do the work: a new project folder inside the root, appended at once.
+        watcher.reconcile_interval = 3600.0
+        newer = transcript(home, "newer", project="-tmp-new")
+        newer.write_text(prompt_line("a") + prompt_line("b"), encoding="utf-8")
+        wait_for(lambda: counted(settings, "claude-code:newer") == 2, what="the session of a new folder")
+
+
+def test_polling_observer(home, settings, plugins):
+    path = transcript(home, "polled")
+    with make_watcher(settings, plugins, polling=True, poll_interval=0.1) as watcher:
+        writer = Writer([path], count=25)
+        writer.start()
+        writer.finish()
+        wait_for(lambda: counted(settings, "claude-code:polled") == 25, what="25 polled lines")
+        from watchdog.observers.polling import PollingObserver
+
+        assert isinstance(watcher._observer, PollingObserver)
+
+
+def test_a_second_watcher_on_one_state_directory_is_refused(home, settings, plugins):
+    with make_watcher(settings, plugins):
+        second = make_watcher(settings, plugins)
+        with pytest.raises(WatcherRunningError) as caught:
+            second.start()
+        message = str(caught.value)
+        assert message == f"another sidelight watch is running on {settings.state_dir} (pid {os.getpid()})"
+        assert running_watcher(settings) == os.getpid()
+        assert not second.running
+    assert running_watcher(settings) is None
+    with make_watcher(settings, plugins):  # free again once the first stopped
+        pass
+
+
+def test_stop_joins_every_thread_and_flushes(home, settings, plugins):
+    path = transcript(home, "flush")
+    before = set(threading.enumerate())
+    watcher = make_watcher(settings, plugins, flush_interval=3600.0)  # only stop() writes
+    watcher.start()
+    assert len(set(threading.enumerate()) - before) >= 2  # observer and worker at least
+    path.write_text(prompt_line("a"), encoding="utf-8")
+    wait_for(lambda: watcher._scans > 0 and watcher._rows, what="the scan")
+    watcher.stop()
+    assert set(threading.enumerate()) - before == set()
+    status = settings.state_dir / STATUS_FILE
+    assert stat.S_IMODE(status.stat().st_mode) == 0o600
+    assert counted(settings, "claude-code:flush") == 1
+    assert CursorStore(settings.state_dir / CURSOR_FILE).read(READER)["claude-code:flush"]["offset"] == (
+        path.stat().st_size
+    )
+
+
+def test_a_restart_keeps_cursors_counts_and_lifecycle(home, settings, plugins):
+    path = transcript(home, "kept")
+    path.write_text(prompt_line("one") + prompt_line("two"), encoding="utf-8")
+    with make_watcher(settings, plugins):
+        wait_for(lambda: counted(settings, "claude-code:kept") == 2, what="two lines")
+    append(path, prompt_line("three"))  # written while no watcher runs
+    with make_watcher(settings, plugins) as watcher:
+        wait_for(lambda: counted(settings, "claude-code:kept") == 3, what="the line written meanwhile")
+        append(path, edit_line(1, "/tmp/proj/a.py"))
+        wait_for(lambda: counted(settings, "claude-code:kept") == 4, what="a line after the restart")
+        tracker = watcher.tracker
+    assert tracker is not None
+    state = tracker.states()["claude-code:kept"]
+    assert state.messages == {"user": 3, "assistant": 1}  # restored, then added to
+    assert state.lives == 1
+    assert rows(settings)["claude-code:kept"]["hot_memory"] == 1
+
+
+def test_lifecycle_follows_the_injected_clock(home, settings, plugins, events):
+    clock = Clock()
+    path = transcript(home, "life")
+    with make_watcher(settings, plugins, clock=clock):
+        path.write_text(prompt_line("start"), encoding="utf-8")
+        wait_for(lambda: rows(settings).get("claude-code:life", {}).get("state") == "active", what="active")
+        clock.now += 61  # past the idle timeout of 60 s
+        wait_for(lambda: rows(settings)["claude-code:life"]["state"] == "idle", what="idle after the tick")
+        append(path, prompt_line("back"))
+        wait_for(lambda: rows(settings)["claude-code:life"]["state"] == "active", what="active again")
+        clock.now += 121
+        wait_for(lambda: rows(settings)["claude-code:life"]["state"] == "ended", what="ended")
+        wait_for(lambda: list((settings.state_dir / "archive").glob("*.json")), what="the archive")
+    kinds = [e.kind for e in events if e.session.key == "claude-code:life"]
+    for kind in ("session_start", "prompt_submitted", "session_idle", "session_resume", "session_end"):
+        assert kind in kinds
+    assert kinds.index("session_idle") < kinds.index("session_resume") < kinds.index("session_end")
+
+
+def test_hook_events_from_the_events_file_reach_the_tracker(home, settings, plugins):
+    path = transcript(home, "hooked")
+    path.write_text(prompt_line("hi"), encoding="utf-8")
+    with make_watcher(settings, plugins):
+        wait_for(lambda: rows(settings).get("claude-code:hooked", {}).get("state") == "active", what="active")
+        record = {"time": time.time(), "host": "claude-code", "event": "SessionEnd", "session_id": "hooked"}
+        record["transcript_path"] = str(path)
+        append(settings.state_dir / "events.jsonl", json.dumps(record) + "\n")
+        wait_for(lambda: rows(settings)["claude-code:hooked"]["state"] == "ended", what="the hook's end")
+
+
+def test_suspend_and_resume_requests(home, settings, plugins):
+    path = transcript(home, "paused")
+    path.write_text(prompt_line("hi"), encoding="utf-8")
+    key = "claude-code:paused"
+    # Without a watcher the request is recorded, and the next watcher applies it.
+    assert request_suspend(key, settings) is False
+    assert (read_snapshot(settings) or {})["suspended"] == [key]
+    with make_watcher(settings, plugins):
+        wait_for(lambda: rows(settings).get(key, {}).get("state") == "suspended", what="suspended")
+        assert request_resume(key, settings) is True
+        wait_for(lambda: rows(settings)[key]["state"] == "active", what="resumed")
+        assert request_suspend(key, settings) is True
+        wait_for(lambda: rows(settings)[key]["state"] == "suspended", what="suspended again")
+        append(path, prompt_line("still suspended"))
+        wait_for(lambda: counted(settings, key) == 2, what="the line read while suspended")
+        assert rows(settings)[key]["state"] == "suspended"
+
+
+def test_watch_options_come_from_flags_env_and_config(home, settings, monkeypatch):
+    config = settings.state_dir / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('idle_timeout = "10m"\nmax_duration = "2h"\npolling = true\n', encoding="utf-8")
+    loaded = Settings.load()
+    options = watch_options(loaded, env={}, debounce="100ms")
+    assert (options.idle_timeout, options.max_duration, options.polling, options.debounce) == (
+        600.0,
+        7200.0,
+        True,
+        0.1,
+    )
+    assert watch_options(loaded, env={"SIDELIGHT_IDLE_TIMEOUT": "90s"}).idle_timeout == 90.0
+    assert watch_options(loaded, env={}, idle_timeout="1h").idle_timeout == 3600.0
+    from sidelight.config import ConfigError
+
+    with pytest.raises(ConfigError):
+        watch_options(loaded, env={}, reconcile="soon")
+
+
+class CliWatcher:
+    """``sidelight ARGS`` in a subprocess; killed (and its pipes closed) whatever happens."""
+
+    def __init__(self, home: Path, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*cli_command(), *args],
+            env=_cli_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def __enter__(self) -> subprocess.Popen[str]:
+        return self.process
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate(timeout=TIMEOUT)
+
+
+def _cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(home / "state"), COLUMNS="100")
+    return env
+
+
+def test_sigterm_stops_the_cli_watcher_cleanly(home, settings):
+    path = transcript(home, "cli")
+    path.write_text(prompt_line("one") + prompt_line("two"), encoding="utf-8")
+    env = _cli_env(home)
+    with CliWatcher(home, "watch", "--debounce", "20ms", "--reconcile", "1s") as process:
+        wait_for(lambda: counted(settings, "claude-code:cli") == 2, what="the CLI watcher's snapshot")
+        second = subprocess.run(
+            [*cli_command(), "watch"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert second.returncode == 1
+        assert second.stderr.strip().splitlines() == [
+            f"sidelight: another sidelight watch is running on {home / 'state'} (pid {process.pid})"
+        ]
+        append(path, prompt_line("three"))
+        wait_for(lambda: counted(settings, "claude-code:cli") == 3, what="a line appended while running")
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 0, err
+    assert "stopped watching" in err
+    snapshot = json.loads((settings.state_dir / STATUS_FILE).read_text(encoding="utf-8"))
+    assert snapshot["pid"] == process.pid
+    assert {row["key"]: row["lines"] for row in snapshot["sessions"]} == {"claude-code:cli": 3}
+    assert running_watcher(settings) is None
+
+
+def test_sigint_stops_the_cli_watcher_too(home, settings):
+    with CliWatcher(home, "-q", "watch") as process:
+        wait_for(lambda: running_watcher(settings) == process.pid, what="the watcher's lock")
+        wait_for(lambda: read_snapshot(settings) is not None, what="the first snapshot")
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=TIMEOUT)
+    assert process.returncode == 0
+    assert err == ""  # -q: nothing but errors
+    assert read_snapshot(settings) is not None
+
+
+def test_suspend_command_names_the_session(home, settings, run_cli):
+    transcript(home, "abcdef12").write_text(prompt_line("hi"), encoding="utf-8")
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    result = run_cli("suspend", "abcdef12", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == (
+        "suspended abcdef12 (claude-code:abcdef12): recorded for the next 'sidelight watch'\n"
+    )
+    assert (read_snapshot(settings) or {})["suspended"] == ["claude-code:abcdef12"]
+    result = run_cli("resume", "abcd", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (read_snapshot(settings) or {})["suspended"] == []
+    missing = run_cli("suspend", "nobody", env=env)
+    assert missing.returncode == 1
+    assert len(missing.stderr.strip().splitlines()) == 1
