@@ -45,16 +45,9 @@ def detect(path: Path) -> str | None:
 
 
 def _normalized(result: dict[str, Any]) -> dict[str, Any]:
-    out = dict(result)
-    out["tool_uses"] = [
-        [u["name"], u["category"], u["primary_arg"], u["timestamp"]] if isinstance(u, dict) else list(u)
-        for u in out.get("tool_uses", [])
-    ]
-    for key in ("messages", "tools", "categories", "skipped", "entry_types"):
-        if out.get(key) is not None:
-            out[key] = dict(out[key])
-    out["files_touched"] = list(out.get("files_touched", []))
-    return out
+    from tests.reference import normalize
+
+    return normalize(result)
 
 
 def assert_matches_reference(activity: Activity, path: Path, fmt: str, tmp_path: Path) -> None:
