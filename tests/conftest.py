@@ -339,3 +339,20 @@ def run_cli():
         )
 
     return run
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A throwaway HOME with the state directory inside; the real one is never touched."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in list(os.environ):
+        if name.startswith("SIDELIGHT_") or name in (
+            "CLAUDE_CONFIG_DIR",
+            "PI_CODING_AGENT_DIR",
+            "CODEX_HOME",
+        ):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))
+    return home

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -18,35 +17,19 @@ from sidelight.plugins import Plugins
 from sidelight.status import StatusReport, StatusRow, collect_status, nothing_found, render_table
 from sidelight.watch import Watcher, read_snapshot, request_suspend
 from tests.conftest import cli_command
-from tests.test_watch import TIMEOUT, edit_line, iso, prompt_line, transcript, wait_for
+
+# The throwaway HOME and the thread-leak check are the watcher tests' own fixtures.
+from tests.test_watch import (  # noqa: F401
+    TIMEOUT,
+    edit_line,
+    iso,
+    no_thread_left,
+    prompt_line,
+    transcript,
+    wait_for,
+)
 
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture(autouse=True)
-def no_thread_left():
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 5
-    while [t for t in threading.enumerate() if t not in before] and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert [t.name for t in threading.enumerate() if t not in before] == []
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    for name in list(os.environ):
-        if name.startswith("SIDELIGHT_") or name in (
-            "CLAUDE_CONFIG_DIR",
-            "PI_CODING_AGENT_DIR",
-            "CODEX_HOME",
-        ):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))
-    return home
 
 
 def bash_line(n: int, command: str, moment: float) -> str:
