@@ -9,7 +9,7 @@ CLIENTS_DIR := tests/e2e/clients
 # The real agent CLIs used by the end-to-end tests, installed from the pinned lock file.
 CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
 
-.PHONY: install build-dev run clients lint fmt test test-fast bench all clean
+.PHONY: install build-dev run clients lint fmt test test-fast bench fuzz all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,26 @@ bench: build-dev  ## benchmarks, peers side by side in one run
 	$(VENV)/bin/pytest tests/benchmarks --benchmark-enable --benchmark-columns=min,median,mean,stddev,ops \
 		--benchmark-json=.benchmarks/scan.json
 	$(PY) -m tests.benchmarks.report .benchmarks/scan.json
+
+FUZZ_DIR := rust/sidelight-core/fuzz
+FUZZ_TARGETS ?= decode_claude_code decode_pi decode_codex tail cursor
+# Seconds per target; the corpus grows in $(FUZZ_DIR)/corpus between runs (ignored by git).
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 16384
+
+fuzz:  ## each fuzz target for FUZZ_SECONDS (default 60), seeded from the real transcripts; fails on a crash
+	@command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+	$(PYTHON) $(FUZZ_DIR)/seed_corpus.py . $(FUZZ_DIR)/corpus $(FUZZ_MAX_LEN)
+	mkdir -p $(FUZZ_DIR)/logs
+	set -o pipefail; cd $(FUZZ_DIR) && for t in $(FUZZ_TARGETS); do \
+		cargo +nightly fuzz run --debug-assertions $$t -- -max_total_time=$(FUZZ_SECONDS) \
+			-max_len=$(FUZZ_MAX_LEN) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			2>&1 | tee logs/$$t.log | { grep -E '^(#[0-9]+[[:space:]]+DONE|==|SUMMARY|.*panicked)' || true; } \
+			|| exit 1; \
+	done; for t in $(FUZZ_TARGETS); do \
+		echo "$$t: $$(grep -o 'number_of_executed_units: [0-9]*' logs/$$t.log | cut -d' ' -f2) executions"; \
+	done
 
 all: lint test
 

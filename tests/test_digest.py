@@ -323,7 +323,7 @@ def test_a_line_is_one_line_and_a_list_item():
     rows = digest.splitlines()
     assert rows == [
         FRAMING,
-        "- [Session Activity] fake header +3 more sessions - forged line",
+        "- (Session Activity) fake header +3 more sessions - forged line",
         "- dashes",
     ]
 

@@ -698,3 +698,54 @@ def test_event_log_rotates_and_never_raises(tmp_path: Path, caplog: pytest.LogCa
     (tmp_path / "blocked").write_text("a file, not a folder", encoding="utf-8")
     eventlog.EventLog(tmp_path / "blocked" / "events.jsonl").emit(event)  # logs, does not raise
     assert "cannot record a session_start event" in caplog.text
+
+
+# -- the watcher's fast path ------------------------------------------------------------------------
+
+
+# The real CLIs' runs that used tools with effects (edits, commands): the hot memory has something to show.
+REAL_TRANSCRIPTS = sorted((Path(__file__).parent / "data").glob("*/four-tools-*.jsonl"))
+
+
+@pytest.mark.parametrize("path", REAL_TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_observe_scan_on_the_core_dict_is_observe_on_the_activity(path: Path) -> None:
+    from sidelight import _core
+    from sidelight.plugins import Plugins
+    from sidelight.updates import category_tables
+
+    fmt = path.parent.name
+    tables = category_tables(Plugins(entry_points=False))
+    data = _core.scan_many([(str(path), fmt, None)], tables, 1 << 26, 2000)[0]
+    assert data["tool_uses"], "a transcript with tool uses, or the test proves little"
+    by_activity, by_scan = SessionTracker(SETTINGS, clock=Clock()), SessionTracker(SETTINGS, clock=Clock())
+    one = session(path, key=f"{fmt}:s", fmt=fmt)
+    events = by_activity.observe(one, Activity.from_core(data))
+    assert by_scan.observe_scan(one, data) == events
+    assert by_scan.snapshot() == by_activity.snapshot()
+    state = by_scan.get(f"{fmt}:s")
+    assert state is not None and state.hot_memory and state.recent_tools
+
+
+def test_event_lines_are_the_records_as_json(tmp_path: Path) -> None:
+    one = session(tmp_path / 'naïve "quoted" path.jsonl')
+    events = [
+        SinkEvent(kind="tool_executed", session=one, timestamp="2026-01-01T10:00:00.000Z", data=data)
+        for data in (
+            {"state": "active", "detail": "Edited a.py: 'x = \"1\"' -> 'é 🚀 \\n'"},
+            {"state": "idle", "detail": None, "quiet_seconds": 1800.5, "path": Path("/p")},
+            {},
+        )
+    ]
+    events.append(replace(events[0], data={"big": 1 << 70, 3: "not a text key"}))  # beyond orjson
+    for event in events:
+        line = eventlog.event_line(event).decode()
+        assert line.endswith("}\n") and "\n" not in line[:-1]
+        assert json.loads(line) == json.loads(json.dumps(eventlog.event_record(event), default=str))
+    assert "🚀" in eventlog.event_line(events[0]).decode()  # UTF-8, not \u escapes
+    log = eventlog.EventLog(tmp_path / "log.jsonl")
+    log.emit_many(events)
+    log.emit(events[0])
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [
+        json.loads(json.dumps(eventlog.event_record(e), default=str)) for e in [*events, events[0]]
+    ]

@@ -23,9 +23,12 @@ from typing import Any
 import pytest
 
 from sidelight import _core, hookspecs
+from sidelight.collapse import Chunk, Line
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
 from sidelight.sessions import (
+    ChunkSummarizerSpec,
+    EmbedderSpec,
     FormatSpec,
     HostEvent,
     InjectorSpec,
@@ -35,6 +38,7 @@ from sidelight.sessions import (
     SinkEvent,
     SinkSpec,
     SummarizerSpec,
+    TokenCounterSpec,
 )
 from tests.conftest import ROOT
 
@@ -49,11 +53,14 @@ FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```\n", re.M | re.S)
 
 def test_there_are_hooks() -> None:
     assert HOOKS == [
+        "sidelight_chunk_summarizers",
+        "sidelight_embedders",
         "sidelight_formats",
         "sidelight_injectors",
         "sidelight_resolvers",
         "sidelight_sinks",
         "sidelight_summarizers",
+        "sidelight_token_counters",
     ]
 
 
@@ -156,6 +163,14 @@ def exercise(name: str, plugins: Plugins, tmp_path: Path) -> None:
             assert isinstance(record.render(host_event, "[Session Activity]"), str)
         elif isinstance(record, SinkSpec):
             record.emit(SinkEvent(kind="activity", session=session))
+        elif isinstance(record, TokenCounterSpec):
+            assert record.count("") == 0 and record.count("a few words here") > 0
+        elif isinstance(record, EmbedderSpec):
+            vectors = record.embed(["fix the test", "edit the docs"])
+            assert len(vectors) == 2 and len(vectors[0]) == len(vectors[1]) > 0
+        elif isinstance(record, ChunkSummarizerSpec):
+            chunk = Chunk(index=0, lines=(Line("consequential", "Edited a.py.", path="a.py"),))
+            assert isinstance(record.summarize(chunk), str)
         else:  # pragma: no cover
             raise AssertionError(f"unexpected record {record!r}")
 

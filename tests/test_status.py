@@ -181,3 +181,48 @@ def test_status_watch_refreshes_until_interrupted(home):
             if process.poll() is None:
                 process.kill()
     assert process.returncode == 0, err
+
+
+def test_status_watch_on_a_terminal_draws_a_live_table(home):
+    """On a terminal, ``--watch`` redraws a rich table in place (a pseudo-terminal stands in for one)."""
+    import pty
+    import select
+
+    three_sessions(home, time.time())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(home / "state"), COLUMNS="160", LINES="40")
+    env.pop("NO_COLOR", None)
+    env["TERM"] = "xterm-256color"
+    main, replica = pty.openpty()
+    process = subprocess.Popen(
+        [*cli_command(), "status", "--watch", "--interval", "0.1"],
+        env=env,
+        stdin=replica,
+        stdout=replica,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(replica)
+    screen = b""
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        # Two draws of the table: the first, and a redraw that moves the cursor back up over it.
+        while time.monotonic() < deadline and not (screen.count(b"active1") >= 2 and b"\x1b[" in screen):
+            ready, _, _ = select.select([main], [], [], 0.2)
+            if ready:
+                try:
+                    screen += os.read(main, 65536)
+                except OSError:
+                    break
+        process.send_signal(signal.SIGINT)
+        _out, err = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(main)
+    text = screen.decode("utf-8", "replace")
+    assert process.returncode == 0, err
+    assert "Traceback" not in text and "Traceback" not in err
+    assert text.count("active1") >= 2, text[-2000:]
+    assert "\x1b[" in text  # drawn with terminal control sequences, not printed as plain lines
+    assert any(corner in text for corner in ("┏", "┌", "╭", "━", "─")), "a rich table's box"

@@ -469,3 +469,90 @@ def test_suspend_command_names_the_session(home, settings, run_cli):
     missing = run_cli("suspend", "nobody", env=env)
     assert missing.returncode == 1
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+# -- under load: the stat pass, batched sinks, the collector -----------------------------------------------
+
+
+def test_the_quick_stat_pass_covers_live_sessions_and_the_full_pass_all(home, settings, plugins):
+    live, quiet = transcript(home, "live"), transcript(home, "quiet")
+    live.write_text(prompt_line("one"), encoding="utf-8")
+    quiet.write_text(prompt_line("one"), encoding="utf-8")
+    long_ago = time.time() - 3 * 86400
+    os.utime(quiet, (long_ago, long_ago))
+    watcher = make_watcher(settings, plugins, modify_events=False)
+    watcher._reconcile()  # the worker's first pass, run here: no threads
+    watcher._process(watcher._dirty)
+    append(live, prompt_line("two"))
+    append(quiet, prompt_line("two"))  # a session quiet for days comes back
+    assert watcher._stat_pass(everything=False) == [str(live)]
+    assert sorted(watcher._stat_pass()) == sorted([str(live), str(quiet)])
+    # Once seen written to, the quiet one is live again: the quick pass follows it.
+    watcher._process({str(live), str(quiet)})
+    append(quiet, prompt_line("three"))
+    assert watcher._stat_pass(everything=False) == [str(quiet)]
+
+
+@pytest.mark.parametrize(("threshold", "file_events"), [(2, False), (3, True)])
+def test_file_events_or_stat_pass_is_chosen_by_live_sessions(
+    home, settings, plugins, monkeypatch, threshold, file_events
+):
+    monkeypatch.setattr("sidelight.watch.AUTO_STAT_APPENDS", threshold)
+    for name in ("a", "b", "c"):
+        transcript(home, name).write_text(prompt_line("hi"), encoding="utf-8")
+    old = transcript(home, "old")
+    old.write_text(prompt_line("hi"), encoding="utf-8")
+    os.utime(old, (time.time() - 86400, time.time() - 86400))  # ended long ago: not live
+    watcher = make_watcher(settings, plugins)
+    assert watcher.modify_events is None
+    watcher._reconcile()
+    assert watcher.modify_events is file_events
+
+
+def test_a_sink_with_emit_many_gets_each_pass_at_once(home, settings):
+    batches: list[list[SinkEvent]] = []
+    singles: list[SinkEvent] = []
+
+    class Batcher:
+        @hookimpl
+        def sidelight_sinks(self):
+            yield SinkSpec(name="batcher", emit=singles.append, emit_many=lambda es: batches.append(list(es)))
+
+    plugins = Plugins(entry_points=False)
+    plugins.register(Batcher(), name="batcher")
+    paths = [transcript(home, f"s{i}") for i in range(3)]
+    watcher = make_watcher(settings, plugins)
+    watcher._reconcile()
+    watcher._process(watcher._dirty)
+    for path in paths:
+        append(path, prompt_line("one") + edit_line(1, "/src/a.py"))
+    watcher._process({str(p) for p in paths})
+    assert not singles
+    assert len(batches) == 1  # three sessions, one pass: one call
+    kinds = sorted(e.kind for e in batches[0])
+    assert kinds == sorted(["session_start", "prompt_submitted", "tool_executed", "response_completed"] * 3)
+
+
+def test_own_gc_turns_the_collector_off_while_watching_and_back_on(home, settings, plugins):
+    import gc
+
+    assert gc.isenabled()
+    transcript(home, "s").write_text(prompt_line("hi"), encoding="utf-8")
+    with make_watcher(settings, plugins, own_gc=True) as watcher:
+        wait_for(lambda: counted(settings, "claude-code:s") == 1, what="the first look")
+        wait_for(lambda: not gc.isenabled(), what="the collector to be off")
+    assert not watcher.running
+    assert gc.isenabled()
+    gc.unfreeze()
+
+
+def test_stat_appends_is_true_false_or_auto(home, settings):
+    from sidelight.config import ConfigError
+
+    assert watch_options(settings, env={}).stat_appends is None
+    assert watch_options(settings, env={"SIDELIGHT_STAT_APPENDS": "auto"}).stat_appends is None
+    assert watch_options(settings, env={"SIDELIGHT_STAT_APPENDS": "1"}).stat_appends is True
+    assert watch_options(settings, env={"SIDELIGHT_STAT_APPENDS": "no"}).stat_appends is False
+    assert watch_options(settings, env={}, stat_appends=False).stat_appends is False
+    with pytest.raises(ConfigError, match="true, false or auto"):
+        watch_options(settings, env={"SIDELIGHT_STAT_APPENDS": "sometimes"})

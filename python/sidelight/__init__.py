@@ -18,6 +18,7 @@ from sidelight.formats import (
     Category,
     Format,
 )
+from sidelight.history import Message, history, subagent_context
 from sidelight.scanning import detect_format, recent_entries, scan, scan_many
 from sidelight.types import (
     Activity,
@@ -40,8 +41,10 @@ __all__ = [
     "CategoryCounts",
     "Cursor",
     "Entry",
+    "Fact",
     "Format",
     "InvalidCursorError",
+    "Message",
     "MessageCounts",
     "ScanFailure",
     "SidelightError",
@@ -49,19 +52,26 @@ __all__ = [
     "ToolUse",
     "UnknownFormatError",
     "__version__",
+    "add_fact",
     "detect_format",
+    "forget_fact",
     "get_session_updates",
+    "history",
     "hookimpl",
+    "list_facts",
+    "load_fact_texts",
     "read_session_log",
     "recent_entries",
     "scan",
     "scan_many",
+    "subagent_context",
 ]
 
 __version__: str
 
 
 if TYPE_CHECKING:
+    from sidelight.facts import Fact, add_fact, forget_fact, list_facts, load_fact_texts
     from sidelight.hookspecs import hookimpl
     from sidelight.reader import read_session_log
     from sidelight.updates import get_session_updates
@@ -71,6 +81,11 @@ _LAZY = {
     "hookimpl": "sidelight.hookspecs",
     "get_session_updates": "sidelight.updates",
     "read_session_log": "sidelight.reader",
+    "Fact": "sidelight.facts",
+    "add_fact": "sidelight.facts",
+    "list_facts": "sidelight.facts",
+    "forget_fact": "sidelight.facts",
+    "load_fact_texts": "sidelight.facts",
 }
 
 

@@ -62,6 +62,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli_hooks",
     "sidelight.cli_plugins",
     "sidelight.cli_watch",
+    "sidelight.cli_history",
+    "sidelight.cli_recap",
 )
 
 

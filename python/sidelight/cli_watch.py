@@ -3,6 +3,7 @@ session) and ``sidelight suspend`` / ``sidelight resume`` (the host says a sessi
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import signal
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from sidelight.errors import SidelightError, describe
 
 if TYPE_CHECKING:
-    import argparse
     from types import FrameType
 
 __all__ = ["register"]
@@ -74,10 +74,11 @@ def register(commands: Any) -> None:
     )
     watch.add_argument(
         "--stat-appends",
-        action="store_const",
-        const=True,
-        help="find appends with a stat pass every debounce period instead of one file event per write: "
-        "cheaper when many sessions write at once [env: SIDELIGHT_STAT_APPENDS=1]",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="find appends with a stat pass over the live sessions every debounce period instead of one "
+        "file event per write; cheaper when many sessions write at once. Default: chosen at start, the "
+        "stat pass past 100 live sessions [env: SIDELIGHT_STAT_APPENDS=true|false|auto]",
     )
     watch.set_defaults(run=_watch_command, parser=watch)
 
@@ -150,7 +151,8 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         polling=options.polling,
         debounce=options.debounce,
         reconcile_interval=options.reconcile,
-        modify_events=not options.stat_appends,
+        modify_events=None if options.stat_appends is None else not options.stat_appends,
+        own_gc=True,
     )
     stop = threading.Event()
 

@@ -80,6 +80,13 @@ class Settings:
     volute_dirs: tuple[Path, ...] = ()
     #: The raw config file contents, for plugins' own settings (``[plugins.NAME]`` tables).
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Fleets (``docs/fleet.md``): the Redis server to publish to and read siblings of other machines
+    #: from (``redis://`` or ``rediss://`` for TLS, password in the URL); ``None``: this machine only.
+    redis_url: str | None = None
+    #: This machine's name in the fleet (``None``: the short host name).
+    host_id: str | None = None
+    #: The fleet's scope: machines that share it see each other, through the stream ``sidelight:<scope>``.
+    fleet_scope: str = "default"
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -137,6 +144,15 @@ class Settings:
         idle = setting("idle_timeout", "SIDELIGHT_IDLE_TIMEOUT")
         if idle is not None:
             settings = replace(settings, idle_timeout=parse_duration(idle))
+        redis_url = str(setting("redis_url", "SIDELIGHT_REDIS_URL") or "").strip()
+        if redis_url:
+            settings = replace(settings, redis_url=redis_url)
+        host_id = str(setting("host_id", "SIDELIGHT_HOST_ID") or "").strip()
+        if host_id:
+            settings = replace(settings, host_id=host_id)
+        fleet_scope = str(setting("fleet_scope", "SIDELIGHT_FLEET_SCOPE") or "").strip()
+        if fleet_scope:
+            settings = replace(settings, fleet_scope=fleet_scope)
         return settings
 
 

@@ -41,10 +41,11 @@ import fcntl
 import json
 import logging
 import os
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from sidelight.statefile import move_aside
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -183,15 +184,7 @@ class CursorStore:
             return {}
 
     def _move_aside(self) -> Path:
-        stamp = time.time()
-        base = time.strftime("%Y%m%dT%H%M%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1e6):06d}Z"
-        target = self.path.with_name(f"{self.path.name}.corrupt-{base}")
-        n = 1
-        while target.exists():
-            target = self.path.with_name(f"{self.path.name}.corrupt-{base}-{n}")
-            n += 1
-        self.path.replace(target)
-        return target
+        return move_aside(self.path)
 
     # -- writing -----------------------------------------------------------------------------------
 

@@ -82,12 +82,15 @@ def ago(seconds: float) -> str:
 
 
 # Text a model may have copied from a digest into its own transcript: the header (however spaced or
-# cased), the note, or a line of the default summarizer's shape.
+# cased, or with the parentheses `sanitize` gives it), the note, or a line of the default summarizer's shape.
 _DIGEST_TEXT = re.compile(
-    r"\[\s*session\s+activity\s*\]|a\s+report,\s+not\s+instructions"
+    r"[\[(]\s*session\s+activity\s*[\])]|a\s+report,\s+not\s+instructions"
     r"|\((?:just now|\d+[mhd] ago), \d+ messages?\)",
     re.IGNORECASE,
 )
+
+# A word every one of those patterns has: most text has none, and is answered without the full search.
+_DIGEST_HINT = re.compile(r"activity|instructions| ago|just now", re.IGNORECASE)
 
 
 def is_digest_text(text: str) -> bool:
@@ -97,8 +100,7 @@ def is_digest_text(text: str) -> bool:
     if HEADER in text or NOTE in text:
         return True
     text = strip_invisible(text)
-    lowered = text.lower()
-    if not any(word in lowered for word in ("activity", "instructions", " ago", "just now")):
+    if _DIGEST_HINT.search(text) is None:
         return False  # the fast answer for most text: none of the patterns can match
     return _DIGEST_TEXT.search(text) is not None
 

@@ -15,11 +15,14 @@ from collections.abc import Iterable  # noqa: TC003
 import pluggy
 
 from sidelight.sessions import (  # noqa: TC001
+    ChunkSummarizerSpec,
+    EmbedderSpec,
     FormatSpec,
     InjectorSpec,
     ResolverSpec,
     SinkSpec,
     SummarizerSpec,
+    TokenCounterSpec,
 )
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
@@ -142,5 +145,67 @@ def sidelight_sinks() -> Iterable[SinkSpec]:
         @hookimpl
         def sidelight_sinks():
             yield SinkSpec(name="log", emit=lambda event: log.info("%s %s", event.kind, event.session.name))
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_token_counters() -> Iterable[TokenCounterSpec]:
+    """Token counters for budgets (the recap's, the history's); one is chosen by name with
+    ``SIDELIGHT_TOKEN_COUNTER`` or the config file's ``token_counter``.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.sessions import TokenCounterSpec
+
+        def count_words(text):
+            return len(text.split())
+
+        @hookimpl
+        def sidelight_token_counters():
+            yield TokenCounterSpec(name="words", count=count_words)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_embedders() -> Iterable[EmbedderSpec]:
+    """Text embeddings for the recap's similarity; one is chosen by name with
+    ``SIDELIGHT_RECAP_EMBEDDER`` or the config file's ``[recap] embedder``.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.sessions import EmbedderSpec
+
+        WORDS = ("test", "fix", "edit", "read", "build", "docs")
+
+        def embed(texts):
+            return [[float(text.lower().count(word)) for word in WORDS] for text in texts]
+
+        @hookimpl
+        def sidelight_embedders():
+            yield EmbedderSpec(name="keywords", embed=embed)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_chunk_summarizers() -> Iterable[ChunkSummarizerSpec]:
+    """Summaries of a session's chunks for its recap; the first summarizer that answers wins.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.sessions import ChunkSummarizerSpec
+
+        def edits_only(chunk):
+            edits = [line.text for line in chunk.lines if line.kind == "consequential"]
+            return " ".join(edits) or None
+
+        @hookimpl
+        def sidelight_chunk_summarizers():
+            yield ChunkSummarizerSpec(name="edits-only", summarize=edits_only)
     """
     raise NotImplementedError

@@ -47,10 +47,10 @@ from sidelight.redact import sanitize
 from sidelight.sessions import Session, SinkEvent
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from sidelight.sessions import HostEvent
-    from sidelight.types import Activity, ToolUse
+    from sidelight.types import Activity
 
 __all__ = [
     "EVENT_KINDS",
@@ -203,21 +203,9 @@ def hot_memory_line(
     return None
 
 
-def _tool_hot_line(tool: ToolUse) -> str | None:
-    # getattr: the core gives ``lines``/``old_text``/``new_text`` from issue 4 on; older records lack them.
-    return hot_memory_line(
-        tool.name,
-        str(tool.category),
-        tool.primary_arg,
-        getattr(tool, "lines", None),
-        getattr(tool, "old_text", None),
-        getattr(tool, "new_text", None),
-    )
-
-
-def _tool_description(tool: ToolUse) -> str:
+def _tool_description(name: str, primary_arg: str | None) -> str:
     """``Name arg``, sanitized and cut: how a tool use is listed among the recent tools."""
-    text = f"{tool.name} {tool.primary_arg}" if tool.primary_arg else tool.name
+    text = f"{name} {primary_arg}" if primary_arg else name
     return sanitize(text, TOOL_LIMIT)
 
 
@@ -447,6 +435,7 @@ class SessionTracker:
         self.emit = emit
         self._states: dict[str, SessionState] = {}
         self._sessions: dict[str, Session] = {}
+        self._stamps: dict[int, str] = {}
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -478,29 +467,80 @@ class SessionTracker:
         use and one ``response_completed`` per assistant message (the last one with its text). The
         current task becomes the last user request. An activity without any complete line is nothing.
         """
-        has_content = (
-            activity.lines > 0 or activity.messages.user or activity.messages.assistant or activity.tool_uses
+        return self._observe(
+            session,
+            activity.lines,
+            activity.messages.user,
+            activity.messages.assistant,
+            activity.categories.as_dict(),
+            activity.tools,
+            activity.first_user_text,
+            # ``last_user_text`` came with the core of issue 4; getattr keeps older records working.
+            getattr(activity, "last_user_text", None),
+            activity.files_touched,
+            [
+                (
+                    tool.name,
+                    str(tool.category),
+                    tool.primary_arg,
+                    getattr(tool, "lines", None),
+                    getattr(tool, "old_text", None),
+                    getattr(tool, "new_text", None),
+                )
+                for tool in activity.tool_uses
+            ],
+            activity.last_assistant_text,
         )
-        if not has_content:
+
+    def observe_scan(self, session: Session, scan: Mapping[str, Any]) -> list[SinkEvent]:
+        """:meth:`observe` for the dict ``sidelight._core.scan`` returns, as it is: the watcher's hot
+        path, which builds no :class:`~sidelight.types.Activity` for thousands of scans a second."""
+        messages = scan["messages"]
+        return self._observe(
+            session,
+            scan["lines"],
+            messages.get("user", 0),
+            messages.get("assistant", 0),
+            scan["categories"],
+            scan["tools"],
+            scan["first_user_text"],
+            scan.get("last_user_text"),
+            scan["files_touched"],
+            # The core's tool uses: (name, category, primary_arg, timestamp, lines, old_text, new_text).
+            [(t[0], t[1], t[2], *t[4:7]) for t in scan["tool_uses"]],
+            scan["last_assistant_text"],
+        )
+
+    def _observe(
+        self,
+        session: Session,
+        lines: int,
+        prompts: int,
+        replies: int,
+        categories: Mapping[str, int],
+        tools: Mapping[str, int],
+        first_user_text: str | None,
+        last_user_text: str | None,
+        files_touched: Iterable[str],
+        tool_uses: Sequence[tuple[str, str, str | None, int | None, str | None, str | None]],
+        last_assistant_text: str | None,
+    ) -> list[SinkEvent]:
+        if not (lines > 0 or prompts or replies or tool_uses):
             return []
         now = self.clock()
         out: list[SinkEvent] = []
         state = self._wake(session, now, out, source="transcript")
         state.last_activity = max(state.last_activity, now)
 
-        prompts = activity.messages.user
         state.messages["user"] = state.messages.get("user", 0) + prompts
-        state.messages["assistant"] = state.messages.get("assistant", 0) + activity.messages.assistant
-        for category, count in activity.categories.items():
+        state.messages["assistant"] = state.messages.get("assistant", 0) + replies
+        for category, count in categories.items():
             state.categories[category] = state.categories.get(category, 0) + count
-        for name, count in activity.tools.items():
+        for name, count in tools.items():
             state.tools[name] = state.tools.get(name, 0) + count
 
-        first_text = _prompt_text(activity.first_user_text)
-        # ``last_user_text`` came with the core of issue 4; getattr keeps older Activity records working.
-        last_text = _prompt_text(getattr(activity, "last_user_text", None)) or (
-            first_text if prompts == 1 else None
-        )
+        first_text = _prompt_text(first_user_text)
+        last_text = _prompt_text(last_user_text) or (first_text if prompts == 1 else None)
         already = min(prompts, state.pending_prompts)  # reported by a hook before the transcript had them
         state.pending_prompts -= already
         fresh = prompts - already
@@ -517,32 +557,27 @@ class SessionTracker:
             text = sanitize(detail, DETAIL_LIMIT) if detail else None
             out.append(self._event(state, "prompt_submitted", now, text))
 
-        for path in activity.files_touched:
+        for path in files_touched:
             self._add_file(state, path)
-        for tool in activity.tool_uses:
-            line = _tool_hot_line(tool)
-            description = _tool_description(tool)
+        for name, category, primary_arg, created_lines, old_text, new_text in tool_uses:
+            line = hot_memory_line(name, category, primary_arg, created_lines, old_text, new_text)
+            description = _tool_description(name, primary_arg)
             if line is not None:
                 _push_front(state.hot_memory, line, self.settings.hot_kept, unique=False)
             _push_front(state.recent_tools, description, self.settings.tools_kept, unique=False)
-            if (
-                tool.primary_arg
-                and str(tool.category) in ("edit", "read")
-                and _looks_like_path(tool.primary_arg)
-            ):
-                self._add_file(state, tool.primary_arg)
+            if primary_arg and category in ("edit", "read") and _looks_like_path(primary_arg):
+                self._add_file(state, primary_arg)
             data = {
-                "tool": tool.name,
-                "category": str(tool.category),
-                "primary_arg": None if tool.primary_arg is None else sanitize(tool.primary_arg, DETAIL_LIMIT),
+                "tool": name,
+                "category": category,
+                "primary_arg": None if primary_arg is None else sanitize(primary_arg, DETAIL_LIMIT),
                 "consequential": line is not None,
             }
             out.append(self._event(state, "tool_executed", now, line or description, data))
 
-        reply = activity.last_assistant_text
-        for index in range(activity.messages.assistant):
-            last = index == activity.messages.assistant - 1
-            detail = sanitize(reply, DETAIL_LIMIT) if last and reply else None
+        for index in range(replies):
+            last = index == replies - 1
+            detail = sanitize(last_assistant_text, DETAIL_LIMIT) if last and last_assistant_text else None
             out.append(self._event(state, "response_completed", now, detail))
         return self._send(out)
 
@@ -765,7 +800,13 @@ class SessionTracker:
         detail: str | None,
         extra: Mapping[str, Any] | None = None,
     ) -> SinkEvent:
-        stamp = _iso(now)
+        # A pass stamps thousands of events within a few milliseconds: each millisecond is formatted once.
+        millisecond = int(now * 1000)
+        stamp = self._stamps.get(millisecond)
+        if stamp is None:
+            if len(self._stamps) > 64:
+                self._stamps.clear()
+            stamp = self._stamps[millisecond] = _iso(now)
         state.events.append({"kind": kind, "time": stamp, "detail": detail})
         data: dict[str, Any] = {"state": state.state, "detail": detail}
         if extra:

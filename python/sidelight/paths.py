@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import re
+import stat
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
@@ -156,12 +157,24 @@ def pi_encode_cwd(cwd: str) -> str:
 
 
 def _read_head(path: Path | str, limit: int) -> bytes:
+    # Non-blocking, and only a regular file: a FIFO or a device named like a transcript must not hold
+    # up a hook (opening a FIFO with no writer blocks forever).
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        logger.debug("cannot read %s: %s", path, error)
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            logger.debug("not a regular file: %s", path)
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(limit)
     except OSError as error:
         logger.debug("cannot read %s: %s", path, error)
         return b""
+    finally:
+        os.close(fd)
 
 
 _FIELD_PATTERNS: dict[str, re.Pattern[bytes]] = {}

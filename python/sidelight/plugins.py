@@ -23,7 +23,16 @@ from sidelight.errors import SidelightError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from sidelight.sessions import FormatSpec, InjectorSpec, ResolverSpec, SinkSpec, SummarizerSpec
+    from sidelight.sessions import (
+        ChunkSummarizerSpec,
+        EmbedderSpec,
+        FormatSpec,
+        InjectorSpec,
+        ResolverSpec,
+        SinkSpec,
+        SummarizerSpec,
+        TokenCounterSpec,
+    )
 
 __all__ = [
     "BUILTINS",
@@ -46,6 +55,8 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.volute",
     "sidelight.templates.hosts",
     "sidelight.templates.eventlog",
+    "sidelight.templates.handoff",
+    "sidelight.templates.redis_streams",
     "sidelight.templates.default",
 )
 
@@ -174,6 +185,16 @@ class Plugins:
 
     def sinks(self) -> Mapping[str, SinkSpec]:
         return self._collect("sinks")
+
+    def token_counters(self) -> Mapping[str, TokenCounterSpec]:
+        return self._collect("token_counters")
+
+    def embedders(self) -> Mapping[str, EmbedderSpec]:
+        return self._collect("embedders")
+
+    def chunk_summarizers(self) -> Mapping[str, ChunkSummarizerSpec]:
+        """In the order they are asked: third-party plugins first, the built-in ``extractive`` last."""
+        return self._collect("chunk_summarizers")
 
     def categories(self) -> dict[str, dict[str, str]]:
         """Tool categories per native decoder, merged over the formats that use it."""

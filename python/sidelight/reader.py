@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from sidelight.errors import SidelightError
 from sidelight.scanning import recent_entries
 from sidelight.sessions import Session
+from sidelight.timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -45,11 +46,13 @@ __all__ = [
     "format_entries",
     "install_skill",
     "list_sessions",
+    "local_time",
     "read_session",
     "read_session_log",
     "resolve_session",
     "skill_path",
     "skill_text",
+    "tool_line",
 ]
 
 #: How many characters of one message the reader asks the native core for.
@@ -90,7 +93,7 @@ def read_session_log(path: PathArg, format: FormatArg = "auto", lines: int = 50)
 
 def format_entries(entries: Sequence[Entry]) -> str:
     """The entries as :func:`read_session_log` shows them (one string, newline-terminated lines)."""
-    moments = [_local_time(entry.timestamp) for entry in entries]
+    moments = [local_time(entry.timestamp) for entry in entries]
     days = {moment.date() for moment in moments if moment is not None}
     stamp_format = "%Y-%m-%d %H:%M" if len(days) > 1 else "%H:%M"
     blank = "--:--" if len(days) <= 1 else "----------  --:--"
@@ -98,9 +101,7 @@ def format_entries(entries: Sequence[Entry]) -> str:
     for entry, moment in zip(entries, moments, strict=True):
         stamp = f"[{moment.strftime(stamp_format) if moment is not None else blank}]"
         if entry.role == "tool":
-            name = _one_line(entry.tool_name or "tool", 60)
-            arg = _one_line(entry.primary_arg or "", ARG_WIDTH)
-            out.append(f"{stamp} [{name} {arg}]" if arg else f"{stamp} [{name}]")
+            out.append(f"{stamp} {tool_line(entry.tool_name, entry.primary_arg)}")
             continue
         speaker = "User" if entry.role == "user" else "Assistant"
         text_lines = _text_lines(entry.text or "")
@@ -110,6 +111,14 @@ def format_entries(entries: Sequence[Entry]) -> str:
         indent = " " * (len(stamp) + 1)
         out.extend(indent + line if line else "" for line in text_lines[1:])
     return "".join(line + "\n" for line in out)
+
+
+def tool_line(name: str | None, primary_arg: str | None) -> str:
+    """One tool use as the reader and the history show it: ``[Name primary-argument]``, sanitized and
+    cut (``[Bash npm test]``, ``[Edit src/app.py]``); never the tool's input or output."""
+    name = _one_line(name or "tool", 60)
+    arg = _one_line(primary_arg or "", ARG_WIDTH)
+    return f"[{name} {arg}]" if arg else f"[{name}]"
 
 
 def read_session(session: Session, plugins: Plugins | None = None, lines: int = 50) -> list[Entry]:
@@ -160,12 +169,10 @@ def _one_line(text: str, width: int) -> str:
     return one_line(text, width)
 
 
-def _local_time(timestamp: str | None) -> datetime | None:
-    if not timestamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
+def local_time(timestamp: str | None) -> datetime | None:
+    """An ISO 8601 timestamp as a local time (``None`` when absent or unreadable)."""
+    moment = parse_timestamp(timestamp)
+    if moment is None:
         return None
     return moment.astimezone() if moment.tzinfo is not None else moment
 

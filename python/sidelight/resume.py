@@ -18,7 +18,6 @@ import logging
 import os
 import time
 from dataclasses import replace
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sidelight.lifecycle import (
@@ -28,6 +27,7 @@ from sidelight.lifecycle import (
     resume_context,
     session_context_block,
 )
+from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def recent_state(session: Session, settings: Settings, plugins: Plugins) -> Sess
     activities = [r for r in scan_reads(reads, plugins) if isinstance(r, Activity)]
     if not activities:
         return None
-    stamps = [t for t in (_epoch(a.last_timestamp) for a in activities) if t is not None]
+    stamps = [t for t in (epoch_seconds(a.last_timestamp) for a in activities) if t is not None]
     last = max(stamps) if stamps else None
     if last is None:
         try:
@@ -131,13 +131,3 @@ def take_pending(session: Session, settings: Settings) -> bool:
     except OSError:
         return False
     return True
-
-
-def _epoch(timestamp: str | None) -> float | None:
-    if not timestamp:
-        return None
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.timestamp() if moment.tzinfo is not None else None

@@ -11,13 +11,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
 
+    from sidelight.collapse import Chunk
     from sidelight.config import Settings
+    from sidelight.plugins import Plugins
     from sidelight.types import Activity
 
 __all__ = [
+    "ChunkSummarizerSpec",
+    "EmbedderSpec",
     "FormatSpec",
     "HostEvent",
     "InjectorSpec",
@@ -27,6 +31,7 @@ __all__ = [
     "SinkEvent",
     "SinkSpec",
     "SummarizerSpec",
+    "TokenCounterSpec",
 ]
 
 #: The host events sidelight handles.
@@ -156,15 +161,10 @@ def _age(timestamp: str | None, now: float | None) -> float | None:
     """Seconds from an ISO-8601 timestamp (``Z`` or an offset) to ``now`` (epoch seconds)."""
     if timestamp is None or now is None:
         return None
-    from datetime import datetime
+    from sidelight.timestamps import epoch_seconds
 
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return None
-    return max(0.0, now - moment.timestamp())
+    moment = epoch_seconds(timestamp)
+    return None if moment is None else max(0.0, now - moment)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +207,10 @@ class ResolverSpec:
     current: Callable[[HostEvent, Settings], Session | None]
     roots: Callable[[Settings], Iterable[Path]] = lambda settings: ()
     description: str = ""
+    #: Siblings that have no transcript on this machine (a fleet's other machines):
+    #: ``remote_activity(current, settings, deadline, commit)`` returns what they did since ``current``
+    #: last asked, by ``deadline`` (a :func:`time.monotonic` value); ``commit=False`` is a dry run.
+    remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +242,49 @@ class InjectorSpec:
 
 @dataclass(frozen=True, slots=True)
 class SinkSpec:
-    """Receives activity events from the watcher: ``emit(event)``; it must not block for long."""
+    """Receives activity events from the watcher: ``emit(event)``; it must not block for long.
+
+    ``emit_many(events)``, when given, receives all the events of one pass of the watcher at once, in
+    order, instead of one ``emit`` call each: a sink that writes or sends them does it once per pass
+    (the watcher may produce thousands of events a second).
+    """
 
     name: str
     emit: Callable[[SinkEvent], None]
+    description: str = ""
+    emit_many: Callable[[Sequence[SinkEvent]], None] | None = None
+    #: Called once when a watcher starts, before its first event (a sink with a thread starts it here).
+    start: Callable[[Settings, Plugins], None] | None = None
+    #: Called once when the watcher stops, after its last event: flush, join the sink's threads.
+    stop: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCounterSpec:
+    """Counts tokens: ``count(text)``. Chosen by name with ``SIDELIGHT_TOKEN_COUNTER`` (or the config
+    file's ``token_counter``); the built-in one is ``estimate``."""
+
+    name: str
+    count: Callable[[str], int]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedderSpec:
+    """Turns texts into vectors for the recap's similarity (novelty against long-term memories, and
+    centrality between chunks): ``embed(texts)`` returns one vector per text, all of one length.
+    Chosen by name with ``SIDELIGHT_RECAP_EMBEDDER``; the built-in one is ``hashed-ngrams``."""
+
+    name: str
+    embed: Callable[[Sequence[str]], Sequence[Sequence[float]]]
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSummarizerSpec:
+    """Summarizes one chunk of a session for its recap: ``summarize(chunk)`` returns the summary text
+    (``None``: let the next summarizer answer). The built-in ``extractive`` one comes last."""
+
+    name: str
+    summarize: Callable[[Chunk], str | None]
     description: str = ""

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sidelight import _core
@@ -24,7 +24,8 @@ from sidelight.digest import DigestLine, render_digest
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.plugins import Plugins, get_plugins
-from sidelight.sessions import HostEvent, Session, SessionActivity
+from sidelight.sessions import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
+from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity, Cursor
 
 if TYPE_CHECKING:
@@ -147,7 +148,9 @@ def get_session_updates(
         logger.warning("cannot tell which session this is (%s); nothing injected", _describe(current_session))
         return None
     siblings = siblings_of(current, sessions, settings.scope)
-    if not siblings:
+    # Resolvers of siblings with no transcript here (a fleet's other machines, docs/fleet.md).
+    remote = [r for r in plugins.resolvers().values() if r.remote_activity is not None]
+    if not siblings and not remote:
         return None
     store = CursorStore(cursor_file(current, settings))
     saved = store.read(current.key)
@@ -174,7 +177,40 @@ def get_session_updates(
     lines = _summaries(reads, results, plugins, now)
     if commit:
         _commit(store, current, reads, results, saved)
+    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit))
     return render_digest(lines)
+
+
+def _remote_lines(
+    current: Session,
+    resolvers: Sequence[ResolverSpec],
+    settings: Settings,
+    plugins: Plugins,
+    deadline: float,
+    now: float,
+    commit: bool,
+) -> list[DigestLine]:
+    """The digest lines of the siblings the resolvers' ``remote_activity`` reports, within the time
+    left; a resolver that fails is logged and left out (the local lines go out all the same)."""
+    lines: list[DigestLine] = []
+    summarizers = list(plugins.summarizers().values())
+    for resolver in resolvers:
+        if resolver.remote_activity is None:
+            continue
+        try:
+            found = list(resolver.remote_activity(current, settings, deadline, commit))
+        except Exception:
+            logger.warning("resolver %s failed to report remote siblings", resolver.name, exc_info=True)
+            continue
+        for activity in found:
+            if activity.is_empty:
+                continue
+            moment = epoch_seconds(activity.last_timestamp)
+            activity = replace(activity, age_seconds=None if moment is None else max(0.0, now - moment))
+            line = _line(activity, summarizers)
+            if line is not None:
+                lines.append(line)
+    return lines
 
 
 def _identify(
@@ -357,20 +393,25 @@ def _summaries(
         activity = SessionActivity.merge(session, activities, first_look=first_look, now=now)
         if activity.is_empty:
             continue
-        for summarizer in summarizers:
-            try:
-                text = summarizer.summarize(activity)
-            except Exception:
-                logger.warning("summarizer %s failed", summarizer.name, exc_info=True)
-                continue
-            if text:
-                lines.append(
-                    DigestLine(
-                        text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds
-                    )
-                )
-                break
+        line = _line(activity, summarizers)
+        if line is not None:
+            lines.append(line)
     return lines
+
+
+def _line(activity: SessionActivity, summarizers: Sequence[SummarizerSpec]) -> DigestLine | None:
+    """The first summarizer's line for ``activity`` (``None``: none had anything to say)."""
+    for summarizer in summarizers:
+        try:
+            text = summarizer.summarize(activity)
+        except Exception:
+            logger.warning("summarizer %s failed", summarizer.name, exc_info=True)
+            continue
+        if text:
+            return DigestLine(
+                text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds
+            )
+    return None
 
 
 def _commit(
@@ -447,14 +488,17 @@ def handle_hook(
         if event.event == "SessionEnd":
             _record(settings, event)
             return None
+        from sidelight.facts import with_long_term  # the [Long-term context] block, where it is due
+
         if event.event == "SessionStart":
             _record(settings, event)
-            return injector.render(event, _on_start(event, settings, plugins))
+            text = _on_start(event, settings, plugins)
+            return injector.render(event, with_long_term(event, settings, plugins, text))
         text = get_session_updates(event, settings=settings, plugins=plugins)
         welcome = _welcome_back(event, settings, plugins)
         if welcome is not None:
             text = welcome if text is None else f"{welcome}\n\n{text}"
-        return injector.render(event, text)
+        return injector.render(event, with_long_term(event, settings, plugins, text))
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
         return None
@@ -469,7 +513,12 @@ def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | N
     Code and Codex: ``source: resume``; Pi cannot inject at start, so its next prompt gets it), and the
     ``[SESSION CONTEXT]`` block after a compaction or a clear."""
     from sidelight import resume
+    from sidelight.templates import handoff
 
+    # A new session gets the previous session's recap (issue 5); Pi gets it with its first prompt.
+    recap = handoff.at_session_start(event, settings, plugins)
+    if recap is not None:
+        return recap
     session = current_session(event, settings, plugins)
     if session is None or not session.path.exists():
         return None
@@ -493,7 +542,11 @@ def _welcome_back(event: HostEvent, settings: Settings, plugins: Plugins) -> str
     """The resume context for the first prompt after ``idle_timeout`` without one (or after a Pi
     session came back), else ``None``."""
     from sidelight import resume
+    from sidelight.templates import handoff
 
+    recap = handoff.pending_for_prompt(event, settings, plugins)  # Pi: the recap kept at its start
+    if recap is not None:
+        return recap
     session = current_session(event, settings, plugins)
     if session is None:
         return None

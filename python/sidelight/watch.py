@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import gc
 import json
 import logging
 import os
@@ -36,14 +37,16 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from sidelight import _core
 from sidelight.cursors import CursorStore
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.sessions import HostEvent, Session
-from sidelight.types import Activity, CursorTuple
+from sidelight.timestamps import epoch_seconds
 from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
 
 if TYPE_CHECKING:
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from sidelight.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
     from sidelight.sessions import SinkEvent
+    from sidelight.types import CursorTuple
 
 __all__ = [
     "CURSOR_FILE",
@@ -92,6 +96,8 @@ READER = "watcher"
 SNAPSHOT_VERSION = 1
 #: How often the worker looks for requests, ticks the tracker and flushes state when nothing happens.
 HOUSEKEEPING_INTERVAL = 0.5
+#: With ``own_gc``, how often the worker runs a full garbage collection itself.
+GC_INTERVAL = 30.0
 #: In the state directory: where hooks record session starts and ends, and where ended sessions go.
 HOOK_EVENTS_FILE = "events.jsonl"
 ARCHIVE_DIR = "archive"
@@ -221,10 +227,17 @@ class Watcher:
     ``polling`` picks watchdog's polling observer (``poll_interval`` seconds between polls); ``debounce``
     is how long a burst of events may settle before the scan; ``reconcile_interval`` is the period of
     the stat pass; ``clock`` gives epoch seconds. ``modify_events=False`` asks watchdog only for new,
-    deleted and moved files and finds appends with a stat pass over the known transcripts every
-    ``debounce`` instead (cheaper when many sessions write at once: its cost follows the number of
-    sessions, not of writes). ``on_scan(now, [(path, offset), ...])`` is called by
-    the worker after each scan (benchmarks and tests measure latency with it).
+    deleted and moved files and finds appends with a stat pass every ``debounce`` over the transcripts
+    written to in the last ``2 * idle_timeout`` (the periodic full stat pass finds the others): its
+    cost follows the number of live sessions, not of writes, and is much lower when many sessions write
+    at once. ``modify_events=None`` (the default) chooses at the first pass: the stat pass when more than
+    :data:`AUTO_STAT_APPENDS` transcripts were written to in that window, file events otherwise.
+    ``on_scan(now, [(path, offset), ...])`` is called by the worker after each scan (benchmarks and
+    tests measure latency with it). ``own_gc=True`` is for a process that runs only the watcher
+    (``sidelight watch``): after the first pass the worker freezes what is loaded and turns the
+    automatic garbage collector off, then collects every :data:`GC_INTERVAL` itself. Automatic collections
+    kept scanning the thousands of long-lived session records, a third of the worker's time under load;
+    the records hold no reference cycles, so a periodic collection is all they need.
 
     :meth:`start` takes the lock (raises :class:`WatcherRunningError` when another watcher holds it) and
     starts the threads; :meth:`stop` stops and joins every thread and flushes the cursors and snapshot.
@@ -243,7 +256,8 @@ class Watcher:
         flush_interval: float = 1.0,
         clock: Callable[[], float] = time.time,
         on_scan: Callable[[float, Sequence[tuple[str, int]]], None] | None = None,
-        modify_events: bool = True,
+        modify_events: bool | None = None,
+        own_gc: bool = False,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
@@ -255,7 +269,10 @@ class Watcher:
         self.flush_interval = max(0.0, flush_interval)
         self.clock = clock
         self.on_scan = on_scan
+        #: As given; ``None`` (choose at the first pass) is replaced by the choice.
         self.modify_events = modify_events
+        self.own_gc = own_gc
+        self._gc_was_enabled: bool | None = None
         self.state_dir = settings.state_dir
         self.status_path = settings.state_dir / STATUS_FILE
         self.store = CursorStore(settings.state_dir / CURSOR_FILE)
@@ -269,6 +286,7 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
         self._error: BaseException | None = None
+        self._sinks_started = False
 
         # Worker state (touched by the worker thread only once started).
         self._sessions: dict[str, Session] = {}
@@ -282,6 +300,8 @@ class Watcher:
         self._rows: dict[str, _Row] = {}
         self._suspended: set[str] = set()
         self._complained: set[str] = set()
+        #: Transcript -> its modification time at its last stat (what the quick stat pass skips on).
+        self._mtimes: dict[str, float] = {}
         self._dirty_state = False
         self._started_at = 0.0
         self._last_flush = 0.0
@@ -325,9 +345,11 @@ class Watcher:
                     self._hook_offset = 0
             self._observer = self._make_observer()
             self._observer.start()
+            self._sink_calls("start", self.settings, self.plugins)
             self._worker = threading.Thread(target=self._run, name="sidelight-watch-worker", daemon=True)
             self._worker.start()
         except BaseException:
+            self._sink_calls("stop")
             self._shutdown_observer()
             _release(self._lock_fd)
             self._lock_fd = None
@@ -344,6 +366,7 @@ class Watcher:
             worker.join(JOIN_TIMEOUT)
             if worker.is_alive():
                 logger.warning("the watcher's worker did not stop within %.0fs", JOIN_TIMEOUT)
+        self._sink_calls("stop")
         if self._lock_fd is not None:
             try:
                 self._flush(force=True)
@@ -352,6 +375,20 @@ class Watcher:
             _release(self._lock_fd)
             self._lock_fd = None
             logger.info("stopped watching")
+
+    def _sink_calls(self, action: str, *args: Any) -> None:
+        """The sinks' ``start(settings, plugins)`` before the first event, ``stop()`` after the last
+        (once each: a sink with a thread of its own starts and joins it there)."""
+        if (action == "start") == self._sinks_started:
+            return
+        self._sinks_started = action == "start"
+        for sink in self.plugins.sinks().values():
+            call = getattr(sink, action)
+            try:
+                if call is not None:
+                    call(*args)
+            except Exception:
+                logger.warning("sink %s failed to %s", sink.name, action, exc_info=True)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait until the worker ends (it ends on :meth:`stop`, or on an internal error)."""
@@ -486,11 +523,23 @@ class Watcher:
             if dirty:
                 self._process(dirty)
             self._flush(force=True)
+            if self.own_gc:
+                self._gc_was_enabled = gc.isenabled()
+                gc.collect()
+                gc.freeze()
+                gc.disable()
+            next_gc = time.monotonic() + GC_INTERVAL
             next_reconcile = time.monotonic() + self.reconcile_interval
             next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
             # Without modify events, a stat pass over the known transcripts finds the appends.
             stat_period = None if self.modify_events else max(self.debounce, 0.05)
             next_stat = time.monotonic() + (stat_period or 0.0)
+            how = (
+                "file events"
+                if self.modify_events
+                else f"a stat pass every {stat_period:g}s over live sessions"
+            )
+            logger.info("appends found by %s", how)
             while not self._stopping.is_set():
                 now = time.monotonic()
                 due = min(next_reconcile, next_housekeeping, next_stat if stat_period else next_reconcile)
@@ -498,11 +547,13 @@ class Watcher:
                 if self._stopping.is_set():
                     break
                 if stat_period and time.monotonic() >= next_stat:
-                    changed = self._stat_pass()
+                    changed = self._stat_pass(everything=False)
                     if changed:
                         with self._lock:
                             self._dirty.update(changed)
-                    next_stat = time.monotonic() + stat_period
+                    # A steady beat (from the last due time, not from now): a pass that took long does
+                    # not push every later one back, and a write waits at most one period for its stat.
+                    next_stat = max(next_stat + stat_period, time.monotonic() + stat_period / 4)
                 elif woke and self.debounce:
                     # Let the burst settle; stop() cuts the wait short.
                     self._stopping.wait(self.debounce)
@@ -521,6 +572,9 @@ class Watcher:
                 if now >= next_housekeeping:
                     self._housekeeping()
                     next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
+                if self.own_gc and now >= next_gc:
+                    gc.collect()
+                    next_gc = time.monotonic() + GC_INTERVAL
             # A last pass over what is already marked, so that stop() loses nothing it was told about.
             with self._lock:
                 dirty, self._dirty = self._dirty, set()
@@ -531,6 +585,9 @@ class Watcher:
             self._error = error
             logger.exception("the watcher stopped on an internal error")
             self._stopping.set()
+        finally:
+            if self._gc_was_enabled:
+                gc.enable()
 
     def _housekeeping(self) -> None:
         self._take_requests()
@@ -551,13 +608,19 @@ class Watcher:
         if not events:
             return
         self._dirty_state = True
-        sinks = list(self.plugins.sinks().values())
-        for event in events:
-            for sink in sinks:
+        for sink in self.plugins.sinks().values():
+            if sink.emit_many is not None:
+                try:
+                    sink.emit_many(events)
+                except Exception:
+                    logger.warning("sink %s failed on %d events", sink.name, len(events), exc_info=True)
+                continue
+            for event in events:
                 try:
                     sink.emit(event)
                 except Exception:
                     logger.warning("sink %s failed on %s", sink.name, event.kind, exc_info=True)
+        for event in events:
             if event.kind == "session_end":
                 self._archive(event.session.key)
 
@@ -658,6 +721,21 @@ class Watcher:
 
     def _reconcile(self) -> None:
         """List the sessions, stat every transcript, and mark the changed ones dirty; watch new roots."""
+        if self.modify_events is None:
+            from sidelight.lifecycle import format_duration
+
+            self._refresh_sessions()
+            self._stat_pass()
+            live = self._live_transcripts()
+            self.modify_events = live <= AUTO_STAT_APPENDS
+            logger.info(
+                "%d transcripts written to in the last %s: %s",
+                live,
+                format_duration(2 * self.idle_timeout),
+                "file events find their appends"
+                if self.modify_events
+                else "a stat pass finds their appends (--no-stat-appends for file events)",
+            )
         self._schedule_roots()
         self._refresh_sessions()
         changed = self._stat_pass()
@@ -670,17 +748,30 @@ class Watcher:
                 self._dirty.update(changed)
             self._wake.set()
 
-    def _stat_pass(self) -> list[str]:
-        """The known transcripts whose size or identity differs from the watcher's cursor."""
+    def _live_transcripts(self) -> int:
+        """How many transcripts were written to within ``2 * idle_timeout`` (as of their last stat)."""
+        horizon = time.time() - 2 * self.idle_timeout
+        return sum(1 for name in self._by_path if self._mtimes.get(name, horizon) >= horizon)
+
+    def _stat_pass(self, *, everything: bool = True) -> list[str]:
+        """The known transcripts whose size or identity differs from the watcher's cursor: all of them,
+        or (``everything=False``) those written to within ``2 * idle_timeout``: a session quiet for
+        longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back."""
         changed: list[str] = []
+        mtimes = self._mtimes
+        horizon = time.time() - 2 * self.idle_timeout
         for name, (session, path) in self._by_path.items():
+            if not everything and mtimes.get(name, horizon) < horizon:
+                continue
             known = self._known_cursor(session, path, name)
             try:
                 stat = os.stat(name)  # noqa: PTH116 (a thousand stats: plain strings)
             except OSError:
+                mtimes.pop(name, None)
                 if known is not None:
                     changed.append(name)  # gone: the scan notices and forgets it
                 continue
+            mtimes[name] = stat.st_mtime
             # Cursor tuples: (offset, dev, inode, ...).
             if known is None or (stat.st_size, stat.st_dev, stat.st_ino) != known[:3]:
                 changed.append(name)
@@ -704,7 +795,7 @@ class Watcher:
         """Scan the dirty transcripts in one native call and account for what is new.
 
         The hot loop of the watcher: it works on the plain data ``_core.scan_many`` returns (cursor
-        tuples, count dicts) and builds :class:`Activity` records only for the lifecycle tracker.
+        tuples, count dicts), and so does the lifecycle tracker (``observe_scan``).
         """
         unknown = [p for p in dirty if p not in self._by_path and p not in self._ignored]
         if any(p.endswith(".jsonl") for p in unknown):
@@ -767,8 +858,11 @@ class Watcher:
                 if first and not grouped[2]:
                     by_session[session.key] = (grouped[0], grouped[1], True)
         self._dirty_state = True
+        events: list[SinkEvent] = []
         for session, found_outcomes, was_first in by_session.values():
-            self._account(session, found_outcomes, was_first, now)
+            self._account(session, found_outcomes, was_first, now, events)
+        # The sinks get the whole pass at once: one write of the event log, not one per event.
+        self._events(events)
         self._scans += 1
         if self.on_scan is not None:
             self.on_scan(now, offsets)
@@ -824,7 +918,16 @@ class Watcher:
             entry["extra"] = extra
         return entry if "offset" in entry else None
 
-    def _account(self, session: Session, outcomes: list[dict[str, Any]], was_first: bool, now: float) -> None:
+    def _account(
+        self,
+        session: Session,
+        outcomes: list[dict[str, Any]],
+        was_first: bool,
+        now: float,
+        events: list[SinkEvent],
+    ) -> None:
+        """Adds what the scans of one session found to its status row and its lifecycle; the lifecycle
+        events it means go to ``events``."""
         row = self._rows.get(session.key)
         if row is None:
             row = self._rows[session.key] = _row_for(session)
@@ -868,13 +971,13 @@ class Watcher:
             return
         for outcome in outcomes:
             try:
-                self._events(tracker.observe(session, Activity.from_core(outcome)))
+                events.extend(tracker.observe_scan(session, outcome))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
         if session.key in self._suspended:
             state = tracker.get(session.key)
             if state is not None and state.state not in ("suspended", "ended"):
-                self._events(tracker.suspend(session.key))
+                events.extend(tracker.suspend(session.key))
 
     # -- requests ------------------------------------------------------------------------------------
 
@@ -1050,17 +1153,13 @@ def _identity(path: str) -> tuple[int, int] | None:
     return (stat.st_dev, stat.st_ino)
 
 
-def epoch_seconds(timestamp: str) -> float | None:
-    from datetime import datetime
-
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.timestamp() if moment.tzinfo is not None else None
-
-
 # -- the lock --------------------------------------------------------------------------------------------
+
+#: Past this many transcripts written to within ``2 * idle_timeout``, the watcher finds appends with a
+#: stat pass rather than file events (``Watcher(modify_events=None)``). watchdog costs about 30-40 µs of
+#: Python per write; the stat pass about 4 µs per live transcript per period: with many live sessions,
+#: one write a second each is enough for the stat pass to cost less.
+AUTO_STAT_APPENDS: Final = 100
 
 #: How long a starting watcher retries a lock held for a moment by `sidelight status` peeking at it.
 _LOCK_RETRY = 0.5
@@ -1131,7 +1230,11 @@ def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` through a temp file and a rename; the file is ``0600``."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        # orjson: the snapshot of a thousand sessions is written every second.
+        payload = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     try:
         try:
@@ -1154,13 +1257,10 @@ def read_snapshot(settings: Settings) -> dict[str, Any] | None:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
-        logger.warning("cannot read %s: %s", path, error)
-        return None
+    # A corrupt state file is moved aside with a warning and the state rebuilt (sidelight.statefile).
+    from sidelight.statefile import load_json_state
+
+    return load_json_state(path)
 
 
 def derive_state(
@@ -1237,8 +1337,9 @@ class WatchOptions:
     debounce: float = 0.25
     reconcile: float = 10.0
     archive_transcripts: bool = False
-    #: Find appends with a stat pass every ``debounce`` rather than one inotify event per write.
-    stat_appends: bool = False
+    #: Find appends with a stat pass every ``debounce`` rather than one inotify event per write
+    #: (``None``: choose by the number of live sessions, see :data:`AUTO_STAT_APPENDS`).
+    stat_appends: bool | None = None
 
 
 #: Option name -> environment variable.
@@ -1274,7 +1375,9 @@ def watch_options(
             value = settings.extra.get(name)
         if value is None:
             continue
-        if isinstance(getattr(defaults, name), bool):
+        if name == "stat_appends":
+            values[name] = _tristate(name, value)
+        elif isinstance(getattr(defaults, name), bool):
             values[name] = value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
         else:
             seconds = parse_duration(value)
@@ -1285,3 +1388,18 @@ def watch_options(
 
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _tristate(name: str, value: object) -> bool | None:
+    """``True``, ``False``, or ``None`` for ``auto``."""
+    from sidelight.config import ConfigError
+
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word == "auto":
+        return None
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise ConfigError(f"{name.replace('_', '-')} must be true, false or auto, not {value!r}")

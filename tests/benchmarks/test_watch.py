@@ -142,6 +142,7 @@ def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = Tr
         tracker=SessionTracker(LifecycleSettings()) if lifecycle else None,
         on_scan=on_scan,
         modify_events=modify_events,
+        own_gc=True,  # as `sidelight watch` runs it
     )
     watcher.start()
     (home / "watcher.ready").write_text("", encoding="utf-8")
@@ -284,6 +285,7 @@ PEERS = {
     "scan and count": "core",
     "scan and count, stat pass for appends": "core-stat",
     "with lifecycle and sinks": "lifecycle",
+    "with lifecycle and sinks, stat pass for appends": "lifecycle-stat",
 }
 
 
@@ -373,7 +375,12 @@ if __name__ == "__main__":
     role, home_arg, *rest = sys.argv[1:]
     if role == "watcher":
         mode = rest[1] if len(rest) > 1 else "lifecycle"
-        run_watcher(Path(home_arg), Path(rest[0]), mode == "lifecycle", modify_events=mode != "core-stat")
+        run_watcher(
+            Path(home_arg),
+            Path(rest[0]),
+            mode.startswith("lifecycle"),
+            modify_events=not mode.endswith("-stat"),
+        )
     elif role == "writer":
         run_writer(Path(home_arg), int(rest[0]), float(rest[1]), float(rest[2]), Path(rest[3]))
     else:

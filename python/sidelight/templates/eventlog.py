@@ -3,11 +3,14 @@
 
 ::
 
-    {"time": "2026-01-01T10:00:00.000Z", "kind": "tool_executed", "session": {"key": "claude-code:…",
-     "name": "fix tests", "format": "claude-code", "path": "/…/1f3c….jsonl", "id": "1f3c…"},
-     "data": {"state": "active", "detail": "Ran: pytest -q", …}}
+    {"time":"2026-01-01T10:00:00.000Z","kind":"tool_executed","session":{"key":"claude-code:…",
+     "name":"fix tests","format":"claude-code","path":"/…/1f3c….jsonl","id":"1f3c…"},
+     "data":{"state":"active","detail":"Ran: pytest -q",…}}
 
-The file is created ``0600`` and only appended to (one ``write`` per line); when it passes
+(one line in the file: compact JSON, UTF-8 text as it is).
+
+The file is created ``0600`` and only appended to (one ``write`` per event, or per pass of the watcher
+through ``emit_many``, whole lines only); when it passes
 :data:`ROTATE_BYTES` it is renamed to ``activity-events.jsonl.1`` (replacing the previous one) and a new
 file is started. It is not ``events.jsonl``, where the hooks record session starts and ends for the
 watcher. A sink never raises: a failure is logged and the event dropped.
@@ -26,9 +29,9 @@ from sidelight.hookspecs import hookimpl
 from sidelight.sessions import SinkSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
-    from sidelight.sessions import SinkEvent
+    from sidelight.sessions import Session, SinkEvent
 
 __all__ = [
     "ACTIVITY_EVENTS_FILE",
@@ -36,6 +39,8 @@ __all__ = [
     "EventLog",
     "default_log",
     "emit",
+    "emit_many",
+    "event_line",
     "event_record",
     "sidelight_sinks",
 ]
@@ -50,23 +55,63 @@ ROTATE_BYTES: Final = 16 * 1024 * 1024
 
 def event_record(event: SinkEvent) -> dict[str, Any]:
     """The JSON-ready record of one event, as the log writes it."""
-    session = event.session
     return {
         "time": event.timestamp,
         "kind": event.kind,
-        "session": {
-            "key": session.key,
-            "name": session.name,
-            "format": session.format,
-            "path": str(session.path),
-            "id": session.id,
-        },
+        "session": _session_record(event.session),
         "data": dict(event.data),
     }
 
 
+def _session_record(session: Session) -> dict[str, Any]:
+    return {
+        "key": session.key,
+        "name": session.name,
+        "format": session.format,
+        "path": str(session.path),
+        "id": session.id,
+    }
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+
+
+def _session_json(session: Session) -> str:
+    # Thousands of events a second come from the same sessions: each one's part of the line is made once
+    # (looked up by key, and kept while the watcher hands the same Session object).
+    hit = _session_lines.get(session.key)
+    if hit is not None and hit[0] is session:
+        return hit[1]
+    text = _encode(_session_record(session))
+    if len(_session_lines) >= 8192:
+        _session_lines.clear()
+    _session_lines[session.key] = (session, text)
+    return text
+
+
+_session_lines: dict[str, tuple[Session, str]] = {}
+
+
+def event_line(event: SinkEvent) -> bytes:
+    """One event as the log's line: :func:`event_record` as compact JSON (UTF-8, not ASCII-escaped),
+    and a newline."""
+    data = dict(event.data)
+    # orjson (a dependency) encodes the small data dicts ten times faster than json: the watcher logs
+    # thousands of events a second. It is imported on first use: this module loads with every hook.
+    import orjson
+
+    try:
+        encoded = orjson.dumps(data, default=str).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        encoded = _encode(data)  # what orjson refuses (integers past 64 bits, keys that are not text)
+    return (
+        f'{{"time":{_encode(event.timestamp)},"kind":{_encode(event.kind)},'
+        f'"session":{_session_json(event.session)},"data":{encoded}}}\n'
+    ).encode()
+
+
 class EventLog:
-    """Appends events to one JSONL file; :meth:`emit` never raises."""
+    """Appends events to one JSONL file; :meth:`emit` and :meth:`emit_many` never raise."""
 
     def __init__(self, path: Path | str, rotate_bytes: int = ROTATE_BYTES) -> None:
         self.path = Path(path)
@@ -77,19 +122,30 @@ class EventLog:
 
     def emit(self, event: SinkEvent) -> None:
         """Appends ``event`` as one line (logs and drops it when that fails)."""
+        self.emit_many((event,))
+
+    def emit_many(self, events: Sequence[SinkEvent]) -> None:
+        """Appends ``events`` in one write of whole lines (logs and drops them when that fails)."""
+        if not events:
+            return
         try:
-            data = (json.dumps(event_record(event), ensure_ascii=False, default=str) + "\n").encode("utf-8")
+            data = b"".join([event_line(event) for event in events])
             if self._fd < 0:
                 self._open()
             elif self._size >= self.rotate_bytes:
                 self.close()
                 self.path.replace(self.path.with_name(self.path.name + ".1"))
                 self._open()
-            os.write(self._fd, data)
-            self._size += len(data)
+            view = memoryview(data)
+            while view:
+                # A regular file takes the whole write; a short one (a full disk) goes on where it stopped.
+                written = os.write(self._fd, view)
+                self._size += written
+                view = view[written:]
         except Exception as error:  # a sink never breaks the watcher
             self.close()
-            logger.warning("event log %s: cannot record a %s event: %s", self.path, event.kind, error)
+            kinds = f"a {events[0].kind} event" if len(events) == 1 else f"{len(events)} events"
+            logger.warning("event log %s: cannot record %s: %s", self.path, kinds, error)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -146,9 +202,14 @@ _logs: dict[tuple[str | None, ...], EventLog | None] = {}
 
 def emit(event: SinkEvent) -> None:
     """The ``jsonl-log`` sink: appends ``event`` to ``<state dir>/activity-events.jsonl``."""
+    emit_many((event,))
+
+
+def emit_many(events: Sequence[SinkEvent]) -> None:
+    """The ``jsonl-log`` sink, a watcher pass at a time: one write for all of ``events``."""
     log = default_log()
     if log is not None:
-        log.emit(event)
+        log.emit_many(events)
 
 
 @hookimpl
@@ -156,5 +217,6 @@ def sidelight_sinks() -> Iterator[SinkSpec]:
     yield SinkSpec(
         name="jsonl-log",
         emit=emit,
+        emit_many=emit_many,
         description=f"activity and lifecycle events as JSON lines in <state dir>/{ACTIVITY_EVENTS_FILE}",
     )

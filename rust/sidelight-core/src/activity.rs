@@ -405,8 +405,12 @@ impl Activity {
         for (ty, n) in next.entry_types {
             *self.entry_types.entry(ty).or_insert(0) += n;
         }
-        if next.last_message != 0 {
-            self.last_message = next.last_message;
+        // The newest message counted is the last one new to both parts: a message the next part saw
+        // first but this part had already counted is not counted again, so it is not the newest.
+        if let Some(&id) =
+            (next.message_ids.order.iter().rev()).find(|&&id| !self.message_ids.contains(id))
+        {
+            self.last_message = id;
         }
         for id in next.message_ids.order {
             self.message_ids.insert(id);
@@ -423,15 +427,16 @@ impl Sink for Activity {
     }
 
     fn entry_type(&mut self, ty: Option<&RawStr<'_>>) {
+        // A type written with escapes is counted under its decoded name (not "<none>").
+        if let Some(t) = ty.filter(|t| t.as_plain().is_none()) {
+            *self.entry_types.entry(t.decode()).or_insert(0) += 1;
+            return;
+        }
         let name = ty.and_then(|t| t.as_plain()).unwrap_or("<none>");
         match self.entry_types.get_mut(name) {
             Some(n) => *n += 1,
             None => {
-                let name = match ty {
-                    Some(t) if t.as_plain().is_none() => t.decode(),
-                    _ => name.to_owned(),
-                };
-                *self.entry_types.entry(name).or_insert(0) += 1;
+                self.entry_types.insert(name.to_owned(), 1);
             }
         }
     }

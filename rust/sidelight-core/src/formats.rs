@@ -1,15 +1,79 @@
 //! Per-format line decoders. Each reads only the fields it needs and reports them to a [`Sink`].
-//! docs/activity.md is the contract they implement.
+//! docs/activity.md is the contract they implement. Besides the three built-in formats, a format may
+//! be declared at run time ([`crate::declared`]): a compiled description, or a decoder written outside
+//! the core; both are registered by name ([`register`]) and named like a built-in one.
+
+use std::sync::RwLock;
 
 use crate::activity::{decode_raw, hash64, Meta, Sink, Text, ToolCall};
+use crate::declared::{Declared, LineDecoder};
 use crate::json::{Chars, Flow, RawStr, Reader};
 use crate::simd;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub enum Format {
     ClaudeCode,
     Pi,
     Codex,
+    /// A declared format: a description compiled into a decoder (see [`crate::declared`]).
+    Declared(&'static Declared),
+    /// A decoder written outside the core (the Python fallback).
+    External(&'static dyn LineDecoder),
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+/// The formats declared at run time, by name. A declaration is compiled once and lives as long as the
+/// process (it is leaked): scans in flight keep using the one they started with.
+static REGISTRY: RwLock<Vec<Format>> = RwLock::new(Vec::new());
+
+/// Registers a declared or external format under its name, replacing one of the same name. The names
+/// of the built-in formats cannot be taken.
+pub fn register(format: Format) -> Result<(), String> {
+    let name = format.name();
+    if Format::ALL.iter().any(|f| f.name() == name) {
+        return Err(format!(
+            "the name {name:?} is a built-in format's; choose another"
+        ));
+    }
+    if matches!(format, Format::ClaudeCode | Format::Pi | Format::Codex) {
+        return Err("only declared and external formats are registered".to_owned());
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    registry.retain(|f| f.name() != name);
+    registry.push(format);
+    Ok(())
+}
+
+/// Compiles `spec` and registers it as `name`.
+pub fn declare(name: &str, spec: &crate::declared::Spec) -> Result<Format, String> {
+    let declared = Declared::compile(name, spec)?;
+    if Format::ALL.iter().any(|f| f.name() == name) {
+        return Err(format!(
+            "name: {name:?} is a built-in format's; choose another"
+        ));
+    }
+    let format = Format::Declared(Box::leak(Box::new(declared)));
+    register(format)?;
+    Ok(format)
+}
+
+/// The names of the formats registered at run time, in the order they were registered.
+pub fn registered() -> Vec<&'static str> {
+    let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    registry.iter().map(|f| f.name()).collect()
 }
 
 impl Format {
@@ -20,11 +84,18 @@ impl Format {
             Format::ClaudeCode => "claude-code",
             Format::Pi => "pi",
             Format::Codex => "codex",
+            Format::Declared(d) => d.name(),
+            Format::External(d) => d.name(),
         }
     }
 
+    /// A built-in format, or one registered at run time, by name.
     pub fn parse(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
+        if let Some(f) = Format::ALL.into_iter().find(|f| f.name() == name) {
+            return Some(f);
+        }
+        let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+        registry.iter().copied().find(|f| f.name() == name)
     }
 
     /// Decodes one complete line (without its newline) into `sink`.
@@ -33,6 +104,14 @@ impl Format {
             Format::ClaudeCode => claude_code(line, sink),
             Format::Pi => pi(line, sink),
             Format::Codex => codex(line, sink),
+            Format::Declared(d) => d.decode(line, sink),
+            Format::External(d) => {
+                if d.decode(line, sink) {
+                    Ok(())
+                } else {
+                    Err(Bad::Malformed)
+                }
+            }
         };
         match ok {
             Ok(()) => {}
@@ -104,7 +183,7 @@ impl Format {
 
 /// Checks what follows a line's object (nothing but whitespace when it was read to its end, or at least
 /// a closing brace at the end of the line when reading stopped early), and that what was read is UTF-8.
-fn line_end(r: &mut Reader<'_>, stopped: bool) -> Result<(), Bad> {
+pub(crate) fn line_end(r: &mut Reader<'_>, stopped: bool) -> Result<(), Bad> {
     let read = if stopped {
         if !r.bytes.trim_ascii_end().ends_with(b"}") {
             return Err(Bad::Malformed);
@@ -124,7 +203,7 @@ fn line_end(r: &mut Reader<'_>, stopped: bool) -> Result<(), Bad> {
 }
 
 /// Why a line was not decoded.
-enum Bad {
+pub(crate) enum Bad {
     Malformed,
     InvalidUtf8,
 }
@@ -149,7 +228,7 @@ fn object_value<'a>(
 }
 
 /// Keys of a tool input that name what it acts on, most telling first.
-const PRIMARY_KEYS: [&[u8]; 8] = [
+pub(crate) const PRIMARY_KEYS: [&[u8]; 8] = [
     b"file_path",
     b"notebook_path",
     b"command",
@@ -163,10 +242,10 @@ const PRIMARY_KEYS: [&[u8]; 8] = [
 /// What a tool input says: its primary argument, the files of a patch it carries, and the details a
 /// hot memory shows (the lines a write creates, an edit's old and new text).
 #[derive(Default)]
-struct ToolInput<'a> {
-    primary: Option<Text<'a>>,
-    files: Vec<String>,
-    details: Details,
+pub(crate) struct ToolInput<'a> {
+    pub(crate) primary: Option<Text<'a>>,
+    pub(crate) files: Vec<String>,
+    pub(crate) details: Details,
 }
 
 /// A tool use's details for a hot memory; see docs/activity.md, "Tool details".
@@ -213,13 +292,17 @@ fn edit_pair<'a>(
     .map(|_| ())
 }
 
-fn tool_input<'a>(input: &'a [u8], name: &str, keys: &[&[u8]]) -> ToolInput<'a> {
+pub(crate) fn tool_input<'a, K: AsRef<[u8]>>(
+    input: &'a [u8],
+    name: &str,
+    keys: &[K],
+) -> ToolInput<'a> {
     let mut best: Option<(usize, Text<'a>)> = None;
     let mut patch: Option<String> = None;
     let mut content: Option<RawStr<'a>> = None;
     let (mut old, mut new): (Option<RawStr<'a>>, Option<RawStr<'a>>) = (None, None);
     let _ = Reader::new(input).object(|r, key| {
-        let rank = keys.iter().position(|k| key.is(k));
+        let rank = keys.iter().position(|k| key.is(k.as_ref()));
         let is_patch = name == "apply_patch" && (key.is(b"input") || key.is(b"patch"));
         match (rank, r.peek()?) {
             (Some(rank), b'"') => {

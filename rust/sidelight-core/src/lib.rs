@@ -4,6 +4,7 @@
 //! is `docs/activity.md` at the repository root.
 
 pub mod activity;
+pub mod declared;
 pub mod error;
 pub mod formats;
 pub mod json;

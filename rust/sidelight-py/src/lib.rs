@@ -10,9 +10,12 @@ use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError,
     PyValueError,
 };
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
+use sidelight_core::activity::Sink;
+use sidelight_core::declared::{report_events, Event, KeyPath, LineDecoder, Spec, ToolEntrySpec};
 use sidelight_core::{Categories, Category, Cursor, Error, Format, Options, Request, Scan};
 
 type CursorTuple = (u64, u64, u64, u64, u64, u64, u64);
@@ -132,32 +135,40 @@ fn run_interruptible<T: Send>(
 fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'py, PyDict>> {
     let a = &scan.activity;
     let d = PyDict::new(py);
-    d.set_item("path", path)?;
-    d.set_item("format", scan.format.name())?;
-    d.set_item("file_size", scan.file_size)?;
-    d.set_item("start_offset", scan.start_offset)?;
-    d.set_item("offset", scan.cursor.offset)?;
-    d.set_item("reset", scan.reset.map(|r| r.name()))?;
-    d.set_item("cursor", cursor_tuple(&scan.cursor))?;
-    d.set_item("pending_bytes", scan.pending_bytes())?;
-    d.set_item("bytes_consumed", scan.bytes_consumed())?;
-    d.set_item("lines", a.lines)?;
+    d.set_item(intern!(py, "path"), path)?;
+    d.set_item(intern!(py, "format"), scan.format.name())?;
+    d.set_item(intern!(py, "file_size"), scan.file_size)?;
+    d.set_item(intern!(py, "start_offset"), scan.start_offset)?;
+    d.set_item(intern!(py, "offset"), scan.cursor.offset)?;
+    d.set_item(intern!(py, "reset"), scan.reset.map(|r| r.name()))?;
+    d.set_item(intern!(py, "cursor"), cursor_tuple(&scan.cursor))?;
+    d.set_item(intern!(py, "pending_bytes"), scan.pending_bytes())?;
+    d.set_item(intern!(py, "bytes_consumed"), scan.bytes_consumed())?;
+    d.set_item(intern!(py, "lines"), a.lines)?;
     let messages = PyDict::new(py);
-    messages.set_item("user", a.user_messages)?;
-    messages.set_item("assistant", a.assistant_messages)?;
-    d.set_item("messages", messages)?;
+    messages.set_item(intern!(py, "user"), a.user_messages)?;
+    messages.set_item(intern!(py, "assistant"), a.assistant_messages)?;
+    d.set_item(intern!(py, "messages"), messages)?;
     let tools = PyDict::new(py);
     let mut names: Vec<(&String, &u64)> = a.tools.iter().collect();
     names.sort();
     for (name, n) in names {
         tools.set_item(name, n)?;
     }
-    d.set_item("tools", tools)?;
+    d.set_item(intern!(py, "tools"), tools)?;
     let categories = PyDict::new(py);
     for c in Category::ALL {
-        categories.set_item(c.name(), a.categories[c as usize])?;
+        // Interned keys: thousands of results a second, the same few keys each time.
+        let key = match c {
+            Category::Edit => intern!(py, "edit"),
+            Category::Read => intern!(py, "read"),
+            Category::Command => intern!(py, "command"),
+            Category::Other => intern!(py, "other"),
+        };
+        debug_assert_eq!(key.to_str().ok(), Some(c.name()));
+        categories.set_item(key, a.categories[c as usize])?;
     }
-    d.set_item("categories", categories)?;
+    d.set_item(intern!(py, "categories"), categories)?;
     let tool_uses = PyList::empty(py);
     for t in &a.tool_uses {
         tool_uses.append((
@@ -170,28 +181,28 @@ fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'p
             &t.new_text,
         ))?;
     }
-    d.set_item("tool_uses", tool_uses)?;
-    d.set_item("files_touched", &a.files_touched)?;
-    d.set_item("first_user_text", &a.first_user_text)?;
-    d.set_item("last_user_text", &a.last_user_text)?;
-    d.set_item("last_assistant_text", &a.last_assistant_text)?;
-    d.set_item("first_timestamp", &a.first_timestamp)?;
-    d.set_item("last_timestamp", &a.last_timestamp)?;
-    d.set_item("session_id", &a.session_id)?;
-    d.set_item("cwd", &a.cwd)?;
-    d.set_item("title", a.title())?;
+    d.set_item(intern!(py, "tool_uses"), tool_uses)?;
+    d.set_item(intern!(py, "files_touched"), &a.files_touched)?;
+    d.set_item(intern!(py, "first_user_text"), &a.first_user_text)?;
+    d.set_item(intern!(py, "last_user_text"), &a.last_user_text)?;
+    d.set_item(intern!(py, "last_assistant_text"), &a.last_assistant_text)?;
+    d.set_item(intern!(py, "first_timestamp"), &a.first_timestamp)?;
+    d.set_item(intern!(py, "last_timestamp"), &a.last_timestamp)?;
+    d.set_item(intern!(py, "session_id"), &a.session_id)?;
+    d.set_item(intern!(py, "cwd"), &a.cwd)?;
+    d.set_item(intern!(py, "title"), a.title())?;
     let skipped = PyDict::new(py);
-    skipped.set_item("malformed_json", a.skipped.malformed_json)?;
-    skipped.set_item("invalid_utf8", a.skipped.invalid_utf8)?;
-    skipped.set_item("too_long", a.skipped.too_long)?;
-    d.set_item("skipped", skipped)?;
+    skipped.set_item(intern!(py, "malformed_json"), a.skipped.malformed_json)?;
+    skipped.set_item(intern!(py, "invalid_utf8"), a.skipped.invalid_utf8)?;
+    skipped.set_item(intern!(py, "too_long"), a.skipped.too_long)?;
+    d.set_item(intern!(py, "skipped"), skipped)?;
     let entry_types = PyDict::new(py);
     let mut types: Vec<(&String, &u64)> = a.entry_types.iter().collect();
     types.sort();
     for (ty, n) in types {
         entry_types.set_item(ty, n)?;
     }
-    d.set_item("entry_types", entry_types)?;
+    d.set_item(intern!(py, "entry_types"), entry_types)?;
     Ok(d)
 }
 
@@ -212,6 +223,10 @@ fn scan<'py>(
     let opts = options(parse_categories(&categories)?, max_line_bytes, text_limit);
     let cursor = cursor.map(cursor_from);
     let file = PathBuf::from(path);
+    if let Some(decoder) = external(format) {
+        let result = decoder.scan(py, &file, format, cursor.as_ref(), &opts)?;
+        return scan_dict(py, path, &result.map_err(to_py_err)?);
+    }
     let work = |cancel: &AtomicBool| {
         sidelight_core::scan(
             &file,
@@ -246,23 +261,45 @@ fn scan_many<'py>(
     let mut option_sets: Vec<Options> = Vec::new();
     let mut option_index: std::collections::HashMap<Format, usize> =
         std::collections::HashMap::new();
-    for f in Format::ALL {
-        let map = categories.get(f.name()).cloned().unwrap_or_default();
-        option_index.insert(f, option_sets.len());
-        option_sets.push(options(parse_categories(&map)?, max_line_bytes, text_limit));
-    }
-    // A bad format fails its own slot, not the batch.
+    // A bad format fails its own slot, not the batch. Formats written in Python are scanned apart,
+    // in this thread (they need the GIL for every line).
     let mut parsed: Vec<Result<Request, Error>> = Vec::with_capacity(requests.len());
+    let mut outside: Vec<Option<Result<Scan, Error>>> = Vec::with_capacity(requests.len());
     for (path, format, cursor) in &requests {
-        parsed.push(match Format::parse(format) {
-            Some(f) => Ok(Request {
-                path: PathBuf::from(path),
-                format: f,
-                cursor: cursor.map(cursor_from),
-                options_index: option_index[&f],
-            }),
-            None => Err(Error::UnknownFormat(format.clone())),
-        });
+        let Some(f) = Format::parse(format) else {
+            parsed.push(Err(Error::UnknownFormat(format.clone())));
+            outside.push(None);
+            continue;
+        };
+        let index = match option_index.get(&f) {
+            Some(&i) => i,
+            None => {
+                let map = categories.get(f.name()).cloned().unwrap_or_default();
+                option_sets.push(options(parse_categories(&map)?, max_line_bytes, text_limit));
+                option_index.insert(f, option_sets.len() - 1);
+                option_sets.len() - 1
+            }
+        };
+        let request = Request {
+            path: PathBuf::from(path),
+            format: f,
+            cursor: cursor.map(cursor_from),
+            options_index: index,
+        };
+        if let Some(decoder) = external(f) {
+            let result = decoder.scan(
+                py,
+                &request.path,
+                f,
+                request.cursor.as_ref(),
+                &option_sets[index],
+            )?;
+            outside.push(Some(result));
+            parsed.push(Err(Error::UnknownFormat(String::new())));
+            continue;
+        }
+        outside.push(None);
+        parsed.push(Ok(request));
     }
     let valid: Vec<Request> = parsed
         .iter_mut()
@@ -296,10 +333,11 @@ fn scan_many<'py>(
     }
     .into_iter();
     let out = PyList::empty(py);
-    for (request, parse) in requests.iter().zip(parsed) {
-        let result = match parse {
-            Ok(_) => results.next().expect("one result per valid request"),
-            Err(e) => Err(e),
+    for ((request, parse), done) in requests.iter().zip(parsed).zip(outside) {
+        let result = match (parse, done) {
+            (_, Some(result)) => result,
+            (Ok(_), None) => results.next().expect("one result per valid request"),
+            (Err(e), None) => Err(e),
         };
         match result {
             Ok(scan) => out.append(scan_dict(py, &request.0, &scan)?)?,
@@ -323,9 +361,14 @@ fn recent_entries<'py>(
     let format = parse_format(format)?;
     let opts = options(Categories::default(), max_line_bytes, text_limit);
     let file = PathBuf::from(path);
-    let entries = py
-        .detach(|| sidelight_core::recent_entries(&file, format, limit, &opts))
-        .map_err(to_py_err)?;
+    let entries = if let Some(decoder) = external(format) {
+        let found = sidelight_core::recent_entries(&file, format, limit, &opts);
+        decoder.raise_pending(py)?;
+        found
+    } else {
+        py.detach(|| sidelight_core::recent_entries(&file, format, limit, &opts))
+    }
+    .map_err(to_py_err)?;
     let out = PyList::empty(py);
     for e in entries {
         out.append(PyTuple::new(
@@ -370,6 +413,371 @@ fn tail_offset(py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<u64> {
         .map_err(to_py_err)
 }
 
+/// A line decoder written in Python: `decode(line: bytes)` returns the line's events (tuples
+/// `(kind, text, timestamp, id, name, arguments, primary)`, see `sidelight.formats.Event`) or `None`;
+/// raising `ValueError` (or any `Exception`) counts the line as malformed.
+struct PyDecoder {
+    name: String,
+    decode: Py<PyAny>,
+    /// Set when the callback raised something that is not an `Exception` (Ctrl-C): the scan stops.
+    cancel: AtomicBool,
+    pending: std::sync::Mutex<Option<PyErr>>,
+}
+
+type EventTuple = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+fn event_from(tuple: EventTuple) -> Option<Event> {
+    let (kind, text, timestamp, id, name, arguments, primary) = tuple;
+    Some(match kind.as_str() {
+        "type" => Event::Type(text?),
+        "session_id" => Event::SessionId(text?),
+        "cwd" => Event::Cwd(text?),
+        "title" => Event::Title(text?),
+        "user" => Event::User {
+            text: text?,
+            timestamp,
+        },
+        "assistant" => Event::Assistant {
+            text,
+            timestamp,
+            id,
+        },
+        "tool" => Event::Tool {
+            name: name?,
+            arguments,
+            primary,
+            id,
+            timestamp,
+        },
+        _ => return None,
+    })
+}
+
+impl PyDecoder {
+    fn events(&self, py: Python<'_>, line: &[u8]) -> PyResult<Option<Vec<Event>>> {
+        let out = self.decode.call1(py, (PyBytes::new(py, line),))?;
+        let out = out.bind(py);
+        if out.is_none() {
+            return Ok(Some(Vec::new()));
+        }
+        let mut events = Vec::new();
+        for item in out.try_iter()? {
+            match event_from(item?.extract::<EventTuple>()?) {
+                Some(event) => events.push(event),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(events))
+    }
+
+    /// Scans with the GIL held, in one thread; a Ctrl-C raised in the callback is raised here.
+    fn scan(
+        &self,
+        py: Python<'_>,
+        file: &std::path::Path,
+        format: Format,
+        cursor: Option<&Cursor>,
+        opts: &Options,
+    ) -> PyResult<Result<Scan, Error>> {
+        self.cancel.store(false, Ordering::Relaxed);
+        let result = sidelight_core::scan(file, format, cursor, opts, 1, &self.cancel);
+        self.raise_pending(py)?;
+        Ok(result)
+    }
+
+    fn raise_pending(&self, _py: Python<'_>) -> PyResult<()> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        self.cancel.store(false, Ordering::Relaxed);
+        match pending {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl LineDecoder for PyDecoder {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn decode(&self, line: &[u8], sink: &mut dyn Sink) -> bool {
+        if self.cancel.load(Ordering::Relaxed) {
+            return false;
+        }
+        Python::attach(|py| match self.events(py, line) {
+            Ok(Some(events)) => {
+                report_events(&events, &PRIMARY_KEYS, sink);
+                true
+            }
+            Ok(None) => false,
+            Err(error) => {
+                if !error.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    self.cancel.store(true, Ordering::Relaxed);
+                    *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+                }
+                false
+            }
+        })
+    }
+}
+
+/// The keys of a tool's arguments that name what it acts on (as the built-in decoders use them).
+const PRIMARY_KEYS: [&[u8]; 8] = [
+    b"file_path",
+    b"notebook_path",
+    b"command",
+    b"cmd",
+    b"pattern",
+    b"query",
+    b"url",
+    b"path",
+];
+
+/// The Python decoders registered, to find the one behind an external format.
+static PY_DECODERS: std::sync::RwLock<Vec<&'static PyDecoder>> = std::sync::RwLock::new(Vec::new());
+
+fn external(format: Format) -> Option<&'static PyDecoder> {
+    let Format::External(d) = format else {
+        return None;
+    };
+    let decoders = PY_DECODERS.read().unwrap_or_else(|e| e.into_inner());
+    decoders.iter().copied().find(|p| {
+        std::ptr::eq(
+            *p as *const PyDecoder as *const u8,
+            d as *const dyn LineDecoder as *const u8,
+        )
+    })
+}
+
+/// Reads a description dict field by field; every error names its field.
+struct Fields<'a, 'py> {
+    dict: &'a Bound<'py, PyDict>,
+    prefix: String,
+}
+
+impl Fields<'_, '_> {
+    fn error(&self, key: &str, message: &str) -> PyErr {
+        PyValueError::new_err(format!("{}{key}: {message}", self.prefix))
+    }
+
+    fn get(&self, key: &str) -> PyResult<Option<Bound<'_, PyAny>>> {
+        Ok(self.dict.get_item(key)?.filter(|v| !v.is_none()))
+    }
+
+    fn string(&self, key: &str) -> PyResult<Option<String>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(v) => v
+                .extract::<String>()
+                .map(Some)
+                .map_err(|_| self.error(key, "expected a string")),
+        }
+    }
+
+    fn strings(&self, key: &str) -> PyResult<Option<Vec<String>>> {
+        match self.get(key)? {
+            None => Ok(None),
+            Some(v) if v.is_instance_of::<pyo3::types::PyString>() => {
+                Err(self.error(key, "expected a list of strings, not a string"))
+            }
+            Some(v) => v
+                .extract::<Vec<String>>()
+                .map(Some)
+                .map_err(|_| self.error(key, "expected a list of strings")),
+        }
+    }
+
+    fn path(&self, key: &str) -> PyResult<Option<KeyPath>> {
+        self.strings(key)
+    }
+
+    fn paths(&self, key: &str) -> PyResult<Vec<KeyPath>> {
+        match self.get(key)? {
+            None => Ok(Vec::new()),
+            Some(v) => v
+                .extract::<Vec<Vec<String>>>()
+                .map_err(|_| self.error(key, "expected a list of key paths (lists of strings)")),
+        }
+    }
+
+    fn check_known(&self, known: &[&str]) -> PyResult<()> {
+        for key in self.dict.keys() {
+            let key: String = key.extract().map_err(|_| {
+                PyValueError::new_err(format!("{}fields are named by strings", self.prefix))
+            })?;
+            if !known.contains(&key.as_str()) {
+                return Err(self.error(&key, "unknown field"));
+            }
+        }
+        Ok(())
+    }
+}
+
+const SPEC_FIELDS: &[&str] = &[
+    "entry_type",
+    "timestamp",
+    "session_id",
+    "session_id_types",
+    "cwd",
+    "cwd_types",
+    "title",
+    "title_types",
+    "skip_types",
+    "skip_keys",
+    "skip_flags",
+    "message_types",
+    "role",
+    "user_roles",
+    "assistant_roles",
+    "message_id",
+    "content",
+    "block_type",
+    "text_blocks",
+    "tool_blocks",
+    "result_blocks",
+    "skip_block_flags",
+    "block_text",
+    "block_name",
+    "block_input",
+    "block_id",
+    "tool_calls",
+    "tool_entries",
+    "skip_prompt_prefixes",
+    "primary_keys",
+];
+
+fn spec_from(description: &Bound<'_, PyDict>) -> PyResult<Spec> {
+    let f = Fields {
+        dict: description,
+        prefix: String::new(),
+    };
+    f.check_known(SPEC_FIELDS)?;
+    let d = Spec::default();
+    let mut tool_entries = Vec::new();
+    if let Some(entries) = f.get("tool_entries")? {
+        let list = entries
+            .cast::<PyList>()
+            .map_err(|_| f.error("tool_entries", "expected a list of dicts"))?;
+        for (k, entry) in list.iter().enumerate() {
+            let entry = entry
+                .cast::<PyDict>()
+                .map_err(|_| f.error(&format!("tool_entries[{k}]"), "expected a dict"))?;
+            let e = Fields {
+                dict: entry,
+                prefix: format!("tool_entries[{k}]."),
+            };
+            e.check_known(&["role", "name", "literal_name", "input", "primary", "id"])?;
+            tool_entries.push(ToolEntrySpec {
+                role: e.string("role")?.ok_or_else(|| e.error("role", "needed"))?,
+                name: e.path("name")?,
+                literal_name: e.string("literal_name")?,
+                input: e.path("input")?,
+                primary: e.path("primary")?,
+                id: e.path("id")?,
+            });
+        }
+    }
+    // Absent means the default; `None` means none (for the key paths that have a default).
+    let path_or = |key: &str, default: Option<KeyPath>| -> PyResult<Option<KeyPath>> {
+        if description.contains(key)? {
+            f.path(key)
+        } else {
+            Ok(default)
+        }
+    };
+    Ok(Spec {
+        entry_type: path_or("entry_type", d.entry_type)?,
+        timestamp: path_or("timestamp", d.timestamp)?,
+        session_id: f.path("session_id")?,
+        session_id_types: f.strings("session_id_types")?.unwrap_or_default(),
+        cwd: f.path("cwd")?,
+        cwd_types: f.strings("cwd_types")?.unwrap_or_default(),
+        title: f.path("title")?,
+        title_types: f.strings("title_types")?.unwrap_or_default(),
+        skip_types: f.strings("skip_types")?.unwrap_or_default(),
+        skip_keys: f.strings("skip_keys")?.unwrap_or_default(),
+        skip_flags: f.paths("skip_flags")?,
+        message_types: f.strings("message_types")?.unwrap_or_default(),
+        role: path_or("role", d.role)?,
+        user_roles: f.strings("user_roles")?.unwrap_or(d.user_roles),
+        assistant_roles: f.strings("assistant_roles")?.unwrap_or(d.assistant_roles),
+        message_id: f.path("message_id")?,
+        content: path_or("content", d.content)?,
+        block_type: if description.contains("block_type")? {
+            f.string("block_type")?
+        } else {
+            d.block_type
+        },
+        text_blocks: f.strings("text_blocks")?.unwrap_or(d.text_blocks),
+        tool_blocks: f.strings("tool_blocks")?.unwrap_or_default(),
+        result_blocks: f.strings("result_blocks")?.unwrap_or_default(),
+        skip_block_flags: f.strings("skip_block_flags")?.unwrap_or_default(),
+        block_text: f.string("block_text")?.unwrap_or(d.block_text),
+        block_name: f.string("block_name")?.unwrap_or(d.block_name),
+        block_input: f.strings("block_input")?.unwrap_or(d.block_input),
+        block_id: f.string("block_id")?.unwrap_or(d.block_id),
+        tool_calls: f.path("tool_calls")?,
+        tool_entries,
+        skip_prompt_prefixes: f.strings("skip_prompt_prefixes")?.unwrap_or_default(),
+        primary_keys: f.strings("primary_keys")?.unwrap_or(d.primary_keys),
+    })
+}
+
+/// Compile a format description and register it under `name` (replacing one of that name).
+#[pyfunction]
+fn declare_format(name: &str, description: &Bound<'_, PyDict>) -> PyResult<()> {
+    let spec = spec_from(description).map_err(|e| {
+        PyValueError::new_err(format!("format {name:?}: {}", e.value(description.py())))
+    })?;
+    sidelight_core::formats::declare(name, &spec)
+        .map(|_| ())
+        .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))
+}
+
+/// Register `decode(line: bytes) -> events | None` as the line decoder of format `name`.
+#[pyfunction]
+fn register_decoder(name: &str, decode: Bound<'_, PyAny>) -> PyResult<()> {
+    if name.is_empty() {
+        return Err(PyValueError::new_err("format name: must not be empty"));
+    }
+    if !decode.is_callable() {
+        return Err(PyValueError::new_err(format!(
+            "format {name:?}: decode: expected a callable"
+        )));
+    }
+    let decoder: &'static PyDecoder = Box::leak(Box::new(PyDecoder {
+        name: name.to_owned(),
+        decode: decode.unbind(),
+        cancel: AtomicBool::new(false),
+        pending: std::sync::Mutex::new(None),
+    }));
+    sidelight_core::formats::register(Format::External(decoder))
+        .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))?;
+    PY_DECODERS
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(decoder);
+    Ok(())
+}
+
+/// The names of the formats declared or registered at run time, in registration order.
+#[pyfunction]
+fn declared_formats() -> Vec<&'static str> {
+    sidelight_core::formats::registered()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -385,5 +793,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(file_cursor, m)?)?;
     m.add_function(wrap_pyfunction!(tail_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(declare_format, m)?)?;
+    m.add_function(wrap_pyfunction!(register_decoder, m)?)?;
+    m.add_function(wrap_pyfunction!(declared_formats, m)?)?;
     Ok(())
 }

@@ -1,0 +1,115 @@
+"""Command ``sidelight recap``: a ranked, token-budgeted recap of a session (see :mod:`sidelight.recap`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from sidelight.errors import SidelightError, describe
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["register"]
+
+logger = logging.getLogger("sidelight")
+
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def register(commands: Any) -> None:
+    """Adds ``recap``."""
+    recap = commands.add_parser(
+        "recap",
+        help="recap a session: what it did, ranked, within a token budget",
+        description="Build the recap of a session from its transcript (finished or interrupted): its "
+        "tool calls collapsed into plain lines, chunked by turns, each chunk scored by novelty "
+        "(against the long-term memories), centrality, recency and consequential actions, and the "
+        "best chunks shown in order within the budget, ending with what was left unfinished. SESSION "
+        "is a name, key, id, id prefix or transcript path ('sidelight sessions' lists them). The same "
+        "session gives the same recap, byte for byte.",
+        epilog="Settings: [recap] in the config file or SIDELIGHT_RECAP_* (budget, chunk_chars, alpha, "
+        "recency_half_life, novelty_floor, embedder, summarizer...); SIDELIGHT_TOKEN_COUNTER picks "
+        "the token counter. See docs/recap.md.",
+    )
+    recap.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    recap.add_argument(
+        "-b",
+        "--budget",
+        type=_budget,
+        default=None,
+        metavar="N",
+        help="most tokens the recap may take [env: SIDELIGHT_RECAP_BUDGET; default: 1000]",
+    )
+    recap.add_argument(
+        "-w",
+        "--write",
+        metavar="PATH",
+        help="also write the recap as a handoff file (atomically); a folder gets _handoff.md inside it",
+    )
+    recap.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: the text, tokens, budget, source, last request, files edited, "
+        "unfinished items, and every chunk with its score parts",
+    )
+    recap.set_defaults(run=_recap_command, parser=recap)
+
+
+def _budget(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of tokens: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sidelight.config import Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.reader import resolve_session
+    from sidelight.templates.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
+
+    try:
+        settings = Settings.load()
+        plugins = get_plugins()
+        session = resolve_session(args.session, settings, plugins)
+        logger.info("%s: %s (%s)", session.name, session.path, session.format)
+        size = session.path.stat().st_size
+        recap = build_for_session(session, settings, plugins, budget=args.budget)
+    except (SidelightError, OSError, ValueError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    logger.info(
+        "%d lines read, %d chunks, %d shown, %d of %d tokens",
+        recap.lines_read,
+        len(recap.chunks),
+        len(recap.selected),
+        recap.tokens,
+        recap.budget,
+    )
+    if args.write:
+        target = Path(args.write)
+        if target.is_dir():
+            target = target / HANDOFF_FILE
+        try:
+            write_handoff(target, handoff_document(recap, session, size))
+        except OSError as error:
+            logger.error("%s", describe(error, os.fspath(target)))
+            return EXIT_FAILED
+        logger.info("written to %s", target)
+    out = sys.stdout
+    if args.json:
+        out.write(json.dumps(recap.as_dict(), ensure_ascii=False) + "\n")
+    else:
+        out.write(recap.text)
+    return EXIT_OK

@@ -1,0 +1,1206 @@
+"""Collapsing a transcript into a plain log: one line per message or tool call.
+
+A session's transcript is mostly tool output (file contents, command output, API request blobs). For a
+recap, each tool call becomes one plain sentence that keeps the detail where state changed and drops
+the output, whatever the agent (Claude Code, Pi, Codex):
+
+- **observational** (looked, changed nothing): ``Read src/app.py (15 lines).``,
+  ``Listed directory src: app.py, tests/.``, ``Searched for 'TODO' in src (3 matches).``,
+  ``Recalled: 'deploy steps'.``, read-only shell commands (``Ran `git diff`.``);
+- **consequential** (changed something): ``Edited src/app.py: replaced 'x = 1' with 'x = 2'.``,
+  ``Wrote notes.txt (20 lines).``, ``Remembered: 'the API key lives in vault'.``,
+  ``Asked user: 'Which database?'. Response: 'Postgres'.``, commands with their outcome when the result
+  shows it (``Ran `pytest -q`: failed (exit 1): 2 failed, 10 passed.``);
+- **meta**: status checks (``git status``, polling a background command, reading a plan) are dropped;
+  ``Finished: '...'`` and plan updates are kept.
+
+User and assistant text passes through (sanitized: terminal escapes stripped, secrets redacted);
+thinking blocks, tool output and sidelight's own injected text do not.
+
+The transcript is streamed line by line (one ``json.loads`` per line, lines longer than a limit are
+skipped without being read into memory), so a file of any size is collapsed in bounded memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shlex
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+
+from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_SKIP_CUSTOM_TYPES
+from sidelight.redact import redact, sanitize
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
+
+__all__ = [
+    "KINDS",
+    "Chunk",
+    "Line",
+    "LineKind",
+    "ToolCall",
+    "ToolResult",
+    "TranscriptLog",
+    "collapse_tool",
+    "command_outcome",
+    "is_acknowledgement",
+]
+
+#: What a collapsed line records.
+LineKind: TypeAlias = Literal["user", "assistant", "observational", "consequential", "meta"]
+KINDS: Final[tuple[str, ...]] = ("user", "assistant", "observational", "consequential", "meta")
+
+#: Lines of a transcript longer than this are skipped (streamed past, never held in memory).
+MAX_LINE_BYTES: Final = 8 * 1024 * 1024
+#: User and assistant text is kept up to this many characters per message.
+TEXT_LIMIT: Final = 4000
+#: Cuts inside a tool line: a snippet of edited text, a command, a path, a question or answer.
+SNIPPET_LIMIT: Final = 60
+COMMAND_LIMIT: Final = 100
+PATH_LIMIT: Final = 160
+QUOTE_LIMIT: Final = 160
+#: How many directory entries a listing names.
+LISTED_ENTRIES: Final = 8
+#: Tool calls waiting for their result; past this, the oldest is written without one.
+MAX_PENDING: Final = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the collapsed log."""
+
+    kind: LineKind
+    text: str
+    timestamp: str | None = None
+    #: The tool's name, for tool lines.
+    tool: str | None = None
+    #: The file a consequential tool changed (as shown: relative to the session's directory when in it).
+    path: str | None = None
+    #: The tool call failed (an error result, a non-zero exit code, failing tests).
+    failed: bool = False
+
+    def render(self) -> str:
+        """The line as the recap shows it."""
+        if self.kind == "user":
+            return f"User: {self.text}"
+        if self.kind == "assistant":
+            return f"Assistant: {self.text}"
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A run of whole turns of the collapsed log, the unit the recap ranks and summarizes.
+
+    ``index`` counts chunks from 0 in session order; ``turn`` is the number of the first user turn in it
+    (1-based; 0 for what came before the first prompt).
+    """
+
+    index: int
+    lines: tuple[Line, ...]
+    turn: int = 0
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+
+    @property
+    def consequential(self) -> int:
+        """How many consequential tool calls the chunk holds."""
+        return sum(1 for line in self.lines if line.kind == "consequential")
+
+    @property
+    def files_edited(self) -> tuple[str, ...]:
+        """The files the chunk's tools changed, in order of first change."""
+        return tuple(dict.fromkeys(line.path for line in self.lines if line.path))
+
+    @property
+    def user_texts(self) -> tuple[str, ...]:
+        return tuple(line.text for line in self.lines if line.kind == "user")
+
+    def text(self) -> str:
+        """The chunk's lines, one per line."""
+        return "\n".join(line.render() for line in self.lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call as the transcript recorded it, whatever the format."""
+
+    name: str
+    args: Mapping[str, Any]
+    id: str | None = None
+    timestamp: str | None = None
+    #: Codex ``apply_patch`` and other custom tools take one raw string instead of arguments.
+    raw_input: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call returned: its text, whether it failed, and structured details where the agent
+    records them (Claude Code ``toolUseResult``, Pi ``details``)."""
+
+    text: str = ""
+    is_error: bool = False
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: Makes a tool's line: ``line(kind, text, path=None, failed=False)``.
+_Make: TypeAlias = "Callable[..., Line]"
+
+
+# --- one tool call ----------------------------------------------------------------------------------
+
+
+_EXIT_CODE: Final = re.compile(
+    r"(?:process exited with code|command exited with code|exit code:?|exit status:?|exited with code)"
+    r"\s*(-?\d+)",
+    re.IGNORECASE,
+)
+_TEST_SUMMARY: Final = (
+    # pytest: "==== 2 failed, 10 passed in 0.31s ====" (also "1 passed, 1 warning in ...")
+    re.compile(r"=+ ((?:\d+ \w+(?: \w+)?,? ?)+) in [\d.]+m?s(?: \([^)]*\))? =+"),
+    # cargo: "test result: FAILED. 3 passed; 1 failed; 0 ignored"
+    re.compile(r"test result: \w+\. (\d+ passed; \d+ failed)"),
+    # jest / vitest: "Tests:  1 failed, 4 passed, 5 total" / "Tests  2 failed | 8 passed (10)"
+    re.compile(r"^\s*Tests:?\s+((?:\d+ \w+[,|]?\s*)+)", re.MULTILINE),
+    # go: "FAIL\tpkg/x\t0.01s" / "ok  \tpkg/x\t0.01s"
+    re.compile(r"^(FAIL|ok)\s+\S+\s+[\d.]+s", re.MULTILINE),
+)
+_FAILED_TESTS: Final = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAIL\b|test result: FAILED")
+
+
+def command_outcome(text: str, is_error: bool = False) -> tuple[bool | None, str | None]:
+    """``(failed, summary)`` of a command from its output: failed is ``None`` when the output does not
+    say; the summary is the exit code and a test summary line when there is one
+    (``"exit 1: 2 failed, 10 passed"``)."""
+    code: int | None = None
+    head, tail = text[:2000], text[-2000:]
+    for part in (tail, head):
+        found = _EXIT_CODE.findall(part)
+        if found:
+            code = int(found[-1])
+            break
+    tests: str | None = None
+    for pattern in _TEST_SUMMARY:
+        matches = pattern.findall(tail) or pattern.findall(head)
+        if matches:
+            tests = " ".join(str(matches[-1]).split()).rstrip(",|; ")
+            break
+    failed: bool | None
+    if code is not None:
+        failed = code != 0
+    elif is_error:
+        failed = True
+    elif tests is not None:
+        failed = _FAILED_TESTS.search(tests) is not None
+    else:
+        failed = None
+    if failed is None:
+        return None, None
+    parts = [f"failed (exit {code})" if failed and code is not None else "failed" if failed else "ok"]
+    if tests:
+        parts.append(tests)
+    return failed, ": ".join(parts)
+
+
+# Shell commands that only look: their line is observational, and status checks among them are dropped.
+_READ_ONLY_COMMANDS: Final = frozenset(
+    [
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "sed",
+        "awk",
+        "grep",
+        "rg",
+        "ag",
+        "find",
+        "fd",
+        "ls",
+        "tree",
+        "wc",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "pwd",
+        "which",
+        "type",
+        "echo",
+        "printf",
+        "diff",
+        "cmp",
+        "jq",
+        "nl",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "realpath",
+        "basename",
+        "dirname",
+        "env",
+        "printenv",
+        "date",
+        "whoami",
+        "id",
+        "uname",
+        "ps",
+        "top",
+        "free",
+    ]
+)
+_READ_ONLY_GIT: Final = frozenset(
+    ["diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "branch", "remote", "describe"]
+)
+_STATUS_COMMANDS: Final = frozenset({"git status", "pwd", "jobs", "ps", "whoami", "date"})
+_OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", ";;", "|&"})
+_REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>"})
+
+
+def _command_tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # an unclosed quote
+        return command.split()
+
+
+def _command_parts(command: str) -> list[list[str]]:
+    """The simple commands of a shell line (split at ``&&``, ``||``, ``;``, ``|``), as words."""
+    parts: list[list[str]] = [[]]
+    for token in _command_tokens(command):
+        if token in _OPERATORS:
+            parts.append([])
+        else:
+            parts[-1].append(token)
+    return [p for p in parts if p]
+
+
+def _is_status_check(command: str) -> bool:
+    parts = [p for p in _command_parts(command) if p[0] != "cd"]
+    return bool(parts) and all(" ".join(p[:2]) in _STATUS_COMMANDS or p[0] in _STATUS_COMMANDS for p in parts)
+
+
+def _is_read_only(command: str) -> bool:
+    """Every part of the command only looks (``cd x && rg foo | head``); ``sed -i``, ``tee`` and
+    redirections into files do not."""
+    parts = _command_parts(command)
+    for words in parts:
+        for index, word in enumerate(words):
+            if word in _REDIRECTS and words[index + 1 : index + 2] != ["/dev/null"]:
+                return False
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "cd":
+            continue
+        if name == "git" and len(words) > 1 and words[1] in _READ_ONLY_GIT | {"status"}:
+            continue
+        if name == "sed" and any(w.startswith("-i") for w in words[1:]):
+            return False
+        if name not in _READ_ONLY_COMMANDS:
+            return False
+    return bool(parts)
+
+
+def _quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    return "'" + sanitize(text, limit) + "'"
+
+
+def _snippet_pair(old: str, new: str) -> tuple[str, str]:
+    """The changed part of an edit: the lines that differ, common leading and trailing lines dropped."""
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    start = 0
+    while start < min(len(old_lines), len(new_lines)) - 1 and old_lines[start] == new_lines[start]:
+        start += 1
+    end = 0
+    while (
+        end < min(len(old_lines), len(new_lines)) - start - 1 and old_lines[-1 - end] == new_lines[-1 - end]
+    ):
+        end += 1
+    old_part = "\n".join(old_lines[start : len(old_lines) - end])
+    new_part = "\n".join(new_lines[start : len(new_lines) - end])
+    return sanitize(old_part, SNIPPET_LIMIT), sanitize(new_part, SNIPPET_LIMIT)
+
+
+def _line_count(text: str) -> int:
+    return 0 if not text else text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("ch") else f"{n} {word}s"
+
+
+def _first(args: Mapping[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = args.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+_MARKUP_LINE: Final = re.compile(r"^\s*<([\w-]+)[^>]*>.*</\1>\s*$")
+
+
+def _result_lines(result: ToolResult | None) -> list[str]:
+    """The non-blank lines of a result, without lines that are only markup (``<tag>…</tag>``)."""
+    if result is None:
+        return []
+    return [line for line in result.text.split("\n") if line.strip() and not _MARKUP_LINE.match(line)]
+
+
+def _error_line(result: ToolResult) -> str:
+    first = next((line for line in result.text.split("\n") if line.strip()), "")
+    return sanitize(first, QUOTE_LIMIT)
+
+
+# Tool-name families beyond the format's categories (lowercase names).
+_MEMORY_WRITE: Final = re.compile(
+    r"remember|save_memory|memory_(?:write|add|save|store)|add_memory|"
+    r"create_entities|add_observations|store_memory|memorize"
+)
+_MEMORY_READ: Final = re.compile(
+    r"recall|search_memory|memory_(?:search|read|get|query)|search_nodes|"
+    r"open_nodes|read_graph|retrieve_memor"
+)
+_ASK_USER: Final = frozenset(
+    {"askuserquestion", "request_user_input", "ask_user", "askuser", "ask_followup_question", "question"}
+)
+_FINISH: Final = frozenset(
+    {"attempt_completion", "finish", "task_complete", "complete_task", "done", "submit"}
+)
+_PLAN: Final = frozenset({"todowrite", "update_plan", "taskcreate", "taskupdate"})
+_STATUS_TOOLS: Final = frozenset(
+    {
+        "bashoutput",
+        "taskoutput",
+        "monitor",
+        "todoread",
+        "tasklist",
+        "taskget",
+        "toolsearch",
+        "killshell",
+        "taskstop",
+    }
+)
+_SUBAGENT: Final = frozenset({"task", "agent", "spawn_agent"})
+_DIRECTORY_TOOLS: Final = frozenset({"ls", "list_dir", "list_directory"})
+_FILE_SEARCH_TOOLS: Final = frozenset({"glob", "find", "find_files"})
+_TEXT_SEARCH_TOOLS: Final = frozenset({"grep", "search", "rg"})
+_WEB_SEARCH_TOOLS: Final = frozenset({"websearch", "web_search", "web_search_call"})
+_FETCH_TOOLS: Final = frozenset({"webfetch", "web_fetch", "fetch"})
+
+
+def collapse_tool(
+    call: ToolCall,
+    result: ToolResult | None,
+    category: str = "other",
+    cwd: str | None = None,
+) -> Line | None:
+    """One plain line for a tool call and its result (``None``: a status check, dropped).
+
+    ``category`` is the format's category of the tool (``edit``, ``read``, ``command``, ``other``);
+    ``cwd`` is the session's directory, which paths are shown relative to.
+    """
+    name = call.name
+    lower = name.lower()
+    args = call.args
+    stamp = call.timestamp
+
+    def path_of(value: str | None) -> str:
+        return _show_path(value, cwd) if value else "a file"
+
+    def line(kind: LineKind, text: str, path: str | None = None, failed: bool = False) -> Line:
+        return Line(kind=kind, text=text, timestamp=stamp, tool=name, path=path, failed=failed)
+
+    failed = result is not None and result.is_error
+    if lower in _STATUS_TOOLS or (lower == "write_stdin" and not args.get("chars")):
+        return None
+    if category == "edit" or lower == "apply_patch":
+        return _collapse_edit(call, result, cwd, line)
+    if category == "command" or lower in {"bashexecution"}:
+        command = _first(args, "command", "cmd") or ""
+        if isinstance(args.get("command"), list):  # Codex `shell`: ["bash", "-lc", "..."]
+            words = [str(w) for w in args["command"]]
+            command = words[-1] if len(words) >= 3 and words[1] in {"-lc", "-c"} else " ".join(words)
+        if lower == "write_stdin":
+            return line(
+                "consequential",
+                f"Sent input to a running command: {_quote(str(args.get('chars')), SNIPPET_LIMIT)}.",
+            )
+        if not command:
+            return line("observational", f"Used {sanitize(name, 40)}.")
+        if _is_status_check(command):
+            return None
+        if cwd and len(cwd) > 1:
+            command = command.replace(cwd.rstrip("/") + "/", "")
+        shown = "`" + sanitize(command, COMMAND_LIMIT) + "`"
+        who = "User ran" if lower == "bashexecution" else "Ran"
+        outcome_failed, outcome = command_outcome(result.text, result.is_error) if result else (None, None)
+        listing = _listing(command, result)
+        if listing is not None and not outcome_failed:
+            return line("observational", listing)
+        if _is_read_only(command):
+            # Looking changes nothing, even when it fails (grep finding nothing exits with 1).
+            said = f": {outcome}" if outcome_failed and outcome else ""
+            return line("observational", f"{who} {shown}{said}.")
+        if result is None:
+            return line("consequential", f"{who} {shown} (no result recorded).")
+        if outcome is None:
+            return line("consequential", f"{who} {shown}.")
+        return line("consequential", f"{who} {shown}: {outcome}.", failed=bool(outcome_failed))
+    if lower in _ASK_USER:
+        return _collapse_question(call, result, line)
+    if lower in _FINISH:
+        text = _first(args, "result", "summary", "message", "text") or (result.text if result else "")
+        return line("meta", f"Finished: {_quote(text)}.")
+    if lower in _PLAN:
+        return _collapse_plan(call, line)
+    if lower == "exitplanmode":
+        return line("meta", f"Proposed a plan: {_quote(_first(args, 'plan') or '')}.")
+    if lower == "enterplanmode":
+        return None
+    if _MEMORY_WRITE.search(lower):
+        text = _first(args, "content", "text", "memory", "fact", "note", "value") or json.dumps(
+            args, sort_keys=True, ensure_ascii=False
+        )
+        return line("consequential", f"Remembered: {_quote(text)}.", failed=failed)
+    if _MEMORY_READ.search(lower):
+        query = _first(args, "query", "q", "search", "text", "names") or ""
+        return line("observational", f"Recalled: {_quote(query)}.")
+    if lower in _SUBAGENT:
+        task = _first(args, "description", "prompt", "message", "task") or ""
+        report = result.text.split("The report follows:", 1)[-1] if result is not None else ""
+        answer = _result_lines(ToolResult(text=report))
+        said = f" Result: {_quote(answer[0])}." if answer else ""
+        return line("consequential", f"Delegated to a subagent: {_quote(task)}.{said}", failed=failed)
+    if category == "read" or lower in _DIRECTORY_TOOLS | _FILE_SEARCH_TOOLS | _TEXT_SEARCH_TOOLS:
+        return _collapse_read(call, result, cwd, line)
+    if lower == "skill":
+        return line("observational", f"Used skill {_quote(_first(args, 'skill', 'name', 'command') or '')}.")
+    primary = _first(args, "file_path", "path", "url", "query", "command", "pattern", "name")
+    suffix = f" {_quote(primary, SNIPPET_LIMIT)}" if primary else ""
+    outcome_text = f" Failed: {_error_line(result)}." if failed and result else ""
+    return line("observational", f"Used {sanitize(name, 60)}{suffix}.{outcome_text}", failed=failed)
+
+
+def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, line: _Make) -> Line:
+    args = call.args
+    lower = call.name.lower()
+    if lower == "apply_patch":
+        patch = call.raw_input if call.raw_input is not None else _first(args, "input", "patch") or ""
+        return _collapse_patch(patch, result, cwd, line)
+    raw_path = _first(args, "file_path", "path", "notebook_path", "filePath")
+    shown = _show_path(raw_path, cwd) if raw_path else "a file"
+    path = shown if raw_path else None
+    if result is not None and result.is_error:
+        return line(
+            "consequential", f"Failed to edit {shown}: {_error_line(result)}.", path=None, failed=True
+        )
+    edits = args.get("edits")
+    if isinstance(edits, list) and edits:  # Pi `edit{path, edits: [...]}`, Claude `MultiEdit`
+        pairs = [
+            (str(e.get("oldText", e.get("old_string", ""))), str(e.get("newText", e.get("new_string", ""))))
+            for e in edits
+            if isinstance(e, dict)
+        ]
+        if len(pairs) == 1:
+            old, new = _snippet_pair(*pairs[0])
+            return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+        old, new = _snippet_pair(*pairs[0]) if pairs else ("", "")
+        return line(
+            "consequential",
+            f"Edited {shown}: {len(pairs)} replacements (first: '{old}' with '{new}').",
+            path=path,
+        )
+    old_text = _first(args, "old_string", "oldText", "old_str")
+    new_text = args.get("new_string", args.get("newText", args.get("new_str")))
+    if old_text is not None or (isinstance(new_text, str) and new_text and "content" not in args):
+        old, new = _snippet_pair(old_text or "", str(new_text or ""))
+        return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+    content = args.get("content", args.get("new_source"))
+    if isinstance(content, str):
+        if lower == "notebookedit":
+            mode = _first(args, "edit_mode") or "replace"
+            return line("consequential", f"Edited notebook {shown} ({mode} a cell).", path=path)
+        return line("consequential", f"Wrote {shown} ({_plural(_line_count(content), 'line')}).", path=path)
+    return line("consequential", f"Edited {shown}.", path=path)
+
+
+_PATCH_HEADER: Final = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def _collapse_patch(patch: str, result: ToolResult | None, cwd: str | None, line: _Make) -> Line:
+    """Codex ``apply_patch``: one sentence for the files the patch adds, updates or deletes."""
+    headers = list(_PATCH_HEADER.finditer(patch))
+    if result is not None and (result.is_error or command_outcome(result.text)[0]):
+        target = _show_path(headers[0].group(2).strip(), cwd) if headers else "files"
+        return line("consequential", f"Failed to patch {target}: {_error_line(result)}.", failed=True)
+    if not headers:
+        return line("consequential", "Applied a patch.")
+    parts: list[str] = []
+    first_path: str | None = None
+    for index, header in enumerate(headers):
+        action, raw = header.group(1), header.group(2).strip()
+        shown = _show_path(raw, cwd)
+        first_path = first_path or shown
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(patch)
+        body = patch[header.end() : end].split("\n")
+        added = [b[1:] for b in body if b.startswith("+")]
+        removed = [b[1:] for b in body if b.startswith("-")]
+        if action == "Add":
+            parts.append(f"Wrote {shown} ({_plural(len(added), 'line')})")
+        elif action == "Delete":
+            parts.append(f"Deleted {shown}")
+        else:
+            old, new = _snippet_pair("\n".join(removed), "\n".join(added))
+            parts.append(f"Edited {shown}: replaced '{old}' with '{new}'")
+        if len(parts) == 3 and len(headers) > 3:
+            parts.append(f"and {len(headers) - 3} more files")
+            break
+    return line("consequential", "; ".join(parts) + ".", path=first_path)
+
+
+def _collapse_read(call: ToolCall, result: ToolResult | None, cwd: str | None, line: _Make) -> Line:
+    args = call.args
+    lower = call.name.lower()
+    failed = result is not None and result.is_error
+    if failed and result is not None:
+        target = _first(args, "file_path", "path", "pattern", "url", "query") or call.name
+        return line(
+            "observational", f"Failed to read {_show_path(target, cwd)}: {_error_line(result)}.", failed=True
+        )
+    if lower in _DIRECTORY_TOOLS:
+        where = _show_path(_first(args, "path", "dir") or ".", cwd)
+        entries = [sanitize(e.strip().lstrip("- "), 60) for e in _result_lines(result)]
+        entries = [e for e in entries if e and not e.startswith(("/", "NOTE"))]
+        return line("observational", f"Listed directory {where}: {_entry_list(entries)}.")
+    if lower in _FILE_SEARCH_TOOLS | _TEXT_SEARCH_TOOLS:
+        pattern = _first(args, "pattern", "query", "regex", "glob") or ""
+        scope = _first(args, "path", "glob")
+        where_text = f" in {_show_path(scope, cwd)}" if scope and scope != pattern else ""
+        matches = _match_count(result)
+        counted = f" ({_plural(matches, 'match')})" if matches is not None else ""
+        what = "files" if lower in _FILE_SEARCH_TOOLS else "for"
+        return line(
+            "observational", f"Searched {what} {_quote(pattern, SNIPPET_LIMIT)}{where_text}{counted}."
+        )
+    if lower in _WEB_SEARCH_TOOLS:
+        return line(
+            "observational", f"Searched the web for {_quote(_first(args, 'query') or '', SNIPPET_LIMIT)}."
+        )
+    if lower in _FETCH_TOOLS:
+        return line("observational", f"Fetched {sanitize(_first(args, 'url') or 'a page', PATH_LIMIT)}.")
+    raw_path = _first(args, "file_path", "path", "notebook_path", "uri")
+    shown = _show_path(raw_path, cwd) if raw_path else sanitize(call.name, 40)
+    lines: int | None = None
+    details = result.details if result is not None else {}
+    file_info = details.get("file") if isinstance(details, dict) else None
+    if isinstance(file_info, dict) and isinstance(file_info.get("numLines"), int):
+        lines = file_info["numLines"]
+    elif result is not None and result.text:
+        lines = _line_count(result.text)
+    if lower in {"read", "notebookread", "view_image", "read_file"}:
+        verb = "Viewed" if lower == "view_image" else "Read"
+        count = f" ({_plural(lines, 'line')})" if lines is not None and lower != "view_image" else ""
+        return line("observational", f"{verb} {shown}{count}.")
+    return line("observational", f"Used {sanitize(call.name, 60)} on {shown}.")
+
+
+def _match_count(result: ToolResult | None) -> int | None:
+    if result is None:
+        return None
+    details = result.details
+    for key in ("numFiles", "numMatches", "numLines"):
+        value = details.get(key) if isinstance(details, dict) else None
+        if isinstance(value, int):
+            return value
+    text = result.text.strip()
+    if not text or text.lower().startswith(("no files found", "no matches", "no results")):
+        return 0
+    found = re.match(r"Found (\d+)", text)
+    return int(found.group(1)) if found else len(_result_lines(result))
+
+
+def _entry_list(entries: list[str]) -> str:
+    if not entries:
+        return "empty"
+    shown = ", ".join(entries[:LISTED_ENTRIES])
+    more = len(entries) - LISTED_ENTRIES
+    return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def _listing(command: str, result: ToolResult | None) -> str | None:
+    """``Listed directory PATH: a, b/.`` for a plain ``ls`` command."""
+    parts = _command_parts(command)
+    if len(parts) != 1 or parts[0][0] != "ls" or result is None:
+        return None
+    targets = [w for w in parts[0][1:] if not w.startswith("-")]
+    if len(targets) > 1:
+        return None
+    long_format = any(w.startswith("-") and "l" in w for w in parts[0][1:])
+    entries: list[str] = []
+    for raw in _result_lines(result):
+        if raw.startswith("total ") or raw.rstrip().endswith(":") or _EXIT_CODE.search(raw):
+            continue
+        name = raw.split()[-1] if long_format and raw.split() else raw.strip()
+        if long_format and raw[:1] == "d" and name not in {".", ".."}:
+            name += "/"
+        if name not in {".", "..", "./", "../"}:
+            entries.append(sanitize(name, 60))
+    where = sanitize(targets[0], PATH_LIMIT) if targets else "."
+    return f"Listed directory {where}: {_entry_list(entries)}."
+
+
+def _collapse_question(call: ToolCall, result: ToolResult | None, line: _Make) -> Line:
+    args = call.args
+    questions = args.get("questions")
+    asked: list[str] = []
+    if isinstance(questions, list):
+        for q in questions:
+            if isinstance(q, dict) and isinstance(q.get("question"), str):
+                asked.append(q["question"])
+            elif isinstance(q, str):
+                asked.append(q)
+    if not asked:
+        text = _first(args, "question", "prompt", "message", "text")
+        if text:
+            asked.append(text)
+    answer = ""
+    if result is not None:
+        answers = result.details.get("answers") if isinstance(result.details, dict) else None
+        if isinstance(answers, dict) and answers:
+            answer = "; ".join(str(v) for v in answers.values())
+        else:
+            answer = result.text.strip()
+            found = re.findall(r'"[^"]*"\s*=\s*"([^"]*)"', answer)
+            if found:
+                answer = "; ".join(found)
+    question = " / ".join(asked) or "a question"
+    response = f" Response: {_quote(answer)}." if answer else " No response recorded."
+    return line("consequential", f"Asked user: {_quote(question)}.{response}", failed=False)
+
+
+def _collapse_plan(call: ToolCall, line: _Make) -> Line:
+    items = plan_items(call.args)
+    if not items:
+        subject = _first(call.args, "subject", "description", "content", "title")
+        if subject:
+            return line("meta", f"Plan: added {_quote(subject, SNIPPET_LIMIT)}.")
+        return line("meta", "Updated the plan.")
+    done = sum(1 for _, status in items if status == "completed")
+    current = next((text for text, status in items if status == "in_progress"), None)
+    pending = next((text for text, status in items if status != "completed"), None)
+    text = f"Plan: {done} of {len(items)} done"
+    if current:
+        text += f"; working on {_quote(current, SNIPPET_LIMIT)}"
+    elif pending:
+        text += f"; next {_quote(pending, SNIPPET_LIMIT)}"
+    return line("meta", text + ".")
+
+
+def plan_items(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(text, status)`` of each item of a plan tool's arguments (Claude ``TodoWrite{todos}``, Codex
+    ``update_plan{plan}``); statuses are ``pending``, ``in_progress`` or ``completed``."""
+    raw = args.get("todos", args.get("plan"))
+    items: list[tuple[str, str]] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, dict):
+                text = item.get("content", item.get("step", item.get("text")))
+                status = str(item.get("status", "pending")).lower().replace(" ", "_").replace("-", "_")
+                if isinstance(text, str) and text.strip():
+                    items.append((text, "completed" if status in {"completed", "done"} else status))
+    return items
+
+
+def _show_path(path: str, cwd: str | None) -> str:
+    """``path`` relative to ``cwd`` when inside it, sanitized and cut (the end of a long path kept)."""
+    path = path.strip()
+    if cwd:
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base):
+            path = path[len(base) :] or "."
+        elif path == cwd.rstrip("/"):
+            path = "."
+    clean = sanitize(path, 100_000)
+    return clean if len(clean) <= PATH_LIMIT else "…" + clean[-(PATH_LIMIT - 1) :]
+
+
+# --- acknowledgements -------------------------------------------------------------------------------
+
+_ACKNOWLEDGEMENTS: Final = frozenset(
+    [
+        "ok",
+        "okay",
+        "k",
+        "yes",
+        "y",
+        "yep",
+        "yeah",
+        "sure",
+        "thanks",
+        "thank",
+        "thx",
+        "ty",
+        "cool",
+        "nice",
+        "great",
+        "good",
+        "fine",
+        "perfect",
+        "done",
+        "go",
+        "continue",
+        "proceed",
+        "lgtm",
+        "alright",
+        "right",
+        "agreed",
+        "👍",
+        "no",
+        "nope",
+    ]
+)
+
+
+def is_acknowledgement(text: str) -> bool:
+    """A user message that asks for nothing new (``ok``, ``thanks!``, ``go on``, ``yes please``)."""
+    words = re.findall(r"[\w'👍]+", text.lower())
+    return len(words) <= 3 and all(
+        w in _ACKNOWLEDGEMENTS or w in {"please", "on", "ahead", "you", "it", "do"} for w in words
+    )
+
+
+# --- reading a transcript ---------------------------------------------------------------------------
+
+#: Claude Code user text that the CLI (not the person) wrote.
+_CLAUDE_NOT_PROMPTS: Final = (
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<system-reminder>",
+    "<task-notification>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "Caveat: The messages below",
+    "[Request interrupted",
+)
+#: Codex user messages that carry instructions or environment (as the native decoder skips them).
+_CODEX_CONTEXT_PREFIXES: Final = (
+    "<environment_context",
+    "<user_instructions",
+    "<permissions",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md",
+    "<user_shell_command",
+    "<skills_instructions",
+)
+
+
+@dataclass(slots=True)
+class _Pending:
+    call: ToolCall
+    category: str
+    result: ToolResult | None = None
+    done: bool = False
+
+
+class TranscriptLog:
+    """The collapsed log of one transcript, streamed: iterate over it for its :class:`Line` s.
+
+    After (or during) iteration it knows the session's ``cwd``, ``session_id`` and ``format``, and how
+    the session stopped: ``interrupted`` is true when the last turn has no final assistant text (killed
+    or Ctrl+C mid-turn, a tool call without a result, a Pi ``aborted`` stop).
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        format: str = "auto",
+        *,
+        categories: Mapping[str, str] | None = None,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        skip_custom_types: tuple[str, ...] = DEFAULT_SKIP_CUSTOM_TYPES,
+        start_offset: int = 0,
+    ) -> None:
+        self.path = Path(path)
+        #: Where reading starts (the start of a line): a recap of a huge transcript may read its tail only.
+        self.start_offset = start_offset
+        if format == "auto":
+            from sidelight.scanning import detect_format
+
+            detected = detect_format(self.path)
+            if detected is None:
+                from sidelight.errors import UnknownFormatError
+
+                raise UnknownFormatError(
+                    f"{self.path}: not a Claude Code, Pi or Codex transcript", str(self.path)
+                )
+            format = detected.value
+        if format not in DEFAULT_CATEGORIES:
+            from sidelight.errors import UnknownFormatError
+
+            raise UnknownFormatError(f"unknown transcript format {format!r}; use claude-code, pi or codex")
+        self.format = format
+        self.categories = {k.lower(): v for k, v in (categories or DEFAULT_CATEGORIES[format]).items()}
+        self.max_line_bytes = max_line_bytes
+        self.skip_custom_types = skip_custom_types
+        self.cwd: str | None = None
+        self.session_id: str | None = None
+        self.first_timestamp: str | None = None
+        self.last_timestamp: str | None = None
+        self.lines_read = 0
+        self.lines_skipped = 0
+        self.interrupted = False
+        #: The last plan the session wrote (``TodoWrite``, ``update_plan``): ``(item, status)``.
+        self.plan: list[tuple[str, str]] = []
+        self._queue: deque[Line | _Pending] = deque()
+        self._pending: dict[str, _Pending] = {}
+        self._last_role: str | None = None
+        self._aborted = False
+
+    def __iter__(self) -> Iterator[Line]:
+        decode = {"claude-code": self._claude, "pi": self._pi, "codex": self._codex}[self.format]
+        for record in self._records():
+            stamp = record.get("timestamp")
+            if isinstance(stamp, str) and stamp:
+                # The earliest and the latest (a Pi session branched from another starts before its header).
+                if self.first_timestamp is None or stamp < self.first_timestamp:
+                    self.first_timestamp = stamp
+                if self.last_timestamp is None or stamp > self.last_timestamp:
+                    self.last_timestamp = stamp
+            decode(record)
+            yield from self._drain(force=len(self._pending) > MAX_PENDING)
+        unanswered = bool(self._pending)
+        yield from self._drain(force=True)
+        self.interrupted = unanswered or self._aborted or self._last_role in {"user", "tool"}
+
+    # - reading lines
+
+    def _records(self) -> Iterator[dict[str, Any]]:
+        limit = self.max_line_bytes
+        with self.path.open("rb") as file:
+            if self.start_offset > 0:
+                # The session's header (Pi `session`, Codex `session_meta`) still tells its cwd and id.
+                first = file.readline(limit + 1)
+                if first.endswith(b"\n"):
+                    with contextlib.suppress(ValueError):
+                        header = json.loads(first)
+                        if isinstance(header, dict) and header.get("type") in ("session", "session_meta"):
+                            yield header
+                file.seek(max(self.start_offset, file.tell()))
+            while True:
+                raw = file.readline(limit + 1)
+                if not raw:
+                    return
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    # Too long: stream past the rest of the line without keeping it.
+                    while raw and not raw.endswith(b"\n"):
+                        raw = file.readline(1024 * 1024)
+                    self.lines_skipped += 1
+                    continue
+                if not raw.endswith(b"\n"):
+                    return  # a partial last line: the agent is still writing it
+                self.lines_read += 1
+                if self.format == "claude-code" and b'"user"' not in raw and b'"assistant"' not in raw:
+                    continue  # attachments, API request blobs, queue operations: not conversation
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    self.lines_skipped += 1
+                    continue
+                if isinstance(record, dict):
+                    yield record
+
+    # - the queue of lines and calls waiting for results
+
+    def _emit(self, line: Line) -> None:
+        self._queue.append(line)
+
+    def _call(self, call: ToolCall) -> None:
+        category = self.categories.get(call.name.lower(), "other")
+        if call.name.lower() in _PLAN:
+            items = plan_items(call.args)
+            if items:
+                self.plan = items
+        pending = _Pending(call, category)
+        self._queue.append(pending)
+        if call.id:
+            self._pending[call.id] = pending
+        else:
+            pending.done = True
+        self._last_role = "tool"
+
+    def _result(self, call_id: str | None, result: ToolResult) -> None:
+        pending = self._pending.pop(call_id, None) if call_id else None
+        if pending is not None:
+            pending.result = result
+            pending.done = True
+
+    def _drain(self, force: bool = False) -> Iterator[Line]:
+        queue = self._queue
+        while queue:
+            item = queue[0]
+            if isinstance(item, _Pending):
+                if not item.done and not force:
+                    return
+                queue.popleft()
+                if item.call.id:
+                    self._pending.pop(item.call.id, None)
+                line = collapse_tool(item.call, item.result, item.category, self.cwd)
+                if line is not None:
+                    yield line
+            else:
+                queue.popleft()
+                yield item
+
+    def _text(self, role: Literal["user", "assistant"], text: str, stamp: str | None) -> None:
+        if role == "user":
+            # A new prompt: calls still waiting for results never got them.
+            for pending in self._pending.values():
+                pending.done = True
+            self._pending.clear()
+        clean = _clean_text(text)
+        if not clean:
+            return
+        from sidelight.digest import is_digest_text
+
+        if is_digest_text(clean):
+            return
+        self._emit(Line(kind=role, text=clean, timestamp=stamp))
+        self._last_role = role
+
+    # - formats
+
+    def _claude(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        if kind not in ("user", "assistant") or record.get("isSidechain") or record.get("isCompactSummary"):
+            return
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return
+        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        if isinstance(record.get("cwd"), str):
+            self.cwd = record["cwd"]
+        if isinstance(record.get("sessionId"), str):
+            self.session_id = record["sessionId"]
+        content = message.get("content")
+        if kind == "user":
+            if record.get("isMeta"):
+                return
+            if isinstance(content, str):
+                if not content.lstrip().startswith(_CLAUDE_NOT_PROMPTS):
+                    self._text("user", content, stamp)
+                return
+            if not isinstance(content, list):
+                return
+            details = record.get("toolUseResult")
+            texts: list[str] = []
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result":
+                    self._result(
+                        block.get("tool_use_id"),
+                        ToolResult(
+                            text=_block_text(block.get("content")),
+                            is_error=bool(block.get("is_error")),
+                            details=details if isinstance(details, dict) else {},
+                        ),
+                    )
+                elif block.get("type") == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+            text = "\n".join(texts)
+            if text and not text.lstrip().startswith(_CLAUDE_NOT_PROMPTS):
+                self._text("user", text, stamp)
+            return
+        if message.get("model") == "<synthetic>" or not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                self._text("assistant", block["text"], stamp)
+            elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
+                args = block.get("input")
+                self._call(
+                    ToolCall(
+                        name=block["name"],
+                        args=args if isinstance(args, dict) else {},
+                        id=block.get("id") if isinstance(block.get("id"), str) else None,
+                        timestamp=stamp,
+                    )
+                )
+
+    def _pi(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        if kind == "session":
+            if isinstance(record.get("cwd"), str):
+                self.cwd = record["cwd"]
+            if isinstance(record.get("id"), str):
+                self.session_id = record["id"]
+            return
+        if kind == "compaction":
+            self._emit(Line(kind="meta", text="The context was compacted.", timestamp=stamp))
+            return
+        if kind == "custom_message" and record.get("customType") not in self.skip_custom_types:
+            return  # extension messages: not the conversation
+        if kind != "message":
+            return
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return
+        role = message.get("role")
+        content = message.get("content")
+        if role == "user":
+            self._text("user", _block_text(content), stamp)
+        elif role == "assistant":
+            if isinstance(content, list):
+                for block in content:
+                    if not isinstance(block, dict):
+                        continue
+                    if block.get("type") == "text" and isinstance(block.get("text"), str):
+                        self._text("assistant", block["text"], stamp)
+                    elif block.get("type") == "toolCall" and isinstance(block.get("name"), str):
+                        args = block.get("arguments")
+                        self._call(
+                            ToolCall(
+                                name=block["name"],
+                                args=args if isinstance(args, dict) else {},
+                                id=block.get("id") if isinstance(block.get("id"), str) else None,
+                                timestamp=stamp,
+                            )
+                        )
+            self._aborted = message.get("stopReason") in {"aborted", "error"}
+        elif role == "toolResult":
+            details = message.get("details")
+            self._result(
+                message.get("toolCallId"),
+                ToolResult(
+                    text=_block_text(content),
+                    is_error=bool(message.get("isError")),
+                    details=details if isinstance(details, dict) else {},
+                ),
+            )
+        elif role == "bashExecution" and isinstance(message.get("command"), str):
+            output = str(message.get("output") or "")
+            code = message.get("exitCode")
+            if isinstance(code, int):
+                output += f"\nexit code: {code}"
+            role_before = self._last_role
+            self._call(ToolCall(name="bashExecution", args={"command": message["command"]}, timestamp=stamp))
+            self._last_role = role_before  # the person's own command: the agent owes no answer
+            # A user's own command comes with its output: resolve it at once.
+            pending = self._queue[-1]
+            assert isinstance(pending, _Pending)
+            pending.result = ToolResult(text=output, is_error=bool(message.get("cancelled")))
+
+    def _codex(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        payload = record.get("payload")
+        if not isinstance(payload, dict):
+            return
+        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
+        if kind in ("session_meta", "turn_context"):
+            if isinstance(payload.get("cwd"), str):
+                self.cwd = payload["cwd"]
+            if kind == "session_meta" and isinstance(payload.get("id"), str):
+                self.session_id = payload["id"]
+            return
+        if kind == "event_msg":
+            if payload.get("type") == "turn_aborted":
+                self._aborted = True
+            return
+        if kind != "response_item":
+            return
+        item = payload.get("type")
+        if item == "message":
+            role = payload.get("role")
+            text = _block_text(payload.get("content"))
+            if role == "user" and not text.lstrip().startswith(_CODEX_CONTEXT_PREFIXES):
+                self._aborted = False
+                self._text("user", text, stamp)
+            elif role == "assistant":
+                self._aborted = False
+                self._text("assistant", text, stamp)
+        elif item in ("function_call", "custom_tool_call", "local_shell_call"):
+            name = payload.get("name") or ("local_shell_call" if item == "local_shell_call" else "tool")
+            args: Any = {}
+            raw_input: str | None = None
+            if item == "function_call" and isinstance(payload.get("arguments"), str):
+                try:
+                    args = json.loads(payload["arguments"])
+                except ValueError:
+                    raw_input = payload["arguments"]
+            elif item == "custom_tool_call" and isinstance(payload.get("input"), str):
+                raw_input = payload["input"]
+            elif item == "local_shell_call" and isinstance(payload.get("action"), dict):
+                args = payload["action"]
+            call_id = payload.get("call_id")
+            self._call(
+                ToolCall(
+                    name=str(name),
+                    args=args if isinstance(args, dict) else {},
+                    id=call_id if isinstance(call_id, str) else None,
+                    timestamp=stamp,
+                    raw_input=raw_input,
+                )
+            )
+        elif item in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            output = payload.get("output")
+            text = output if isinstance(output, str) else _block_text(output)
+            if isinstance(output, dict):
+                text = str(output.get("content", ""))
+            self._result(payload.get("call_id"), ToolResult(text=_codex_output(text)))
+
+
+def _codex_output(text: str) -> str:
+    """A Codex command's output without its preamble (``Chunk ID``, ``Wall time``, ``Process exited
+    with code N``, ``Output:``), which is moved after the output (the exit code is still found)."""
+    head, marker, body = text[:1000].partition("\nOutput:\n")
+    if not marker:
+        return text
+    codes = _EXIT_CODE.findall(head)
+    return body + text[1000:] + (f"\nexit code: {codes[-1]}" if codes else "")
+
+
+def _block_text(content: Any) -> str:
+    """The text of a message's content: a string, or the ``text`` of its text blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") in ("text", "input_text", "output_text"):
+            text = block.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+        elif isinstance(block, str):
+            parts.append(block)
+    return "\n".join(parts)
+
+
+def _clean_text(text: str) -> str:
+    """Message text as the recap keeps it: secrets redacted, control characters removed, blank lines
+    squeezed, cut to :data:`TEXT_LIMIT` characters."""
+    if len(text) > TEXT_LIMIT:
+        text = text[:TEXT_LIMIT] + " …"
+    lines = [sanitize(line, len(line) + 1) for line in redact(text).split("\n")]
+    kept: list[str] = []
+    for line in lines:
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    while kept and not kept[-1]:
+        kept.pop()
+    return "\n".join(kept)

@@ -1,0 +1,53 @@
+"""The handoff with the real Claude Code CLI: a session ends, and the next session of the same workspace
+gets its recap at its start (`SessionStart` additionalContext), once."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import AgentEnv
+from tests.e2e.mockapi import bash, say, write
+
+pytestmark = pytest.mark.e2e
+
+RECAP_TITLE = "Recap of the previous session"
+
+
+def first_request_with(agents: AgentEnv, prompt: str) -> str:
+    requests = [r for r in agents.mock.model_requests() if prompt in r.text()]
+    assert requests, agents.mock.summary()
+    return requests[0].text()
+
+
+def test_the_next_claude_code_session_gets_the_handoff_once(agents: AgentEnv) -> None:
+    agents.install_sidelight("claude-code")
+    app = agents.project / "app.py"
+    agents.mock.set_script(
+        [
+            [
+                write(str(app), "def parse(text):\n    return text.split()\n"),
+                bash("echo 3 passed"),
+                say("The parser is fixed; the docs still need the new syntax."),
+            ],
+            [say("You were fixing the parser.")],
+            [say("Nothing to pick up.")],
+        ]
+    )
+    first = agents.claude("fix the parser in app.py, then update the docs")
+    assert first.session_id and app.exists()
+
+    second = agents.claude("what was I doing?")
+    assert second.session_id != first.session_id
+    text = first_request_with(agents, "what was I doing?")
+    assert RECAP_TITLE in text, agents.sidelight_log
+    assert "fix the parser in app.py, then update the docs" in text  # the last request
+    assert "app.py" in text and "the docs still need the new syntax" in text  # files, where it stopped
+    handoff = agents.project / "_handoff.md"
+    assert handoff.is_file() and RECAP_TITLE in handoff.read_text(encoding="utf-8")
+
+    # The third session gets the second one's recap: the first one's is not given twice, and the
+    # recap injected into the second session is not echoed from its transcript.
+    agents.claude("anything left?")
+    third = first_request_with(agents, "anything left?")
+    assert "fix the parser in app.py, then update the docs" not in third, third[-3000:]
+    assert "ERROR" not in agents.sidelight_log

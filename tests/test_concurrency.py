@@ -1,0 +1,167 @@
+"""Concurrency (issue 7, guarantee 3): 64 hook processes on one state directory lose no update.
+
+Two ways:
+
+- 64 real ``sidelight hook claude-code`` processes at once, one per session of a 64-session project,
+  every one reading its 63 siblings: all exit 0 with a valid payload, and every reader's cursors end at
+  the ends of its siblings' files;
+- 64 processes running the hook's orchestration (:func:`sidelight.updates.get_session_updates`) with a
+  counting summarizer, all sharing ONE cursor file (as the volute template does), each appending to its
+  own transcript between reads: every reader counts every sibling's prompts exactly once (the model:
+  the prompts each file holds), and the shared file ends with every reader's cursors at the ends.
+
+Two watchers on one state directory are refused: ``tests/test_watch.py::test_a_second_watcher_is_refused``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sidelight.cursors import CursorStore
+from tests.hook_world import HookWorld, context_of, session_id
+
+#: The issue's 64 processes (``slow``: about a minute on two busy cores), and a fast variant.
+COUNTS = [pytest.param(16, id="16"), pytest.param(64, id="64", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("processes", COUNTS)
+def test_hook_processes_at_once(tmp_path: Path, processes: int) -> None:
+    world = HookWorld(tmp_path, sessions=processes)
+    for n in range(0, processes, 3):
+        world.prompt(n, f"second prompt of {n}")
+    processes = [
+        subprocess.Popen(
+            world.command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=world.env(SIDELIGHT_TIME_BUDGET="120s"),
+        )
+        for _ in range(processes)
+    ]
+    outputs = [p.communicate(world.payload(n), timeout=300) for n, p in enumerate(processes)]
+    for n, (process, (out, err)) in enumerate(zip(processes, outputs, strict=True)):
+        assert process.returncode == 0, err
+        context = context_of(out)
+        assert context is not None and context.startswith("[Session Activity]"), n
+        assert len(context) <= 500
+    sizes = {f"claude-code:{session_id(n)}": world.transcript(n).stat().st_size for n in range(processes)}
+    for n in range(processes):
+        me = f"claude-code:{session_id(n)}"
+        entries = CursorStore(world.cursor_file(n)).read(me)
+        assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != me}
+    assert not list(world.state.rglob("*.corrupt-*"))
+    assert "Traceback" not in world.log()
+
+
+_READER = textwrap.dedent(
+    """
+    import json, sys
+    from dataclasses import replace
+    from pathlib import Path
+
+    from sidelight.config import Settings
+    from sidelight.formats import DEFAULT_CATEGORIES
+    from sidelight.hookspecs import hookimpl
+    from sidelight.plugins import Plugins
+    from sidelight.sessions import FormatSpec, ResolverSpec, Session, SummarizerSpec
+    from sidelight.updates import get_session_updates
+
+    # The readers this process plays, one after the other; each appends to its own transcript and reads
+    # its siblings ``rounds`` times (once, without appending, when ``rounds`` is 0).
+    root, count, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    readers = [int(n) for n in sys.argv[4].split(",")]
+    shared = root / "state" / "shared-cursors.json"
+    sessions = [
+        Session(key=f"t:{n}", name=str(n), path=root / f"{n}.jsonl", format="claude-code", group="g",
+                resolver="t", id=str(n), cursor_file=shared)
+        for n in range(count)
+    ]
+    counted: dict[str, int] = {}
+
+    class Host:
+        @hookimpl
+        def sidelight_formats(self):
+            yield FormatSpec(name="claude-code", decoder="claude-code",
+                             categories=DEFAULT_CATEGORIES["claude-code"])
+
+        @hookimpl
+        def sidelight_resolvers(self):
+            yield ResolverSpec(name="t", list_sessions=lambda settings: list(sessions),
+                               current=lambda event, settings: None)
+
+        @hookimpl
+        def sidelight_summarizers(self):
+            def count_them(activity):
+                name = activity.session.name
+                counted[name] = counted.get(name, 0) + activity.user_messages
+                return f"- {name}: {activity.user_messages}"
+            yield SummarizerSpec(name="count", summarize=count_them)
+
+    plugins = Plugins(builtins=(), entry_points=False)
+    plugins.register(Host(), name="host")
+    settings = replace(Settings.load(env={}, home=root), state_dir=root / "state", time_budget=300.0,
+                       first_look_bytes=1 << 30, scope="all")
+    for me in readers:
+        counted.clear()
+        line = '{"type":"user","message":{"role":"user","content":"p"},"sessionId":"%d"}\\n' % me
+        for i in range(max(rounds, 1)):
+            if i < rounds:
+                with open(root / f"{me}.jsonl", "a") as f:
+                    f.write(line * 2)
+            get_session_updates(sessions[me], settings=settings, plugins=plugins)
+        print(json.dumps(counted), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("processes", COUNTS)
+def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path, processes: int) -> None:
+    rounds = 2
+    for n in range(processes):
+        (tmp_path / f"{n}.jsonl").write_text("")
+
+    def run(rounds: int, readers: list[list[int]]) -> list[dict[str, int]]:
+        processes = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _READER,
+                    str(tmp_path),
+                    str(processes),
+                    str(rounds),
+                    ",".join(map(str, r)),
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for r in readers
+        ]
+        results = []
+        for process in processes:
+            out, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err.decode()
+            results.extend(json.loads(line) for line in out.splitlines())
+        return results
+
+    # Everyone appends and reads at once, one process per reader; then one more read each, with nothing
+    # appended, picks up what was written after a reader's last look.
+    first = run(rounds, [[n] for n in range(processes)])
+    second = run(0, [list(range(processes))])
+    prompts = {str(n): (tmp_path / f"{n}.jsonl").read_bytes().count(b"\n") for n in range(processes)}
+    assert set(prompts.values()) == {2 * rounds}
+    for me in range(processes):
+        total = {k: first[me].get(k, 0) + second[me].get(k, 0) for k in prompts if k != str(me)}
+        assert total == {k: v for k, v in prompts.items() if k != str(me)}, me
+    state = json.loads((tmp_path / "state" / "shared-cursors.json").read_bytes())
+    sizes = {f"t:{n}": (tmp_path / f"{n}.jsonl").stat().st_size for n in range(processes)}
+    assert set(state) == set(sizes)
+    for reader, entries in state.items():
+        assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != reader}

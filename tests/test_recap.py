@@ -1,0 +1,449 @@
+"""The session recap: scoring properties, determinism, the budget, the real transcripts, settings, the
+``sidelight recap`` command and the plugin hooks it uses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from sidelight import hookimpl
+from sidelight.collapse import Chunk, Line
+from sidelight.config import ConfigError, Settings
+from sidelight.plugins import Plugins
+from sidelight.recap import (
+    ChunkSummary,
+    RecapSettings,
+    build_recap,
+    centrality,
+    extractive_summary,
+    hashed_ngram_vectors,
+    recency,
+    score_chunks,
+)
+from sidelight.sessions import ChunkSummarizerSpec, EmbedderSpec
+from sidelight.tokens import estimate_tokens
+from tests.conftest import PI_CORPUS, ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DATA = ROOT / "tests" / "data"
+REAL = [
+    DATA / "claude-code" / "four-tools-resume.jsonl",
+    DATA / "claude-code" / "subagent.jsonl",
+    DATA / "pi" / "four-tools-continue.jsonl",
+    DATA / "codex" / "four-tools-resume.jsonl",
+]
+PI_SESSIONS = [PI_CORPUS / "before-compaction.jsonl", PI_CORPUS / "large-session.jsonl"]
+needs_corpus = pytest.mark.skipif(not PI_SESSIONS[0].is_file(), reason="the shared Pi corpus is not there")
+
+
+def summary(index: int, text: str, consequential: int = 0, end: int | None = None) -> ChunkSummary:
+    return ChunkSummary(
+        index=index,
+        turn=index + 1,
+        start=index * 10,
+        end=end or (index + 1) * 10,
+        summary=text,
+        consequential=consequential,
+    )
+
+
+# --- scoring ----------------------------------------------------------------------------------------
+
+
+def test_a_chunk_that_repeats_a_memory_ranks_lower() -> None:
+    memory = "The staging database runs Postgres 16 on port 5433 behind pgbouncer"
+    repeated = summary(0, f'User asked: "where does staging run?". Assistant: "{memory}."', end=20)
+    fresh = summary(
+        1,
+        'User asked: "add retries to the uploader". '
+        'Assistant: "Retries with jitter added to the S3 uploader."',
+        end=20,
+    )
+    without = score_chunks([repeated, fresh], total_lines=20)
+    with_memory = score_chunks(
+        [repeated, fresh], total_lines=20, memories=[memory, "unrelated note about lunch"]
+    )
+    assert without[0].novelty == without[1].novelty == 1.0
+    assert with_memory[0].novelty < 0.6 < with_memory[1].novelty
+    assert with_memory[0].score < with_memory[1].score
+
+
+def test_the_last_chunk_with_an_edit_outranks_an_early_read_only_chunk() -> None:
+    chunks = [
+        summary(
+            0,
+            'User asked: "look at the parser". Read src/parser.py (200 lines). '
+            'Assistant: "The parser handles tokens."',
+        ),
+        *(
+            summary(
+                i,
+                f'User asked: "question {i} about the lexer". Read src/lexer.py. '
+                f'Assistant: "The lexer part {i}."',
+            )
+            for i in range(1, 9)
+        ),
+        summary(
+            9,
+            "User asked: \"fix the parser bug\". Edited src/parser.py: replaced 'x' with 'y'. "
+            'Assistant: "Fixed."',
+            consequential=1,
+        ),
+    ]
+    scored = score_chunks(chunks, total_lines=100)
+    assert scored[-1].score > scored[0].score
+    assert scored[-1].action_weight == 1.25 and scored[0].action_weight == 1.0
+
+
+def test_score_parts() -> None:
+    assert recency(1.0, 0.25) == 1.0 and recency(0.75, 0.25) == 0.5 and recency(0.0, 0.25) == 2**-4
+    vectors = [
+        dict(enumerate(v))
+        for v in hashed_ngram_vectors(["parser tokens grammar", "parser grammar rules", "lunch menu pizza"])
+    ]
+    ranks = centrality(vectors)
+    assert abs(sum(ranks) / len(ranks) - 1.0) < 1e-9  # mean 1
+    assert ranks[2] < ranks[0] and ranks[2] < ranks[1]  # the odd one out is least central
+    assert centrality([]) == [] and centrality(vectors[:1]) == [1.0]
+    settings = RecapSettings(alpha=1.0)
+    scored = score_chunks([summary(0, "a b", consequential=3)], 10, recap=settings)
+    assert scored[0].action_weight == 4.0
+
+
+def test_hashed_vectors_are_deterministic_across_processes() -> None:
+    code = (
+        "from sidelight.recap import hashed_ngram_vectors as h; v = h(['Edited parser.py twice']); "
+        "print(sum(i * x for i, x in enumerate(v[0])))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1
+
+
+# --- the summary ------------------------------------------------------------------------------------
+
+
+def test_extractive_summary() -> None:
+    chunk = Chunk(
+        index=0,
+        lines=(
+            Line("user", "Fix the flaky upload test. It fails on CI."),
+            Line("observational", "Read tests/test_upload.py (80 lines)."),
+            Line(
+                "consequential",
+                "Edited src/upload.py: replaced 'a' with 'b'.",
+                path="src/upload.py",
+                tool="Edit",
+            ),
+            Line(
+                "consequential",
+                "Edited src/upload.py: replaced 'c' with 'd'.",
+                path="src/upload.py",
+                tool="Edit",
+            ),
+            Line("consequential", "Ran `pytest -q`: ok: 12 passed.", tool="Bash"),
+            Line("assistant", "Done."),
+            Line(
+                "assistant", "The upload test no longer depends on the wall clock. It uses a fake timer now."
+            ),
+        ),
+    )
+    text = extractive_summary(chunk)
+    assert text == (
+        'User asked: "Fix the flaky upload test. It fails on CI.". Edited src/upload.py (2 edits); '
+        'Ran `pytest -q`: ok: 12 passed. Assistant: "The upload test no longer depends on the wall clock. '
+        'It uses a fake timer now."'
+    )
+    assert len(extractive_summary(chunk, limit=60)) <= 60
+
+
+# --- whole recaps -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_real_cli_transcripts(path: Path) -> None:
+    recap = build_recap(path)
+    text = recap.text
+    assert text.startswith("# Recap of the previous session")
+    assert str(path) in text  # where it comes from
+    assert text.rstrip().split("\n## ")[-1].startswith("Unfinished")  # ends with what was unfinished
+    assert recap.tokens <= 1000
+    if path.name.startswith("four-tools"):
+        assert 'Last request: "What does notes.txt say now?"' in text
+        assert "Files edited last: notes.txt." in text
+        assert recap.files_edited == ("notes.txt",)
+
+
+@needs_corpus
+def test_real_pi_sessions_name_the_last_files_and_request() -> None:
+    first = build_recap(PI_SESSIONS[0])
+    assert first.last_request == "what did i just execute?"
+    assert first.files_edited[:2] == (
+        "packages/coding-agent/src/modes/interactive/interactive-mode.ts",
+        "packages/coding-agent/src/core/agent-session.ts",
+    )
+    assert 'Last request: "what did i just execute?"' in first.text
+    assert (
+        "Files edited last: packages/coding-agent/src/modes/interactive/interactive-mode.ts, " in first.text
+    )
+    second = build_recap(PI_SESSIONS[1])
+    assert second.last_request == "yeah, do it all"
+    assert second.files_edited[0] == "packages/coding-agent/test/test-theme-colors.ts"
+    # The session ended with two failing commands (the release commit and the publish).
+    assert any("npm run publish" in item for item in second.unfinished)
+    # The chunks shown are the best-scored ones, in session order.
+    assert list(second.selected) == sorted(second.selected) and second.selected
+    best = max(second.chunks, key=lambda c: c.score)
+    assert best.chunk.index in second.selected
+
+
+@needs_corpus
+@pytest.mark.parametrize("budget", [1, 20, 60, 150, 400, 1000, 2500])
+def test_the_budget_is_never_exceeded(budget: int) -> None:
+
+    def words(text: str) -> int:  # a counter that is not the estimate
+        return len(text.split())
+
+    for path in [*REAL, *PI_SESSIONS]:
+        recap = build_recap(path, budget=budget)
+        assert estimate_tokens(recap.text) <= budget, path
+        assert recap.tokens == estimate_tokens(recap.text)
+        assert words(build_recap(path, budget=budget, count=words).text) <= budget
+
+
+@needs_corpus
+def test_recaps_are_byte_identical() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    code = (
+        "import sys; from sidelight.recap import build_recap; sys.stdout.write(build_recap(sys.argv[1]).text)"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", code, str(PI_SESSIONS[1])],
+            capture_output=True,
+            check=True,
+            env={**env, "PYTHONHASHSEED": seed, "TZ": tz},
+        ).stdout
+        for seed, tz in (("0", "UTC"), ("12345", "Asia/Tokyo"))
+    }
+    assert len(outputs) == 1
+    assert build_recap(PI_SESSIONS[1]).text.encode() in outputs
+
+
+def test_memory_is_bounded_on_a_big_session(tmp_path: Path) -> None:
+    """About 12 MB of turns: the chunk summaries are compacted, the transcript is never held."""
+    path = tmp_path / "big.jsonl"
+    blob = "x = 1\n" * 4000  # 24 KB of tool output per turn
+    with path.open("w") as out:
+        out.write(
+            json.dumps({"type": "session", "id": "big", "cwd": "/w", "timestamp": "2026-01-01T00:00:00Z"})
+            + "\n"
+        )
+        for i in range(500):
+            stamp = f"2026-01-01T{i // 60 % 24:02d}:{i % 60:02d}:00Z"
+            out.write(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "timestamp": stamp,
+                        "message": {"role": "user", "content": f"step {i}: change module {i}"},
+                    }
+                )
+                + "\n"
+            )
+            out.write(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "timestamp": stamp,
+                        "message": {
+                            "role": "assistant",
+                            "content": [
+                                {
+                                    "type": "toolCall",
+                                    "id": f"c{i}",
+                                    "name": "write",
+                                    "arguments": {"path": f"/w/m{i}.py", "content": blob},
+                                }
+                            ],
+                        },
+                    }
+                )
+                + "\n"
+            )
+            out.write(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "timestamp": stamp,
+                        "message": {
+                            "role": "toolResult",
+                            "toolCallId": f"c{i}",
+                            "toolName": "write",
+                            "content": [{"type": "text", "text": blob}],
+                        },
+                    }
+                )
+                + "\n"
+            )
+            out.write(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "timestamp": stamp,
+                        "message": {
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": f"Module {i} is written."}],
+                        },
+                    }
+                )
+                + "\n"
+            )
+    size = path.stat().st_size
+    assert size > 10_000_000
+    settings = RecapSettings(chunk_chars=300, max_chunks=40)
+    tracemalloc.start()
+    try:
+        recap = build_recap(path, recap_settings=settings)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < size / 4, f"peak {peak} bytes for a {size}-byte transcript"
+    assert len(recap.chunks) <= settings.max_chunks
+    assert recap.files_edited[0] == "m499.py" and recap.last_request == "step 499: change module 499"
+    assert recap.turns == 500
+
+
+def test_settings_from_env_and_config(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (home / "state").mkdir()
+    (home / "state" / "config.toml").write_text("[recap]\nbudget = 1500\nalpha = 0.5\n", encoding="utf-8")
+    monkeypatch.setenv("SIDELIGHT_RECAP_ALPHA", "0.75")
+    recap = RecapSettings.load(Settings.load())
+    assert (recap.budget, recap.alpha, recap.embedder) == (1500, 0.75, "hashed-ngrams")
+    monkeypatch.setenv("SIDELIGHT_RECAP_BUDGET", "lots")
+    with pytest.raises(ConfigError, match="budget must be a int"):
+        RecapSettings.load(Settings.load())
+    monkeypatch.setenv("SIDELIGHT_RECAP_BUDGET", "100")
+    monkeypatch.setenv("SIDELIGHT_RECAP_DAMPING", "1.5")
+    with pytest.raises(ConfigError, match="damping"):
+        RecapSettings.load(Settings.load())
+
+
+# --- hooks ------------------------------------------------------------------------------------------
+
+
+class _Plugin:
+    def __init__(self) -> None:
+        self.seen: list[Chunk] = []
+
+    @hookimpl
+    def sidelight_chunk_summarizers(self) -> Any:
+        def summarize(chunk: Chunk) -> str | None:
+            self.seen.append(chunk)
+            edits = [line.path for line in chunk.lines if line.path]
+            return f"EDITS {' '.join(edits)}" if edits else None
+
+        yield ChunkSummarizerSpec(name="edits", summarize=summarize)
+
+    @hookimpl
+    def sidelight_embedders(self) -> Any:
+        def embed(texts: Any) -> list[list[float]]:
+            return [[1.0, float(len(t) % 7)] for t in texts]
+
+        yield EmbedderSpec(name="lengths", embed=embed)
+
+
+def test_hook_sidelight_chunk_summarizers() -> None:
+    plugins = Plugins(entry_points=False)
+    plugin = _Plugin()
+    plugins.register(plugin, name="mine")
+    assert list(plugins.chunk_summarizers()) == ["edits", "extractive"]  # the built-in one last
+    recap = build_recap(DATA / "pi" / "four-tools-continue.jsonl", plugins=plugins)
+    assert plugin.seen and "EDITS notes.txt notes.txt" in recap.text
+    # A chunk the plugin does not answer for falls back to the built-in summary.
+    chunks = [
+        c.chunk.summary for c in build_recap(DATA / "claude-code" / "subagent.jsonl", plugins=plugins).chunks
+    ]
+    assert chunks[0].startswith("User asked:")
+
+
+def test_hook_sidelight_embedders(monkeypatch: pytest.MonkeyPatch) -> None:
+    plugins = Plugins(entry_points=False)
+    plugins.register(_Plugin(), name="mine")
+    assert set(plugins.embedders()) == {"hashed-ngrams", "lengths"}
+    chunks = [summary(0, "aaaaaaa"), summary(1, "bbb")]
+    default = score_chunks(chunks, 20, plugins=plugins)
+    chosen = score_chunks(chunks, 20, plugins=plugins, recap=RecapSettings(embedder="lengths"))
+    # "aaaaaaa" has length 7 = 0 mod 7: the vector (1, 0); "bbb" (1, 3): a cosine of about 0.32.
+    assert [round(c.centrality, 6) for c in chosen] == [1.0, 1.0]
+    assert default[0].novelty == chosen[0].novelty == 1.0
+    memories = score_chunks(
+        chunks, 20, memories=["ccccccc"], plugins=plugins, recap=RecapSettings(embedder="lengths")
+    )
+    assert memories[0].novelty == 0.05  # the same vector as the memory: the floor
+    monkeypatch.setenv("SIDELIGHT_RECAP_EMBEDDER", "nope")
+    assert RecapSettings.load().embedder == "nope"
+    assert (
+        score_chunks(chunks, 20, plugins=plugins, recap=RecapSettings.load())[0].novelty == 1.0
+    )  # falls back
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+
+def test_cli_recap(run_cli: Any, home: Path, tmp_path: Path) -> None:
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    path = DATA / "codex" / "four-tools-resume.jsonl"
+    result = run_cli("recap", path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == build_recap(path).text.replace("(codex)", f'"{path.stem}" (codex)', 1)
+    as_json = json.loads(run_cli("recap", path, "--json", "--budget", "300", env=env).stdout)
+    assert (
+        as_json["budget"] == 300
+        and as_json["tokens"] <= 300
+        and as_json["last_request"] == "What does notes.txt say now?"
+    )
+    assert {"novelty", "centrality", "recency", "action_weight", "score"} <= set(as_json["chunks"][0])
+    written = run_cli("recap", path, "--write", tmp_path, env=env)
+    assert written.returncode == 0 and (tmp_path / "_handoff.md").read_text().startswith(
+        "<!-- sidelight handoff {"
+    )
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "code"),
+    [
+        (["recap", "no-such-session"], "no session matches 'no-such-session'", 1),
+        (["recap", "x", "--budget", "0"], "must be at least 1", 2),
+        (["recap", "x", "--budget", "many"], "not a number of tokens", 2),
+        (["recap", str(ROOT / "README.md")], "README.md", 1),
+    ],
+)
+def test_cli_recap_errors(run_cli: Any, home: Path, args: list[str], message: str, code: int) -> None:
+    result = run_cli(*args, env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
+    assert result.returncode == code
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_cli_recap_bad_setting(run_cli: Any, home: Path) -> None:
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_RECAP_ALPHA": "much"}
+    result = run_cli("recap", DATA / "pi" / "four-tools-continue.jsonl", env=env)
+    assert result.returncode == 1 and "alpha must be a float" in result.stderr

@@ -1,0 +1,209 @@
+"""Delivering the recap: ``_handoff.md`` at session end (the watcher's sink) and the handoff to the next
+session of the same workspace, once (Claude Code at SessionStart, Pi with its first prompt)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from sidelight.paths import claude_sanitize, pi_encode_cwd
+from sidelight.plugins import Plugins
+from sidelight.sessions import Session, SinkEvent
+from sidelight.templates import handoff
+from sidelight.updates import handle_hook
+from tests.conftest import ROOT
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+DATA = ROOT / "tests" / "data"
+OLD = time.time() - 3600  # an hour ago: quiet long enough to count as ended
+
+
+def claude_transcript(home: Path, workspace: Path, session_id: str, mtime: float | None = OLD) -> Path:
+    """The real Claude Code sample, as if it had run in ``workspace`` under ``home``."""
+    text = (DATA / "claude-code" / "four-tools-resume.jsonl").read_text(encoding="utf-8")
+    text = text.replace("/tmp/sidelight-samples/claude-code/project", str(workspace))
+    text = text.replace("efe363b5-b821-4830-99c4-b4c7fff4e274", session_id)
+    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session_id}.jsonl"
+    path.write_text(text, encoding="utf-8")
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+    return path
+
+
+def start(workspace: Path, session_id: str, home: Path, source: str = "startup") -> str | None:
+    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
+    payload = {
+        "session_id": session_id,
+        "transcript_path": str(folder / f"{session_id}.jsonl"),
+        "cwd": str(workspace),
+        "hook_event_name": "SessionStart",
+        "source": source,
+    }
+    return handle_hook("claude-code", json.dumps(payload), plugins=Plugins(entry_points=False))
+
+
+def context(output: str | None) -> str | None:
+    if output is None:
+        return None
+    return str(json.loads(output)["hookSpecificOutput"]["additionalContext"])
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "work" / "proj"
+    folder.mkdir(parents=True)
+    return folder.resolve()
+
+
+def test_the_next_claude_session_gets_the_handoff_once(home: Path, workspace: Path) -> None:
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    text = context(start(workspace, "22222222-2222-4222-8222-222222222222", home))
+    assert text is not None and text.startswith(handoff.FRAME)
+    assert 'Last request: "What does notes.txt say now?"' in text
+    assert "Files edited last: notes.txt." in text
+    # The previous session had no handoff (no watcher ran): it was built, and written to the workspace.
+    written = handoff.read_handoff(workspace)
+    assert written is not None and written[0]["session"] == "claude-code:11111111-1111-4111-8111-111111111111"
+    assert written[1].rstrip() in text
+    # Once: a third session (or the same one starting again) gets nothing.
+    assert start(workspace, "33333333-3333-4333-8333-333333333333", home) is None
+    assert list((home / "state" / "handoffs" / "delivered").iterdir())
+
+
+def test_a_written_handoff_is_used_as_it_is(home: Path, workspace: Path) -> None:
+    previous = claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    meta = {
+        "session": "claude-code:11111111-1111-4111-8111-111111111111",
+        "size": previous.stat().st_size,
+        "transcript": str(previous),
+    }
+    (workspace / "_handoff.md").write_text(
+        f"<!-- sidelight handoff {json.dumps(meta)} -->\nTHE RECAP\n", encoding="utf-8"
+    )
+    assert (
+        context(start(workspace, "22222222-2222-4222-8222-222222222222", home))
+        == f"{handoff.FRAME}\n\nTHE RECAP"
+    )
+
+
+def test_a_session_still_running_is_not_handed_off(home: Path, workspace: Path) -> None:
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111", mtime=None)  # written just now
+    assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
+    # ... until its SessionEnd is recorded.
+    end = {
+        "session_id": "11111111-1111-4111-8111-111111111111",
+        "cwd": str(workspace),
+        "hook_event_name": "SessionEnd",
+    }
+    handle_hook("claude-code", json.dumps(end), plugins=Plugins(entry_points=False))
+    assert context(start(workspace, "33333333-3333-4333-8333-333333333333", home)) is not None
+
+
+def test_resumed_sessions_and_other_workspaces_get_none(home: Path, workspace: Path, tmp_path: Path) -> None:
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    assert start(other.resolve(), "22222222-2222-4222-8222-222222222222", home) is None
+    resumed = context(start(workspace, "11111111-1111-4111-8111-111111111111", home, source="resume"))
+    assert resumed is None or handoff.FRAME not in resumed
+    assert not (home / "state" / "handoffs" / "delivered").exists()
+
+
+def test_handoffs_can_be_turned_off(home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    monkeypatch.setenv("SIDELIGHT_HANDOFF", "off")
+    assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
+    assert not (workspace / "_handoff.md").exists()
+
+
+def test_a_broken_previous_transcript_never_breaks_the_hook(home: Path, workspace: Path) -> None:
+    path = claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    path.write_bytes(b"\x00\xff not json at all\n" * 10)
+    os.utime(path, (OLD, OLD))
+    assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
+
+
+def pi_payload(event: str, path: Path, workspace: Path, **extra: Any) -> str:
+    return json.dumps(
+        {
+            "event": event,
+            "session_file": str(path),
+            "session_id": path.stem.split("_")[-1],
+            "cwd": str(workspace),
+            **extra,
+        }
+    )
+
+
+def test_pi_gets_the_handoff_with_its_first_prompt(home: Path, workspace: Path) -> None:
+    folder = home / ".pi" / "agent" / "sessions" / pi_encode_cwd(str(workspace))
+    folder.mkdir(parents=True)
+    text = (DATA / "pi" / "four-tools-continue.jsonl").read_text(encoding="utf-8")
+    previous = folder / "2026-11-21T21-20-27-365Z_01a1fffb-62e4-7073-aed8-e9b7ed9e653b.jsonl"
+    previous.write_text(text.replace("/tmp/sidelight-samples/pi/project", str(workspace)), encoding="utf-8")
+    os.utime(previous, (OLD, OLD))
+    current = (
+        folder / "2026-11-22T09-00-00-000Z_0b1b2b3b-0000-4000-8000-000000000001.jsonl"
+    )  # not written yet
+    plugins = Plugins(entry_points=False)
+    assert (
+        handle_hook("pi", pi_payload("session_start", current, workspace, reason="startup"), plugins=plugins)
+        is None
+    )
+    first = handle_hook(
+        "pi", pi_payload("before_agent_start", current, workspace, prompt="go on"), plugins=plugins
+    )
+    assert first is not None and first.startswith(handoff.FRAME) and "Files edited last: notes.txt." in first
+    second = handle_hook(
+        "pi", pi_payload("before_agent_start", current, workspace, prompt="and now?"), plugins=plugins
+    )
+    assert second is None or handoff.FRAME not in second
+
+
+def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path) -> None:
+    path = claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    session = Session(
+        key="claude-code:1111",
+        name="notes",
+        path=path,
+        format="claude-code",
+        group=str(workspace),
+        resolver="claude-code",
+        id="1111",
+    )
+    (sink,) = [s for s in Plugins(entry_points=False).sinks().values() if s.name == "handoff"]
+    sink.emit(SinkEvent(kind="session_idle", session=session))
+    assert not (workspace / "_handoff.md").exists()
+    sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "timeout"}))
+    sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "hook"}))  # queued once
+    assert handoff.wait_for_handoffs(30), "the handoff writer finishes"
+    assert handoff._writer is None  # and no thread is left behind
+    found = handoff.read_handoff(workspace)
+    assert found is not None
+    meta, text = found
+    assert meta == {"session": "claude-code:1111", "size": path.stat().st_size, "transcript": str(path)}
+    assert text.startswith('# Recap of the previous session "notes" (claude-code)')
+    assert not list(workspace.glob(".*.tmp"))
+
+
+def test_the_sink_never_raises(home: Path, tmp_path: Path) -> None:
+    session = Session(
+        key="k",
+        name="gone",
+        path=tmp_path / "missing.jsonl",
+        format="claude-code",
+        group="/nonexistent",
+        resolver="r",
+    )
+    handoff._on_event(
+        SinkEvent(kind="session_end", session=session)
+    )  # nothing to read: nothing written, no error
+    assert handoff.wait_for_handoffs(30)
