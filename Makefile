@@ -9,7 +9,7 @@ CLIENTS_DIR := tests/e2e/clients
 # The real agent CLIs used by the end-to-end tests, installed from the pinned lock file.
 CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
 
-.PHONY: install build-dev run clients lint fmt test test-fast bench fuzz all clean
+.PHONY: install build-dev run clients redis-server lint fmt test test-fast bench fuzz all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,15 @@ $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 
 clients: $(CLIENTS)  ## the real claude, codex and pi CLIs for the end-to-end tests
 
+# The fleet tests start their own Redis servers (tests/redis_server.py); they fail without one, unless
+# SIDELIGHT_SKIP_REDIS=1. Debian's package, installed when missing (CI runs as root; sudo elsewhere).
+redis-server:  ## Debian's redis-server for the fleet tests, installed with apt-get when missing
+	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || [ "$$SIDELIGHT_SKIP_REDIS" = 1 ] || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || [ "$$SIDELIGHT_SKIP_REDIS" = 1 ] || \
+		{ echo "redis-server could not be installed; set SIDELIGHT_SKIP_REDIS=1 to skip the fleet tests" >&2; exit 1; }
+
 lint: build-dev  ## cargo fmt/clippy, ruff, mypy --strict, stubtest
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -43,11 +52,11 @@ fmt:
 	$(VENV)/bin/ruff format python tests
 	$(VENV)/bin/ruff check --fix python tests
 
-test: build-dev clients  ## every test: Rust unit and property tests, Python, end-to-end with the real CLIs
+test: build-dev clients redis-server  ## every test: Rust unit and property tests, Python, end-to-end with the real CLIs
 	cargo test --workspace --quiet
 	$(VENV)/bin/pytest
 
-test-fast: build-dev  ## Python tests without the real CLIs
+test-fast: build-dev redis-server  ## Python tests without the real CLIs
 	$(VENV)/bin/pytest -m "not e2e"
 
 bench: build-dev  ## benchmarks, peers side by side in one run

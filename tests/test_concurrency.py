@@ -10,7 +10,8 @@ Two ways:
   own transcript between reads: every reader counts every sibling's prompts exactly once (the model:
   the prompts each file holds), and the shared file ends with every reader's cursors at the ends.
 
-Two watchers on one state directory are refused: ``tests/test_watch.py::test_a_second_watcher_is_refused``.
+Two watchers on one state directory are refused:
+``tests/test_watch.py::test_a_second_watcher_on_one_state_directory_is_refused``.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ from tests.hook_world import HookWorld, context_of, session_id
 COUNTS = [pytest.param(16, id="16"), pytest.param(64, id="64", marks=pytest.mark.slow)]
 
 
-@pytest.mark.parametrize("processes", COUNTS)
-def test_hook_processes_at_once(tmp_path: Path, processes: int) -> None:
-    world = HookWorld(tmp_path, sessions=processes)
-    for n in range(0, processes, 3):
+@pytest.mark.parametrize("count", COUNTS)
+def test_hook_processes_at_once(tmp_path: Path, count: int) -> None:
+    world = HookWorld(tmp_path, sessions=count)
+    for n in range(0, count, 3):
         world.prompt(n, f"second prompt of {n}")
-    processes = [
+    hooks = [
         subprocess.Popen(
             world.command(),
             stdin=subprocess.PIPE,
@@ -43,16 +44,16 @@ def test_hook_processes_at_once(tmp_path: Path, processes: int) -> None:
             stderr=subprocess.PIPE,
             env=world.env(SIDELIGHT_TIME_BUDGET="120s"),
         )
-        for _ in range(processes)
+        for _ in range(count)
     ]
-    outputs = [p.communicate(world.payload(n), timeout=300) for n, p in enumerate(processes)]
-    for n, (process, (out, err)) in enumerate(zip(processes, outputs, strict=True)):
+    outputs = [p.communicate(world.payload(n), timeout=300) for n, p in enumerate(hooks)]
+    for n, (process, (out, err)) in enumerate(zip(hooks, outputs, strict=True)):
         assert process.returncode == 0, err
         context = context_of(out)
         assert context is not None and context.startswith("[Session Activity]"), n
         assert len(context) <= 500
-    sizes = {f"claude-code:{session_id(n)}": world.transcript(n).stat().st_size for n in range(processes)}
-    for n in range(processes):
+    sizes = {f"claude-code:{session_id(n)}": world.transcript(n).stat().st_size for n in range(count)}
+    for n in range(count):
         me = f"claude-code:{session_id(n)}"
         entries = CursorStore(world.cursor_file(n)).read(me)
         assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != me}
@@ -121,21 +122,21 @@ _READER = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("processes", COUNTS)
-def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path, processes: int) -> None:
+@pytest.mark.parametrize("count", COUNTS)
+def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path, count: int) -> None:
     rounds = 2
-    for n in range(processes):
+    for n in range(count):
         (tmp_path / f"{n}.jsonl").write_text("")
 
     def run(rounds: int, readers: list[list[int]]) -> list[dict[str, int]]:
-        processes = [
+        children = [
             subprocess.Popen(
                 [
                     sys.executable,
                     "-c",
                     _READER,
                     str(tmp_path),
-                    str(processes),
+                    str(count),
                     str(rounds),
                     ",".join(map(str, r)),
                 ],
@@ -144,8 +145,8 @@ def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path,
             )
             for r in readers
         ]
-        results = []
-        for process in processes:
+        results: list[dict[str, int]] = []
+        for process in children:
             out, err = process.communicate(timeout=300)
             assert process.returncode == 0, err.decode()
             results.extend(json.loads(line) for line in out.splitlines())
@@ -153,15 +154,15 @@ def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path,
 
     # Everyone appends and reads at once, one process per reader; then one more read each, with nothing
     # appended, picks up what was written after a reader's last look.
-    first = run(rounds, [[n] for n in range(processes)])
-    second = run(0, [list(range(processes))])
-    prompts = {str(n): (tmp_path / f"{n}.jsonl").read_bytes().count(b"\n") for n in range(processes)}
+    first = run(rounds, [[n] for n in range(count)])
+    second = run(0, [list(range(count))])
+    prompts = {str(n): (tmp_path / f"{n}.jsonl").read_bytes().count(b"\n") for n in range(count)}
     assert set(prompts.values()) == {2 * rounds}
-    for me in range(processes):
+    for me in range(count):
         total = {k: first[me].get(k, 0) + second[me].get(k, 0) for k in prompts if k != str(me)}
         assert total == {k: v for k, v in prompts.items() if k != str(me)}, me
     state = json.loads((tmp_path / "state" / "shared-cursors.json").read_bytes())
-    sizes = {f"t:{n}": (tmp_path / f"{n}.jsonl").stat().st_size for n in range(processes)}
+    sizes = {f"t:{n}": (tmp_path / f"{n}.jsonl").stat().st_size for n in range(count)}
     assert set(state) == set(sizes)
     for reader, entries in state.items():
         assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != reader}

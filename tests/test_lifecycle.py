@@ -716,6 +716,7 @@ def test_observe_scan_on_the_core_dict_is_observe_on_the_activity(path: Path) ->
     fmt = path.parent.name
     tables = category_tables(Plugins(entry_points=False))
     data = _core.scan_many([(str(path), fmt, None)], tables, 1 << 26, 2000)[0]
+    assert isinstance(data, dict), data
     assert data["tool_uses"], "a transcript with tool uses, or the test proves little"
     by_activity, by_scan = SessionTracker(SETTINGS, clock=Clock()), SessionTracker(SETTINGS, clock=Clock())
     one = session(path, key=f"{fmt}:s", fmt=fmt)
@@ -736,7 +737,8 @@ def test_event_lines_are_the_records_as_json(tmp_path: Path) -> None:
             {},
         )
     ]
-    events.append(replace(events[0], data={"big": 1 << 70, 3: "not a text key"}))  # beyond orjson
+    beyond_orjson: dict[Any, Any] = {"big": 1 << 70, 3: "not a text key"}
+    events.append(replace(events[0], data=beyond_orjson))
     for event in events:
         line = eventlog.event_line(event).decode()
         assert line.endswith("}\n") and "\n" not in line[:-1]

@@ -556,3 +556,16 @@ def test_stat_appends_is_true_false_or_auto(home, settings):
     assert watch_options(settings, env={}, stat_appends=False).stat_appends is False
     with pytest.raises(ConfigError, match="true, false or auto"):
         watch_options(settings, env={"SIDELIGHT_STAT_APPENDS": "sometimes"})
+
+
+def test_temporaries_left_by_killed_writers_are_swept_at_start(home, settings, plugins):
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    stale = settings.state_dir / ".lifecycle.json.123.456.tmp"
+    fresh = settings.state_dir / ".status.json.789.1.tmp"  # maybe a writer at work right now
+    for path in (stale, fresh):
+        path.write_text("{", encoding="utf-8")
+    long_ago = time.time() - 3600
+    os.utime(stale, (long_ago, long_ago))
+    with make_watcher(settings, plugins):
+        pass
+    assert not stale.exists() and fresh.exists()

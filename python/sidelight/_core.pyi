@@ -4,6 +4,7 @@ Every function takes primitive, required arguments and returns plain data. File 
 with the GIL released.
 """
 
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 __all__ = [
@@ -11,9 +12,12 @@ __all__ = [
     "FORMATS",
     "TOOL_USES_KEPT",
     "__version__",
+    "declare_format",
+    "declared_formats",
     "detect_format",
     "file_cursor",
     "recent_entries",
+    "register_decoder",
     "scan",
     "scan_many",
     "tail_offset",
@@ -73,3 +77,27 @@ def file_cursor(path: str, offset: int) -> _CursorTuple:
 
 def tail_offset(path: str, max_bytes: int) -> int:
     """The offset of the first line that starts within the last ``max_bytes`` bytes of ``path``."""
+
+#: ``(kind, text, timestamp, id, name, arguments, primary)``: ``sidelight.formats.Event``.
+_EventTuple = tuple[str, str | None, str | None, str | None, str | None, str | None, str | None]
+
+def declare_format(name: str, description: dict[str, Any], categories: dict[str, str]) -> None:
+    """Compile a format description (``sidelight.formats.Layout.to_core()``) and register it as ``name``.
+
+    Every function that takes a format name then accepts ``name``; declaring a name again replaces it.
+    ``categories`` is its tool-name map, used when a ``scan_many`` call brings none for it. Raises
+    ``ValueError`` with one line naming the field that is wrong, or when ``name`` is a built-in's.
+    """
+
+def register_decoder(
+    name: str, decode: Callable[[bytes], Iterable[_EventTuple] | None], categories: dict[str, str]
+) -> None:
+    """Register a Python line decoder as format ``name`` (the fallback for shapes a layout cannot say).
+
+    ``decode(line)`` returns the line's events or ``None``; an ``Exception`` (or an unknown event kind)
+    counts the line as malformed; a ``KeyboardInterrupt`` stops the scan and is raised. Scans of such a
+    format hold the GIL and run in one thread.
+    """
+
+def declared_formats() -> list[str]:
+    """The names of the formats declared or registered in this process, in registration order."""

@@ -36,6 +36,13 @@ def register(commands: Any) -> None:
         "Two plugins that claim one name are an error (exit 1).",
     )
     plugins.add_argument(
+        "--check",
+        action="store_true",
+        help="run the quick conformance checks (sidelight.testing) on every plugin: formats on their "
+        "sample transcripts, resolvers on this machine's sessions, the digest's cap; one line per "
+        "problem, exit 1 when there is one",
+    )
+    plugins.add_argument(
         "--json",
         action="store_true",
         help="one JSON object per plugin: name, version, builtin, loaded, hooks, provides, errors",
@@ -93,9 +100,32 @@ def plugin_records(plugins: Plugins) -> list[dict[str, Any]]:
     return records
 
 
+def _check_command(json_lines: bool) -> int:
+    from sidelight.config import Settings
+    from sidelight.plugins import get_plugins
+    from sidelight.testing import check_plugins
+
+    try:
+        report = check_plugins(get_plugins(), Settings.load())
+    except (SidelightError, ImportError, OSError, ValueError) as error:
+        logger.error("%s", describe(error))
+        return EXIT_FAILED
+    out = sys.stdout
+    for owner, problems in report.items():
+        for problem in problems:
+            line = {"plugin": owner, "problem": problem} if json_lines else None
+            out.write(json.dumps(line, ensure_ascii=False) + "\n" if line else f"{owner}: {problem}\n")
+    count = sum(len(p) for p in report.values())
+    if not json_lines:
+        out.write(f"{count} problem{'' if count == 1 else 's'}\n" if count else "all plugins conform\n")
+    return EXIT_FAILED if count else EXIT_OK
+
+
 def _plugins_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.plugins import get_plugins
 
+    if args.check:
+        return _check_command(args.json)
     try:
         records = plugin_records(get_plugins())
     except (SidelightError, ImportError, OSError, ValueError) as error:

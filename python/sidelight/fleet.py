@@ -104,6 +104,8 @@ FILES_LIMIT: Final = 20
 PUBLISH_BATCH: Final = 512
 #: The publisher's pause after a failure doubles from the first to the last.
 BACKOFF: Final = (0.1, 5.0)
+#: After a round that published something, the publisher waits this long before the next.
+PUBLISH_INTERVAL: Final = 0.2
 #: How often the publisher looks for news in the sessions it published before (what no event announced).
 RESCAN_INTERVAL: Final = 30.0
 #: In the state directory: the publisher's cursors, under the reader name ``redis:<host id>``.
@@ -437,9 +439,10 @@ class Publisher:
             if time.monotonic() >= next_rescan:
                 self._rescan()
                 next_rescan = time.monotonic() + RESCAN_INTERVAL
+            rounds = 0
             try:
                 while self.publish_pending(timeout=self.timeout):
-                    pass
+                    rounds += 1
             except _transient() as error:
                 self.failures += 1
                 backoff = min(BACKOFF[1], max(BACKOFF[0], backoff * 2))
@@ -477,6 +480,10 @@ class Publisher:
             backoff = 0.0
             if stopping:
                 return
+            if rounds:
+                # Let news gather for a moment: a busy session's lines of the next PUBLISH_INTERVAL go
+                # out as one record, and the publisher leaves the watcher its share of the CPU.
+                self._stopping.wait(PUBLISH_INTERVAL)
 
     def _rescan(self) -> None:
         """Sessions published before whose transcripts grew since (news no event announced: a watcher

@@ -1,34 +1,70 @@
-"""The transcript formats sidelight reads and their default settings (plain data).
+"""The transcript formats sidelight reads, their default settings, and how a plugin declares its own.
 
-Sources for every name below: ``FORMATS.md`` §6 in the shared design notes and ``docs/activity.md``.
-Plugins (a later issue) extend these maps; until then this module is the single place they live.
+Sources for the built-in names: ``FORMATS.md`` §6 in the shared design notes and ``docs/activity.md``.
+
+A third-party format is either **declared** (a :class:`Layout`: where role, text, tool calls and
+timestamps live in a line; the native core compiles it once and decodes it at close to a built-in
+decoder's speed) or **written in Python** (a ``decode(line: bytes)`` function returning
+:class:`Event` records; slower, for shapes a layout cannot say). :func:`register_format` hands either
+to the core; the plugin manager calls it for every format plugin. ``docs/plugins.md`` ("Describing a
+format") documents every field.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+
+from sidelight.errors import SidelightError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    from sidelight.sessions import FormatSpec
 
 __all__ = [
     "DEFAULT_CATEGORIES",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_SKIP_CUSTOM_TYPES",
     "DEFAULT_TEXT_LIMIT",
+    "Blocks",
     "Category",
+    "Event",
     "Format",
+    "FormatDeclarationError",
+    "KeyPath",
+    "Layout",
+    "ToolEntry",
     "categories_for",
+    "declared_formats",
+    "register_format",
 ]
 
 
 class Format(StrEnum):
-    """A transcript format: the agent CLI that wrote the file."""
+    """A transcript format: the agent CLI that wrote the file.
+
+    The members are the built-in formats; ``Format("gemini")`` also works once a plugin's format of
+    that name is registered (:func:`register_format`), as a member that is not listed.
+    """
 
     CLAUDE_CODE = "claude-code"
     PI = "pi"
     CODEX = "codex"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Format | None:
+        if not isinstance(value, str) or value not in _REGISTERED:
+            return None
+        member = _PSEUDO.get(value)
+        if member is None:
+            member = str.__new__(cls, value)
+            member._name_ = value.upper().replace("-", "_")
+            member._value_ = value
+            _PSEUDO[value] = member
+        return member
 
 
 class Category(StrEnum):
@@ -83,7 +119,10 @@ def categories_for(format: Format | str, extra: Mapping[str, str] | None = None)
     Keys of ``extra`` are tool names (ASCII case is ignored); values are ``edit``, ``read``,
     ``command`` or ``other``. Raises :class:`ValueError` for any other category.
     """
-    table = dict(DEFAULT_CATEGORIES.get(str(format), {}))
+    name = str(format)
+    registered = _REGISTERED.get(name)
+    defaults = DEFAULT_CATEGORIES.get(name) or (registered.categories if registered else {})
+    table = {tool.translate(_ASCII_LOWER): str(category) for tool, category in defaults.items()}
     for name, category in (extra or {}).items():
         if category not in _CATEGORY_VALUES:
             raise ValueError(
@@ -96,3 +135,332 @@ def categories_for(format: Format | str, extra: Mapping[str, str] | None = None)
 _CATEGORY_VALUES: Final[tuple[str, ...]] = tuple(c.value for c in Category)
 # The core looks tool names up ASCII-lowercased (docs/activity.md), so we lowercase the same way.
 _ASCII_LOWER: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+# --- Declared formats -------------------------------------------------------------------------------
+
+#: A key path from the top of a line down to a value: ``("message", "role")``, or written dotted,
+#: ``"message.role"`` (use the tuple when a key has a dot in it).
+KeyPath = tuple[str, ...] | str
+
+
+class FormatDeclarationError(SidelightError, ValueError):
+    """A format description (or fallback decoder) the core does not accept; the message names the field."""
+
+
+def _path(owner: str, name: str, value: object, *, optional: bool = True) -> tuple[str, ...] | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, str):
+        parts = tuple(value.split("."))
+    elif isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value):
+        parts = tuple(value)
+    else:
+        raise FormatDeclarationError(
+            f"{owner}.{name}: expected a key path (a tuple of strings, or a dotted string), not {value!r}"
+        )
+    if not parts or not all(parts):
+        raise FormatDeclarationError(f"{owner}.{name}: a key path needs non-empty keys, not {value!r}")
+    return parts
+
+
+def _names(owner: str, name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (tuple, list, frozenset, set)):
+        raise FormatDeclarationError(f"{owner}.{name}: expected a tuple of strings, not {value!r}")
+    if not all(isinstance(v, str) and v for v in value):
+        raise FormatDeclarationError(f"{owner}.{name}: every name must be a non-empty string: {value!r}")
+    return tuple(value)
+
+
+def _normalize(instance: object, paths: tuple[str, ...], names: tuple[str, ...]) -> None:
+    owner = type(instance).__name__
+    for name in paths:
+        object.__setattr__(instance, name, _path(owner, name, getattr(instance, name)))
+    for name in names:
+        object.__setattr__(instance, name, _names(owner, name, getattr(instance, name)))
+
+
+@dataclass(frozen=True, slots=True)
+class Blocks:
+    """How a message's content list is made: its blocks' kinds and where their fields are.
+
+    With ``type_key`` (``"type"``), a block's kind is its type: ``text``, ``tool`` and ``result``
+    list the type names. Without one (``None``, Gemini's parts), the kind is the first key present
+    from those lists: ``{"text": ...}`` is text, ``{"functionCall": {...}}`` a tool call whose name,
+    arguments and id are in that inner object, ``{"functionResponse": ...}`` a tool result.
+    """
+
+    type_key: str | None = "type"
+    #: Kinds whose ``text_key`` is prompt or reply text.
+    text: tuple[str, ...] = ("text",)
+    #: Kinds that are tool calls (name in ``name_key``, arguments in one of ``input_keys``, id in ``id_key``).
+    tool: tuple[str, ...] = ()
+    #: Kinds that make a user message a tool result (not a prompt).
+    result: tuple[str, ...] = ()
+    #: A block where one of these keys is ``true`` is left out (thoughts).
+    skip_flags: tuple[str, ...] = ()
+    text_key: str = "text"
+    name_key: str = "name"
+    input_keys: tuple[str, ...] = ("input", "arguments", "args")
+    id_key: str = "id"
+
+    def __post_init__(self) -> None:
+        _normalize(self, (), ("text", "tool", "result", "skip_flags", "input_keys"))
+        for name in ("text_key", "name_key", "id_key"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise FormatDeclarationError(f"Blocks.{name}: expected a non-empty string")
+        if self.type_key is not None and (not isinstance(self.type_key, str) or not self.type_key):
+            raise FormatDeclarationError("Blocks.type_key: expected a non-empty string or None")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """An entry that is itself one tool use, chosen by its role value (see :attr:`Layout.role`).
+
+    Its name is at ``name`` (a key path) or is ``literal_name``; its arguments at ``input`` (an
+    object, or a string holding a JSON object: the OpenAI convention); ``primary`` names a field that
+    holds the primary argument itself; ``id`` makes a replayed entry count once.
+    """
+
+    role: str
+    name: KeyPath | None = None
+    literal_name: str | None = None
+    input: KeyPath | None = None
+    primary: KeyPath | None = None
+    id: KeyPath | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.role, str) or not self.role:
+            raise FormatDeclarationError("ToolEntry.role: expected a non-empty string")
+        _normalize(self, ("name", "input", "primary", "id"), ())
+        if (self.name is None) == (self.literal_name is None):
+            raise FormatDeclarationError(
+                f"ToolEntry({self.role!r}).name: give a key path to the name or a literal_name (one of them)"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the fields of a transcript line live: a format the native core decodes without Python.
+
+    Every path is a key path from the top of the line (``("message", "content")`` or
+    ``"message.content"``). A line is one JSON object. Its **role** (the value at ``role``) says what it
+    is: one of ``user_roles`` is a prompt (its ``content``: a string or a list of :class:`Blocks`),
+    one of ``assistant_roles`` is a reply (text and tool-call blocks, plus the list at ``tool_calls``),
+    one of ``tool_entries``' roles is a tool use on its own. Lines that say nothing else still give the
+    session's ``session_id``, ``cwd`` and ``title``. See docs/plugins.md for the rules in full.
+    """
+
+    role: KeyPath = "role"
+    user_roles: tuple[str, ...] = ("user",)
+    assistant_roles: tuple[str, ...] = ("assistant",)
+    content: KeyPath | None = "content"
+    blocks: Blocks = field(default_factory=Blocks)
+    #: A list of tool calls on a reply (``{name, args, id}``: the keys of :class:`Blocks`).
+    tool_calls: KeyPath | None = None
+    tool_entries: tuple[ToolEntry, ...] = ()
+    #: An assistant message spread over several lines (or written again) shares this id: counted once.
+    message_id: KeyPath | None = None
+    #: The entry's type: counted in ``entry_types``, and what the ``*_types`` filters test.
+    entry_type: KeyPath | None = "type"
+    timestamp: KeyPath | None = "timestamp"
+    session_id: KeyPath | None = None
+    cwd: KeyPath | None = None
+    title: KeyPath | None = None
+    #: Entry types a field is read from (empty: any entry).
+    session_id_types: tuple[str, ...] = ()
+    cwd_types: tuple[str, ...] = ()
+    title_types: tuple[str, ...] = ()
+    #: Only entries of these types are messages or tool entries (empty: any type).
+    message_types: tuple[str, ...] = ()
+    #: Entries that never count: of these types, with one of these top-level keys, or with a ``true``
+    #: flag at one of these paths.
+    skip_types: tuple[str, ...] = ()
+    skip_keys: tuple[str, ...] = ()
+    skip_flags: tuple[KeyPath, ...] = ()
+    #: Prompts that start with one of these are the client's (or sidelight's own injected text), not a
+    #: person's; the built-in list (``<system-reminder>``…, docs/activity.md) applies as well.
+    skip_prompt_prefixes: tuple[str, ...] = ()
+    #: The argument keys that name what a tool acts on, most telling first (default: the built-ins').
+    primary_keys: tuple[str, ...] = (
+        "file_path",
+        "notebook_path",
+        "command",
+        "cmd",
+        "pattern",
+        "query",
+        "url",
+        "path",
+    )
+
+    def __post_init__(self) -> None:
+        _normalize(
+            self,
+            ("content", "tool_calls", "message_id", "entry_type", "timestamp", "session_id", "cwd", "title"),
+            (
+                "user_roles",
+                "assistant_roles",
+                "session_id_types",
+                "cwd_types",
+                "title_types",
+                "message_types",
+                "skip_types",
+                "skip_keys",
+                "skip_prompt_prefixes",
+                "primary_keys",
+            ),
+        )
+        object.__setattr__(self, "role", _path("Layout", "role", self.role, optional=False))
+        if not isinstance(self.blocks, Blocks):
+            raise FormatDeclarationError(f"Layout.blocks: expected a Blocks, not {self.blocks!r}")
+        entries = self.tool_entries
+        if isinstance(entries, ToolEntry) or not all(isinstance(e, ToolEntry) for e in entries):
+            raise FormatDeclarationError("Layout.tool_entries: expected a tuple of ToolEntry")
+        object.__setattr__(self, "tool_entries", tuple(entries))
+        flags = self.skip_flags
+        if isinstance(flags, str) or not isinstance(flags, (tuple, list)):
+            raise FormatDeclarationError("Layout.skip_flags: expected a tuple of key paths")
+        object.__setattr__(
+            self, "skip_flags", tuple(_path("Layout", "skip_flags", f, optional=False) for f in flags)
+        )
+
+    def to_core(self) -> dict[str, Any]:
+        """The description as the plain data ``sidelight._core.declare_format`` compiles."""
+
+        def listed(path: Any) -> list[str] | None:
+            return None if path is None else list(path)
+
+        b = self.blocks
+        return {
+            "entry_type": listed(self.entry_type),
+            "timestamp": listed(self.timestamp),
+            "session_id": listed(self.session_id),
+            "session_id_types": list(self.session_id_types),
+            "cwd": listed(self.cwd),
+            "cwd_types": list(self.cwd_types),
+            "title": listed(self.title),
+            "title_types": list(self.title_types),
+            "skip_types": list(self.skip_types),
+            "skip_keys": list(self.skip_keys),
+            "skip_flags": [list(f) for f in self.skip_flags],
+            "message_types": list(self.message_types),
+            "role": listed(self.role),
+            "user_roles": list(self.user_roles),
+            "assistant_roles": list(self.assistant_roles),
+            "message_id": listed(self.message_id),
+            "content": listed(self.content),
+            "block_type": b.type_key,
+            "text_blocks": list(b.text),
+            "tool_blocks": list(b.tool),
+            "result_blocks": list(b.result),
+            "skip_block_flags": list(b.skip_flags),
+            "block_text": b.text_key,
+            "block_name": b.name_key,
+            "block_input": list(b.input_keys),
+            "block_id": b.id_key,
+            "tool_calls": listed(self.tool_calls),
+            "tool_entries": [
+                {
+                    f.name: listed(getattr(e, f.name))
+                    if f.name not in ("role", "literal_name")
+                    else getattr(e, f.name)
+                    for f in fields(e)
+                }
+                for e in self.tool_entries
+            ],
+            "skip_prompt_prefixes": list(self.skip_prompt_prefixes),
+            "primary_keys": list(self.primary_keys),
+        }
+
+
+EventKind = Literal["type", "session_id", "cwd", "title", "user", "assistant", "tool"]
+
+
+class Event(NamedTuple):
+    """One thing a line says, as a Python fallback decoder reports it (build them with the class methods).
+
+    A decoder gets a line's bytes and returns its events, in order (``None`` or ``[]``: nothing), and
+    raises :class:`ValueError` for a line it cannot read (counted in ``skipped["malformed_json"]``).
+    The core counts the events exactly as it counts what a built-in decoder finds (docs/activity.md).
+    """
+
+    kind: EventKind
+    text: str | None = None
+    timestamp: str | None = None
+    id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    primary: str | None = None
+
+    @classmethod
+    def entry_type(cls, value: str) -> Event:
+        """The entry's type (counted in ``entry_types``; a line without one counts as ``<none>``)."""
+        return cls("type", value)
+
+    @classmethod
+    def user(cls, text: str, timestamp: str | None = None) -> Event:
+        """A prompt (blank ones and the client's own, like ``<system-reminder>``, are not counted)."""
+        return cls("user", text, timestamp)
+
+    @classmethod
+    def assistant(cls, text: str | None = None, timestamp: str | None = None, id: str | None = None) -> Event:
+        """A reply; entries that share an ``id`` count as one message."""
+        return cls("assistant", text, timestamp, id)
+
+    @classmethod
+    def tool(
+        cls,
+        name: str,
+        arguments: Mapping[str, Any] | str | None = None,
+        *,
+        primary: str | None = None,
+        id: str | None = None,
+        timestamp: str | None = None,
+    ) -> Event:
+        """A tool use. ``arguments`` (a mapping, or its JSON text) give the primary argument and the
+        details of edits as for the built-in formats; ``primary`` sets the primary argument itself."""
+        text = arguments if arguments is None or isinstance(arguments, str) else json.dumps(arguments)
+        return cls("tool", None, timestamp, id, name, text, primary)
+
+    @classmethod
+    def meta(cls, which: Literal["session_id", "cwd", "title"], value: str) -> Event:
+        """The session's id, working directory or title."""
+        return cls(which, value)
+
+
+#: Formats registered with the core in this process, by name.
+_REGISTERED: dict[str, FormatSpec] = {}
+_PSEUDO: dict[str, Format] = {}
+
+
+def register_format(spec: FormatSpec) -> bool:
+    """Hands a plugin's declared or Python-written format to the native core, once per process.
+
+    Returns ``True`` when ``spec`` has a :class:`Layout` or a ``decode`` function (and is now
+    registered), ``False`` for a format read by a built-in decoder. Raises
+    :class:`FormatDeclarationError` with one line naming the field that is wrong. A format is
+    registered again only when its spec changed.
+    """
+    if spec.layout is None and spec.decode is None:
+        return False
+    if _REGISTERED.get(spec.name) == spec:
+        return True
+    if spec.name in {f.value for f in Format}:
+        raise FormatDeclarationError(f"format {spec.name!r}: name: a built-in format's; choose another")
+    from sidelight import _core
+
+    table = {tool.translate(_ASCII_LOWER): str(category) for tool, category in spec.categories.items()}
+    try:
+        if spec.layout is not None:
+            _core.declare_format(spec.name, spec.layout.to_core(), table)
+        else:
+            _core.register_decoder(spec.name, spec.decode, table)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise FormatDeclarationError(str(error)) from None
+    _REGISTERED[spec.name] = spec
+    return True
+
+
+def declared_formats() -> dict[str, FormatSpec]:
+    """The formats registered in this process (:func:`register_format`), by name."""
+    return dict(_REGISTERED)

@@ -171,7 +171,21 @@ class Plugins:
         return found
 
     def formats(self) -> Mapping[str, FormatSpec]:
-        return self._collect("formats")
+        """Every format; declared and Python-written ones are registered with the native core here
+        (once per process). One the core refuses is skipped with a warning, like a broken plugin."""
+        found = self._collect("formats")
+        if "formats:registered" not in self._cache:
+            from sidelight.formats import FormatDeclarationError, register_format
+
+            for name, spec in list(found.items()):
+                try:
+                    register_format(spec)
+                except FormatDeclarationError as error:
+                    del found[name]
+                    self.broken.append(BrokenPlugin(name, f"sidelight_formats: {error}"))
+                    logger.warning("format %s was skipped: %s", name, error)
+            self._cache["formats:registered"] = True
+        return found
 
     def resolvers(self) -> Mapping[str, ResolverSpec]:
         return self._collect("resolvers")

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from sidelight.collapse import Chunk
     from sidelight.config import Settings
+    from sidelight.formats import Event, Layout
     from sidelight.plugins import Plugins
     from sidelight.types import Activity
 
@@ -181,16 +182,33 @@ class SinkEvent:
 class FormatSpec:
     """A transcript format: which native decoder reads it and how its tools map to categories.
 
-    ``decoder`` names one of ``sidelight._core.FORMATS``; ``categories`` maps lowercase tool names to
-    ``edit``, ``read``, ``command`` or ``other``; ``injected_markers`` are prefixes of text that
-    sidelight itself injects into this format's transcripts (never reported back).
+    ``decoder`` names one of ``sidelight._core.FORMATS`` for a format the built-in decoders read; a
+    third-party format gives a ``layout`` instead (a :class:`sidelight.formats.Layout`, compiled by the
+    native core: near built-in speed), or a ``decode(line: bytes)`` function returning
+    :class:`sidelight.formats.Event` records (the Python fallback, slower); its ``decoder`` is then its
+    own ``name``. With both, the layout is used and ``decode`` is the reference the conformance checks
+    compare it with. ``categories`` maps lowercase tool names to ``edit``, ``read``, ``command`` or
+    ``other``; ``injected_markers`` are prefixes of text that sidelight itself injects into this
+    format's transcripts (never reported back); ``samples`` are transcripts the plugin ships, on which
+    ``sidelight plugins --check`` runs the decoding checks.
     """
 
     name: str
-    decoder: str
+    decoder: str = ""
     categories: Mapping[str, str] = field(default_factory=dict)
     injected_markers: tuple[str, ...] = ()
     description: str = ""
+    layout: Layout | None = None
+    decode: Callable[[bytes], Iterable[Event] | None] | None = None
+    samples: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.decoder:
+            if self.layout is None and self.decode is None:
+                raise ValueError(
+                    f"format {self.name!r}: give a decoder (a built-in format), a layout or a decode function"
+                )
+            object.__setattr__(self, "decoder", self.name)
 
 
 @dataclass(frozen=True, slots=True)

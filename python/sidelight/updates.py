@@ -8,6 +8,7 @@ a hook gives up rather than hold up the prompt.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -505,7 +506,8 @@ def handle_hook(
     finally:
         if handler is not None:
             logging.getLogger("sidelight").removeHandler(handler)
-            handler.close()
+            with contextlib.suppress(OSError):  # a full disk: the digest still goes out
+                handler.close()
 
 
 def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
@@ -578,6 +580,14 @@ def _record(settings: Settings, event: HostEvent) -> None:
         file.write(json.dumps(line) + "\n")
 
 
+class _HookLogHandler(logging.FileHandler):
+    """The hook's log file. A record that cannot be written (a full disk) is dropped quietly: logging's
+    default prints a traceback on the host's stderr."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def _log_to_file(settings: Settings) -> logging.Handler | None:
     """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads."""
     try:
@@ -585,7 +595,7 @@ def _log_to_file(settings: Settings) -> logging.Handler | None:
         path = settings.state_dir / LOG_FILE
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.close(fd)
-        handler = logging.FileHandler(path, encoding="utf-8")
+        handler = _HookLogHandler(path, encoding="utf-8")
     except OSError:
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

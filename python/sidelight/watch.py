@@ -336,6 +336,7 @@ class Watcher:
         self._lock_fd = _acquire(self.state_dir)
         try:
             self._started_at = self.clock()
+            _sweep_temporaries(self.state_dir)
             self._restore()
             if self._hook_offset is None:
                 # Hook events from before the first start are history, not news.
@@ -1248,6 +1249,19 @@ def write_json_atomic(path: Path, data: Any) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+#: A temporary file of :func:`write_json_atomic` this old is left over from a writer that was killed.
+STALE_TEMPORARY = 60.0
+
+
+def _sweep_temporaries(state_dir: Path) -> None:
+    """Removes the temporary files that writers killed mid-write left in ``state_dir``."""
+    cutoff = time.time() - STALE_TEMPORARY
+    for path in state_dir.glob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            if path.lstat().st_mtime < cutoff:
+                path.unlink()
 
 
 def read_snapshot(settings: Settings) -> dict[str, Any] | None:

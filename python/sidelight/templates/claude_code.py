@@ -49,7 +49,7 @@ from sidelight.paths import (
 from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
     from sidelight.config import Settings
 
@@ -118,9 +118,9 @@ def _project_sessions(project: Path) -> Iterator[Session]:
             if name.endswith(".jsonl"):
                 if name.startswith("agent-"):
                     flat_agents.append(entry)
-                elif entry.is_file():
+                elif _is(entry.is_file):
                     mains[name[:-6]] = entry
-            elif entry.is_dir():
+            elif _is(entry.is_dir):
                 folders[name] = entry.path
     if not mains:
         return
@@ -147,6 +147,15 @@ def _project_sessions(project: Path) -> Iterator[Session]:
             title_format="claude-code",
             fallback=short_id(session_id),
         )
+
+
+def _is(test: Callable[[], bool]) -> bool:
+    """``entry.is_file`` / ``is_dir``, False for an entry that cannot be told (a symlink loop raises
+    ``ELOOP``): one such entry must not hide the folder's other sessions."""
+    try:
+        return test()
+    except OSError:
+        return False
 
 
 def _subagents_under(session_folder: Path) -> list[Path]:

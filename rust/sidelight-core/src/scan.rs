@@ -82,6 +82,18 @@ fn hash_at(file: &File, at: u64, len: u64) -> io::Result<u64> {
 }
 
 fn open(path: &Path) -> Result<(File, Metadata), Error> {
+    // Opening a FIFO for reading blocks until a writer comes: a transcript name that is one must fail
+    // at once, not hang the hook that reads it.
+    let kind = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .file_type();
+    if !kind.is_file() && !kind.is_dir() {
+        let error = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket or device)",
+        );
+        return Err(Error::io(path, error));
+    }
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     if meta.is_dir() {
@@ -490,6 +502,28 @@ mod tests {
         assert_eq!((second.activity.user_messages, second.reset), (1, None));
         let third = run(&path, Some(&second.cursor), 1);
         assert_eq!(third.activity.user_messages, 0);
+    }
+
+    #[test]
+    fn a_fifo_fails_at_once_instead_of_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo.jsonl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let error = scan(
+            &path,
+            Format::ClaudeCode,
+            None,
+            &Options::default(),
+            1,
+            &AtomicBool::new(false),
+        )
+        .err()
+        .expect("a FIFO is not a transcript");
+        assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
     #[test]

@@ -274,8 +274,11 @@ fn scan_many<'py>(
         let index = match option_index.get(&f) {
             Some(&i) => i,
             None => {
-                let map = categories.get(f.name()).cloned().unwrap_or_default();
-                option_sets.push(options(parse_categories(&map)?, max_line_bytes, text_limit));
+                let table = match categories.get(f.name()) {
+                    Some(map) => parse_categories(map)?,
+                    None => declared_categories(f.name()),
+                };
+                option_sets.push(options(table, max_line_bytes, text_limit));
                 option_index.insert(f, option_sets.len() - 1);
                 option_sets.len() - 1
             }
@@ -735,20 +738,63 @@ fn spec_from(description: &Bound<'_, PyDict>) -> PyResult<Spec> {
     })
 }
 
+/// The tool categories a declared or registered format was given, for requests that bring none.
+static DECLARED_CATEGORIES: std::sync::RwLock<Vec<(String, Categories)>> =
+    std::sync::RwLock::new(Vec::new());
+
+fn remember_categories(name: &str, categories: Categories) {
+    let mut all = DECLARED_CATEGORIES
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
+    all.retain(|(n, _)| n != name);
+    all.push((name.to_owned(), categories));
+}
+
+fn declared_categories(name: &str) -> Categories {
+    let all = DECLARED_CATEGORIES
+        .read()
+        .unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, c)| c.clone())
+        .unwrap_or_default()
+}
+
 /// Compile a format description and register it under `name` (replacing one of that name).
 #[pyfunction]
-fn declare_format(name: &str, description: &Bound<'_, PyDict>) -> PyResult<()> {
+fn declare_format(
+    name: &str,
+    description: &Bound<'_, PyDict>,
+    categories: std::collections::HashMap<String, String>,
+) -> PyResult<()> {
+    let table = parse_categories(&categories).map_err(|e| {
+        PyValueError::new_err(format!(
+            "format {name:?}: categories: {}",
+            e.value(description.py())
+        ))
+    })?;
     let spec = spec_from(description).map_err(|e| {
         PyValueError::new_err(format!("format {name:?}: {}", e.value(description.py())))
     })?;
     sidelight_core::formats::declare(name, &spec)
-        .map(|_| ())
-        .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))
+        .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))?;
+    remember_categories(name, table);
+    Ok(())
 }
 
 /// Register `decode(line: bytes) -> events | None` as the line decoder of format `name`.
 #[pyfunction]
-fn register_decoder(name: &str, decode: Bound<'_, PyAny>) -> PyResult<()> {
+fn register_decoder(
+    name: &str,
+    decode: Bound<'_, PyAny>,
+    categories: std::collections::HashMap<String, String>,
+) -> PyResult<()> {
+    let table = parse_categories(&categories).map_err(|e| {
+        PyValueError::new_err(format!(
+            "format {name:?}: categories: {}",
+            e.value(decode.py())
+        ))
+    })?;
     if name.is_empty() {
         return Err(PyValueError::new_err("format name: must not be empty"));
     }
@@ -769,6 +815,7 @@ fn register_decoder(name: &str, decode: Bound<'_, PyAny>) -> PyResult<()> {
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .push(decoder);
+    remember_categories(name, table);
     Ok(())
 }
 

@@ -46,12 +46,24 @@ fuzz_target!(|data: &[u8]| {
     let offset = word(material, 2) % (size + 2);
     // How much of the cursor is real: identity, head hash and tail hash each true or garbage.
     let flags = material[10];
-    let head_len = if flags & 1 != 0 { size.min(4096) } else { word(material, 11) % (size + 2) };
+    let head_len = if flags & 1 != 0 {
+        size.min(4096)
+    } else {
+        word(material, 11) % (size + 2)
+    };
     let tail_len = offset.min(64);
     let cursor = Cursor {
         offset,
-        dev: if flags & 2 != 0 { real.dev } else { word(material, 12) },
-        inode: if flags & 2 != 0 { real.inode } else { word(material, 13) },
+        dev: if flags & 2 != 0 {
+            real.dev
+        } else {
+            word(material, 12)
+        },
+        inode: if flags & 2 != 0 {
+            real.inode
+        } else {
+            word(material, 13)
+        },
         head_len,
         head_hash: match content.get(..head_len as usize) {
             Some(head) if flags & 4 != 0 => hash64(head),

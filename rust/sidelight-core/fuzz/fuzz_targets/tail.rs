@@ -57,32 +57,35 @@ fuzz_target!(|data: &[u8]| {
     // The generation changed under a cursor that had read something: the next scan must say so.
     let mut reset_due = false;
     let mut generation = 0u32;
-    let finish = |cursor: &mut Option<Cursor>, read: &mut u64, reset_due: &mut bool, written: &[u8]| {
-        let s = run(cursor.as_ref());
-        if s.reset.is_some() {
-            *read = 0;
-            assert_eq!(s.start_offset, 0);
-        } else {
-            assert!(!*reset_due, "a new generation went unreported");
-            assert_eq!(s.start_offset, cursor.map_or(0, |c| c.offset));
-        }
-        *reset_due = false;
-        *read += s.activity.lines;
-        // The cursor stops at a line boundary and holds back the partial last line.
-        let end = s.cursor.offset as usize;
-        assert!(end <= written.len());
-        assert!(end == 0 || written[end - 1] == b'\n');
-        assert!(!written[end..].contains(&b'\n'));
-        assert_eq!(s.pending_bytes(), (written.len() - end) as u64);
-        *cursor = Some(s.cursor);
-    };
+    let finish =
+        |cursor: &mut Option<Cursor>, read: &mut u64, reset_due: &mut bool, written: &[u8]| {
+            let s = run(cursor.as_ref());
+            if s.reset.is_some() {
+                *read = 0;
+                assert_eq!(s.start_offset, 0);
+            } else {
+                assert!(!*reset_due, "a new generation went unreported");
+                assert_eq!(s.start_offset, cursor.map_or(0, |c| c.offset));
+            }
+            *reset_due = false;
+            *read += s.activity.lines;
+            // The cursor stops at a line boundary and holds back the partial last line.
+            let end = s.cursor.offset as usize;
+            assert!(end <= written.len());
+            assert!(end == 0 || written[end - 1] == b'\n');
+            assert!(!written[end..].contains(&b'\n'));
+            assert_eq!(s.pending_bytes(), (written.len() - end) as u64);
+            *cursor = Some(s.cursor);
+        };
 
     // Each op is a byte (its kind) and, for an append, a length byte and that many bytes.
     while let Some((&op, tail)) = rest.split_first() {
         rest = tail;
         match op % 9 {
             0..=3 => {
-                let Some((&n, tail)) = rest.split_first() else { break };
+                let Some((&n, tail)) = rest.split_first() else {
+                    break;
+                };
                 let n = usize::from(n).min(tail.len());
                 // NUL never appears in appended text, so no generation can begin like another.
                 let piece: Vec<u8> = tail[..n].iter().copied().filter(|&b| b != 0).collect();

@@ -15,7 +15,13 @@ fn summary(a: &Activity) -> impl PartialEq + std::fmt::Debug {
         .map(|t| (t.name.clone(), t.primary_arg.clone()))
         .collect();
     (
-        (a.user_messages, a.assistant_messages, a.categories, tools, types),
+        (
+            a.user_messages,
+            a.assistant_messages,
+            a.categories,
+            tools,
+            types,
+        ),
         (a.skipped, a.files_touched.clone(), uses),
         (
             a.first_user_text.clone(),
@@ -57,9 +63,13 @@ pub fn check_decoder(format: Format, data: &[u8]) {
     let decoded: u64 = whole.entry_types.values().sum();
     let skipped = whole.skipped.malformed_json + whole.skipped.invalid_utf8;
     assert!(decoded + skipped <= lines.len() as u64);
-    for text in [&whole.first_user_text, &whole.last_user_text, &whole.last_assistant_text]
-        .into_iter()
-        .flatten()
+    for text in [
+        &whole.first_user_text,
+        &whole.last_user_text,
+        &whole.last_assistant_text,
+    ]
+    .into_iter()
+    .flatten()
     {
         assert!(text.chars().count() <= options.text_limit, "{text:?}");
     }

@@ -1,0 +1,122 @@
+"""The example third-party plugin (examples/sidelight-gemini), built and installed with pip into a
+throwaway target like any third party's package, then used through sidelight's own CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sidelight-gemini"
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin installed with pip into a target folder (not into the project's venv)."""
+    work = tmp_path_factory.mktemp("gemini")
+    source = work / "src"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    target = work / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(target), str(source)],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (target / "sidelight_gemini").is_dir()
+    return target
+
+
+def _env(target: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    return {**env, "PYTHONPATH": str(target), "HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+
+
+def _sidelight(target: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sidelight", *args],
+        env=_env(target, home),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _gemini_home(home: Path) -> Path:
+    chats = home / ".gemini" / "tmp" / "app" / "chats"
+    chats.mkdir(parents=True)
+    (chats.parent / ".project_root").write_text("/work/app")
+    for sample in (EXAMPLE / "src" / "sidelight_gemini" / "samples").glob("*.jsonl"):
+        shutil.copy(sample, chats / sample.name)
+    return chats
+
+
+def test_the_installed_plugin_is_listed_and_conforms(installed: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _gemini_home(home)
+    listing = _sidelight(installed, home, "plugins", "--json")
+    assert listing.returncode == 0, listing.stderr
+    records = {r["name"]: r for r in map(json.loads, listing.stdout.splitlines())}
+    assert records["gemini"]["version"] == "0.1.0"
+    assert records["gemini"]["provides"] == {"formats": ["gemini"], "resolvers": ["gemini"]}
+    check = _sidelight(installed, home, "plugins", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.strip().endswith("all plugins conform")
+
+
+def test_the_plugins_own_conformance_tests_pass_against_the_installed_copy(
+    installed: Path, tmp_path: Path
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         str(EXAMPLE / "tests")],
+        env=_env(installed, tmp_path), cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 passed" in result.stdout
+
+
+def test_check_reports_a_broken_session_listing_in_one_line(installed: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    chats = _gemini_home(home)
+    # A second project whose session has the same id: two sessions with one key.
+    other = home / ".gemini" / "tmp" / "copy" / "chats"
+    other.mkdir(parents=True)
+    for sample in chats.glob("*.jsonl"):
+        shutil.copy(sample, other / sample.name.replace("session-2026", "session-2027"))
+    check = _sidelight(installed, home, "plugins", "--check")
+    assert check.returncode == 1
+    lines = [line for line in check.stdout.splitlines() if line.startswith("gemini: ")]
+    assert lines and all("two sessions have the key" in line for line in lines), check.stdout
+
+
+def test_a_broken_declaration_is_one_line_naming_the_field(installed: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    (broken / "bad_plugin-0.1.dist-info").mkdir(parents=True)
+    (broken / "bad_plugin-0.1.dist-info" / "entry_points.txt").write_text("[sidelight]\nbad = bad_plugin\n")
+    (broken / "bad_plugin-0.1.dist-info" / "METADATA").write_text("Name: bad-plugin\nVersion: 0.1\n\n")
+    (broken / "bad_plugin.py").write_text(
+        "from sidelight import hookimpl\n"
+        "from sidelight.formats import Layout\n"
+        "from sidelight.sessions import FormatSpec\n"
+        "@hookimpl\n"
+        "def sidelight_formats():\n"
+        "    yield FormatSpec(name='bad', layout=Layout(role='type', title_types=('x',)))\n"
+    )
+    env = _env(installed, tmp_path / "home")
+    env["PYTHONPATH"] = f"{broken}{os.pathsep}{installed}"
+    result = subprocess.run(
+        [sys.executable, "-m", "sidelight", "plugins", "--check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert 'bad: sidelight_formats: format "bad": title_types: given without a title path' in result.stdout, (
+        result.stdout
+    )

@@ -1,0 +1,279 @@
+"""A hook never breaks its host (issue 7, guarantee 4).
+
+Whatever happens inside — a plugin raising, a file without permission, a symlink loop, a FIFO named like
+a transcript, a transcript deleted or cut short while it is read, a full disk when saving state, stdin
+that is not JSON, a 10 MB prompt — ``sidelight hook`` exits 0, prints either a valid payload or nothing,
+and logs the cause in ``<state dir>/sidelight.log``. Most cases run the real hook process in a throwaway
+Claude Code world; plugin and mid-read faults run the same orchestration in this process, where a fault
+can be placed exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidelight.hookspecs import hookimpl
+from sidelight.plugins import Plugins
+from sidelight.sessions import ResolverSpec, SummarizerSpec
+from sidelight.updates import handle_hook
+from tests.hook_world import HookWorld, context_of, session_id
+
+ROOT = os.geteuid() == 0
+
+
+def reports(context: str | None, n: int, messages: int) -> bool:
+    """The digest has session ``n``'s line with ``messages`` new messages."""
+    plural = "s" if messages > 1 else ""
+    return context is not None and f"{session_id(n)[:8]} (just now, {messages} message{plural})" in context
+
+
+def ok(done: subprocess.CompletedProcess[bytes]) -> str | None:
+    """The hook kept its promise: exit 0, no traceback, a valid payload or nothing. Returns the context."""
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    return context_of(done.stdout)
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
+    world = HookWorld(tmp_path, sessions=3)
+    for name, value in world.env().items():
+        if name in ("HOME", "SIDELIGHT_STATE_DIR"):
+            monkeypatch.setenv(name, value)
+    for name in list(os.environ):
+        if name.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_")) and name != "SIDELIGHT_STATE_DIR":
+            monkeypatch.delenv(name)
+    return world
+
+
+# -- plugins -----------------------------------------------------------------------------------------
+
+
+class Raising:
+    """A plugin whose every callable raises."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def _boom(self, *args: Any) -> Any:
+        raise RuntimeError(f"boom in {self.where}")
+
+    @hookimpl
+    def sidelight_resolvers(self):
+        if self.where == "hookimpl":
+            raise RuntimeError("boom in hookimpl")
+        if self.where in ("list_sessions", "current"):
+            yield ResolverSpec(
+                name="raising",
+                list_sessions=self._boom if self.where == "list_sessions" else lambda settings: [],
+                current=self._boom if self.where == "current" else lambda event, settings: None,
+            )
+
+    @hookimpl
+    def sidelight_summarizers(self):
+        if self.where == "summarizer":
+            yield SummarizerSpec(name="raising", summarize=self._boom)
+
+
+@pytest.mark.parametrize("where", ["list_sessions", "current", "summarizer", "hookimpl"])
+def test_a_raising_plugin_never_breaks_the_hook(world: HookWorld, where: str) -> None:
+    plugins = Plugins(entry_points=False)
+    plugins.register(Raising(where), name="raising")
+    world.prompt(1, "news from one")
+    out = handle_hook("claude-code", world.payload(0), plugins=plugins)
+    assert "boom" in world.log()
+    # A plugin that fails is left out (a failing hookimpl is skipped by the plugin manager); the others
+    # still make the digest.
+    assert reports(context_of(out.encode()) if out else None, 1, 2)
+
+
+# -- files -------------------------------------------------------------------------------------------
+
+
+def _without_dac_override() -> None:
+    """In the child, before exec: root without the capabilities that ignore file permissions."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_an_unreadable_sibling_is_left_out(world: HookWorld) -> None:
+    world.prompt(1, "readable news")
+    world.prompt(2, "secret news")
+    world.transcript(2).chmod(0)
+    done = subprocess.run(
+        world.command(),
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        timeout=60,
+        check=False,
+        preexec_fn=_without_dac_override if ROOT else None,
+    )
+    context = ok(done)
+    assert reports(context, 1, 2)
+    assert context is not None and session_id(2)[:8] not in context
+    assert "ermission denied" in world.log()
+
+
+def test_symlink_loops_are_left_out(world: HookWorld) -> None:
+    folder = world.folder
+    (folder / f"{session_id(90)}.jsonl").symlink_to(folder / f"{session_id(91)}.jsonl")
+    (folder / f"{session_id(91)}.jsonl").symlink_to(folder / f"{session_id(90)}.jsonl")
+    (folder / session_id(0)).mkdir()
+    (folder / session_id(0) / "subagents").symlink_to(folder / session_id(0))  # a directory loop
+    world.prompt(1, "news despite the loops")
+    assert reports(ok(world.run_hook(0)), 1, 2)
+    assert ok(world.run_hook(0)) is None
+
+
+def test_a_fifo_named_like_a_transcript_does_not_hang_the_hook(world: HookWorld) -> None:
+    """Opening a FIFO with no writer blocks forever: the hook must not open one."""
+    os.mkfifo(world.folder / f"{session_id(99)}.jsonl")
+    world.prompt(1, "news beside a fifo")
+    assert reports(ok(world.run_hook(0, timeout=30)), 1, 2)
+    # The current session itself, named by the host as a FIFO.
+    fifo = world.folder / f"{session_id(98)}.jsonl"
+    os.mkfifo(fifo)
+    stdin = json.dumps({**json.loads(world.payload(0)), "transcript_path": str(fifo)}).encode()
+    ok(world.run_hook(0, stdin=stdin, timeout=30))
+
+
+@pytest.mark.parametrize("how", ["deleted", "truncated", "replaced"])
+def test_a_transcript_changing_while_it_is_read(world: HookWorld, how: str) -> None:
+    big = world.transcript(2)
+    line = world.line(2, "x" * 2000)
+    with big.open("a") as file:
+        file.write(line * 8000)  # 16 MB: long enough to be read when the fault strikes
+    world.prompt(1, "steady news")
+    for delay in (0.0, 0.02, 0.05, 0.1):
+        timer = threading.Timer(
+            delay,
+            {
+                "deleted": lambda: big.unlink(missing_ok=True),
+                "truncated": lambda: big.write_text(line),
+                "replaced": lambda: big.write_text(world.line(2, "fresh file")),
+            }[how],
+        )
+        timer.start()
+        try:
+            out = handle_hook("claude-code", world.payload(0))
+        finally:
+            timer.join()
+        context = context_of(out.encode()) if out else None
+        if context is not None:
+            assert context.startswith("[Session Activity]")
+        if not big.exists():
+            big.write_text(line * 100)
+    # The hook still reports news afterwards, and its cursors hold.
+    world.prompt(1, "news after the faults")
+    out = handle_hook("claude-code", world.payload(0))
+    assert out is not None and "news after the faults" in out
+    json.loads(world.cursor_file(0).read_bytes())
+
+
+# -- a full disk ----------------------------------------------------------------------------------------
+
+
+def test_a_full_disk_when_saving_cursors_still_gives_the_digest(
+    world: HookWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert handle_hook("claude-code", world.payload(0)) is not None
+    before = world.cursor_file(0).read_bytes()
+    real_write = os.write
+
+    def full(fd: int, data: Any) -> int:
+        if str(Path(f"/proc/self/fd/{fd}").readlink()).endswith(".json.tmp"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    world.prompt(1, "news on a full disk")
+    out = handle_hook("claude-code", world.payload(0))
+    assert out is not None and "news on a full disk" in out
+    assert world.cursor_file(0).read_bytes() == before  # the old cursors, whole
+    assert "could not save the cursors" in world.log() and "No space left" in world.log()
+    monkeypatch.setattr(os, "write", real_write)
+    # Once there is room again, the same news is reported (not lost) and then saved.
+    out = handle_hook("claude-code", world.payload(0))
+    assert out is not None and "news on a full disk" in out
+    assert handle_hook("claude-code", world.payload(0)) is None
+
+
+@pytest.mark.skipif(not ROOT or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_a_really_full_state_directory(tmp_path: Path) -> None:
+    world = HookWorld(tmp_path, sessions=3)
+    world.state.mkdir(parents=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(world.state)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        ok(world.run_hook(0))  # the log and the first cursors fit
+        with contextlib.suppress(OSError), (world.state / "filler").open("wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        world.prompt(1, "news on a really full disk")
+        for _ in range(2):
+            context = ok(world.run_hook(0))
+            assert context is not None and "news on a really full disk" in context
+        (world.state / "filler").unlink()
+        ok(world.run_hook(0))
+        assert ok(world.run_hook(0)) is None
+        json.loads(world.cursor_file(0).read_bytes())
+    finally:
+        subprocess.run(["umount", "-l", str(world.state)], check=False)
+
+
+# -- input ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"not json",
+        b"\xff\xfe\x00",
+        b"",
+        b"[]",
+        b"null",
+        b'{"hook_event_name": "UserPromptSubmit"',
+        b"{" * 100_000,
+    ],
+    ids=["text", "binary", "empty", "list", "null", "cut-off", "deep"],
+)
+def test_stdin_that_is_not_a_hook_input(world: HookWorld, stdin: bytes) -> None:
+    world.prompt(1, "news")
+    assert ok(world.run_hook(0, stdin=stdin)) is None
+    assert world.log()  # the cause is logged
+
+
+def test_a_10_mb_prompt(world: HookWorld) -> None:
+    world.prompt(1, "news for a long prompt")
+    stdin = world.payload(0, prompt="y" * (10 << 20))
+    context = ok(world.run_hook(0, stdin=stdin, timeout=60))
+    assert reports(context, 1, 2)
+    assert context is not None and len(context) <= 500
+
+
+def test_a_10_mb_line_in_a_sibling(world: HookWorld) -> None:
+    world.prompt(1, "z" * (10 << 20))
+    world.prompt(2, "news after a huge line")
+    context = ok(world.run_hook(0, timeout=60))
+    assert reports(context, 2, 2)
+    assert context is not None and len(context) <= 500

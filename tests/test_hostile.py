@@ -1,0 +1,194 @@
+"""Hostile content stays data (issue 7, guarantee 6).
+
+Secrets of the common providers and prompt-injection attempts are written into a sibling's transcript
+and pushed through the real paths: the digest a hook injects (``handle_hook``, the hook's orchestration,
+with the real Claude Code resolver), a session's context block after a compaction, and ``sidelight read``.
+Nothing secret leaks, nothing invisible or escaping gets through, and the framing holds: one frame line,
+then list items only. Session names on the command line cannot leave the sessions' folders, and state
+files are ``0600`` in ``0700`` directories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from sidelight.digest import FRAMING
+from sidelight.updates import handle_hook
+from tests.conftest import cli_command
+from tests.hook_world import HookWorld, context_of, session_id
+
+DATA = Path(__file__).parent / "data" / "hostile"
+ATTACKS: list[str] = json.loads((DATA / "injections.json").read_text(encoding="utf-8"))
+SECRETS = json.loads(
+    (Path(__file__).parent / "fixtures" / "secrets" / "secrets.json").read_text(encoding="utf-8")
+)
+
+#: What must never reach another agent's context: frames that close or open a block, role tags.
+FORBIDDEN = [
+    "[END SESSION]",
+    "[SESSION CONTEXT]",
+    "[Long-term context]",
+    "</system-reminder>",
+    "<system-reminder>",
+]
+FORBIDDEN += ["<|im_start|>", "<|im_end|>", "[INST]", "[/INST]", "<system>", "</system>", "-----BEGIN"]
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
+    world = HookWorld(tmp_path, sessions=2)
+    for name in list(os.environ):
+        if name.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(world.home))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(world.state))
+    assert handle_hook("claude-code", world.payload(0)) is not None  # the first look is behind us
+    return world
+
+
+def digest_after(world: HookWorld, text: str) -> str:
+    world.prompt(1, text)
+    out = handle_hook("claude-code", world.payload(0))
+    context = context_of(out.encode()) if out else None
+    assert context is not None
+    return context
+
+
+def assert_framed(context: str) -> None:
+    """One frame line, then list items; nothing invisible, nothing that closes or opens a block."""
+    rows = context.split("\n")
+    assert rows[0] == FRAMING
+    assert all(row.startswith("- ") for row in rows[1:]), rows
+    assert len(context) <= 500
+    for ch in context:
+        assert ch in "\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co"), repr(ch)
+    for marker in FORBIDDEN:
+        assert marker.lower() not in context.lower(), marker
+
+
+def secret_of(case: dict[str, object]) -> str:
+    parts = case["parts"]
+    assert isinstance(parts, list)
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("case", SECRETS, ids=[f"{i}-{c['kind']}" for i, c in enumerate(SECRETS)])
+def test_a_siblings_secret_never_reaches_the_digest(world: HookWorld, case: dict[str, object]) -> None:
+    secret = secret_of(case)
+    text = str(case["text"]).replace("{secret}", secret)
+    context = digest_after(world, f"please run {text}")
+    assert_framed(context)
+    assert "REDACTED" in context
+    for piece in secret.split():
+        if len(piece) >= 8:
+            assert piece not in context
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[f"attack-{i}" for i in range(len(ATTACKS))])
+def test_an_injection_attempt_stays_one_quoted_line(world: HookWorld, attack: str) -> None:
+    context = digest_after(world, attack)
+    assert_framed(context)
+    # The sibling's line is there (an attack that looks like a digest is left out as digest text: then
+    # only its counts are), and the other text never becomes a line of its own.
+    assert session_id(1)[:8] in context
+    assert len(context.split("\n")) == 2
+
+
+def test_an_injection_in_a_tool_command_and_an_assistant_reply(world: HookWorld) -> None:
+    entry = {
+        "type": "assistant",
+        "message": {
+            "id": "m-attack",
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": ATTACKS[0] + ATTACKS[5]},
+                {
+                    "type": "tool_use",
+                    "id": "tu-attack",
+                    "name": "Bash",
+                    "input": {
+                        "command": "curl -H 'Authorization: Bearer abcdefgh12345678XYZ' x; " + ATTACKS[6]
+                    },
+                },
+            ],
+        },
+        "timestamp": "2027-01-15T07:57:00.000Z",
+        "sessionId": session_id(1),
+    }
+    with world.transcript(1).open("a", encoding="utf-8") as file:
+        file.write(json.dumps(entry) + "\n")
+    context = digest_after(world, "a prompt")
+    assert_framed(context)
+    assert "abcdefgh12345678XYZ" not in context
+
+
+def test_the_context_block_after_a_compaction_keeps_its_frame(world: HookWorld) -> None:
+    for attack in ATTACKS:
+        world.prompt(0, attack)
+    payload = json.loads(world.payload(0))
+    payload.update(hook_event_name="SessionStart", source="compact")
+    payload.pop("prompt")
+    out = handle_hook("claude-code", json.dumps(payload))
+    assert out is not None
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[SESSION CONTEXT]") and context.endswith("[END SESSION]")
+    inner = context[len("[SESSION CONTEXT]") : -len("[END SESSION]")]
+    for marker in FORBIDDEN:
+        assert marker.lower() not in inner.lower(), marker
+    assert "\x1b" not in context and "\u202e" not in context
+
+
+def run_cli(world: HookWorld, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*cli_command(), *args], capture_output=True, text=True, env=world.env(), timeout=60, check=False
+    )
+
+
+def test_sidelight_read_shows_hostile_text_as_data(world: HookWorld) -> None:
+    for attack in ATTACKS:
+        world.prompt(1, attack)
+    secrets = [secret_of(c) for c in SECRETS]
+    for case, secret in zip(SECRETS, secrets, strict=True):
+        world.prompt(1, str(case["text"]).replace("{secret}", secret))
+    done = run_cli(world, "read", session_id(1), "--lines", "200")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "REDACTED" in out
+    for secret in secrets:
+        for piece in secret.split():
+            if len(piece) >= 8:
+                assert piece not in out, piece
+    for ch in out:
+        assert ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co"), repr(ch)
+    for marker in FORBIDDEN:
+        assert marker.lower() not in out.lower(), marker
+
+
+@pytest.mark.parametrize("name", ["../../etc/passwd", "../../../../../../etc/shadow", "..", "/", "a/../../b"])
+def test_a_session_name_cannot_leave_the_sessions_folders(world: HookWorld, name: str) -> None:
+    done = run_cli(world, "read", name)
+    assert done.returncode != 0
+    assert "root:" not in done.stdout
+    assert done.stderr.strip() and "Traceback" not in done.stderr
+
+
+def test_state_files_are_private(world: HookWorld) -> None:
+    world.prompt(1, "news")
+    assert handle_hook("claude-code", world.payload(0)) is not None
+    assert stat.S_IMODE(world.state.stat().st_mode) == 0o700
+    checked = 0
+    for path in world.state.rglob("*"):
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        if path.is_dir():
+            assert mode == 0o700, path
+        else:
+            assert mode == 0o600, path
+        checked += 1
+    assert checked >= 4  # the cursor file, its lock, the log, the prompt marker
