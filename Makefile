@@ -66,7 +66,7 @@ bench: build-dev  ## benchmarks, peers side by side in one run
 	$(PY) -m tests.benchmarks.report .benchmarks/scan.json
 
 FUZZ_DIR := rust/sidelight-core/fuzz
-FUZZ_TARGETS ?= decode_claude_code decode_pi decode_codex tail cursor
+FUZZ_TARGETS ?= decode_claude_code decode_pi decode_codex decode_declared tail cursor
 # Seconds per target; the corpus grows in $(FUZZ_DIR)/corpus between runs (ignored by git).
 FUZZ_SECONDS ?= 60
 FUZZ_MAX_LEN ?= 16384

@@ -23,6 +23,7 @@ from sidelight.formats import (
 from sidelight.plugins import Plugins
 from sidelight.scanning import recent_entries, scan, scan_many
 from sidelight.sessions import FormatSpec
+from sidelight.types import Activity
 from tests.conftest import PI_CORPUS
 from tests.reference import reference_scan
 
@@ -131,14 +132,16 @@ def test_scan_many_mixes_built_in_declared_and_python_formats(tmp_path: Path) ->
     results = scan_many(
         [(gemini, "t-gemini", None), (pi, "pi", None), (gemini, "t-gemini-py", None), (pi, "t-pi", None)]
     )
-    assert [r.messages.user for r in results] == [
+    activities = [r for r in results if isinstance(r, Activity)]
+    assert len(activities) == len(results), results
+    assert [a.messages.user for a in activities] == [
         1,
         scan(pi, "pi").messages.user,
         1,
         scan(pi, "pi").messages.user,
-    ]  # type: ignore[union-attr]
+    ]
     # The declared format's own categories apply where the call brings none.
-    assert results[0].categories.command == 1  # type: ignore[union-attr]
+    assert activities[0].categories.command == 1
     assert categories_for("t-gemini") == {"shell": "command"}
 
 

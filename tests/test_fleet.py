@@ -637,3 +637,25 @@ def test_tls_and_a_password_through_the_url(fleet_of, tmp_path):
         assert b.hook(0, b.settings(SIDELIGHT_REDIS_URL=wrong)) is None
         assert "pa55word" not in b.log() and "n0tThePa55" not in b.log()
         assert "local sessions only" in b.log()
+
+
+def test_list_remote_names_the_other_machines_sessions(fleet_of, server):
+    a, b = fleet_of("host-a", "host-b")
+    for n, text in ((1, "older"), (2, "newer")):
+        a.prompt(n, text)
+        publisher = a.publisher()
+        publisher.note([a.session(n)])
+        publisher.publish_pending()
+    b.prompt(1, "b's own")
+    publisher = b.publisher()
+    publisher.note([b.session(1)])
+    publisher.publish_pending()
+    found = fleet.list_remote(b.settings())
+    assert [(x.session.name.rsplit("@", 1)[1], x.first_user_text) for x in found] == [
+        ("host-a", "newer"),
+        ("host-a", "older"),
+    ]
+    with pytest.raises(ConfigError):
+        fleet.list_remote(replace(b.settings(), redis_url=None))
+    with pytest.raises(fleet.FleetUnavailableError):
+        fleet.list_remote(b.settings(SIDELIGHT_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0"), timeout=0.5)

@@ -19,7 +19,7 @@ from sidelight.testing import check_digest, check_format, check_resolver
 LAYOUT = Layout(
     role="type", assistant_roles=("bot",), message_id="id", skip_prompt_prefixes=("[Session Activity]",)
 )
-RECORDS = [
+RECORDS: list[dict[str, object]] = [
     {"type": "user", "content": "first prompt", "timestamp": "t1"},
     {"id": "m1", "type": "bot", "content": [{"type": "text", "text": "working"}], "timestamp": "t2"},
     {"type": "user", "content": "second prompt", "timestamp": "t3"},
@@ -65,7 +65,7 @@ def test_injected_text_counted_as_a_prompt_is_caught(tmp_path: Path) -> None:
     injected = json.dumps({"type": "user", "content": "[Session Activity] x"})
     problems = check_format(spec, [_sample(tmp_path)], [injected])
     assert any("injected text was counted" in p for p in problems), problems
-    records = [*RECORDS, {"type": "user", "content": "[Session Activity] echoed"}]
+    records: list[dict[str, object]] = [*RECORDS, {"type": "user", "content": "[Session Activity] echoed"}]
     problems = check_format(spec, [_sample(tmp_path, records)])
     assert any("last_user_text is sidelight's own injected text" in p for p in problems), problems
 

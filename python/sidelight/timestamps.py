@@ -49,7 +49,7 @@ def epoch_seconds(text: str | None) -> float | None:
                 return whole
             digits = fraction[1:]
             if digits.isdigit() and digits.isascii():
-                return whole + int(digits) / 10 ** len(digits)
+                return whole + float("0." + digits)
     moment = parse_timestamp(text)
     if moment is None or moment.tzinfo is None:
         return None

@@ -228,7 +228,7 @@ def test_declared_gemini(
     benchmark: Any, benchmarks_enabled: bool, peer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.syspath_prepend(str(GEMINI_SRC))
-    import sidelight_gemini
+    import sidelight_gemini  # type: ignore[import-not-found]
 
     # Registered under names of its own: the registry is process-wide and other tests use "gemini"
     # as a format nobody declared.

@@ -4,6 +4,7 @@ Each target gets pieces of the sample sessions written by the real agent CLIs (t
 present, the public Pi sessions in /work/shared/corpus/pi (SIDELIGHT_FUZZ_EXTRA adds directories),
 encoded the way the target reads its input:
 
+- decode_declared: a layout byte (even: Pi's, odd: Gemini's), then what decode_<format> gets;
 - decode_<format>: a split byte, then consecutive lines of a transcript of that format (and a few of
   the other formats, since a decoder meets foreign lines too);
 - tail: a config byte, then appends of the lines in pieces of varying size with scans, a rotation and
@@ -90,9 +91,17 @@ def main() -> None:
             # Every distinct line on its own too, so that each entry shape is a seed.
             for line in dict.fromkeys(path.read_bytes().splitlines(keepends=True)[:400]):
                 seeds.append((FORMATS[name], bytes([rng.randrange(256)]) + line))
+            if name == "pi":
+                # The declared decoder's first byte picks its layout: even for Pi's.
+                seeds += [("decode_declared", b"\x00" + data) for target, data in seeds if target == "decode_pi"]
             for target, data in seeds:
                 write(corpus / target, data[:max_len])
                 counts[target] = counts.get(target, 0) + 1
+    # Odd first byte: Gemini's layout, seeded from the example plugin's sample sessions.
+    for path in sorted((root / "examples").rglob("*.jsonl")):
+        for piece in chunks(path, max_len // 2):
+            write(corpus / "decode_declared", (b"\x01" + bytes([rng.randrange(256)]) + piece)[:max_len])
+            counts["decode_declared"] = counts.get("decode_declared", 0) + 1
     for target, n in sorted(counts.items()):
         print(f"seeded {target}: {n} inputs from {sum(len(p) for p in found.values())} transcripts")
 

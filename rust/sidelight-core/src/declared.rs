@@ -1033,11 +1033,10 @@ impl std::fmt::Debug for dyn LineDecoder {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::activity::{Activity, Categories, Category, Options};
-    use crate::formats::Format;
+/// Descriptions of real formats, for the tests and the fuzz targets (not a public API).
+#[doc(hidden)]
+pub mod samples {
+    use super::{KeyPath, Spec, ToolEntrySpec};
 
     fn path(keys: &[&str]) -> Option<KeyPath> {
         Some(keys.iter().map(|k| (*k).to_owned()).collect())
@@ -1048,7 +1047,7 @@ mod tests {
     }
 
     /// Pi, described instead of hand-written: it must count what the built-in decoder counts.
-    pub(crate) fn pi_spec() -> Spec {
+    pub fn pi() -> Spec {
         Spec {
             session_id: path(&["id"]),
             session_id_types: strings(&["session"]),
@@ -1073,7 +1072,7 @@ mod tests {
     }
 
     /// Gemini CLI JSONL (docs/plugins.md, the sidelight-gemini example).
-    fn gemini_spec() -> Spec {
+    pub fn gemini() -> Spec {
         Spec {
             session_id: path(&["sessionId"]),
             title: path(&["$set", "summary"]),
@@ -1091,6 +1090,21 @@ mod tests {
             skip_prompt_prefixes: strings(&["<session_context>"]),
             ..Spec::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::{Activity, Categories, Category, Options};
+    use crate::formats::Format;
+
+    fn path(keys: &[&str]) -> Option<KeyPath> {
+        Some(keys.iter().map(|k| (*k).to_owned()).collect())
+    }
+
+    fn strings(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_owned()).collect()
     }
 
     fn options() -> Options {
@@ -1150,7 +1164,7 @@ mod tests {
 
     #[test]
     fn pi_declared_counts_what_the_built_in_counts_on_real_sessions() {
-        let pi = declared("pi-declared", &pi_spec());
+        let pi = declared("pi-declared", &samples::pi());
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let mut files = vec![
             root.join("tests/data/pi/four-tools-continue.jsonl"),
@@ -1191,7 +1205,7 @@ mod tests {
 
     #[test]
     fn gemini_lines_are_read_from_the_description() {
-        let g = declared("gemini-test", &gemini_spec());
+        let g = declared("gemini-test", &samples::gemini());
         let lines: Vec<&[u8]> = vec![
             br#"{"sessionId":"abc","projectHash":"h","startTime":"t0","lastUpdated":"t0","kind":"main"}"#,
             br#"{"id":"u0","timestamp":"t1","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI.</session_context>"}]}"#,
@@ -1327,11 +1341,11 @@ mod tests {
 
     #[test]
     fn registered_formats_are_found_by_name() {
-        let f = crate::formats::declare("registry-test", &gemini_spec()).unwrap();
+        let f = crate::formats::declare("registry-test", &samples::gemini()).unwrap();
         assert_eq!(Format::parse("registry-test"), Some(f));
         assert!(crate::formats::registered().contains(&"registry-test"));
         // Declaring a name again replaces it.
-        crate::formats::declare("registry-test", &pi_spec()).unwrap();
+        crate::formats::declare("registry-test", &samples::pi()).unwrap();
         let again = Format::parse("registry-test").unwrap();
         assert!(matches!(again, Format::Declared(d) if std::ptr::eq(d.name(), again.name())));
     }
@@ -1370,7 +1384,10 @@ mod tests {
     #[test]
     fn declared_decoders_never_panic_on_arbitrary_bytes() {
         use proptest::prelude::*;
-        let formats = [declared("p1", &pi_spec()), declared("p2", &gemini_spec())];
+        let formats = [
+            declared("p1", &samples::pi()),
+            declared("p2", &samples::gemini()),
+        ];
         let mut runner = proptest::test_runner::TestRunner::default();
         let pieces = prop_oneof![
             Just(r#"{"type":"message","message":{"role":"user","content":"#.to_owned()),

@@ -513,16 +513,16 @@ mod tests {
             .status()
             .unwrap();
         assert!(status.success());
-        let error = scan(
+        let Err(error) = scan(
             &path,
             Format::ClaudeCode,
             None,
             &Options::default(),
             1,
             &AtomicBool::new(false),
-        )
-        .err()
-        .expect("a FIFO is not a transcript");
+        ) else {
+            panic!("a FIFO is not a transcript");
+        };
         assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
