@@ -253,6 +253,59 @@ def test_importing_sidelight_and_hooks_without_a_fleet_never_import_redis(tmp_pa
     assert done.stdout.strip() == "False"
 
 
+def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):
+    """The hook process reads the stream with sidelight's own small client: the redis package costs
+    more to import than a whole hook."""
+    a, b = fleet_of("host-a", "host-b")
+    b.prompt(0, "the reader")
+    a.prompt(1, "over the fleet")
+    publisher = a.publisher()
+    publisher.note([a.session(1)])
+    publisher.publish_pending()
+    code = (
+        "import json, sys\n"
+        "from sidelight.updates import handle_hook\n"
+        "out = handle_hook('claude-code', json.loads(sys.argv[1]))\n"
+        "print(json.dumps({'redis': 'redis' in sys.modules, 'out': out}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(b.payload(0))],
+        capture_output=True,
+        text=True,
+        env=b.env(),
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    assert result["out"] is not None and "over the fleet" in result["out"], b.log()
+    assert result["redis"] is False
+
+
+def test_the_hooks_client_reads_what_the_redis_package_reads(server):
+    import redis
+
+    from sidelight.resp import RespClient, RespError
+
+    stream = "sidelight:resp-test"
+    full = redis.Redis.from_url(server.url)
+    try:
+        ids = [full.xadd(stream, {"n": str(i), "data": "é\r\n\x00" * i}) for i in range(5)]
+        with RespClient(server.url, 2.0) as mine:
+            assert mine.xrevrange(stream, "+", "-", count=3) == full.xrevrange(stream, "+", "-", count=3)
+            assert mine.xrevrange("sidelight:nothing") == []
+            first, last = (i.decode() if isinstance(i, bytes) else i for i in (ids[1], ids[-1]))
+            assert mine.xread({stream: first}, count=2) == full.xread({stream: first}, count=2)
+            assert mine.xread({stream: last}) is None  # nothing newer, no blocking
+            assert mine.command("PING") == b"PONG"
+            with pytest.raises(RespError, match="WRONGTYPE"):
+                full.set("sidelight:plain", "x")
+                mine.xrevrange("sidelight:plain")
+    finally:
+        full.delete(stream, "sidelight:plain")
+        full.close()
+    with pytest.raises(RespError, match="not a Redis URL"), RespClient("http://x", 1.0) as bad:
+        bad.command("PING")
+
+
 def test_config_from_environment_and_config_file(tmp_path):
     assert fleet.FleetConfig.of(Settings.load(env={}, home=tmp_path)) is None
     config = fleet.FleetConfig.of(
@@ -598,7 +651,7 @@ def test_redis_down_the_hook_goes_on_with_local_siblings(fleet_of):
     a.prompt(1, "a local sibling")
     started = time.monotonic()
     digest = a.hook(0)
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 5.0  # a bound (its timeout is 150 ms), not a measure
     assert digest is not None and "a local sibling" in digest
     assert "fleet:" in a.log() and "local sessions only" in a.log()
 
@@ -615,7 +668,7 @@ def test_a_silent_redis_costs_a_hook_its_timeout_only(fleet_of):
         digest = a.hook(0)
         elapsed = time.monotonic() - started
     assert digest is not None and "a local sibling" in digest
-    assert elapsed < 1.5, elapsed
+    assert elapsed < 5.0, elapsed  # a bound (its read timeout is 150 ms), not a measure
     assert "Timeout" in a.log() or "timed out" in a.log().lower()
 
 

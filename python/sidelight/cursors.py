@@ -36,19 +36,17 @@ The locking is POSIX-only (``fcntl``).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sidelight.statefile import move_aside
+from sidelight.statefile import CorruptStateError, SharedState
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    import os
+    from collections.abc import Callable, Iterable
 
 __all__ = ["CursorStore"]
 
@@ -56,10 +54,6 @@ logger = logging.getLogger("sidelight.cursors")
 
 #: Reader name -> writer name -> entry, as stored.
 _State = dict[str, dict[str, dict[str, Any]]]
-
-
-class _Corrupt(Exception):
-    """The file's bytes are not a cursor file (internal: never leaves this module)."""
 
 
 class CursorStore:
@@ -70,13 +64,20 @@ class CursorStore:
     stores (in any number of processes) may share one file.
     """
 
-    __slots__ = ("_lock_path", "_tmp_path", "path")
+    __slots__ = ("_encode", "_file", "path")
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fast: bool = False) -> None:
+        """``fast``: encode and decode with orjson (the watcher saves a thousand cursors a second; a
+        hook, whose start-up cost counts, keeps the standard library's json)."""
         #: The JSON file.
         self.path = Path(path)
-        self._lock_path = self.path.with_name(self.path.name + ".lock")
-        self._tmp_path = self.path.with_name(self.path.name + ".tmp")
+        self._encode: Callable[[Any], bytes] = _dump
+        loads: Callable[[bytes], Any] = json.loads
+        if fast:
+            import orjson
+
+            self._encode, loads = orjson.dumps, orjson.loads
+        self._file = SharedState(self.path, lambda data: _parse(data, self.path, loads), self._encode, logger)
 
     def __repr__(self) -> str:
         return f"CursorStore({self.path!r})"
@@ -88,11 +89,11 @@ class CursorStore:
         aside (see the module docs) and gives ``{}``. Raises :class:`OSError` only when the file exists
         but cannot be read (for example, permission denied).
         """
-        return self._load_unlocked().get(reader, {})
+        return self._file.read().get(reader, {})
 
     def readers(self) -> list[str]:
         """The names of the readers the file holds cursors for, sorted."""
-        return sorted(self._load_unlocked())
+        return sorted(self._file.read())
 
     def update(
         self,
@@ -128,11 +129,9 @@ class CursorStore:
         if not new and not gone:
             return
         # Fail on values JSON cannot hold now, not after taking the lock.
-        _dump({reader: new})
+        self._encode({reader: new})
 
-        self._ensure_dir()
-        with self._locked():
-            state = self._load_locked()
+        def change(state: _State) -> _State:
             mine = state.get(reader, {})
             mine.update(new)
             for writer in gone:
@@ -141,104 +140,9 @@ class CursorStore:
                 state[reader] = mine
             else:
                 state.pop(reader, None)
-            self._write(_dump(state))
+            return state
 
-    # -- loading -----------------------------------------------------------------------------------
-
-    def _read_bytes(self) -> bytes | None:
-        try:
-            with open(self.path, "rb") as file:  # noqa: PTH123 (the plain builtin is faster)
-                return file.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def _load_unlocked(self) -> _State:
-        data = self._read_bytes()
-        if data is None:
-            return {}
-        try:
-            return _parse(data, self.path)
-        except _Corrupt:
-            pass
-        # Replaces are atomic, so a corrupt file was damaged from outside. Move it aside under the lock,
-        # unless a writer replaced it meanwhile; never raise, a hook is waiting.
-        try:
-            with self._locked():
-                return self._load_locked()
-        except OSError as error:
-            logger.warning(
-                "%s is corrupt and cannot be moved aside (%s); reading it as empty", self.path, error
-            )
-            return {}
-
-    def _load_locked(self) -> _State:
-        """The file's state, moving a corrupt file aside. Call with the lock held."""
-        data = self._read_bytes()
-        if data is None:
-            return {}
-        try:
-            return _parse(data, self.path)
-        except _Corrupt as error:
-            aside = self._move_aside()
-            logger.warning("%s is corrupt (%s); moved it to %s and starting afresh", self.path, error, aside)
-            return {}
-
-    def _move_aside(self) -> Path:
-        return move_aside(self.path)
-
-    # -- writing -----------------------------------------------------------------------------------
-
-    def _ensure_dir(self) -> None:
-        """Create the missing directories above the file, each ``0700``."""
-        missing = []
-        parent = self.path.parent
-        while not parent.exists() and parent != parent.parent:
-            missing.append(parent)
-            parent = parent.parent
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)  # noqa: PTH102 (mode for each level, unlike Path.mkdir)
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    def _write(self, data: bytes) -> None:
-        """Atomically replace the file with ``data``. Call with the lock held.
-
-        Only the lock holder touches ``PATH.tmp``, so a fixed name is safe, and one left behind by a
-        killed writer is simply overwritten.
-        """
-        tmp = self._tmp_path
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o600)
-        try:
-            try:
-                os.fchmod(fd, 0o600)  # in case an old temp file was left with other bits
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            tmp.replace(self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
-        # already in place, so that is no reason to fail.
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        self._file.update(change)
 
 
 def _dump(state: Mapping[str, Any]) -> bytes:
@@ -255,8 +159,8 @@ def _entry_problem(entry: object) -> str | None:
     return None
 
 
-def _parse(data: bytes, path: Path) -> _State:
-    """The state in ``data``; raises :class:`_Corrupt` when the file's shape is wrong.
+def _parse(data: bytes, path: Path, loads: Callable[[bytes], Any] = json.loads) -> _State:
+    """The state in ``data``; raises :class:`CorruptStateError` when the file's shape is wrong.
 
     Whole-file problems (not JSON, not an object of objects) are corruption; a single bad entry is
     dropped with a warning.
@@ -264,15 +168,15 @@ def _parse(data: bytes, path: Path) -> _State:
     if not data.strip():
         return {}
     try:
-        raw = json.loads(data)
+        raw = loads(data)
     except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise _Corrupt(f"not JSON: {error}") from None
+        raise CorruptStateError(f"not JSON: {error}") from None
     if not isinstance(raw, dict):
-        raise _Corrupt(f"the top level is {type(raw).__name__}, not an object")
+        raise CorruptStateError(f"the top level is {type(raw).__name__}, not an object")
     state: _State = {}
     for reader, writers in raw.items():
         if not isinstance(writers, dict):
-            raise _Corrupt(f"reader {reader!r} maps to {type(writers).__name__}, not an object")
+            raise CorruptStateError(f"reader {reader!r} maps to {type(writers).__name__}, not an object")
         kept: dict[str, dict[str, Any]] = {}
         for writer, entry in writers.items():
             problem = _entry_problem(entry)

@@ -20,12 +20,9 @@ stored with secrets redacted and control characters removed (a secret never reac
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import logging
-import os
 import time
 import unicodedata
 from dataclasses import dataclass
@@ -34,9 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from sidelight.errors import SidelightError
+from sidelight.statefile import SharedState, parse_json_object
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    import os
+    from collections.abc import Iterable
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -50,7 +49,6 @@ __all__ = [
     "FactNotFoundError",
     "FactStore",
     "Scope",
-    "StateFile",
     "add_fact",
     "fact_id",
     "forget_fact",
@@ -58,6 +56,7 @@ __all__ = [
     "load_fact_texts",
     "long_term_context",
     "normalize_fact",
+    "shared_json",
     "with_long_term",
 ]
 
@@ -154,120 +153,14 @@ def clean_fact(text: str) -> str:
 # -- the state file ------------------------------------------------------------------------------------
 
 
-class StateFile:
-    """One JSON object in a file, shared by many processes: lock-free reads of a complete file, and
-    read-modify-write updates under an exclusive ``flock`` on ``PATH.lock``, written atomically
-    (``PATH.tmp``, ``fsync``, ``os.replace``). Files ``0600``, directories it creates ``0700``.
-
-    A file that is not a JSON object is moved aside to ``PATH.corrupt-<UTC time>`` with a warning and
-    read as ``{}``; nothing here raises for it (a hook may be waiting).
-    """
-
-    __slots__ = ("_lock_path", "_tmp_path", "path")
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._lock_path = self.path.with_name(self.path.name + ".lock")
-        self._tmp_path = self.path.with_name(self.path.name + ".tmp")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.path!r})"
-
-    def read(self) -> dict[str, Any]:
-        """The document (``{}`` when the file is missing or corrupt). Raises :class:`OSError` only
-        when the file exists but cannot be read."""
-        data = self._read_bytes()
-        if data is None:
-            return {}
-        parsed = _parse_object(data)
-        if parsed is not None:
-            return parsed
-        try:
-            with self._locked():
-                return self._load_locked()
-        except OSError as error:
-            logger.warning("%s is corrupt and cannot be moved aside (%s); read as empty", self.path, error)
-            return {}
-
-    def update(self, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
-        """Applies ``change`` to the document under the lock and writes the result (``None``: nothing
-        to write). Returns the document as it is now. :class:`OSError` from writing leaves the previous
-        file untouched."""
-        self._ensure_dir()
-        with self._locked():
-            state = self._load_locked()
-            new = change(state)
-            if new is None:
-                return state
-            self._write(json.dumps(new, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n")
-            return new
-
-    def _read_bytes(self) -> bytes | None:
-        try:
-            with open(self.path, "rb") as file:  # noqa: PTH123 (the plain builtin is faster)
-                return file.read()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-
-    def _load_locked(self) -> dict[str, Any]:
-        data = self._read_bytes()
-        if data is None:
-            return {}
-        parsed = _parse_object(data)
-        if parsed is not None:
-            return parsed
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{os.getpid()}"
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        self.path.replace(aside)
-        logger.warning("%s is corrupt; moved it to %s and starting afresh", self.path, aside)
-        return {}
-
-    def _ensure_dir(self) -> None:
-        missing = []
-        parent = self.path.parent
-        while not parent.exists() and parent != parent.parent:
-            missing.append(parent)
-            parent = parent.parent
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)  # noqa: PTH102 (a mode for each level)
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
-
-    def _write(self, data: bytes) -> None:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(self._tmp_path, flags, 0o600)
-        try:
-            try:
-                os.fchmod(fd, 0o600)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            self._tmp_path.replace(self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                self._tmp_path.unlink()
-            raise
+def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
+    """A JSON object in a file shared by many processes (the facts store, the history's key index):
+    indented, for people who look."""
+    return SharedState(Path(path), parse_json_object, _dump_indented)
 
 
-def _parse_object(data: bytes) -> dict[str, Any] | None:
-    if not data.strip():
-        return {}
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
+def _dump_indented(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
 
 
 # -- the store -----------------------------------------------------------------------------------------
@@ -279,7 +172,7 @@ class FactStore:
     __slots__ = ("file",)
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.file = StateFile(path)
+        self.file = shared_json(path)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> FactStore:

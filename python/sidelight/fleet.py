@@ -47,6 +47,7 @@ from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
 from sidelight.digest import is_digest_text
 from sidelight.redact import sanitize
+from sidelight.resp import RespClient
 from sidelight.sessions import Session, SessionActivity
 from sidelight.timestamps import epoch_seconds
 
@@ -781,7 +782,7 @@ def _stream_ms(stream_id: str) -> int:
 
 
 def _fetch(
-    client: Any, config: FleetConfig, last_id: str | None, deadline: float, now: float
+    client: RespClient, config: FleetConfig, last_id: str | None, deadline: float, now: float
 ) -> tuple[list[tuple[str, Mapping[bytes, bytes]]], str | None]:
     """The stream entries after ``last_id`` (at most :data:`CATCH_UP_LIMIT`, as many as fit before
     ``deadline``), or on a first look the latest ones; and the id to read from next time."""
@@ -818,16 +819,12 @@ def read_records(
     Redis cannot be reached in time."""
     now = time.time() if now is None else now
     wait = max(0.01, min(config.timeout if timeout is None else timeout, deadline - time.monotonic()))
-    client = connect(config.url, wait)
+    # The hook's own small client: importing the redis package would cost more than the whole hook.
     try:
-        entries, position = _fetch(client, config, last_id, deadline, now)
-    except _transient() as error:
+        with RespClient(config.url, wait) as client:
+            entries, position = _fetch(client, config, last_id, deadline, now)
+    except (OSError, ValueError) as error:
         raise FleetUnavailableError(f"{safe_url(config.url)}: {_describe(error)}") from error
-    finally:
-        try:
-            client.close()
-        except Exception:
-            logger.debug("closing the Redis client failed", exc_info=True)
     own = config.host_id.encode()
     records: list[tuple[str, dict[str, Any]]] = []
     for stream_id, fields in entries:
@@ -923,13 +920,11 @@ def list_remote(settings: Settings, *, records: int = 1000, timeout: float = 2.0
     config = FleetConfig.of(settings)
     if config is None:
         raise ConfigError("no fleet is configured: set SIDELIGHT_REDIS_URL or redis_url")
-    client = connect(config.url, timeout)
     try:
-        newest: list[Any] = client.xrevrange(config.stream, "+", "-", count=records) or []
-    except _transient() as error:
+        with RespClient(config.url, timeout) as client:
+            newest: list[Any] = client.xrevrange(config.stream, "+", "-", count=records)
+    except (OSError, ValueError) as error:
         raise FleetUnavailableError(f"{safe_url(config.url)}: {_describe(error)}") from error
-    finally:
-        client.close()
     merged: dict[tuple[str, str], RemoteSession] = {}
     for _id, fields in reversed(newest):
         if fields.get(b"host") == config.host_id.encode():

@@ -621,9 +621,9 @@ def _record_paths(record: dict[str, Any]) -> list[str]:
 
 
 def _keys_file(settings: Settings) -> Any:
-    from sidelight.facts import StateFile
+    from sidelight.facts import shared_json
 
-    return StateFile(settings.state_dir / KEYS_FILE)
+    return shared_json(settings.state_dir / KEYS_FILE)
 
 
 def _load_keys(settings: Settings) -> dict[str, dict[str, Any]]:

@@ -713,8 +713,10 @@ class SessionTracker:
     def _wake(self, session: Session, now: float, out: list[SinkEvent], source: str) -> SessionState:
         """The live state of ``session``: a new one (``session_start``), a new life of an ended one,
         an idle one resumed (``session_resume``). The session's name and path are refreshed."""
-        self._sessions[session.key] = session
         state = self._states.get(session.key)
+        if state is not None and state.state == "active" and self._sessions.get(session.key) is session:
+            return state  # the hot path: the same session, still active; nothing to refresh
+        self._sessions[session.key] = session
         if state is None:
             state = self._new_state(session, now)
             self._states[session.key] = state

@@ -1,4 +1,4 @@
-"""Loading a JSON state file that may have been damaged: read it, or move it aside and start afresh.
+"""State files: JSON documents that may have been damaged, and documents many processes share.
 
 sidelight writes every state file atomically (a temporary file, ``fsync``, a rename), so a file that
 does not parse was damaged from outside (a full disk under another tool, a hand edit, a copy cut
@@ -12,16 +12,21 @@ that the caller rebuilds its state; the damaged bytes stay on disk for whoever w
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
-__all__ = ["load_json_state", "move_aside"]
+__all__ = ["CorruptStateError", "SharedState", "load_json_state", "move_aside", "parse_json_object"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("sidelight.state")
 
@@ -76,3 +81,147 @@ def load_json_state(path: Path) -> Any:
         return None
     logger.warning("%s is corrupt (%s); moved it to %s and starting afresh", path, problem, aside)
     return None
+
+
+class CorruptStateError(ValueError):
+    """Raised by a :class:`SharedState` parser for a file whose bytes or shape are wrong."""
+
+
+class SharedState(Generic[T]):
+    """One JSON document in one file, shared by any number of processes (cursor files, the facts store).
+
+    Reads take no lock: every write replaces the file atomically (``PATH.tmp``, ``fsync``, a rename, and an
+    ``fsync`` of the directory), so a reader sees the old document or the new one. :meth:`update` is a
+    read-modify-write under an exclusive ``flock`` on ``PATH.lock``: concurrent updates lose nothing.
+    ``parse(data)`` turns the file's bytes (``b""`` for a missing file) into the document and raises
+    :class:`CorruptStateError` for damage; a damaged file is moved aside (:func:`move_aside`) with a
+    warning and read as ``parse(b"")``: nothing here raises for it, a hook may be waiting. Files are
+    ``0600``; the directories it creates, ``0700``.
+    """
+
+    __slots__ = ("_dump", "_lock_path", "_log", "_parse", "_tmp_path", "path")
+
+    def __init__(
+        self,
+        path: Path,
+        parse: Callable[[bytes], T],
+        dump: Callable[[T], bytes],
+        log: logging.Logger = logger,
+    ) -> None:
+        self.path = path
+        self._parse = parse
+        self._dump = dump
+        self._log = log
+        self._lock_path = path.with_name(path.name + ".lock")
+        self._tmp_path = path.with_name(path.name + ".tmp")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.path!r})"
+
+    def read(self) -> T:
+        """The document. Raises :class:`OSError` only when the file exists but cannot be read."""
+        try:
+            return self._parse(self._read_bytes())
+        except CorruptStateError:
+            pass
+        # Replaces are atomic, so a corrupt file was damaged from outside. Move it aside under the lock,
+        # unless a writer replaced it meanwhile.
+        try:
+            with self._locked():
+                return self._load_locked()
+        except OSError as error:
+            self._log.warning(
+                "%s is corrupt and cannot be moved aside (%s); reading it as empty", self.path, error
+            )
+            return self._parse(b"")
+
+    def update(self, change: Callable[[T], T | None]) -> T:
+        """Applies ``change`` to the document under the lock and writes what it returns (``None``:
+        nothing to write); returns the document as it now is. An :class:`OSError` from writing leaves
+        the previous file as it was."""
+        self._ensure_dir()
+        with self._locked():
+            state = self._load_locked()
+            new = change(state)
+            if new is None:
+                return state
+            self._write(self._dump(new))
+            return new
+
+    def _read_bytes(self) -> bytes:
+        try:
+            with open(self.path, "rb") as file:  # noqa: PTH123 (the plain builtin is faster)
+                return file.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return b""
+
+    def _load_locked(self) -> T:
+        try:
+            return self._parse(self._read_bytes())
+        except CorruptStateError as error:
+            aside = move_aside(self.path)
+            self._log.warning(
+                "%s is corrupt (%s); moved it to %s and starting afresh", self.path, error, aside
+            )
+            return self._parse(b"")
+
+    def _ensure_dir(self) -> None:
+        missing = []
+        parent = self.path.parent
+        while not parent.exists() and parent != parent.parent:
+            missing.append(parent)
+            parent = parent.parent
+        for directory in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(directory, 0o700)  # noqa: PTH102 (a mode for each level, unlike Path.mkdir)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _write(self, data: bytes) -> None:
+        # Only the lock holder touches PATH.tmp: a fixed name is safe, and one a killed writer left
+        # behind is simply overwritten.
+        tmp = self._tmp_path
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, 0o600)
+        try:
+            try:
+                os.fchmod(fd, 0o600)  # an old temporary file may have been left with other bits
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            tmp.replace(self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
+        # already in place, so that is no reason to fail.
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+
+def parse_json_object(data: bytes) -> dict[str, Any]:
+    """A :class:`SharedState` parser for a document that is one JSON object (``{}`` when empty)."""
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise CorruptStateError(f"not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise CorruptStateError(f"the top level is {type(value).__name__}, not an object")
+    return value

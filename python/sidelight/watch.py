@@ -143,6 +143,8 @@ class _Row:
     #: Epoch seconds of the last activity (the last timestamp seen, else when it was read).
     last_activity: float | None = None
     recent_files: list[str] = field(default_factory=list)
+    #: The listing's Session object the name and group were last taken from.
+    seen: Session | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -275,7 +277,7 @@ class Watcher:
         self._gc_was_enabled: bool | None = None
         self.state_dir = settings.state_dir
         self.status_path = settings.state_dir / STATUS_FILE
-        self.store = CursorStore(settings.state_dir / CURSOR_FILE)
+        self.store = CursorStore(settings.state_dir / CURSOR_FILE, fast=True)
 
         self._lock = threading.Lock()  # guards _dirty only
         self._dirty: set[str] = set()
@@ -932,7 +934,9 @@ class Watcher:
         row = self._rows.get(session.key)
         if row is None:
             row = self._rows[session.key] = _row_for(session)
-        row.name, row.group = session.name, session.group
+        if row.seen is not session:
+            # A new listing of the sessions (a title read, a project renamed): refresh what shows.
+            row.name, row.group, row.seen = session.name, session.group, session
         last: str | None = None
         busy = False
         categories, tools = row.categories, row.tools
