@@ -245,12 +245,15 @@ def test_importing_sidelight_and_hooks_without_a_fleet_never_import_redis(tmp_pa
         "from sidelight.updates import handle_hook\n"
         "handle_hook('claude-code', {'hook_event_name': 'UserPromptSubmit', 'session_id': 'x',"
         " 'transcript_path': '/nonexistent.jsonl', 'cwd': '/tmp'}, plugins=p)\n"
-        "print('redis' in sys.modules)\n"
+        "print(sorted(m for m in ('redis', 'sidelight.fleet', 'sidelight.resp') if m in sys.modules))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
     env.update(HOME=str(tmp_path), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert done.stdout.strip() == "False"
+    assert done.stdout.strip() == "[]"  # without a fleet, none of its machinery is even imported
+    from sidelight.templates import redis_streams
+
+    assert redis_streams.NAME == fleet.RESOLVER
 
 
 def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):

@@ -216,15 +216,14 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
     """The session whose main transcript is ``path`` (which may not exist yet)."""
     project = path.parent
     session_id = path.stem
-    transcripts: list[str] = []
-    if path.is_file():
-        transcripts.append(os.fspath(path))
+    own = os.fspath(path)
+    transcripts: list[str] = [own] if path.is_file() else []
     try:
         with os.scandir(project) as entries:
             transcripts.extend(
                 e.path
                 for e in entries
-                if e.name.endswith(".jsonl") and not e.name.startswith("agent-") and e.path not in transcripts
+                if e.name.endswith(".jsonl") and not e.name.startswith("agent-") and e.path != own
             )
     except OSError:
         pass

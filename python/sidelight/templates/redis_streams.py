@@ -17,23 +17,24 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from sidelight import fleet
 from sidelight.hookspecs import hookimpl
 from sidelight.sessions import ResolverSpec, SinkSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    from sidelight import fleet
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import HostEvent, Session, SinkEvent
+    from sidelight.sessions import HostEvent, Session, SessionActivity, SinkEvent
 
 __all__ = ["current_publisher", "emit", "emit_many", "start", "stop"]
 
 logger = logging.getLogger(__name__)
 
-#: The sink's and the resolver's name.
-NAME = fleet.RESOLVER
+#: The sink's and the resolver's name (``sidelight.fleet.RESOLVER``: this module loads with every hook,
+#: and imports the fleet's machinery only when a fleet is configured).
+NAME = "redis-streams"
 
 _lock = threading.Lock()
 _publisher: fleet.Publisher | None = None
@@ -47,6 +48,10 @@ def current_publisher() -> fleet.Publisher | None:
 def start(settings: Settings, plugins: Plugins) -> None:
     """Starts publishing for a watcher that starts (nothing without a fleet)."""
     global _publisher
+    if not settings.redis_url:
+        return
+    from sidelight import fleet
+
     try:
         config = fleet.FleetConfig.of(settings)
     except Exception as error:  # a broken setting never stops the watcher: it watches unpublished
@@ -85,6 +90,17 @@ def emit_many(events: Sequence[SinkEvent]) -> None:
         publisher.note([event.session for event in events])
 
 
+def _remote_activity(
+    current: Session, settings: Settings, deadline: float, commit: bool
+) -> list[SessionActivity]:
+    """:func:`sidelight.fleet.remote_activity`, for a configured fleet only."""
+    if not settings.redis_url:
+        return []
+    from sidelight import fleet
+
+    return fleet.remote_activity(current, settings, deadline, commit)
+
+
 def _no_sessions(settings: Settings) -> Iterator[Session]:
     return iter(())
 
@@ -111,6 +127,6 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
         name=NAME,
         list_sessions=_no_sessions,
         current=_no_current,
-        remote_activity=fleet.remote_activity,
+        remote_activity=_remote_activity,
         description="siblings on the fleet's other machines, from Redis Streams (when redis_url is set)",
     )
