@@ -418,13 +418,24 @@ def _start(event: HostEvent, settings: Settings, plugins: Plugins) -> tuple[Sess
     ):
         return None  # not a new session: it has its own context
     session = current_session(event, settings, plugins)
-    if session is None:
+    if session is None or _has_prompts(session, plugins):
+        # A session whose transcript already holds prompts is going on (Pi starts a continued session
+        # as a new process, with no "resume" in its event): it has its own context.
         return None
     workspace = Path(event.cwd) if event.cwd is not None else workspace_of(session)
     if workspace is None or not workspace.is_dir():
         return None
     text = handoff_for(session, workspace.resolve(), settings, plugins)
     return None if text is None else (session, text)
+
+
+def _has_prompts(session: Session, plugins: Plugins) -> bool:
+    from sidelight.scanning import scan
+
+    try:
+        return scan(session.path, _decoder(session, plugins)).messages.user > 0
+    except (OSError, ValueError):
+        return False  # not written yet: a new session
 
 
 def _pending_file(settings: Settings, session: Session) -> Path:
