@@ -6,6 +6,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +359,29 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))
     return home
+
+
+# -- waiting on threads ------------------------------------------------------------------------------------
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "the condition") -> Any:
+    """Poll ``predicate`` until it returns something true; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(0.02)
+
+
+def threads_joined(before: set[threading.Thread], timeout: float = 5.0) -> None:
+    """Every thread started since ``before`` was taken ends within ``timeout``: nothing is left behind."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not left, f"threads left behind: {[t.name for t in left]}"

@@ -35,21 +35,15 @@ from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from sidelight.templates import redis_streams
 from sidelight.watch import Watcher
-from tests.conftest import cli_command
+from tests import conftest
+from tests.conftest import cli_command, threads_joined
 from tests.redis_server import RedisServer, free_port, make_tls_files
 
 TIMEOUT = 30.0
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "the condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.02)
+    return conftest.wait_for(predicate, timeout, what)
 
 
 @pytest.fixture(autouse=True)
@@ -58,13 +52,7 @@ def no_thread_left() -> Iterator[None]:
     before = set(threading.enumerate())
     yield
     redis_streams.stop()
-    deadline = time.monotonic() + 5
-    while True:
-        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    assert not left, f"threads left behind: {[t.name for t in left]}"
+    threads_joined(before)
 
 
 @pytest.fixture(scope="module")

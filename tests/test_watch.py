@@ -40,7 +40,8 @@ from sidelight.watch import (
     running_watcher,
     watch_options,
 )
-from tests.conftest import cli_command
+from tests import conftest
+from tests.conftest import cli_command, threads_joined
 
 #: Generous: a loaded CI machine is slow, and a passing test never waits this long.
 TIMEOUT = 20.0
@@ -48,15 +49,7 @@ PROJECT = "-tmp-proj"
 
 
 def wait_for(predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "the condition") -> Any:
-    """Poll ``predicate`` until it returns something true; fail with ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.02)
+    return conftest.wait_for(predicate, timeout, what)
 
 
 @pytest.fixture(autouse=True)
@@ -65,13 +58,7 @@ def no_thread_left() -> Iterator[None]:
     end: the watcher's stop() joins them all."""
     before = set(threading.enumerate())
     yield
-    deadline = time.monotonic() + 5
-    while True:
-        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.02)
-    assert not left, f"threads left behind: {[t.name for t in left]}"
+    threads_joined(before)
 
 
 @pytest.fixture

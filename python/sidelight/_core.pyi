@@ -8,8 +8,10 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 __all__ = [
+    "CODEX_CONTEXT_PREFIXES",
     "FILES_TOUCHED_KEPT",
     "FORMATS",
+    "SYNTHETIC_PROMPT_PREFIXES",
     "TOOL_USES_KEPT",
     "__version__",
     "declare_format",
@@ -31,6 +33,11 @@ _CursorTuple = tuple[int, int, int, int, int, int, int]
 _EntryTuple = tuple[str | None, str, str | None, str | None, str | None]
 
 FORMATS: Final[tuple[str, ...]]
+#: Prefixes of user text that a client wrote on the person's behalf (Claude Code's command and
+#: reminder blocks, "[Request interrupted by user"…): not prompts.
+SYNTHETIC_PROMPT_PREFIXES: Final[tuple[str, ...]]
+#: Prefixes of Codex user messages that carry instructions or environment, not the person's words.
+CODEX_CONTEXT_PREFIXES: Final[tuple[str, ...]]
 TOOL_USES_KEPT: Final[int]
 FILES_TOUCHED_KEPT: Final[int]
 

@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
+from sidelight import _core
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_SKIP_CUSTOM_TYPES
+from sidelight.reader import squeeze_blank_lines
 from sidelight.redact import redact, sanitize
 
 if TYPE_CHECKING:
@@ -780,30 +782,10 @@ def is_acknowledgement(text: str) -> bool:
 
 # --- reading a transcript ---------------------------------------------------------------------------
 
-#: Claude Code user text that the CLI (not the person) wrote.
-_CLAUDE_NOT_PROMPTS: Final = (
-    "<command-name>",
-    "<command-message>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<system-reminder>",
-    "<task-notification>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "Caveat: The messages below",
-    "[Request interrupted",
-)
-#: Codex user messages that carry instructions or environment (as the native decoder skips them).
-_CODEX_CONTEXT_PREFIXES: Final = (
-    "<environment_context",
-    "<user_instructions",
-    "<permissions",
-    "<INSTRUCTIONS>",
-    "# AGENTS.md",
-    "<user_shell_command",
-    "<skills_instructions",
-)
+#: Claude Code user text that the CLI (not the person) wrote, and Codex user messages that carry
+#: instructions or environment: the native decoders' own lists.
+_CLAUDE_NOT_PROMPTS: Final = _core.SYNTHETIC_PROMPT_PREFIXES
+_CODEX_CONTEXT_PREFIXES: Final = (*_core.CODEX_CONTEXT_PREFIXES, "<skills_instructions")
 
 
 @dataclass(slots=True)
@@ -1197,10 +1179,4 @@ def _clean_text(text: str) -> str:
     if len(text) > TEXT_LIMIT:
         text = text[:TEXT_LIMIT] + " …"
     lines = [sanitize(line, len(line) + 1) for line in redact(text).split("\n")]
-    kept: list[str] = []
-    for line in lines:
-        if line or (kept and kept[-1]):
-            kept.append(line)
-    while kept and not kept[-1]:
-        kept.pop()
-    return "\n".join(kept)
+    return "\n".join(squeeze_blank_lines(lines))

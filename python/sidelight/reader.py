@@ -148,15 +148,19 @@ def sanitize(text: str) -> str:
     return "\n".join(one_line(line, len(line) + 1) for line in redact(text).split("\n"))
 
 
-def _text_lines(text: str) -> list[str]:
-    lines = sanitize(text).split("\n")
-    # No blank lines at either end, and never two in a row.
+def squeeze_blank_lines(lines: Iterable[str]) -> list[str]:
+    """``lines`` without blank lines at either end, and never two blank lines in a row."""
     kept: list[str] = []
     for line in lines:
         if line or (kept and kept[-1]):
             kept.append(line)
     while kept and not kept[-1]:
         kept.pop()
+    return kept
+
+
+def _text_lines(text: str) -> list[str]:
+    kept = squeeze_blank_lines(sanitize(text).split("\n"))
     if len(kept) > MAX_TEXT_LINES:
         more = len(kept) - MAX_TEXT_LINES + 1
         kept = [*kept[: MAX_TEXT_LINES - 1], f"… (+{more} more lines)"]

@@ -16,7 +16,7 @@ pub const ID_WINDOW: usize = 65_536;
 const HEAD_IDS: usize = ID_WINDOW;
 
 /// Prompts that a client wrote on the user's behalf, not a person.
-const SYNTHETIC_PROMPT_PREFIXES: &[&str] = &[
+pub const SYNTHETIC_PROMPT_PREFIXES: &[&str] = &[
     "<command-name>",
     "<command-message>",
     "<command-args>",

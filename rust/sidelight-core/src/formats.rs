@@ -752,7 +752,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
 }
 
 /// Codex user messages that carry instructions or environment, not the person's words.
-const CODEX_CONTEXT_PREFIXES: &[&str] = &[
+pub const CODEX_CONTEXT_PREFIXES: &[&str] = &[
     "<environment_context",
     "<user_instructions",
     "<permissions",

@@ -102,17 +102,28 @@ fn open(path: &Path) -> Result<(File, Metadata), Error> {
     Ok((file, meta))
 }
 
-/// A cursor for `file` at `offset`, which must be a line boundary.
-fn cursor_at(file: &File, meta: &Metadata, offset: u64, last_message: u64) -> io::Result<Cursor> {
+/// A cursor for `file` at `offset`, which must be a line boundary. `verified` is a cursor whose head
+/// this scan found unchanged: a head of the same length need not be read and hashed again.
+fn cursor_at(
+    file: &File,
+    meta: &Metadata,
+    offset: u64,
+    last_message: u64,
+    verified: Option<&Cursor>,
+) -> io::Result<Cursor> {
     let size = meta.len();
     let head_len = size.min(HEAD_BYTES);
     let tail_len = offset.min(TAIL_BYTES);
+    let head_hash = match verified {
+        Some(c) if c.head_len == head_len => c.head_hash,
+        _ => hash_at(file, 0, head_len)?,
+    };
     Ok(Cursor {
         offset,
         dev: meta.dev(),
         inode: meta.ino(),
         head_len,
-        head_hash: hash_at(file, 0, head_len)?,
+        head_hash,
         tail_hash: hash_at(file, offset - tail_len, tail_len)?,
         last_message,
     })
@@ -230,7 +241,8 @@ pub fn scan(
         }
     }
     let activity = activity.unwrap_or_else(|| Activity::new(options, last_message));
-    let cursor = cursor_at(&file, &meta, end, activity.last_message).map_err(io_err)?;
+    let verified = if reset.is_none() { cursor } else { None };
+    let cursor = cursor_at(&file, &meta, end, activity.last_message, verified).map_err(io_err)?;
     Ok(Scan {
         format,
         file_size: size,
@@ -414,7 +426,7 @@ pub fn file_cursor(path: &Path, offset: u64) -> Result<Cursor, Error> {
     let (file, meta) = open(path)?;
     let offset =
         line_start_at_or_before(&file, offset.min(meta.len())).map_err(|e| Error::io(path, e))?;
-    cursor_at(&file, &meta, offset, 0).map_err(|e| Error::io(path, e))
+    cursor_at(&file, &meta, offset, 0, None).map_err(|e| Error::io(path, e))
 }
 
 fn line_start_at_or_before(file: &File, offset: u64) -> io::Result<u64> {

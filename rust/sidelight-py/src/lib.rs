@@ -834,6 +834,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TOOL_USES_KEPT", sidelight_core::TOOL_USES_KEPT)?;
     m.add("FILES_TOUCHED_KEPT", sidelight_core::FILES_TOUCHED_KEPT)?;
+    // The core's word on which user texts a client wrote, for the Python readers that decode lines
+    // themselves (the recap): one list, here.
+    m.add(
+        "SYNTHETIC_PROMPT_PREFIXES",
+        PyTuple::new(m.py(), sidelight_core::activity::SYNTHETIC_PROMPT_PREFIXES)?,
+    )?;
+    m.add(
+        "CODEX_CONTEXT_PREFIXES",
+        PyTuple::new(m.py(), sidelight_core::formats::CODEX_CONTEXT_PREFIXES)?,
+    )?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_many, m)?)?;
     m.add_function(wrap_pyfunction!(recent_entries, m)?)?;
