@@ -1,0 +1,104 @@
+"""Guarantee 5 (issue 7): every command, given bad input, prints one line that says what is wrong and
+what to do, exits non-zero, and changes nothing.
+
+Each case runs the real CLI in a throwaway HOME that holds one good Claude Code session (so "no such
+session" is about the name, not an empty machine), a directory, a binary file and a non-transcript
+text file; afterwards nothing under HOME may have changed but the state directory's lock files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLAUDE_CODE, jsonl
+
+# (arguments, words the one line must contain); {bin}, {dir}, {text} and {missing} are filled in.
+CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
+    (("scan", "{missing}"), ("no such file",)),
+    (("scan", "{dir}"), ("is a directory",)),
+    (("scan", "{bin}"), ("cannot detect the format", "--format")),
+    (("scan", "--format", "nope", "{bin}"), ("unknown format",)),
+    (("scan", "--no-such-option", "{text}"), ("unrecognized arguments",)),
+    (("read", "no-such-session"), ("no session matches",)),
+    (("read", "{missing}"), ("no such file",)),
+    (("read", "{bin}"), ("cannot detect the format",)),
+    (("read", "{text}"), ("cannot detect the format",)),
+    (("read", "x", "--lines", "0"), ("--lines", "at least 1")),
+    (("history", "no-such-session"), ("no session matches",)),
+    (("history", "{bin}"), ("cannot detect the format",)),
+    (("history", "x", "--max-messages", "0"), ("--max-messages", "at least 1")),
+    (("history", "x", "--max-tokens", "-5"), ("--max-tokens",)),
+    (("recap", "no-such-session"), ("no session matches",)),
+    (("recap", "{bin}"), ("not a Claude Code, Pi or Codex transcript",)),
+    (("recap", "x", "--budget", "0"), ("--budget", "at least 1")),
+    (("suspend", "no-such-session"), ("no session matches",)),
+    (("resume", "no-such-session"), ("no session matches",)),
+    (("remember", ""), ("needs some text",)),
+    (("forget", "no-such-fact"), ("no fact", "sidelight facts")),
+    (("facts", "--scope", "nope"), ("invalid choice",)),
+    (("install", "nohost"), ("invalid choice",)),
+    (("uninstall", "nohost"), ("invalid choice",)),
+    (("watch", "--idle-timeout", "soon"), ("not a duration",)),
+    (("watch", "--max-duration", "0s"), ("more than zero",)),
+    (("no-such-command",), ("invalid choice",)),
+]
+
+
+@pytest.fixture
+def world(home: Path) -> dict[str, str]:
+    project = home / ".claude" / "projects" / "-tmp-proj"
+    project.mkdir(parents=True)
+    (project / "0b1c2d3e-aaaa-4bbb-8ccc-123456789abc.jsonl").write_text(jsonl(CLAUDE_CODE))
+    files = home / "files"
+    (files / "a-directory.jsonl").mkdir(parents=True)
+    (files / "binary.jsonl").write_bytes(b"\x00\x01\x02\xff\xfe binary \x00" * 50)
+    (files / "notes.txt").write_text("just some notes\nnot a transcript\n")
+    return {
+        "bin": str(files / "binary.jsonl"),
+        "dir": str(files / "a-directory.jsonl"),
+        "text": str(files / "notes.txt"),
+        "missing": str(files / "missing.jsonl"),
+    }
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root`` with its size and modification time, but lock files (taking a lock
+    creates one) and the hooks' log."""
+    found = {}
+    for path in root.rglob("*"):
+        if path.is_file() and not path.name.endswith(".lock"):
+            stat = path.stat()
+            found[str(path.relative_to(root))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+@pytest.mark.parametrize(("args", "words"), CASES, ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_bad_input_gets_one_clear_line_and_changes_nothing(home, world, run_cli, args, words):
+    argv = [a.format(**world) for a in args]
+    before = snapshot(home)
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    done = run_cli(*argv, env=env)
+    assert done.returncode != 0, (argv, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert done.stdout == ""
+    assert snapshot(home) == before, "a failing command changed files"
+
+
+def test_the_cases_cover_every_command(run_cli):
+    from sidelight.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    covered = {args[0] for args, _words in CASES}
+    # The rest take no argument that can be wrong in the ways above, or never fail by design (a hook
+    # stays silent for its host, whatever it is given: tests/test_hook_faults.py).
+    without = {"sessions", "plugins", "status", "hook"}
+    assert set(commands) - covered - without == set(), sorted(set(commands) - covered - without)
+    assert os.environ.get("HOME")  # the suite runs in a HOME of its own (conftest)
