@@ -96,6 +96,7 @@ def test_the_cases_cover_every_command(run_cli):
 
     parser = build_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert commands is not None
     covered = {args[0] for args, _words in CASES}
     # The rest take no argument that can be wrong in the ways above, or never fail by design (a hook
     # stays silent for its host, whatever it is given: tests/test_hook_faults.py).
