@@ -9,7 +9,7 @@ CLIENTS_DIR := tests/e2e/clients
 # The real agent CLIs used by the end-to-end tests, installed from the pinned lock file.
 CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
 
-.PHONY: install build-dev run clients redis-server lint fmt test test-fast bench fuzz all clean
+.PHONY: install build-dev run clients redis-server lint fmt test test-fast bench fuzz soak all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,9 @@ fuzz:  ## each fuzz target for FUZZ_SECONDS (default 60), seeded from the real t
 	done; for t in $(FUZZ_TARGETS); do \
 		echo "$$t: $$(grep -o 'number_of_executed_units: [0-9]*' logs/$$t.log | cut -d' ' -f2) executions"; \
 	done
+
+soak: build-dev  ## SOAK_SESSIONS sessions written at random, a watcher, SOAK_READERS hook readers, for SOAK_SECONDS; checked against a model
+	$(PY) -m tests.soak
 
 all: lint test
 
