@@ -21,32 +21,19 @@ import msgspec
 import orjson
 import pytest
 
-from sidelight.formats import Blocks, Event, Layout, ToolEntry, register_format
+from sidelight.formats import Event, register_format
 from sidelight.scanning import scan
 from sidelight.sessions import FormatSpec
 from tests.benchmarks.corpus import CACHE_DIR, MB
 from tests.conftest import PI_CORPUS
 from tests.reference import reference_scan
+from tests.test_declared import PI_LAYOUT  # Pi as a layout, proven equal to the built-in decoder
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
 GEMINI_SRC = ROOT / "examples" / "sidelight-gemini" / "src"
-
-PI_LAYOUT = Layout(
-    entry_type="type",
-    role="message.role",
-    content="message.content",
-    blocks=Blocks(tool=("toolCall", "tool_use"), result=("tool_result",), input_keys=("input", "arguments")),
-    tool_entries=(ToolEntry("bashExecution", literal_name="bashExecution", primary="message.command"),),
-    session_id="id",
-    session_id_types=("session",),
-    cwd="cwd",
-    cwd_types=("session",),
-    title="name",
-    title_types=("session_info",),
-)
 
 
 def _pi_events(record: Any) -> list[Event] | None:
