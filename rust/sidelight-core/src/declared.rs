@@ -790,15 +790,7 @@ impl Declared {
                 if typed.is_none() && keyed.is_none() && contains(&self.text_blocks, &key) {
                     keyed = Some(0);
                 }
-            } else if key.is(&self.block_name) {
-                name = r.string_or_skip()?;
-            } else if key.is(&self.block_id) {
-                id = r.string_or_skip()?;
-            } else if contains(&self.block_input, &key) {
-                input = Some(match r.peek()? {
-                    b'"' => Value::Str(r.string()?),
-                    _ => Value::Span(r.span()?),
-                });
+            } else if self.tool_field(r, &key, &mut name, &mut id, &mut input)? {
             } else if contains(&self.skip_block_flags, &key) {
                 skip |= r.boolean()?;
             } else if typed.is_none() && contains(&self.result_blocks, &key) {
@@ -809,16 +801,7 @@ impl Declared {
                 if keyed.is_none() {
                     keyed = Some(1);
                     r.object(|r, key| {
-                        if key.is(&self.block_name) {
-                            name = r.string_or_skip()?;
-                        } else if key.is(&self.block_id) {
-                            id = r.string_or_skip()?;
-                        } else if contains(&self.block_input, &key) {
-                            input = Some(match r.peek()? {
-                                b'"' => Value::Str(r.string()?),
-                                _ => Value::Span(r.span()?),
-                            });
-                        } else {
+                        if !self.tool_field(r, &key, &mut name, &mut id, &mut input)? {
                             r.skip()?;
                         }
                         Some(Flow::Continue)
@@ -856,6 +839,31 @@ impl Declared {
         Some(())
     }
 
+    /// Reads the value of `key` into a tool call's `name`, `id` or `input` when it is one of their
+    /// keys (`Some(false)`: another key, left unread; `None`: malformed).
+    fn tool_field<'a>(
+        &self,
+        r: &mut Reader<'a>,
+        key: &RawStr<'a>,
+        name: &mut Option<RawStr<'a>>,
+        id: &mut Option<RawStr<'a>>,
+        input: &mut Option<Value<'a>>,
+    ) -> Option<bool> {
+        if key.is(&self.block_name) {
+            *name = r.string_or_skip()?;
+        } else if key.is(&self.block_id) {
+            *id = r.string_or_skip()?;
+        } else if contains(&self.block_input, key) {
+            *input = Some(match r.peek()? {
+                b'"' => Value::Str(r.string()?),
+                _ => Value::Span(r.span()?),
+            });
+        } else {
+            return Some(false);
+        }
+        Some(true)
+    }
+
     /// Reads a list of tool-call objects (`{name, args, id}`, keys as for blocks).
     fn tool_calls<'a>(&self, span: &'a [u8]) -> Result<Vec<FoundTool<'a>>, Bad> {
         let mut calls = Vec::new();
@@ -870,16 +878,7 @@ impl Declared {
                 }
                 let (mut name, mut input, mut id) = (None, None, None);
                 r.object(|r, key| {
-                    if key.is(&self.block_name) {
-                        name = r.string_or_skip()?;
-                    } else if key.is(&self.block_id) {
-                        id = r.string_or_skip()?;
-                    } else if contains(&self.block_input, &key) {
-                        input = Some(match r.peek()? {
-                            b'"' => Value::Str(r.string()?),
-                            _ => Value::Span(r.span()?),
-                        });
-                    } else {
+                    if !self.tool_field(r, &key, &mut name, &mut id, &mut input)? {
                         r.skip()?;
                     }
                     Some(Flow::Continue)
