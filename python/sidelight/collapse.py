@@ -1007,13 +1007,20 @@ class TranscriptLog:
             return
         if message.get("model") == "<synthetic>" or not isinstance(content, list):
             return
+        self._assistant_blocks(content, stamp, tool_type="tool_use", args_key="input")
+
+    def _assistant_blocks(
+        self, content: list[Any], stamp: str | None, *, tool_type: str, args_key: str
+    ) -> None:
+        """An assistant message's text and tool-call blocks (Claude Code ``tool_use``/``input``, Pi
+        ``toolCall``/``arguments``), in order."""
         for block in content:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):
                 self._text("assistant", block["text"], stamp)
-            elif block.get("type") == "tool_use" and isinstance(block.get("name"), str):
-                args = block.get("input")
+            elif block.get("type") == tool_type and isinstance(block.get("name"), str):
+                args = block.get(args_key)
                 self._call(
                     ToolCall(
                         name=block["name"],
@@ -1048,21 +1055,7 @@ class TranscriptLog:
             self._text("user", _block_text(content), stamp)
         elif role == "assistant":
             if isinstance(content, list):
-                for block in content:
-                    if not isinstance(block, dict):
-                        continue
-                    if block.get("type") == "text" and isinstance(block.get("text"), str):
-                        self._text("assistant", block["text"], stamp)
-                    elif block.get("type") == "toolCall" and isinstance(block.get("name"), str):
-                        args = block.get("arguments")
-                        self._call(
-                            ToolCall(
-                                name=block["name"],
-                                args=args if isinstance(args, dict) else {},
-                                id=block.get("id") if isinstance(block.get("id"), str) else None,
-                                timestamp=stamp,
-                            )
-                        )
+                self._assistant_blocks(content, stamp, tool_type="toolCall", args_key="arguments")
             self._aborted = message.get("stopReason") in {"aborted", "error"}
         elif role == "toolResult":
             details = message.get("details")

@@ -31,6 +31,7 @@ import orjson
 import pytest
 
 import sidelight
+from sidelight import _core
 from sidelight.history import Message, cap_messages
 from sidelight.tokens import estimate_tokens
 from tests.benchmarks.peers import core_available
@@ -49,22 +50,7 @@ _Line = dict[str, Any]
 
 
 #: Prompts that are not a person's (docs/activity.md): every peer leaves them out, as the core does.
-SYNTHETIC = (
-    "<command-name>",
-    "<command-message>",
-    "<command-args>",
-    "<local-command-stdout>",
-    "<local-command-stderr>",
-    "<local-command-caveat>",
-    "<bash-input>",
-    "<bash-stdout>",
-    "<bash-stderr>",
-    "<task-notification>",
-    "<system-reminder>",
-    "<user-prompt-submit-hook>",
-    "[Request interrupted by user",
-    "Caveat: The messages below",
-)
+SYNTHETIC = _core.SYNTHETIC_PROMPT_PREFIXES
 
 
 def _prompt(text: str) -> list[tuple[str, str]]:
