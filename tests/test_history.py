@@ -132,9 +132,14 @@ def test_real_samples_give_the_conversation(home: Path, fmt: str) -> None:
     assert messages[2].content == "What does notes.txt say now?"
     first_reply = messages[1].content.splitlines()
     shell = {"claude-code": "Bash", "pi": "bash", "codex": "exec_command"}[fmt]
-    assert first_reply[0] == f"[{shell} ls -la]"
+    # Each tool use with one short line of its result, as the real CLI recorded it.
+    assert first_reply[0] == f"[{shell} ls -la → total 8 …]"
     assert len(first_reply) == 5  # four tool lines, then the text
-    assert all(line.startswith("[") and line.endswith("]") for line in first_reply[:4])
+    assert all(line.startswith("[") and line.endswith("]") and " → " in line for line in first_reply[:4])
+    read = first_reply[3]
+    assert read.startswith(("[Read ", "[read ", "[exec_command cat ")) and read.endswith("alpha …]")
+    wc = messages[3].content.splitlines()[0]
+    assert wc.endswith("/project/notes.txt]") and " → 2 /tmp/sidelight-samples/" in wc
     assert first_reply[-1] == "notes.txt now reads alpha, gamma."
     assert messages[3].content.splitlines()[-1] == "It says alpha and gamma."
     assert messages[3].content.splitlines()[0].startswith(f"[{shell} wc -l ")
@@ -351,6 +356,153 @@ def test_secrets_and_terminal_escapes_are_removed(home: Path, tmp_path: Path) ->
 # --- session keys and restart seeding --------------------------------------------------------------------
 
 
+# --- tool results ------------------------------------------------------------------------------------------
+
+
+def pi_call(minute: int, call_id: str, name: str, arg: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "timestamp": f"2026-01-01T10:{minute:02d}:10.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": call_id, "name": name, "arguments": {"command": arg}}],
+        },
+    }
+
+
+def pi_result(minute: int, call_id: str, text: str, *, error: bool = False) -> dict[str, Any]:
+    """A ``toolResult`` message as Pi 0.73 writes it."""
+    return {
+        "type": "message",
+        "timestamp": f"2026-01-01T10:{minute:02d}:20.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "bash",
+            "content": [{"type": "text", "text": text}],
+            "details": {},
+            "isError": error,
+            "timestamp": 1,
+        },
+    }
+
+
+def test_tool_results_are_short_lines_on_their_calls(home: Path, tmp_path: Path) -> None:
+    token = "ghp_" + "b2" * 18
+    lines = [
+        pi_header(),
+        pi_user("run the tests", 1),
+        pi_call(1, "c1", "bash", "pytest -q"),
+        pi_result(
+            1,
+            "c1",
+            "....FF.\n" + "E   assert 1 == 2\n" * 50 + "2 failed, 3 passed in 0.12s\n\n"
+            "Command exited with code 1",
+            error=True,
+        ),
+        pi_call(2, "c2", "bash", "cat .env"),
+        pi_result(2, "c2", f"GITHUB_TOKEN={token}\nOTHER=1"),
+        pi_call(3, "c3", "read", "missing.txt"),
+        pi_result(3, "c3", "ENOENT: no such file or directory, open 'missing.txt'", error=True),
+        pi_call(4, "c4", "bash", "cat notes.md"),
+        pi_result(4, "c4", f"{DIGEST}\n\nreal notes"),
+        pi_call(5, "c5", "bash", "make"),
+        pi_result(5, "c5", "x" * 5000),
+        pi_call(6, "c6", "bash", "true"),
+        pi_result(6, "c6", ""),
+        pi_call(7, "c7", "bash", "sleep 100"),  # no result yet
+        pi_reply(7, "Two tests fail."),
+    ]
+    got = history(write(tmp_path / "s.jsonl", lines))
+    assert [m.role for m in got] == ["user", "assistant"]
+    tools = got[1].content.splitlines()
+    assert tools[0] == "[+2 more tool uses]"  # seven tool uses: the last five kept
+    assert tools[1:] == [
+        "[read missing.txt → error: ENOENT: no such file or directory, open 'missing.txt']",
+        "[bash cat notes.md → real notes]",  # our digest, quoted by a tool, is cut out
+        "[bash make → " + "x" * 99 + "…]",  # one line, at most 100 characters
+        "[bash true → (no output)]",
+        "[bash sleep 100]",
+        "Two tests fail.",
+    ]
+    text = "\n".join(m.content for m in got)
+    assert token not in text and "Session Activity" not in text and "assert 1 == 2" not in text
+    # The first tools, in a shorter run: a failure's last line, a secret redacted.
+    short = history(write(tmp_path / "t.jsonl", lines[:6]))
+    assert short[1].content.splitlines() == [
+        "[bash pytest -q → exit 1: 2 failed, 3 passed in 0.12s …]",
+        "[bash cat .env → GITHUB_TOKEN=[REDACTED:github-token] …]",
+    ]
+    assert token not in short[1].content
+
+
+@pytest.mark.parametrize("fmt", sorted(SAMPLES))
+def test_results_in_real_transcripts_keep_the_caps(home: Path, fmt: str) -> None:
+    for max_messages, max_tokens in ((4, 8192), (2, 40), (1, 12)):
+        got = history(SAMPLES[fmt], max_messages=max_messages, max_tokens=max_tokens)
+        assert len(got) <= max_messages
+        assert sum(cost(m) for m in got) <= max_tokens
+    reply = history(SAMPLES[fmt], max_messages=1)[0].content
+    assert " → 2 /tmp/sidelight-samples/" in reply  # the result of `wc -l`
+
+
+def test_results_in_the_real_pi_corpus(home: Path, pi_corpus: Path) -> None:
+    messages = history(pi_corpus / "large-session.jsonl", max_messages=200, max_tokens=1_000_000)
+    lines = [line for m in messages for line in m.content.splitlines() if " → " in line]
+    assert lines and all(len(line) <= 60 + 2 + 120 + 3 + 100 + 1 for line in lines)
+    # Pi's failed commands end with "Command exited with code N": said as "exit N".
+    assert any(" → exit 1: " in line for line in lines)
+
+
+# --- Pi branches ------------------------------------------------------------------------------------------
+
+
+def pi_branched(tmp_path: Path) -> Path:
+    """The real Pi sample, branched as Pi 0.73 does with ``/tree`` (summarizing the branch left): the
+    second turn is abandoned, and a new one goes on from the first turn's last reply."""
+    records = [json.loads(line) for line in SAMPLES["pi"].read_text(encoding="utf-8").splitlines()]
+    first_reply = next(r for r in records if r.get("message", {}).get("content") == [
+        {"type": "text", "text": "notes.txt now reads alpha, gamma."}])  # fmt: skip
+    last = records[-1]
+    records += [
+        {"type": "branch_summary", "id": "b5e1c0de", "parentId": first_reply["id"],
+         "timestamp": "2026-11-21T21:25:00.000Z", "fromId": last["id"],
+         "summary": "The user asked what notes.txt says; it says alpha and gamma."},
+        {"type": "message", "id": "9e0f1a2b", "parentId": "b5e1c0de", "timestamp": "2026-11-21T21:25:01.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": "Now delete notes.txt."}],
+                     "timestamp": 1795296301000}},
+        {"type": "message", "id": "3c4d5e6f", "parentId": "9e0f1a2b", "timestamp": "2026-11-21T21:25:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Deleted."}],
+                     "api": "anthropic-messages", "provider": "mock", "model": "mock-model",
+                     "stopReason": "stop", "timestamp": 1795296302000}},
+    ]  # fmt: skip
+    return write(tmp_path / "branched.jsonl", records)
+
+
+def test_a_pi_session_shows_its_active_branch_only(home: Path, tmp_path: Path) -> None:
+    path = pi_branched(tmp_path)
+    got = history(path)
+    assert [(m.role, m.content.splitlines()[-1]) for m in got] == [
+        ("user", FIRST_PROMPT),
+        ("assistant", "notes.txt now reads alpha, gamma."),
+        ("user", "Now delete notes.txt."),
+        ("assistant", "Deleted."),
+    ]
+    assert "What does notes.txt say now?" not in "".join(m.content for m in got)
+    # The file is whole: every line is still counted (the branch left is part of the session).
+    assert sidelight.scan(path).messages.user == 3
+    # Going back to the branch left (a prompt whose parent is its last reply) makes it the active one.
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    back = {**records[-1], "id": "7a8b9c0d", "parentId": records[-4]["id"],
+            "message": {"role": "user", "content": "And back here?"}}  # fmt: skip
+    got = history(write(path, [*records, back]))
+    assert [m.content.splitlines()[-1] for m in got][-3:] == [
+        "What does notes.txt say now?",
+        "It says alpha and gamma.",
+        "And back here?",
+    ]
+
+
 def test_key_string() -> None:
     assert key_string(("discord", "1234")) == "discord:1234"
     assert key_string(("discord", 1234)) == "discord:1234"  # type: ignore[arg-type]
@@ -548,6 +700,6 @@ def test_a_plugin_counter_is_used_and_a_broken_one_never_breaks_history(
 
 def test_a_command_the_person_ran_is_theirs(home: Path, pi_corpus: Path) -> None:
     messages = history(pi_corpus / "before-compaction.jsonl", max_messages=40, max_tokens=100_000)
-    at = next(i for i, m in enumerate(messages) if m.content == "[bashExecution ls]")
+    at = next(i for i, m in enumerate(messages) if m.content.startswith("[bashExecution ls → "))
     assert messages[at].role == "user"
     assert (messages[at - 1].role, messages[at - 1].content) == ("user", "ls")

@@ -708,22 +708,41 @@ REAL_TRANSCRIPTS = sorted((Path(__file__).parent / "data").glob("*/four-tools-*.
 
 
 @pytest.mark.parametrize("path", REAL_TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_observe_scan_on_the_core_dict_is_observe_on_the_activity(path: Path) -> None:
+def test_observe_counts_on_the_core_tuple_is_observe_on_the_activity(path: Path) -> None:
     from sidelight import _core
     from sidelight.plugins import Plugins
     from sidelight.updates import category_tables
 
     fmt = path.parent.name
     tables = category_tables(Plugins(entry_points=False))
-    data = _core.scan_many([(str(path), fmt, None)], tables, 1 << 26, 2000)[0]
+    request: list[tuple[str, str, tuple[int, int, int, int, int, int, int] | None]] = [(str(path), fmt, None)]
+    data = _core.scan_many(request, tables, 1 << 26, 2000)[0]
+    counts = _core.scan_many_counts(request, tables, 1 << 26, 2000)[0]
     assert isinstance(data, dict), data
+    assert isinstance(counts, tuple), counts
     assert data["tool_uses"], "a transcript with tool uses, or the test proves little"
-    by_activity, by_scan = SessionTracker(SETTINGS, clock=Clock()), SessionTracker(SETTINGS, clock=Clock())
+    # The tuple is the dict's counts, field for field.
+    assert counts == (
+        data["cursor"],
+        data["reset"],
+        data["lines"],
+        data["messages"]["user"],
+        data["messages"]["assistant"],
+        tuple(data["categories"][c] for c in ("edit", "read", "command", "other")),
+        data["tools"] or None,
+        data["tool_uses"] or None,
+        data["files_touched"] or None,
+        data["first_user_text"],
+        data["last_user_text"],
+        data["last_assistant_text"],
+        data["last_timestamp"],
+    )
+    by_activity, by_counts = SessionTracker(SETTINGS, clock=Clock()), SessionTracker(SETTINGS, clock=Clock())
     one = session(path, key=f"{fmt}:s", fmt=fmt)
     events = by_activity.observe(one, Activity.from_core(data))
-    assert by_scan.observe_scan(one, data) == events
-    assert by_scan.snapshot() == by_activity.snapshot()
-    state = by_scan.get(f"{fmt}:s")
+    assert by_counts.observe_counts(one, counts) == events
+    assert by_counts.snapshot() == by_activity.snapshot()
+    state = by_counts.get(f"{fmt}:s")
     assert state is not None and state.hot_memory and state.recent_tools
 
 

@@ -56,9 +56,11 @@ def test_real_samples(fmt: str) -> None:
     assert bodies[-1] == "Assistant: It says alpha and gamma."
     tools = [body for body in bodies if body.startswith("[")]
     shell = {"claude-code": "Bash", "pi": "bash", "codex": "exec_command"}[fmt]
-    assert tools[0] == f"[{shell} ls -la]"
-    assert any(tool.endswith("/project/notes.txt]") for tool in tools)
-    # No tool results (the file's contents as a tool printed them), no environment or metadata text.
+    # Each tool use with one short line of its result: `ls -la` printed `total 8` and two more lines.
+    assert tools[0] == f"[{shell} ls -la → total 8 …]"
+    assert any("/project/notes.txt →" in tool for tool in tools)
+    assert all(" → " in tool for tool in tools)
+    # No raw tool results (the file's contents as a tool printed them), no environment or metadata text.
     assert "alpha\nbeta" not in text and "<environment_context>" not in text and "tool_result" not in text
     assert text.endswith("\n")
 
@@ -69,13 +71,13 @@ def test_claude_code_sample_in_full() -> None:
     project = "/tmp/sidelight-samples/claude-code/project"
     assert bodies == [
         "User: Create notes.txt with two lines, then change beta to gamma and show me the file.",
-        "[Bash ls -la]",
-        f"[Write {project}/notes.txt]",
-        f"[Edit {project}/notes.txt]",
-        f"[Read {project}/notes.txt]",
+        "[Bash ls -la → total 8 …]",
+        f"[Write {project}/notes.txt → File created successfully at: {project}/notes.txt (file state is c…]",
+        f"[Edit {project}/notes.txt → The file {project}/notes.txt has been updated successfully. (file…]",
+        f"[Read {project}/notes.txt → 1 alpha …]",
         "Assistant: notes.txt now reads alpha, gamma.",
         "User: What does notes.txt say now?",
-        f"[Bash wc -l {project}/notes.txt]",
+        f"[Bash wc -l {project}/notes.txt → 2 {project}/notes.txt]",
         "Assistant: It says alpha and gamma.",
     ]
 
@@ -98,14 +100,19 @@ def test_pi_corpus(pi_corpus: Path) -> None:
         assert all(LINE.match(line) for line in lines)
         assert any(" [bash " in line for line in lines)
         assert any(" Assistant: " in line for line in lines)
-        # Tool lines are one line each and cut to a sensible width.
-        assert all(len(line) < 200 for line in lines if re.match(r"^\[[^\]]*\] \[", line))
+        # Tool lines are one line each and cut to a sensible width: stamp, name, argument (120
+        # characters), result (100).
+        tool_lines = [line for line in lines if re.match(r"^\[[^\]]*\] \[", line)]
+        assert all(len(line) < 260 for line in tool_lines)
+        assert any(" → " in line for line in tool_lines)
         assert "thinking" not in {line.split("] ", 1)[1].split(":")[0] for line in lines}
 
 
-def test_no_thinking_no_tool_results_and_clean_text(tmp_path: Path) -> None:
+def test_no_thinking_no_raw_tool_results_and_clean_text(tmp_path: Path) -> None:
+    parents = {"a": None, "b": "a", "d": "c"}
+
     def message(entry_id: str, ts: str, role: str, content: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"type": "message", "id": entry_id, "parentId": None, "timestamp": ts,
+        return {"type": "message", "id": entry_id, "parentId": parents[entry_id], "timestamp": ts,
                 "message": {"role": role, "content": content}}  # fmt: skip
 
     records = [
@@ -118,21 +125,22 @@ def test_no_thinking_no_tool_results_and_clean_text(tmp_path: Path) -> None:
         ]),
         {"type": "message", "id": "c", "parentId": "b", "timestamp": "2026-01-01T10:00:03.000Z",
          "message": {"role": "toolResult", "toolCallId": "t1", "toolName": "bash",
-                     "content": [{"type": "text", "text": "TOOL-OUTPUT"}], "isError": False}},
+                     "content": [{"type": "text", "text": "TOOL-OUTPUT\nRAW-REST"}], "isError": False}},
         message("d", "2026-01-02T09:00:00.000Z", "assistant",
                 [{"type": "text", "text": "export API_TOKEN=abcdef0123456789abcdef"}]),
     ]  # fmt: skip
     path = tmp_path / "s.jsonl"
     path.write_text(jsonl(records), encoding="utf-8")
     text = read_session_log(path)
-    assert "SECRET-THOUGHTS" not in text and "TOOL-OUTPUT" not in text
+    # A result is one short line: its first line, `…` for the rest.
+    assert "SECRET-THOUGHTS" not in text and "RAW-REST" not in text
     assert "\x1b" not in text and "\x07" not in text
     lines = text.splitlines()
     # The entries span two days: every stamp has the date.
     assert lines[0].endswith("User: first") and re.match(r"^\[2026-01-0\d \d\d:\d\d\] ", lines[0])
     assert lines[1] == "" and lines[2].strip() == "second red"
     assert lines[2].startswith(" " * 10)  # continuation lines are indented under the text
-    assert lines[3].endswith("[bash cat a b]")
+    assert lines[3].endswith("[bash cat a b → TOOL-OUTPUT …]")
     assert "abcdef0123456789abcdef" not in text and "REDACTED" in text
 
 
@@ -272,8 +280,13 @@ def test_read_command_json(use_plugins: Plugins, capsys: pytest.CaptureFixture[s
     assert (code, err) == (0, "")
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["role"] for r in records] == ["user", "tool", "assistant"]
-    assert set(records[0]) == {"timestamp", "role", "text", "tool_name", "primary_arg"}
+    assert set(records[0]) == {
+        "timestamp", "role", "text", "tool_name", "primary_arg", "result", "result_error"
+    }  # fmt: skip
     assert records[1]["tool_name"] == "Bash" and records[1]["primary_arg"].startswith("wc -l ")
+    # A result as its one short line, never the raw output.
+    assert records[1]["result"].startswith("2 /") and records[1]["result_error"] is False
+    assert records[0]["result"] is None
     assert records[2]["text"] == "It says alpha and gamma."
 
 

@@ -112,66 +112,79 @@ def pi_msg(msg: dict[str, Any], ts: str) -> dict[str, Any]:
     return {"type": "message", "id": ts, "parentId": None, "timestamp": ts, "message": msg}
 
 
+def pi_chain(*entries: dict[str, Any]) -> list[dict[str, Any]]:
+    """Entries linked as Pi links them: each one's parent is the entry before it (a Pi session is a
+    tree; read as one branch, every entry is on it)."""
+    parent = None
+    for entry in entries:
+        if entry["type"] != "session":
+            entry["parentId"] = parent
+            parent = entry["id"]
+    return list(entries)
+
+
 PI = jl(
-    {"type": "session", "version": 3, "id": "sess", "timestamp": "t00", "cwd": "/w"},
-    {
-        "type": "model_change",
-        "id": "mc",
-        "parentId": None,
-        "timestamp": "t00",
-        "provider": "x",
-        "modelId": "y",
-    },
-    pi_msg({"role": "user", "content": [{"type": "text", "text": "list files"}]}, "t01"),
-    {
-        "type": "custom_message",
-        "id": "cm",
-        "parentId": None,
-        "timestamp": "t02",
-        "customType": "session-update",
-        "content": "[Session Activity] x",
-        "display": True,
-    },
-    pi_msg(
+    *pi_chain(
+        {"type": "session", "version": 3, "id": "sess", "timestamp": "t00", "cwd": "/w"},
         {
-            "role": "assistant",
-            "content": [
-                {"type": "thinking", "thinking": "hmm"},
-                {"type": "text", "text": "Listing."},
-                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}},
-            ],
+            "type": "model_change",
+            "id": "mc",
+            "parentId": None,
+            "timestamp": "t00",
+            "provider": "x",
+            "modelId": "y",
         },
-        "t03",
-    ),
-    pi_msg(
+        pi_msg({"role": "user", "content": [{"type": "text", "text": "list files"}]}, "t01"),
         {
-            "role": "toolResult",
-            "toolCallId": "c1",
-            "toolName": "bash",
-            "content": [{"type": "text", "text": "a"}],
-            "isError": False,
+            "type": "custom_message",
+            "id": "cm",
+            "parentId": None,
+            "timestamp": "t02",
+            "customType": "session-update",
+            "content": "[Session Activity] x",
+            "display": True,
         },
-        "t04",
-    ),
-    pi_msg({"role": "bashExecution", "command": "git status", "output": "clean", "exitCode": 0}, "t05"),
-    pi_msg({"role": "user", "content": "read a"}, "t06"),
-    pi_msg(
+        pi_msg(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "hmm"},
+                    {"type": "text", "text": "Listing."},
+                    {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls"}},
+                ],
+            },
+            "t03",
+        ),
+        pi_msg(
+            {
+                "role": "toolResult",
+                "toolCallId": "c1",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": "a"}],
+                "isError": False,
+            },
+            "t04",
+        ),
+        pi_msg({"role": "bashExecution", "command": "git status", "output": "clean", "exitCode": 0}, "t05"),
+        pi_msg({"role": "user", "content": "read a"}, "t06"),
+        pi_msg(
+            {
+                "role": "assistant",
+                "content": [{"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "a"}}],
+            },
+            "t07",
+        ),
         {
-            "role": "assistant",
-            "content": [{"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "a"}}],
+            "type": "compaction",
+            "id": "cp",
+            "parentId": None,
+            "timestamp": "t08",
+            "summary": "sum",
+            "firstKeptEntryId": "t06",
+            "tokensBefore": 1,
         },
-        "t07",
-    ),
-    {
-        "type": "compaction",
-        "id": "cp",
-        "parentId": None,
-        "timestamp": "t08",
-        "summary": "sum",
-        "firstKeptEntryId": "t06",
-        "tokensBefore": 1,
-    },
-    pi_msg({"role": "assistant", "content": [{"type": "text", "text": "a is empty."}]}, "t09"),
+        pi_msg({"role": "assistant", "content": [{"type": "text", "text": "a is empty."}]}, "t09"),
+    )
 )
 PI_ENTRIES = [
     U("list files", "t01"),
@@ -268,7 +281,7 @@ def test_partial_last_line_is_not_shown(tmp_path: Path, fmt: str) -> None:
     data, expected = FILES[fmt]
     extra = {
         "claude-code": jl(cc_user("half written", "t99")),
-        "pi": jl(pi_msg({"role": "user", "content": "half written"}, "t99")),
+        "pi": jl({**pi_msg({"role": "user", "content": "half written"}, "t99"), "parentId": "t09"}),
         "codex": jl(cx_msg("user", "half written", "t99")),
     }[fmt]
     path = tmp_path / "s.jsonl"

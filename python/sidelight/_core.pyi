@@ -22,6 +22,7 @@ __all__ = [
     "register_decoder",
     "scan",
     "scan_many",
+    "scan_many_counts",
     "tail_offset",
 ]
 
@@ -29,8 +30,9 @@ __version__: Final[str]
 
 #: ``(offset, dev, inode, head_len, head_hash, tail_hash, last_message)``; see docs/activity.md.
 _CursorTuple = tuple[int, int, int, int, int, int, int]
-#: ``(timestamp, role, text, tool_name, primary_arg)``; role is ``user``, ``assistant`` or ``tool``.
-_EntryTuple = tuple[str | None, str, str | None, str | None, str | None]
+#: ``(timestamp, role, text, tool_name, primary_arg, result, result_error)``; role is ``user``,
+#: ``assistant`` or ``tool``; a tool use's ``result`` is its result's text when it was read.
+_EntryTuple = tuple[str | None, str, str | None, str | None, str | None, str | None, bool]
 
 FORMATS: Final[tuple[str, ...]]
 #: Prefixes of user text that a client wrote on the person's behalf (Claude Code's command and
@@ -71,10 +73,45 @@ def scan_many(
     slot; the others still succeed.
     """
 
+#: What :func:`scan_many_counts` gives for one scan: ``(cursor, reset, lines, user_messages,
+#: assistant_messages, (edit, read, command, other), tools, tool_uses, files_touched, first_user_text,
+#: last_user_text, last_assistant_text, last_timestamp)``; ``tools`` (name -> count), ``tool_uses``
+#: (``(name, category, primary_arg, timestamp, lines, old_text, new_text)``) and ``files_touched`` are
+#: ``None`` when empty.
+_ScanCounts = tuple[
+    _CursorTuple,
+    str | None,
+    int,
+    int,
+    int,
+    tuple[int, int, int, int],
+    dict[str, int] | None,
+    list[tuple[str, str, str | None, str | None, int | None, str | None, str | None]] | None,
+    list[str] | None,
+    str | None,
+    str | None,
+    str | None,
+    str | None,
+]
+
+def scan_many_counts(
+    requests: list[tuple[str, str, _CursorTuple | None]],
+    categories: dict[str, dict[str, str]],
+    max_line_bytes: int,
+    text_limit: int,
+) -> list[_ScanCounts | OSError | ValueError]:
+    """:func:`scan_many` for the watcher: per request a :data:`_ScanCounts` tuple (what it counts, a few
+    objects instead of a dict of dicts) or the request's exception."""
+
 def recent_entries(
     path: str, format: str, limit: int, max_line_bytes: int, text_limit: int
 ) -> list[_EntryTuple]:
-    """The last ``limit`` conversation entries of ``path``, oldest first, read backwards in blocks."""
+    """The last ``limit`` conversation entries of ``path``, oldest first, read backwards in blocks.
+
+    A tool use carries its result when the result's line was read (the ends of a long one). Of a
+    transcript that is a tree (Pi), only the active branch is read: the path from its last entry back
+    to the root.
+    """
 
 def detect_format(path: str) -> str | None:
     """The format of ``path`` judged from its first lines, or ``None`` when no decoder recognises it."""

@@ -27,10 +27,11 @@ def register(commands: Any) -> None:
         "read",
         help="show a session's recent conversation",
         description="Show the last entries of a session's transcript, oldest first: local times, user "
-        "and assistant text, and one [Tool argument] line per tool use. Thinking, tool results and "
-        "metadata are left out. SESSION is a name (as in the digest), a session key or id, an id "
-        "prefix (at least 4 characters) or a transcript path; 'sidelight sessions' lists them. Only "
-        "the main transcript is read, not a session's subagent files.",
+        "and assistant text, and one [Tool argument → result] line per tool use (one short line of "
+        "its result). Thinking, raw tool output and metadata are left out. SESSION is a name (as in "
+        "the digest), a session key or id, an id prefix (at least 4 characters) or a transcript path; "
+        "'sidelight sessions' lists them. Only the main transcript is read, not a session's subagent "
+        "files.",
     )
     read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
     read.add_argument(
@@ -44,7 +45,8 @@ def register(commands: Any) -> None:
     read.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per entry: timestamp, role, text, tool_name, primary_arg",
+        help="one JSON object per entry: timestamp, role, text, tool_name, primary_arg, result (one "
+        "short line), result_error",
     )
     read.set_defaults(run=_read_command, parser=read)
 
@@ -77,7 +79,7 @@ def _positive(text: str) -> int:
 def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
     from sidelight.plugins import get_plugins
-    from sidelight.reader import format_entries, read_session, resolve_session, sanitize
+    from sidelight.reader import format_entries, read_session, resolve_session, result_line, sanitize
 
     try:
         plugins = get_plugins()
@@ -94,6 +96,8 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if args.json:
         for entry in entries:
             record = {k: sanitize(v) if isinstance(v, str) else v for k, v in entry.as_dict().items()}
+            # A result as its one short line (as the text output shows it), never the raw output.
+            record["result"] = result_line(entry.result, error=entry.result_error)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
     else:
         out.write(format_entries(entries))

@@ -8,12 +8,15 @@ transcripts sidelight already reads::
     >>> [m.as_dict() for m in messages]  # {"role", "content", "timestamp"}, oldest first  # doctest: +SKIP
 
 **Messages.** A ``user`` message is one prompt a person wrote; an ``assistant`` message is everything the
-agent did between two prompts: its text, and one short ``[Tool primary-argument]`` line per tool use (the
-reader's :func:`~sidelight.reader.tool_line`: ``[Bash npm test]``, ``[Edit src/app.py]``), never a tool's
-raw input or output (a command the person ran, Pi's ``!command``, is a ``user`` message
-``[bashExecution ls]``). A run of more than :data:`TOOL_RUN_KEPT` tool uses keeps its last ones after a
-``[+N more tool uses]`` line. Thinking, tool results, metadata and synthetic prompts are never messages
-(the native decoders leave them out, docs/activity.md), nor is anything sidelight injected itself (the
+agent did between two prompts: its text, and one short ``[Tool primary-argument → result]`` line per tool
+use (the reader's :func:`~sidelight.reader.tool_line`: ``[Bash npm test → exit 1: 2 failed, 3 passed]``,
+``[Edit src/app.py → The file src/app.py has been updated successfully.]``), never a tool's raw input or
+output: a result is one line of at most 100 characters (:func:`~sidelight.reader.result_line`: a
+failure's last line after ``exit N:`` or ``error:``, a success's first line), shown when the result's
+line is among those read. A command the person ran, Pi's ``!command``, is a ``user`` message
+``[bashExecution ls → …]``. A run of more than :data:`TOOL_RUN_KEPT` tool uses keeps its last ones after a
+``[+N more tool uses]`` line. Thinking, metadata and synthetic prompts are never messages (the native
+decoders leave them out, docs/activity.md), nor is anything sidelight injected itself (the
 ``[Session Activity]`` digest, ``[SESSION CONTEXT]``, the welcome back, the handoff, the long-term
 context, and every format's ``injected_markers``): such blocks are cut out of a message, and a message
 left empty is dropped. Text is cleaned of terminal escapes and invisible characters and its secrets are
@@ -26,7 +29,8 @@ place, :func:`cap_messages`; when the newest message alone is over the token cap
 
 **Reading.** Only the tail of a transcript is read, backwards from its end
 (:func:`sidelight.recent_entries`), in growing steps until the caps are met: a long transcript costs
-what its last messages cost.
+what its last messages cost. A Pi session is a tree (``/tree`` and forks branch it in place): only its
+active branch is read, the path from its last entry back to the root, as Pi itself sends it.
 
 **Session keys.** A host names its sessions by key, a tuple like ``("discord", channel_id)``: the key's
 string is its parts joined by ``:`` (``discord:1234``), and it names the sessions whose resolver key or
@@ -393,11 +397,14 @@ def messages_from_entries(entries: Iterable[Entry], markers: Sequence[str] = ())
 
     for entry in entries:
         if entry.role == "tool":
+            # The result's text never reaches the message: only its one short line does.
+            result = None if entry.result is None else strip_injected(entry.result, markers)
+            line = tool_line(entry.tool_name, entry.primary_arg, result, error=entry.result_error)
             if (entry.tool_name or "").lower() in USER_TOOLS:
                 end_reply()
-                out.append(Message("user", tool_line(entry.tool_name, entry.primary_arg), entry.timestamp))
+                out.append(Message("user", line, entry.timestamp))
                 continue
-            tools.append(tool_line(entry.tool_name, entry.primary_arg))
+            tools.append(line)
             stamp = stamp or entry.timestamp
             continue
         text = clean_text(entry.text or "", markers)

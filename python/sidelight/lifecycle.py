@@ -49,6 +49,7 @@ from sidelight.sessions import Session, SinkEvent
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.sessions import HostEvent
     from sidelight.types import Activity
 
@@ -68,6 +69,12 @@ __all__ = [
 
 #: A session's state.
 State: TypeAlias = Literal["active", "idle", "suspended", "ended"]
+#: The tool categories, in the order the core counts them (``scan_many_counts``).
+CATEGORIES: Final = ("edit", "read", "command", "other")
+#: A tool use as the core reports it: ``(name, category, primary_arg, timestamp, lines, old_text,
+#: new_text)``.
+CoreToolUse: TypeAlias = tuple[str, str, "str | None", "str | None", "int | None", "str | None", "str | None"]
+
 STATES: Final[tuple[str, ...]] = ("active", "idle", "suspended", "ended")
 
 #: The events a tracker emits (and keeps, the last ``events_kept`` per session).
@@ -221,18 +228,41 @@ def _looks_like_path(arg: str) -> bool:
 
 
 # Key entities in prompts: file names, `code spans`, snake_case and CamelCase identifiers.
-_ENTITY = re.compile(
-    r"`([^`\n]{2,40})`"
-    r"|(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})(?![\w/])"
-    r"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b"
-    r"|\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b"
+_ENTITY_ALTERNATIVES: Final = (
+    r"`([^`\n]{2,40})`",
+    r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{0,9})(?![\w/])",
+    r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b",
+    r"\b([A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+)\b",
 )
+_ENTITY = re.compile("|".join(_ENTITY_ALTERNATIVES))
+_CAPITAL = re.compile("[A-Z]")
+#: :data:`_ENTITY` without the alternatives a text cannot match, by which of them it can.
+_ENTITY_PATTERNS: dict[tuple[bool, ...], re.Pattern[str]] = {(True, True, True, True): _ENTITY}
+
+
+def _entity_pattern(text: str) -> re.Pattern[str] | None:
+    """:data:`_ENTITY` with only the alternatives ``text`` can match (each needs a character: a
+    backtick, a dot, an underscore, a capital letter), or ``None`` when it has none: the same matches,
+    without trying four patterns at every position of every prompt."""
+    key = ("`" in text, "." in text, "_" in text, _CAPITAL.search(text) is not None)
+    if not any(key):
+        return None
+    pattern = _ENTITY_PATTERNS.get(key)
+    if pattern is None:
+        # Each alternative keeps its group number: one it cannot match becomes a group that never does.
+        parts = [alt if wanted else "(?!)()" for alt, wanted in zip(_ENTITY_ALTERNATIVES, key, strict=True)]
+        pattern = _ENTITY_PATTERNS[key] = re.compile("|".join(parts))
+    return pattern
 
 
 def _entities_in(text: str) -> list[str]:
     """The key entities a prompt names, in order (file names reduced to their base name)."""
-    found = []
-    for match in _ENTITY.finditer(text[:20000]):
+    found: list[str] = []
+    text = text[:20000]
+    pattern = _entity_pattern(text)
+    if pattern is None:
+        return found
+    for match in pattern.finditer(text):
         value = next(group for group in match.groups() if group)
         if match.group(2):
             value = value.rsplit("/", 1)[-1]
@@ -272,11 +302,9 @@ class SessionState:
     #: How many lives this session had (1 for the first; an ended session that comes back starts another).
     lives: int = 1
     messages: dict[str, int] = field(default_factory=lambda: {"user": 0, "assistant": 0})
-    categories: dict[str, int] = field(
-        default_factory=lambda: {"edit": 0, "read": 0, "command": 0, "other": 0}
-    )
+    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     tools: dict[str, int] = field(default_factory=dict)
-    #: The last events, oldest first: ``{"kind", "time", "detail"}``.
+    #: The last events, oldest first: ``{"kind", "time", "detail"}`` (never changed once made).
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
     #: Most recent first, unique.
     recent_files: list[str] = field(default_factory=list)
@@ -345,7 +373,9 @@ class SessionState:
             "messages": dict(self.messages),
             "categories": dict(self.categories),
             "tools": dict(self.tools),
-            "events": [dict(event) for event in self.events],
+            # The event records are never changed once made: shared, not copied (a thousand states
+            # of fifty events each are saved every few seconds by the watcher).
+            "events": list(self.events),
             "context": {
                 "recent_files": list(self.recent_files),
                 "recent_tools": list(self.recent_tools),
@@ -467,12 +497,13 @@ class SessionTracker:
         use and one ``response_completed`` per assistant message (the last one with its text). The
         current task becomes the last user request. An activity without any complete line is nothing.
         """
+        categories = activity.categories
         return self._observe(
             session,
             activity.lines,
             activity.messages.user,
             activity.messages.assistant,
-            activity.categories.as_dict(),
+            (categories.edit, categories.read, categories.command, categories.other),
             activity.tools,
             activity.first_user_text,
             # ``last_user_text`` came with the core of issue 4; getattr keeps older records working.
@@ -483,6 +514,7 @@ class SessionTracker:
                     tool.name,
                     str(tool.category),
                     tool.primary_arg,
+                    None,
                     getattr(tool, "lines", None),
                     getattr(tool, "old_text", None),
                     getattr(tool, "new_text", None),
@@ -492,23 +524,22 @@ class SessionTracker:
             activity.last_assistant_text,
         )
 
-    def observe_scan(self, session: Session, scan: Mapping[str, Any]) -> list[SinkEvent]:
-        """:meth:`observe` for the dict ``sidelight._core.scan`` returns, as it is: the watcher's hot
-        path, which builds no :class:`~sidelight.types.Activity` for thousands of scans a second."""
-        messages = scan["messages"]
+    def observe_counts(self, session: Session, counts: ScanCounts) -> list[SinkEvent]:
+        """:meth:`observe` for the tuple ``sidelight._core.scan_many_counts`` gives for a scan, as it is:
+        the watcher's hot path, which builds no :class:`~sidelight.types.Activity` for thousands of
+        scans a second."""
         return self._observe(
             session,
-            scan["lines"],
-            messages.get("user", 0),
-            messages.get("assistant", 0),
-            scan["categories"],
-            scan["tools"],
-            scan["first_user_text"],
-            scan.get("last_user_text"),
-            scan["files_touched"],
-            # The core's tool uses: (name, category, primary_arg, timestamp, lines, old_text, new_text).
-            [(t[0], t[1], t[2], *t[4:7]) for t in scan["tool_uses"]],
-            scan["last_assistant_text"],
+            counts[2],
+            counts[3],
+            counts[4],
+            counts[5],
+            counts[6],
+            counts[9],
+            counts[10],
+            counts[8],
+            counts[7],
+            counts[11],
         )
 
     def _observe(
@@ -517,14 +548,15 @@ class SessionTracker:
         lines: int,
         prompts: int,
         replies: int,
-        categories: Mapping[str, int],
-        tools: Mapping[str, int],
+        categories: tuple[int, int, int, int],
+        tools: Mapping[str, int] | None,
         first_user_text: str | None,
         last_user_text: str | None,
-        files_touched: Iterable[str],
-        tool_uses: Sequence[tuple[str, str, str | None, int | None, str | None, str | None]],
+        files_touched: Iterable[str] | None,
+        tool_uses: Sequence[CoreToolUse] | None,
         last_assistant_text: str | None,
     ) -> list[SinkEvent]:
+        """``categories``: the counts of ``edit``, ``read``, ``command`` and ``other`` tool uses."""
         if not (lines > 0 or prompts or replies or tool_uses):
             return []
         now = self.clock()
@@ -532,40 +564,38 @@ class SessionTracker:
         state = self._wake(session, now, out, source="transcript")
         state.last_activity = max(state.last_activity, now)
 
-        state.messages["user"] = state.messages.get("user", 0) + prompts
-        state.messages["assistant"] = state.messages.get("assistant", 0) + replies
-        for category, count in categories.items():
-            state.categories[category] = state.categories.get(category, 0) + count
-        for name, count in tools.items():
-            state.tools[name] = state.tools.get(name, 0) + count
+        messages = state.messages
+        if prompts:
+            messages["user"] = messages.get("user", 0) + prompts
+        if replies:
+            messages["assistant"] = messages.get("assistant", 0) + replies
+        if any(categories):
+            counted = state.categories
+            for category, count in zip(CATEGORIES, categories, strict=True):
+                counted[category] = counted.get(category, 0) + count
+        if tools:
+            counted = state.tools
+            for name, count in tools.items():
+                counted[name] = counted.get(name, 0) + count
 
-        first_text = _prompt_text(first_user_text)
-        last_text = _prompt_text(last_user_text) or (first_text if prompts == 1 else None)
-        already = min(prompts, state.pending_prompts)  # reported by a hook before the transcript had them
-        state.pending_prompts -= already
-        fresh = prompts - already
-        details: list[str | None] = [None] * fresh
-        if fresh:
-            if not already:
-                details[0] = first_text
-            if fresh > 1 or already:
-                details[-1] = last_text
-            task = last_text or first_text
-            if task:
-                self._set_task(state, task)
-        for detail in details:
-            text = sanitize(detail, DETAIL_LIMIT) if detail else None
-            out.append(self._event(state, "prompt_submitted", now, text))
+        if prompts:
+            self._prompts(state, prompts, first_user_text, last_user_text, now, out)
 
-        for path in files_touched:
-            self._add_file(state, path)
-        for name, category, primary_arg, created_lines, old_text, new_text in tool_uses:
+        if files_touched:
+            for path in files_touched:
+                self._add_file(state, path)
+        for name, category, primary_arg, _stamp, created_lines, old_text, new_text in tool_uses or ():
             line = hot_memory_line(name, category, primary_arg, created_lines, old_text, new_text)
             description = _tool_description(name, primary_arg)
             if line is not None:
                 _push_front(state.hot_memory, line, self.settings.hot_kept, unique=False)
             _push_front(state.recent_tools, description, self.settings.tools_kept, unique=False)
-            if primary_arg and category in ("edit", "read") and _looks_like_path(primary_arg):
+            if (
+                primary_arg
+                and category in ("edit", "read")
+                and not (files_touched and primary_arg in files_touched)  # added above
+                and _looks_like_path(primary_arg)
+            ):
                 self._add_file(state, primary_arg)
             data = {
                 "tool": name,
@@ -580,6 +610,40 @@ class SessionTracker:
             detail = sanitize(last_assistant_text, DETAIL_LIMIT) if last and last_assistant_text else None
             out.append(self._event(state, "response_completed", now, detail))
         return self._send(out)
+
+    def _prompts(
+        self,
+        state: SessionState,
+        prompts: int,
+        first_user_text: str | None,
+        last_user_text: str | None,
+        now: float,
+        out: list[SinkEvent],
+    ) -> None:
+        """The ``prompt_submitted`` events of ``prompts`` new user messages, less those a hook reported
+        before the transcript had them; the last request becomes the current task."""
+        first_text = _prompt_text(first_user_text)
+        # One prompt is usually both the first and the last: judged once.
+        same = last_user_text is first_user_text or last_user_text == first_user_text
+        last_text = (first_text if same else _prompt_text(last_user_text)) or (
+            first_text if prompts == 1 else None
+        )
+        already = min(prompts, state.pending_prompts)
+        state.pending_prompts -= already
+        fresh = prompts - already
+        if not fresh:
+            return
+        details: list[str | None] = [None] * fresh
+        if not already:
+            details[0] = first_text
+        if fresh > 1 or already:
+            details[-1] = last_text
+        task = last_text or first_text
+        if task:
+            self._set_task(state, task)
+        for detail in details:
+            text = sanitize(detail, DETAIL_LIMIT) if detail else None
+            out.append(self._event(state, "prompt_submitted", now, text))
 
     def hook_event(self, event: HostEvent, session: Session | None = None) -> list[SinkEvent]:
         """A host hook: ``SessionStart`` starts or resumes the session, ``SessionEnd`` (also Pi's
@@ -810,11 +874,13 @@ class SessionTracker:
                 self._stamps.clear()
             stamp = self._stamps[millisecond] = _iso(now)
         state.events.append({"kind": kind, "time": stamp, "detail": detail})
-        data: dict[str, Any] = {"state": state.state, "detail": detail}
-        if extra:
-            data.update(extra)
+        data: dict[str, Any] = (
+            {"state": state.state, "detail": detail, **extra}
+            if extra
+            else {"state": state.state, "detail": detail}
+        )
         session = self._sessions.get(state.key) or state.session()
-        return SinkEvent(kind=kind, session=session, timestamp=stamp, data=data)
+        return SinkEvent(kind, session, stamp, data)
 
     def _send(self, events: list[SinkEvent]) -> list[SinkEvent]:
         if self.emit is not None:

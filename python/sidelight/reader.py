@@ -3,13 +3,14 @@
 ``sidelight read SESSION`` prints the last entries of a session's transcript::
 
     [21:20] User: Create notes.txt with two lines, then change beta to gamma.
-    [21:20] [Bash ls -la]
-    [21:20] [Write /tmp/proj/notes.txt]
+    [21:20] [Bash ls -la → total 8 …]
+    [21:20] [Write /tmp/proj/notes.txt → File created successfully at: /tmp/proj/notes.txt]
     [21:20] Assistant: notes.txt now reads alpha, gamma.
 
 Only the conversation: user and assistant text and one line per tool use (its name and primary
-argument). Thinking, tool results, progress and metadata lines are never shown. The transcript is read
-backwards from its end, so a huge file costs the same as a small one.
+argument, and after ``→`` one short line of its result: :func:`result_line`). Thinking, raw tool
+output, progress and metadata lines are never shown. The transcript is read backwards from its end, so
+a huge file costs the same as a small one.
 
 The agent-facing side is a skill (``SKILL.md``, written by :func:`install_skill`) that tells an agent
 when and how to run the reader.
@@ -50,6 +51,7 @@ __all__ = [
     "read_session",
     "read_session_log",
     "resolve_session",
+    "result_line",
     "skill_path",
     "skill_text",
     "tool_line",
@@ -61,6 +63,8 @@ TEXT_LIMIT = 2000
 MAX_TEXT_LINES = 12
 #: How many characters of a tool's primary argument fit on its line.
 ARG_WIDTH = 120
+#: How many characters of a tool's result fit on its line (after ``→``).
+RESULT_WIDTH = 100
 #: The shortest id prefix that names a session.
 MIN_PREFIX = 4
 #: How many candidates an error message lists.
@@ -83,8 +87,10 @@ def read_session_log(path: PathArg, format: FormatArg = "auto", lines: int = 50)
 
     Each entry starts with its local time (``[HH:MM]``, with the date when the entries span more than
     one day): ``User: …`` and ``Assistant: …`` for text (later lines of a message indented beneath it),
-    ``[Tool primary-argument]`` for a tool use (``[Edit src/app.py]``, ``[Bash npm test]``). Text is
-    cleaned of terminal escapes and control characters. An empty transcript gives ``""``.
+    ``[Tool primary-argument → result]`` for a tool use (``[Edit src/app.py]``,
+    ``[Bash npm test → exit 1: 2 failed, 3 passed]``; the result when it was read, see
+    :func:`result_line`). Text is cleaned of terminal escapes and control characters. An empty
+    transcript gives ``""``.
 
     Raises what :func:`sidelight.scan` raises for a file it cannot read.
     """
@@ -101,7 +107,8 @@ def format_entries(entries: Sequence[Entry]) -> str:
     for entry, moment in zip(entries, moments, strict=True):
         stamp = f"[{moment.strftime(stamp_format) if moment is not None else blank}]"
         if entry.role == "tool":
-            out.append(f"{stamp} {tool_line(entry.tool_name, entry.primary_arg)}")
+            line = tool_line(entry.tool_name, entry.primary_arg, entry.result, error=entry.result_error)
+            out.append(f"{stamp} {line}")
             continue
         speaker = "User" if entry.role == "user" else "Assistant"
         text_lines = _text_lines(entry.text or "")
@@ -113,12 +120,76 @@ def format_entries(entries: Sequence[Entry]) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def tool_line(name: str | None, primary_arg: str | None) -> str:
+def tool_line(
+    name: str | None, primary_arg: str | None, result: str | None = None, *, error: bool = False
+) -> str:
     """One tool use as the reader and the history show it: ``[Name primary-argument]``, sanitized and
-    cut (``[Bash npm test]``, ``[Edit src/app.py]``); never the tool's input or output."""
+    cut (``[Bash npm test]``, ``[Edit src/app.py]``), with one short line of its ``result`` when given
+    (``[Bash npm test → exit 1: 2 failed, 3 passed]``, see :func:`result_line`); never the tool's
+    input or output."""
     name = _one_line(name or "tool", 60)
     arg = _one_line(primary_arg or "", ARG_WIDTH)
-    return f"[{name} {arg}]" if arg else f"[{name}]"
+    shown = f"{name} {arg}" if arg else name
+    outcome = result_line(result, error=error)
+    return f"[{shown} → {outcome}]" if outcome else f"[{shown}]"
+
+
+# An exit code as the agents write it: Codex (``Exit code: 1``, ``Process exited with code 1``),
+# Claude Code (``Exit code 1``), Pi (``Command exited with code 1``), and the core for the ones a
+# transcript records apart (``Exit code: 1``).
+_EXIT_LINE = re.compile(r"(?:exit code:?|(?:process|command) exited with code)\s*(-?\d+)\.?", re.IGNORECASE)
+# Codex's header lines before a command's output.
+_CODEX_HEADER = re.compile(r"(?:chunk id|wall time|original token count|total output lines):", re.IGNORECASE)
+# Claude Code's wrapper of a tool's error.
+_ERROR_TAG = re.compile(r"</?tool_use_error>")
+# A line that is only a markup element (a client's metadata, ``<usage>…</usage>``): not shown.
+_MARKUP_LINE = re.compile(r"<([A-Za-z][\w-]*)>[^<]*</\1>|</?[A-Za-z][\w-]*>")
+
+
+def result_line(result: str | None, *, error: bool = False) -> str | None:
+    """One short line for a tool's ``result`` text (``None`` when there is none): a failure says so
+    (``exit 1: …`` for a non-zero exit code, ``error: …`` when the tool said it failed) and shows the
+    output's last line, where a command's summary or error usually is; a success shows its first line.
+    ``…`` says that more lines followed. Secrets are redacted before a line is chosen; the line is
+    sanitized and cut to :data:`RESULT_WIDTH` characters.
+
+    >>> result_line("Exit code 1\\n....F\\n2 failed, 3 passed in 0.1s")
+    'exit 1: 2 failed, 3 passed in 0.1s …'
+    >>> result_line("File does not exist.", error=True)
+    'error: File does not exist.'
+    >>> result_line("")
+    '(no output)'
+    """
+    if result is None:
+        return None
+    from sidelight.redact import redact
+
+    lines = [line.strip() for line in _ERROR_TAG.sub("", redact(result)).splitlines()]
+    lines = [line for line in lines if line]
+    code: int | None = None
+    body: list[str] = []
+    if "Output:" in lines[:8]:
+        # Codex: a header (exit code, wall time…) and then the output.
+        at = lines.index("Output:")
+        header, lines = lines[:at], lines[at + 1 :]
+        for line in header:
+            found = _EXIT_LINE.fullmatch(line)
+            if found and code is None:
+                code = int(found[1])
+    for line in lines:
+        found = _EXIT_LINE.fullmatch(line)
+        if found and code is None:
+            code = int(found[1])
+        elif line != "…" and not _CODEX_HEADER.match(line) and not _MARKUP_LINE.fullmatch(line):
+            body.append(line)
+    failed = error or (code is not None and code != 0)
+    prefix = f"exit {code}" if failed and code not in (None, 0) else "error" if failed else ""
+    shown = (body[-1] if failed else body[0]) if body else ""
+    if not shown:
+        return prefix or "(no output)"
+    text = f"{prefix}: {shown}" if prefix else shown
+    # A line cut to the width ends with `…` as well: either way, more followed.
+    return _one_line(text + (" …" if len(body) > 1 else ""), RESULT_WIDTH)
 
 
 def read_session(session: Session, plugins: Plugins | None = None, lines: int = 50) -> list[Entry]:

@@ -142,8 +142,10 @@ def recent_entries(
 ) -> list[Entry]:
     """The last ``limit`` conversation entries of the transcript at ``path``, oldest first.
 
-    The file is read backwards in blocks, so this costs the same for a short file and a long one.
-    Raises the same errors as :func:`scan`.
+    The file is read backwards in blocks, so this costs the same for a short file and a long one. A
+    tool use carries its result (:attr:`Entry.result`) when the result is among the lines read. Of a
+    transcript that is a tree (Pi), only the active branch is read: the path from its last entry back
+    to its root, not the branches left by ``/tree`` or a fork. Raises the same errors as :func:`scan`.
     """
     name = _fspath(path)
     fmt = _resolve_format(name, format)

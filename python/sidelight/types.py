@@ -320,14 +320,21 @@ class Entry:
     text: str | None
     tool_name: str | None
     primary_arg: str | None
+    #: A tool use's result, when it was among the lines read: its text (a long one keeps its first
+    #: and last 300 characters around a ``…`` line; an exit code the transcript records apart is its
+    #: first line, ``Exit code: N``), and whether the tool said it failed. ``None`` for other entries.
+    result: str | None = None
+    result_error: bool = False
 
-    def as_dict(self) -> dict[str, str | None]:
+    def as_dict(self) -> dict[str, str | bool | None]:
         return {
             "timestamp": self.timestamp,
             "role": self.role,
             "text": self.text,
             "tool_name": self.tool_name,
             "primary_arg": self.primary_arg,
+            "result": self.result,
+            "result_error": self.result_error,
         }
 
 

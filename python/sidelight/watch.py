@@ -45,6 +45,7 @@ from sidelight import _core
 from sidelight.cursors import CursorStore
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
+from sidelight.lifecycle import CATEGORIES
 from sidelight.sessions import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
 from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from watchdog.events import FileSystemEvent
     from watchdog.observers.api import BaseObserver, ObservedWatch
 
+    from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
@@ -120,7 +122,6 @@ class WatchRequest:
     time: float
 
 
-_CATEGORIES = ("edit", "read", "command", "other")
 _CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
 
 
@@ -136,7 +137,7 @@ class _Row:
     resolver: str
     user_messages: int = 0
     assistant_messages: int = 0
-    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CATEGORIES, 0))
+    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     tools: dict[str, int] = field(default_factory=dict)
     lines: int = 0
     last_timestamp: str | None = None
@@ -292,6 +293,8 @@ class Watcher:
 
         # Worker state (touched by the worker thread only once started).
         self._sessions: dict[str, Session] = {}
+        #: When each session's object was taken from a listing (monotonic): see _refresh_sessions.
+        self._named_at: dict[str, float] = {}
         self._by_path: dict[str, tuple[Session, Path]] = {}
         self._ignored: set[str] = set()
         #: Cursors as the last run saved them (cursor-store entries), and this run's: key -> path -> tuple.
@@ -713,8 +716,22 @@ class Watcher:
             logger.warning("the lifecycle tracker failed on a %s hook event", event.event, exc_info=True)
 
     def _refresh_sessions(self) -> None:
+        now = time.monotonic()
+        previous, named_at = self._sessions, self._named_at
         sessions = list_sessions(self.settings, self.plugins)
+        for i, session in enumerate(sessions):
+            # A listing makes new Session objects, whose names (transcript titles) are read from the
+            # file on first use, every time: keep the one the watcher has, named, for TITLE_REFRESH.
+            # The rows, the tracker and the event log then see the same object (their fast paths).
+            known = previous.get(session.key)
+            fresh = now - named_at.get(session.key, now) < TITLE_REFRESH
+            if known is not None and fresh and _same_place(known, session):
+                sessions[i] = known
+                continue
+            named_at[session.key] = now
         self._sessions = {s.key: s for s in sessions}
+        for key in [k for k in named_at if k not in self._sessions]:
+            del named_at[key]
         by_path: dict[str, tuple[Session, Path]] = {}
         for session in sessions:
             for path in (session.path, *session.extra_paths):
@@ -761,22 +778,31 @@ class Watcher:
         or (``everything=False``) those written to within ``2 * idle_timeout``: a session quiet for
         longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back."""
         changed: list[str] = []
-        mtimes = self._mtimes
+        mtimes, cursors = self._mtimes, self._cursors
         horizon = time.time() - 2 * self.idle_timeout
+        stat = os.stat
         for name, (session, path) in self._by_path.items():
             if not everything and mtimes.get(name, horizon) < horizon:
                 continue
-            known = self._known_cursor(session, path, name)
+            mine = cursors.get(session.key)
+            known = None if mine is None else mine.get(name)
+            if known is None:
+                known = self._known_cursor(session, path, name)
             try:
-                stat = os.stat(name)  # noqa: PTH116 (a thousand stats: plain strings)
+                found = stat(name)  # a thousand stats a pass: plain strings
             except OSError:
                 mtimes.pop(name, None)
                 if known is not None:
                     changed.append(name)  # gone: the scan notices and forgets it
                 continue
-            mtimes[name] = stat.st_mtime
+            mtimes[name] = found.st_mtime
             # Cursor tuples: (offset, dev, inode, ...).
-            if known is None or (stat.st_size, stat.st_dev, stat.st_ino) != known[:3]:
+            if (
+                known is None
+                or known[0] != found.st_size
+                or known[2] != found.st_ino
+                or known[1] != found.st_dev
+            ):
                 changed.append(name)
         return changed
 
@@ -797,8 +823,8 @@ class Watcher:
     def _process(self, dirty: set[str]) -> None:
         """Scan the dirty transcripts in one native call and account for what is new.
 
-        The hot loop of the watcher: it works on the plain data ``_core.scan_many`` returns (cursor
-        tuples, count dicts), and so does the lifecycle tracker (``observe_scan``).
+        The hot loop of the watcher: it works on the tuples ``_core.scan_many_counts`` returns, and so
+        does the lifecycle tracker (``observe_counts``).
         """
         unknown = [p for p in dirty if p not in self._by_path and p not in self._ignored]
         if any(p.endswith(".jsonl") for p in unknown):
@@ -808,8 +834,9 @@ class Watcher:
         decoders: dict[str, str] = {}
         jobs: list[tuple[Session, Path, str, bool]] = []  # session, path, name, first look
         requests: list[tuple[str, str, CursorTuple | None]] = []
+        by_path, cursors = self._by_path, self._cursors
         for name in dirty:
-            found = self._by_path.get(name)
+            found = by_path.get(name)
             if found is None:
                 self._ignored.add(name)
                 continue
@@ -817,7 +844,10 @@ class Watcher:
             decoder = decoders.get(session.format)
             if decoder is None:
                 decoder = decoders[session.format] = decoder_of(session, plugins)
-            cursor = self._known_cursor(session, path, name)
+            mine = cursors.get(session.key)
+            cursor = None if mine is None else mine.get(name)
+            if cursor is None:
+                cursor = self._known_cursor(session, path, name)
             first = cursor is None
             if first:
                 cursor = self._first_look(name)
@@ -826,40 +856,46 @@ class Watcher:
         if not jobs:
             return
         tables = category_tables(plugins)
-        outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
-        again = [i for i, o in enumerate(outcomes) if isinstance(o, dict) and o["reset"] is not None]
+        outcomes = _core.scan_many_counts(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+        again = [i for i, o in enumerate(outcomes) if not isinstance(o, Exception) and o[1] is not None]
         if again:
             # Truncated, replaced or rewritten in place: read its recent tail again, like a first look.
             for i in again:
-                logger.info("%s was %s; reading its recent tail again", jobs[i][2], outcomes[i]["reset"])  # type: ignore[index]
+                logger.info("%s was %s; reading its recent tail again", jobs[i][2], outcomes[i][1])  # type: ignore[index]
             redo = [(jobs[i][2], requests[i][1], self._first_look(jobs[i][2])) for i in again]
-            for i, outcome in zip(
-                again, _core.scan_many(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT), strict=True
-            ):
+            redone = _core.scan_many_counts(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+            for i, outcome in zip(again, redone, strict=True):
                 session, path, name, _first = jobs[i]
                 jobs[i] = (session, path, name, True)
                 outcomes[i] = outcome
         now = self.clock()
-        by_session: dict[str, tuple[Session, list[dict[str, Any]], bool]] = {}
+        by_session: dict[str, tuple[Session, list[ScanCounts], bool]] = {}
         offsets: list[tuple[str, int]] = []
+        changed_entries = self._changed_entries
         for (session, path, name, first), outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 self._scan_failed(session, path, name, outcome)
                 continue
             if self._complained:
                 self._complained.discard(name)
-            self._cursors.setdefault(session.key, {})[name] = outcome["cursor"]
-            self._changed_entries.add(session.key)
-            offsets.append((name, outcome["offset"]))
-            if not outcome["lines"]:
+            key = session.key
+            cursor = outcome[0]
+            mine = cursors.get(key)
+            if mine is None:
+                cursors[key] = {name: cursor}
+            else:
+                mine[name] = cursor
+            changed_entries.add(key)
+            offsets.append((name, cursor[0]))
+            if not outcome[2]:  # no complete line
                 continue
-            grouped = by_session.get(session.key)
+            grouped = by_session.get(key)
             if grouped is None:
-                by_session[session.key] = (session, [outcome], first)
+                by_session[key] = (session, [outcome], first)
             else:
                 grouped[1].append(outcome)
                 if first and not grouped[2]:
-                    by_session[session.key] = (grouped[0], grouped[1], True)
+                    by_session[key] = (grouped[0], grouped[1], True)
         self._dirty_state = True
         events: list[SinkEvent] = []
         for session, found_outcomes, was_first in by_session.values():
@@ -924,13 +960,13 @@ class Watcher:
     def _account(
         self,
         session: Session,
-        outcomes: list[dict[str, Any]],
+        outcomes: list[ScanCounts],
         was_first: bool,
         now: float,
         events: list[SinkEvent],
     ) -> None:
-        """Adds what the scans of one session found to its status row and its lifecycle; the lifecycle
-        events it means go to ``events``."""
+        """Adds what the scans of one session found (``_core.scan_many_counts`` tuples) to its status
+        row and its lifecycle; the lifecycle events it means go to ``events``."""
         row = self._rows.get(session.key)
         if row is None:
             row = self._rows[session.key] = _row_for(session)
@@ -939,27 +975,44 @@ class Watcher:
             row.name, row.group, row.seen = session.name, session.group, session
         last: str | None = None
         busy = False
-        categories, tools = row.categories, row.tools
-        for outcome in outcomes:
-            messages = outcome["messages"]
-            user, assistant = messages.get("user", 0), messages.get("assistant", 0)
-            row.user_messages += user
-            row.assistant_messages += assistant
-            row.lines += outcome["lines"]
-            for name, n in outcome["categories"].items():
-                categories[name] = categories.get(name, 0) + n
-                busy = busy or n > 0
-            for name, n in outcome["tools"].items():
-                tools[name] = tools.get(name, 0) + n
-            for path in outcome["files_touched"]:
-                if path in row.recent_files:
-                    row.recent_files.remove(path)
-                row.recent_files.append(path)
-            stamp = outcome["last_timestamp"]
+        for (
+            _cursor,
+            _reset,
+            lines,
+            user,
+            assistant,
+            by_category,
+            tools,
+            _tool_uses,
+            touched,
+            _first_user,
+            _last_user,
+            _last_reply,
+            stamp,
+        ) in outcomes:
+            row.lines += lines
+            if user or assistant:
+                row.user_messages += user
+                row.assistant_messages += assistant
+                busy = True
+            if any(by_category):
+                categories = row.categories
+                for name, n in zip(CATEGORIES, by_category, strict=True):
+                    categories[name] = categories.get(name, 0) + n
+                busy = True
+            if tools:
+                counted = row.tools
+                for name, n in tools.items():
+                    counted[name] = counted.get(name, 0) + n
+            if touched:
+                recent = row.recent_files
+                for path in touched:
+                    if path in recent:
+                        recent.remove(path)
+                    recent.append(path)
+                del recent[:-RECENT_FILES]
             if stamp is not None and (last is None or stamp > last):
                 last = stamp
-            busy = busy or user > 0 or assistant > 0
-        del row.recent_files[:-RECENT_FILES]
         if last is not None:
             row.last_timestamp = last
             moment = epoch_seconds(last)
@@ -976,7 +1029,7 @@ class Watcher:
             return
         for outcome in outcomes:
             try:
-                events.extend(tracker.observe_scan(session, outcome))
+                events.extend(tracker.observe_counts(session, outcome))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
         if session.key in self._suspended:
@@ -1148,6 +1201,25 @@ def _tracker_states(tracker: SessionTracker | None) -> dict[str, dict[str, Any]]
             "lives": state.lives,
         }
     return out
+
+
+#: How long the watcher keeps a session's name (its transcript's title) before reading it again.
+TITLE_REFRESH = 60.0
+
+
+def _same_place(known: Session, found: Session) -> bool:
+    """Whether a listing's ``found`` is the ``known`` session unchanged, the name aside (comparing names
+    would read titles)."""
+    return (
+        known.path == found.path
+        and known.extra_paths == found.extra_paths
+        and known.format == found.format
+        and known.group == found.group
+        and known.resolver == found.resolver
+        and known.id == found.id
+        and known.cursor_file == found.cursor_file
+        and type(known) is type(found)
+    )
 
 
 def _identity(path: str) -> tuple[int, int] | None:

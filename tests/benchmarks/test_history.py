@@ -209,8 +209,18 @@ PEERS: dict[str, Callable[[Path, str], list[tuple[str, str]]]] = {
 
 
 def _skeleton(messages: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """What every peer must agree on: the roles, and each prompt's first 40 characters."""
-    return [(role, " ".join(text.split())[:40] if role == "user" else "") for role, text in messages]
+    """What every peer must agree on: the roles, and each prompt's first 40 characters (a command the
+    person ran without its result's line, ``[bashExecution ls → …]``: the peers do not read results)."""
+    return [
+        (role, " ".join(_without_result(text).split())[:40] if role == "user" else "")
+        for role, text in messages
+    ]
+
+
+def _without_result(text: str) -> str:
+    if text.startswith("[") and text.endswith("]") and " → " in text:
+        return text[: text.index(" → ")] + "]"
+    return text
 
 
 @pytest.fixture(scope="module")

@@ -63,17 +63,18 @@ impl Category {
     }
 }
 
-/// Tool name (lowercase) → category, as passed in by the caller.
+/// Tool name (lowercase) → category, as passed in by the caller. Shared, not copied: every scan's
+/// [`Activity`] holds the table, and the watcher scans thousands of files a second.
 #[derive(Clone, Debug, Default)]
-pub struct Categories(HashMap<String, Category>);
+pub struct Categories(std::sync::Arc<HashMap<String, Category>>);
 
 impl Categories {
     pub fn new(map: impl IntoIterator<Item = (String, Category)>) -> Self {
-        Categories(
+        Categories(std::sync::Arc::new(
             map.into_iter()
                 .map(|(k, v)| (k.to_ascii_lowercase(), v))
                 .collect(),
-        )
+        ))
     }
 
     pub fn of(&self, tool: &str) -> Category {
@@ -180,6 +181,18 @@ pub trait Sink {
     fn tool_use(&mut self, tool: ToolCall<'_>, timestamp: Option<&RawStr<'_>>);
     fn malformed(&mut self);
     fn invalid_utf8(&mut self);
+    /// True for a sink that reads tool results and entry links (the reader's). Only then do the
+    /// decoders read what a count never needs (result blocks, the rest of a Pi line); the counting
+    /// scan keeps its hot path.
+    fn wants_results(&self) -> bool {
+        false
+    }
+    /// A tool's result: the hash of the id of the call it answers (`None`: the tool use reported just
+    /// before, on the same line), whether the tool said it failed, and its text. A structured exit
+    /// code is written as a first line `Exit code: N`.
+    fn tool_result(&mut self, _id: Option<u64>, _is_error: bool, _text: Option<Text<'_>>) {}
+    /// An entry of a transcript that is a tree (Pi): the hashes of its id and of its parent's id.
+    fn entry_link(&mut self, _id: u64, _parent: Option<u64>) {}
 }
 
 /// A tool use as the decoders see it.

@@ -455,6 +455,60 @@ enum Block<'a> {
     },
 }
 
+/// The text of a tool result: a string, or the texts of a list of blocks.
+enum ResultText<'a> {
+    Str(RawStr<'a>),
+    Parts(Vec<RawStr<'a>>),
+}
+
+impl<'a> ResultText<'a> {
+    fn text(self) -> Option<Text<'a>> {
+        match self {
+            ResultText::Str(s) => Some(Text::Raw(s)),
+            ResultText::Parts(parts) if parts.len() == 1 => Some(Text::Raw(parts[0])),
+            ResultText::Parts(parts) => Text::join(&parts),
+        }
+    }
+}
+
+/// A Claude Code `tool_result` block (read only for a sink that wants results).
+struct ResultBlock<'a> {
+    id: Option<RawStr<'a>>,
+    is_error: bool,
+    content: Option<ResultText<'a>>,
+}
+
+/// Reads a tool result's content: a string, or a list of blocks whose `text` is kept.
+fn result_content<'a>(r: &mut Reader<'a>) -> Option<Option<ResultText<'a>>> {
+    match r.peek()? {
+        b'"' => Some(Some(ResultText::Str(r.string()?))),
+        b'[' => {
+            let mut parts = Vec::new();
+            r.array(|r| {
+                if r.peek()? != b'{' {
+                    r.skip()?;
+                    return Some(Flow::Continue);
+                }
+                r.object(|r, key| {
+                    let text = r.string_or_skip()?;
+                    if let (true, Some(text)) = (key.is(b"text"), text) {
+                        parts.push(text);
+                    }
+                    Some(Flow::Continue)
+                })?;
+                Some(Flow::Continue)
+            })?;
+            Some(Some(ResultText::Parts(parts)))
+        }
+        _ => r.skip().map(|_| None),
+    }
+}
+
+/// A number's digits as an integer (`null` and anything else: `None`).
+fn integer(span: &[u8]) -> Option<i64> {
+    std::str::from_utf8(span).ok()?.trim().parse().ok()
+}
+
 /// What the `message` of a Claude Code or Pi line holds.
 #[derive(Default)]
 struct Message<'a> {
@@ -466,11 +520,44 @@ struct Message<'a> {
     tool_result: bool,
     blocks: Vec<Block<'a>>,
     command: Option<RawStr<'a>>,
+    /// Set for a sink that wants tool results: the fields below are read only then.
+    want_results: bool,
+    results: Vec<ResultBlock<'a>>,
+    /// Pi: a `toolResult` message's call id and error flag; a `bashExecution`'s output and exit.
+    tool_call_id: Option<RawStr<'a>>,
+    is_error: bool,
+    output: Option<RawStr<'a>>,
+    exit_code: Option<&'a [u8]>,
+    cancelled: bool,
 }
 
 impl<'a> Message<'a> {
     fn role_is(&self, role: &[u8]) -> bool {
         self.role.is_some_and(|r| r.is(role))
+    }
+
+    /// A Pi `toolResult` message's text: its text blocks.
+    fn result_text(&self) -> Option<Text<'a>> {
+        match self.prompt_string {
+            Some(s) => Some(Text::Raw(s)),
+            None => ResultText::Parts(self.prompt_parts.clone()).text(),
+        }
+    }
+
+    /// A Pi `bashExecution`'s result: failed when cancelled or its exit code is not 0, its text the
+    /// exit code (as a first line) and its output.
+    fn bash_result(&self) -> (bool, Option<Text<'static>>) {
+        let code = self.exit_code.and_then(integer);
+        let failed = self.cancelled || code.is_some_and(|c| c != 0);
+        let mut text = match (code, self.cancelled) {
+            (_, true) => "Cancelled\n".to_owned(),
+            (Some(c), false) => format!("Exit code: {c}\n"),
+            (None, false) => String::new(),
+        };
+        if let Some(output) = self.output {
+            text.push_str(&output.decode());
+        }
+        (failed, (!text.is_empty()).then_some(Text::Joined(text)))
     }
 
     fn prompt(&self) -> Option<Text<'a>> {
@@ -485,19 +572,22 @@ impl<'a> Message<'a> {
     }
 }
 
-/// Reads one content block; stops the message at a tool result (nothing in it is needed).
+/// Reads one content block; stops the message at a tool result (nothing in it is needed), unless the
+/// sink wants results: then the result is kept and the blocks after it are read too.
 fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
     if r.peek()? != b'{' {
         r.skip()?;
         return Some(Flow::Continue);
     }
+    let want = msg.want_results;
     let mut ty: Option<RawStr<'a>> = None;
     let (mut text, mut id, mut name, mut input) = (None, None, None, None);
+    let (mut result_id, mut is_error, mut content) = (None, false, None);
     let flow = r.object(|r, key| {
         match key.raw {
             b"type" => {
                 ty = r.string_or_skip()?;
-                if ty.is_some_and(|t| t.is(b"tool_result")) {
+                if !want && ty.is_some_and(|t| t.is(b"tool_result")) {
                     return Some(Flow::Stop);
                 }
             }
@@ -505,6 +595,9 @@ fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> 
             b"id" => id = r.string_or_skip()?,
             b"name" => name = r.string_or_skip()?,
             b"input" | b"arguments" => input = Some(r.span()?),
+            b"tool_use_id" if want => result_id = r.string_or_skip()?,
+            b"is_error" if want => is_error = r.boolean()?,
+            b"content" if want => content = result_content(r)?,
             _ => r.skip()?,
         }
         Some(Flow::Continue)
@@ -512,6 +605,14 @@ fn content_block<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> 
     let ty = ty?;
     if flow == Flow::Stop || ty.is(b"tool_result") {
         msg.tool_result = true;
+        if want {
+            msg.results.push(ResultBlock {
+                id: result_id,
+                is_error,
+                content,
+            });
+            return Some(Flow::Continue);
+        }
         return Some(Flow::Stop);
     }
     if ty.is(b"text") {
@@ -541,13 +642,18 @@ fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
         match key.raw {
             b"role" => {
                 msg.role = r.string_or_skip()?;
-                if msg.role_is(b"toolResult") {
+                if !msg.want_results && msg.role_is(b"toolResult") {
                     return Some(Flow::Stop);
                 }
             }
             b"id" => msg.id = r.string_or_skip()?,
             b"model" => msg.model = r.string_or_skip()?,
             b"command" => msg.command = r.string_or_skip()?,
+            b"toolCallId" if msg.want_results => msg.tool_call_id = r.string_or_skip()?,
+            b"isError" if msg.want_results => msg.is_error = r.boolean()?,
+            b"output" if msg.want_results => msg.output = r.string_or_skip()?,
+            b"exitCode" if msg.want_results => msg.exit_code = Some(r.span()?),
+            b"cancelled" if msg.want_results => msg.cancelled = r.boolean()?,
             b"content" => match r.peek()? {
                 b'"' => msg.prompt_string = Some(r.string()?),
                 b'[' => {
@@ -591,7 +697,11 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
-    let mut msg = Message::default();
+    let want = sink.wants_results();
+    let mut msg = Message {
+        want_results: want,
+        ..Message::default()
+    };
     let mut has_message = false;
     let (mut meta, mut sidechain, mut compact) = (false, false, false);
     let mut titles: Vec<(&[u8], RawStr<'_>)> = Vec::new();
@@ -660,6 +770,12 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
         }
     }
     let role_ok = msg.role.is_none_or(|r| r.is(b"user"));
+    if want && t == b"user" && has_message {
+        for result in std::mem::take(&mut msg.results) {
+            let text = result.content.and_then(ResultText::text);
+            sink.tool_result(result.id.map(|i| hash64(i.raw)), result.is_error, text);
+        }
+    }
     if t == b"user" && has_message && role_ok && !(meta || sidechain || compact) {
         if let Some(text) = msg.prompt() {
             sink.prompt(text, ts.as_ref());
@@ -676,9 +792,14 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
-    let mut msg = Message::default();
+    // A reader reads every line whole: its tree links may follow the type, and results are kept.
+    let want = sink.wants_results();
+    let mut msg = Message {
+        want_results: want,
+        ..Message::default()
+    };
     let mut has_message = false;
-    let (mut id, mut cwd, mut name) = (None, None, None);
+    let (mut id, mut cwd, mut name, mut parent) = (None, None, None, None);
     let mut skip_rest = false;
     let flow = r
         .object(|r, key| {
@@ -692,17 +813,18 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                 }
                 b"message" => {
                     has_message = r.peek()? == b'{';
-                    if object_value(r, ty.is_some(), |r| message(r, &mut msg))? {
+                    if object_value(r, ty.is_some() && !want, |r| message(r, &mut msg))? {
                         skip_rest = ty.is_some();
                     }
                 }
                 b"timestamp" => ts = r.string_or_skip()?,
                 b"id" => id = r.string_or_skip()?,
+                b"parentId" if want => parent = r.string_or_skip()?,
                 b"cwd" => cwd = r.string_or_skip()?,
                 b"name" => name = r.string_or_skip()?,
                 _ => r.skip()?,
             }
-            Some(if skip_rest {
+            Some(if skip_rest && !want {
                 Flow::Stop
             } else {
                 Flow::Continue
@@ -711,7 +833,11 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
         .ok_or(Bad::Malformed)?;
     line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
-    match ty.map(|t| t.raw).unwrap_or_default() {
+    let t = ty.map(|t| t.raw).unwrap_or_default();
+    if let (true, Some(id), false) = (want, id, t == b"session") {
+        sink.entry_link(hash64(id.raw), parent.map(|p| hash64(p.raw)));
+    }
+    match t {
         b"session" => {
             if let Some(id) = id {
                 sink.meta(Meta::SessionId, &id);
@@ -744,6 +870,13 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                     },
                     ts.as_ref(),
                 );
+                if want {
+                    let (failed, text) = msg.bash_result();
+                    sink.tool_result(None, failed, text);
+                }
+            } else if want && msg.role_is(b"toolResult") {
+                let id = msg.tool_call_id.map(|i| hash64(i.raw));
+                sink.tool_result(id, msg.is_error, msg.result_text());
             }
         }
         _ => {}
@@ -775,6 +908,10 @@ struct Payload<'a> {
     action: Option<&'a [u8]>,
     id: Option<RawStr<'a>>,
     cwd: Option<RawStr<'a>>,
+    /// Set for a sink that wants tool results: a call's output is read only then.
+    want_results: bool,
+    output: Option<ResultText<'a>>,
+    success: Option<bool>,
 }
 
 impl<'a> Payload<'a> {
@@ -797,17 +934,18 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
             b"type" => {
                 p.ty = r.string_or_skip()?;
                 let t = p.ty.map(|t| t.raw).unwrap_or_default();
-                if !matches!(
-                    t,
-                    b"message"
-                        | b"function_call"
-                        | b"custom_tool_call"
-                        | b"local_shell_call"
-                        | b"web_search_call"
-                ) {
+                let wanted = match t {
+                    b"message" | b"function_call" | b"custom_tool_call" | b"local_shell_call"
+                    | b"web_search_call" => true,
+                    b"function_call_output" | b"custom_tool_call_output" => p.want_results,
+                    _ => false,
+                };
+                if !wanted {
                     return Some(Flow::Stop);
                 }
             }
+            b"output" if p.want_results => p.output = result_content(r)?,
+            b"success" if p.want_results => p.success = Some(r.boolean()?),
             b"role" => p.role = r.string_or_skip()?,
             b"content" => {
                 if r.peek()? == b'[' {
@@ -854,7 +992,10 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
-    let mut payload = Payload::default();
+    let mut payload = Payload {
+        want_results: sink.wants_results(),
+        ..Payload::default()
+    };
     let mut skip_rest = false;
     let flow = r
         .object(|r, key| {
@@ -969,6 +1110,10 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             };
             sink.tool_use(call, ts);
         }
+        b"function_call_output" | b"custom_tool_call_output" if p.want_results => {
+            let (failed, text) = codex_output(p);
+            sink.tool_result(call_id, failed, text);
+        }
         b"local_shell_call" | b"web_search_call" => {
             let (name, key): (&str, &[u8]) = if ty.is(b"local_shell_call") {
                 ("local_shell_call", b"command")
@@ -994,6 +1139,56 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             );
         }
         _ => {}
+    }
+}
+
+/// A Codex call's output: failed when it says so (`success: false`, or a non-zero exit code in the
+/// metadata of an output written as JSON, `{"output": ..., "metadata": {"exit_code": N}}`, which
+/// is then given as `Exit code: N` and the output). The exit code of an output written as text
+/// (`Process exited with code N`) is left in the text.
+fn codex_output<'a>(p: &Payload<'a>) -> (bool, Option<Text<'a>>) {
+    let failed = p.success == Some(false);
+    let text = match &p.output {
+        Some(ResultText::Str(s)) => *s,
+        Some(ResultText::Parts(parts)) => {
+            return (failed, ResultText::Parts(parts.clone()).text());
+        }
+        None => return (failed, None),
+    };
+    if text.head(1) != "{" {
+        return (failed, Some(Text::Raw(text)));
+    }
+    let json = text.decode();
+    let (mut output, mut code) = (None, None);
+    let parsed = Reader::new(json.as_bytes()).object(|r, key| {
+        match key.raw {
+            b"output" => output = r.string_or_skip()?.map(|o| o.decode()),
+            b"metadata" if r.peek()? == b'{' => {
+                r.object(|r, key| {
+                    if key.is(b"exit_code") {
+                        code = integer(r.span()?);
+                    } else {
+                        r.skip()?;
+                    }
+                    Some(Flow::Continue)
+                })?;
+            }
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    });
+    match (parsed, output) {
+        (Some(_), Some(output)) => {
+            let text = match code {
+                Some(c) => format!("Exit code: {c}\n{output}"),
+                None => output,
+            };
+            (
+                failed || code.is_some_and(|c| c != 0),
+                Some(Text::Joined(text)),
+            )
+        }
+        _ => (failed, Some(Text::Joined(json))),
     }
 }
 
@@ -1150,6 +1345,172 @@ mod tests {
             patch_details("*** Add File: n.txt\n+1\n+2\n").lines,
             Some(2)
         );
+    }
+
+    /// A sink that keeps the tool results and tree links a reader is given.
+    #[derive(Default)]
+    struct Results {
+        tools: Vec<(Option<u64>, String)>,
+        results: Vec<(Option<u64>, bool, Option<String>)>,
+        links: Vec<(u64, Option<u64>)>,
+        prompts: Vec<String>,
+    }
+
+    impl Sink for Results {
+        fn wants_results(&self) -> bool {
+            true
+        }
+        fn tool_result(&mut self, id: Option<u64>, is_error: bool, text: Option<Text<'_>>) {
+            let text = text.map(|t| match t {
+                Text::Raw(raw) => raw.decode(),
+                Text::Joined(s) => s,
+            });
+            self.results.push((id, is_error, text));
+        }
+        fn entry_link(&mut self, id: u64, parent: Option<u64>) {
+            self.links.push((id, parent));
+        }
+        fn entry_type(&mut self, _ty: Option<&RawStr<'_>>) {}
+        fn meta(&mut self, _which: Meta, _value: &RawStr<'_>) {}
+        fn prompt(&mut self, text: Text<'_>, _ts: Option<&RawStr<'_>>) {
+            self.prompts.push(text.trimmed(100));
+        }
+        fn assistant(&mut self, _id: Option<u64>, _ts: Option<&RawStr<'_>>) {}
+        fn assistant_text(&mut self, _text: &RawStr<'_>, _ts: Option<&RawStr<'_>>) {}
+        fn tool_use(&mut self, tool: ToolCall<'_>, _ts: Option<&RawStr<'_>>) {
+            self.tools.push((tool.id, tool.name.to_owned()));
+        }
+        fn malformed(&mut self) {
+            panic!("a line the test wrote well was malformed");
+        }
+        fn invalid_utf8(&mut self) {
+            panic!("a line the test wrote well was not UTF-8");
+        }
+    }
+
+    fn results(format: Format, lines: &[&str]) -> Results {
+        let mut sink = Results::default();
+        for line in lines {
+            format.decode(line.as_bytes(), &mut sink);
+        }
+        sink
+    }
+
+    fn h(id: &str) -> Option<u64> {
+        Some(hash64(id.as_bytes()))
+    }
+
+    #[test]
+    fn claude_code_reports_tool_results_to_a_reader_only() {
+        // As Claude Code 2.1.330 writes them: the id before the type, `is_error` after the content,
+        // several results in one line, and a content list of text blocks.
+        let lines = [
+            r#"{"parentUuid":"p","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"Exit code 1\n....F\n2 failed, 3 passed","is_error":true}]},"uuid":"u","timestamp":"t1","toolUseResult":{"stdout":"x"},"sessionId":"s"}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_2","type":"tool_result","content":[{"type":"text","text":"one"},{"type":"image","source":{}},{"type":"text","text":"two"}]},{"type":"tool_result","tool_use_id":"toolu_3","content":"ok"}]},"timestamp":"t2"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"a prompt"},"timestamp":"t3"}"#,
+        ];
+        let sink = results(Format::ClaudeCode, &lines);
+        assert_eq!(
+            sink.results,
+            [
+                (
+                    h("toolu_1"),
+                    true,
+                    Some("Exit code 1\n....F\n2 failed, 3 passed".into())
+                ),
+                (h("toolu_2"), false, Some("one\ntwo".into())),
+                (h("toolu_3"), false, Some("ok".into())),
+            ]
+        );
+        assert_eq!(sink.prompts, ["a prompt"]);
+        // The counting scan is as before: a tool result is no prompt and reports nothing.
+        let a = run(Format::ClaudeCode, &lines);
+        assert_eq!(
+            (a.user_messages, a.first_user_text.as_deref()),
+            (1, Some("a prompt"))
+        );
+    }
+
+    #[test]
+    fn pi_reports_tool_results_bash_executions_and_tree_links() {
+        let lines = [
+            r#"{"type":"session","version":3,"id":"uuid","timestamp":"t0","cwd":"/w"}"#,
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t1","message":{"role":"assistant","content":[{"type":"toolCall","id":"toolu_1","name":"bash","arguments":{"command":"npm test"}}]}}"#,
+            r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"t2","message":{"role":"toolResult","toolCallId":"toolu_1","toolName":"bash","content":[{"type":"text","text":"boom\n\nCommand exited with code 1"}],"details":{},"isError":true,"timestamp":1}}"#,
+            r#"{"type":"message","id":"b1","parentId":"r1","timestamp":"t3","message":{"role":"bashExecution","command":"ls","output":"a\nb\n","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1}}"#,
+            r#"{"type":"model_change","id":"m1","parentId":"b1","timestamp":"t4","provider":"x","modelId":"y"}"#,
+        ];
+        let sink = results(Format::Pi, &lines);
+        assert_eq!(
+            sink.results,
+            [
+                (
+                    h("toolu_1"),
+                    true,
+                    Some("boom\n\nCommand exited with code 1".into())
+                ),
+                (None, true, Some("Exit code: 2\na\nb\n".into())),
+            ]
+        );
+        assert_eq!(
+            sink.tools,
+            [
+                (h("toolu_1"), "bash".into()),
+                (None, "bashExecution".into())
+            ]
+        );
+        // Every entry but the header links to its parent, a line not read for a count included.
+        assert_eq!(
+            sink.links,
+            [
+                (h("a1").unwrap(), None),
+                (h("r1").unwrap(), h("a1")),
+                (h("b1").unwrap(), h("r1")),
+                (h("m1").unwrap(), h("b1"))
+            ]
+        );
+        let a = run(Format::Pi, &lines);
+        assert_eq!(a.tools.get("bash"), Some(&1));
+    }
+
+    #[test]
+    fn codex_reports_call_outputs_with_their_exit_codes() {
+        let lines = [
+            // Codex 0.169: the exit code in the output's header.
+            r#"{"timestamp":"t1","type":"response_item","payload":{"type":"function_call_output","id":"fco_1","call_id":"call_1","output":"Chunk ID: 8f\nProcess exited with code 1\nOutput:\nboom\n","internal_chat_message_metadata_passthrough":{"turn_id":"x"}},"metadata":{"history_sequence":5}}"#,
+            r#"{"timestamp":"t2","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_2","output":"Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.\n"}}"#,
+            // Older builds: the output as JSON, its exit code in the metadata.
+            r#"{"timestamp":"t3","type":"response_item","payload":{"type":"function_call_output","call_id":"call_3","output":"{\"output\":\"no such file\\n\",\"metadata\":{\"exit_code\":2,\"duration_seconds\":0.1}}"}}"#,
+            r#"{"timestamp":"t4","type":"response_item","payload":{"type":"function_call_output","call_id":"call_4","output":"{\"output\":\"fine\",\"metadata\":{\"exit_code\":0}}"}}"#,
+            r#"{"timestamp":"t5","type":"response_item","payload":{"type":"function_call_output","call_id":"call_5","output":[{"type":"input_text","text":"listed"}],"success":false}}"#,
+        ];
+        let sink = results(Format::Codex, &lines);
+        assert_eq!(
+            sink.results,
+            [
+                (
+                    h("call_1"),
+                    false,
+                    Some("Chunk ID: 8f\nProcess exited with code 1\nOutput:\nboom\n".into())
+                ),
+                (
+                    h("call_2"),
+                    false,
+                    Some("Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess.\n".into())
+                ),
+                (
+                    h("call_3"),
+                    true,
+                    Some("Exit code: 2\nno such file\n".into())
+                ),
+                (h("call_4"), false, Some("Exit code: 0\nfine".into())),
+                (h("call_5"), true, Some("listed".into())),
+            ]
+        );
+        // A count reads nothing of an output, and is not thrown by one.
+        let a = run(Format::Codex, &lines);
+        assert!(a.tools.is_empty() && a.skipped == crate::activity::Skipped::default());
+        assert_eq!(a.entry_types.get("response_item"), Some(&5));
     }
 
     #[test]

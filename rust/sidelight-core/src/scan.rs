@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::fs::{File, Metadata};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -82,22 +82,40 @@ fn hash_at(file: &File, at: u64, len: u64) -> io::Result<u64> {
 }
 
 fn open(path: &Path) -> Result<(File, Metadata), Error> {
-    // Opening a FIFO for reading blocks until a writer comes: a transcript name that is one must fail
-    // at once, not hang the hook that reads it.
-    let kind = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .file_type();
-    if !kind.is_file() && !kind.is_dir() {
+    open_checked(path, false)
+}
+
+/// Opens `path` for reading. Opening a FIFO for reading would block until a writer comes: the open is
+/// non-blocking, and anything but a regular file (or a directory, reported as one) is refused. A path
+/// not `known` as a regular file (no cursor for it) is checked before it is opened at all, as opening
+/// some devices has effects; a known one skips that stat: the watcher rescans thousands a second.
+fn open_checked(path: &Path, known: bool) -> Result<(File, Metadata), Error> {
+    let refused = || {
         let error = io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file (a FIFO, socket or device)",
         );
-        return Err(Error::io(path, error));
+        Error::io(path, error)
+    };
+    if !known {
+        let kind = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .file_type();
+        if !kind.is_file() && !kind.is_dir() {
+            return Err(refused());
+        }
     }
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     if meta.is_dir() {
         return Err(Error::IsADirectory(path.to_owned()));
+    }
+    if !meta.is_file() {
+        return Err(refused());
     }
     Ok((file, meta))
 }
@@ -180,7 +198,7 @@ pub fn scan(
     threads: usize,
     cancel: &AtomicBool,
 ) -> Result<Scan, Error> {
-    let (file, meta) = open(path)?;
+    let (file, meta) = open_checked(path, cursor.is_some())?;
     let io_err = |e| Error::io(path, e);
     let (start, reset) = match cursor {
         Some(c) => resume(&file, &meta, c).map_err(io_err)?,
@@ -293,26 +311,83 @@ pub struct Entry {
     pub primary_arg: Option<String>,
     /// Hash of the tool-use id, so a replayed tool use is shown once.
     pub tool_id: Option<u64>,
+    /// A tool use's result, when it is in the entries read: its text (at most [`RESULT_ENDS`]
+    /// characters of each end) and whether the tool said it failed.
+    pub result: Option<String>,
+    pub result_error: bool,
 }
 
-/// Collects the entries of one line.
+impl Entry {
+    fn new(role: &'static str, timestamp: Option<&RawStr<'_>>) -> Entry {
+        Entry {
+            timestamp: timestamp.map(RawStr::decode),
+            role,
+            text: None,
+            tool_name: None,
+            primary_arg: None,
+            tool_id: None,
+            result: None,
+            result_error: false,
+        }
+    }
+}
+
+/// How many characters of each end of a tool result an entry keeps (the middle is cut, `…` marks
+/// the cut): enough for a short line, and for an exit code at either end.
+pub const RESULT_ENDS: usize = 300;
+
+/// A tool result's text, its middle cut when it is long.
+fn result_excerpt(text: &Text<'_>) -> String {
+    let whole = match text {
+        Text::Raw(raw) => raw.decode(),
+        Text::Joined(s) => s.clone(),
+    };
+    let count = whole.chars().count();
+    if count <= 2 * RESULT_ENDS + 1 {
+        return whole;
+    }
+    let head: String = whole.chars().take(RESULT_ENDS).collect();
+    let tail: String = whole.chars().skip(count - RESULT_ENDS).collect();
+    format!("{head}\n…\n{tail}")
+}
+
+/// Collects the entries of one line: its conversation entries, the tool results it holds (by the
+/// hash of their call's id), and its tree link (Pi).
 struct EntryCollector {
     entries: Vec<Entry>,
     text_limit: usize,
+    results: Vec<(u64, String, bool)>,
+    link: Option<(u64, Option<u64>)>,
+    malformed: bool,
 }
 
 impl Sink for EntryCollector {
+    fn wants_results(&self) -> bool {
+        true
+    }
+    fn tool_result(&mut self, id: Option<u64>, is_error: bool, text: Option<Text<'_>>) {
+        let excerpt = text.as_ref().map(result_excerpt).unwrap_or_default();
+        match id {
+            Some(id) => self.results.push((id, excerpt, is_error)),
+            None => {
+                let last = self.entries.last_mut();
+                if let Some(tool) = last.filter(|e| e.role == "tool" && e.result.is_none()) {
+                    tool.result = Some(excerpt);
+                    tool.result_error = is_error;
+                }
+            }
+        }
+    }
+    fn entry_link(&mut self, id: u64, parent: Option<u64>) {
+        self.link = Some((id, parent));
+    }
     fn entry_type(&mut self, _ty: Option<&RawStr<'_>>) {}
     fn meta(&mut self, _which: crate::activity::Meta, _value: &RawStr<'_>) {}
     fn prompt(&mut self, text: Text<'_>, timestamp: Option<&RawStr<'_>>) {
         if text.is_prompt() {
             self.entries.push(Entry {
-                timestamp: timestamp.map(RawStr::decode),
-                role: "user",
                 text: Some(text.trimmed(self.text_limit)),
-                tool_name: None,
-                primary_arg: None,
-                tool_id: None,
+                ..Entry::new("user", timestamp)
             });
         }
     }
@@ -320,30 +395,33 @@ impl Sink for EntryCollector {
     fn assistant_text(&mut self, text: &RawStr<'_>, timestamp: Option<&RawStr<'_>>) {
         if !text.is_blank() {
             self.entries.push(Entry {
-                timestamp: timestamp.map(RawStr::decode),
-                role: "assistant",
                 text: Some(text.decode_trimmed(self.text_limit)),
-                tool_name: None,
-                primary_arg: None,
-                tool_id: None,
+                ..Entry::new("assistant", timestamp)
             });
         }
     }
     fn tool_use(&mut self, tool: ToolCall<'_>, timestamp: Option<&RawStr<'_>>) {
         self.entries.push(Entry {
-            timestamp: timestamp.map(RawStr::decode),
-            role: "tool",
-            text: None,
             tool_name: Some(tool.name.to_owned()),
             primary_arg: tool.primary.map(|p| p.trimmed(self.text_limit)),
             tool_id: tool.id,
+            ..Entry::new("tool", timestamp)
         });
     }
-    fn malformed(&mut self) {}
-    fn invalid_utf8(&mut self) {}
+    fn malformed(&mut self) {
+        self.malformed = true;
+    }
+    fn invalid_utf8(&mut self) {
+        self.malformed = true;
+    }
 }
 
 /// The last `limit` conversation entries of `path`, oldest first, read backwards from the end.
+///
+/// A tool use carries its result when the result is among the lines read. In a transcript that is a
+/// tree (Pi: every entry names its parent), only the active branch is read: the path from the last
+/// entry back to its root; entries of abandoned branches are left out. A line that cannot be decoded
+/// breaks the path: the next entry read starts it again.
 pub fn recent_entries(
     path: &Path,
     format: Format,
@@ -356,9 +434,16 @@ pub fn recent_entries(
     let mut newest_first: Vec<Option<Entry>> = Vec::new();
     let mut live = 0usize;
     let mut by_tool_id: HashMap<u64, usize> = HashMap::new();
+    // Results read (they follow their calls), by call id, until their call is read.
+    let mut results: HashMap<u64, (String, bool)> = HashMap::new();
+    // The parent of the last entry of the active branch read (`Some(None)`: its root was read).
+    let mut branch: Option<Option<u64>> = None;
     let mut collector = EntryCollector {
         entries: Vec::new(),
         text_limit: options.text_limit,
+        results: Vec::new(),
+        link: None,
+        malformed: false,
     };
     if limit > 0 {
         tail::for_each_line_backwards(
@@ -367,18 +452,49 @@ pub fn recent_entries(
             options.max_line_bytes,
             64 << 10,
             |line| {
-                if line.iter().all(u8::is_ascii_whitespace)
-                    || simdutf8::basic::from_utf8(line).is_err()
-                {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    return true;
+                }
+                if simdutf8::basic::from_utf8(line).is_err() {
+                    branch = None;
                     return true;
                 }
                 collector.entries.clear();
+                collector.results.clear();
+                collector.link = None;
+                collector.malformed = false;
                 format.decode(line, &mut collector);
-                for entry in collector.entries.drain(..).rev() {
+                if collector.malformed {
+                    branch = None;
+                    return true;
+                }
+                if let Some((id, parent)) = collector.link {
+                    match branch {
+                        // Not the parent of the entry read before it: an abandoned branch.
+                        Some(Some(wanted)) if wanted != id => return true,
+                        // Before the root of the active branch: another tree (after a reset).
+                        Some(None) => return true,
+                        _ => branch = Some(parent),
+                    }
+                }
+                for (id, text, failed) in collector.results.drain(..) {
+                    results.entry(id).or_insert((text, failed));
+                }
+                for mut entry in collector.entries.drain(..).rev() {
                     if let Some(id) = entry.tool_id {
+                        if let Some((text, failed)) = results.remove(&id) {
+                            entry.result = Some(text);
+                            entry.result_error = failed;
+                        }
                         if let Some(later) = by_tool_id.insert(id, newest_first.len()) {
-                            newest_first[later] = None;
-                            live -= 1;
+                            // The earlier copy is kept, with the result the later one had.
+                            if let Some(copy) = newest_first[later].take() {
+                                if entry.result.is_none() {
+                                    entry.result = copy.result;
+                                    entry.result_error = copy.result_error;
+                                }
+                                live -= 1;
+                            }
                         }
                     }
                     newest_first.push(Some(entry));
@@ -617,6 +733,122 @@ mod tests {
         let entries = recent_entries(&path, Format::ClaudeCode, 3, &Options::default()).unwrap();
         let texts: Vec<_> = entries.iter().map(|e| e.text.clone().unwrap()).collect();
         assert_eq!(texts, ["prompt 97", "prompt 98", "prompt 99"]);
+    }
+
+    #[test]
+    fn recent_entries_carry_their_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let lines = [
+            r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"a","name":"Bash","input":{"command":"pytest"}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"b","name":"Read","input":{"file_path":"/x"}}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"a","type":"tool_result","content":"Exit code 1\nfailed","is_error":true}]}}"#,
+            // A replayed tool use is shown once, with its result.
+            r#"{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"a","name":"Bash","input":{"command":"pytest"}}]}}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"c","type":"tool_result","content":"an orphan"}]}}"#,
+        ];
+        let long = "x".repeat(2000) + "\nlast";
+        let huge = format!(
+            r#"{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"b","type":"tool_result","content":"{}"}}]}}}}"#,
+            long.replace('\n', "\\n")
+        );
+        std::fs::write(&path, lines.join("\n") + "\n" + &huge + "\n").unwrap();
+        let entries = recent_entries(&path, Format::ClaudeCode, 10, &Options::default()).unwrap();
+        let shown: Vec<_> = entries
+            .iter()
+            .map(|e| (e.tool_name.as_deref(), e.result.as_deref(), e.result_error))
+            .collect();
+        assert_eq!(shown[0], (Some("Bash"), Some("Exit code 1\nfailed"), true));
+        assert_eq!(shown.len(), 2);
+        // A long result keeps both ends.
+        let read = shown[1].1.unwrap();
+        assert!(read.starts_with("xxx") && read.ends_with("\nlast") && read.contains("\n…\n"));
+        assert_eq!(read.chars().count(), 2 * RESULT_ENDS + 3);
+        // The counting scan is not changed by what the reader reads.
+        let never = AtomicBool::new(false);
+        let s = scan(
+            &path,
+            Format::ClaudeCode,
+            None,
+            &Options::default(),
+            1,
+            &never,
+        )
+        .unwrap();
+        assert_eq!((s.activity.user_messages, s.activity.tools.len()), (0, 2));
+    }
+
+    /// A Pi session as Pi 0.73 writes it, branched with `/tree` after the first reply: the second
+    /// turn was abandoned and a new one goes on from the first reply, after a branch summary.
+    const PI_BRANCHED: &str = r#"{"type":"session","version":3,"id":"s-uuid","timestamp":"t0","cwd":"/w"}
+{"type":"model_change","id":"e0","parentId":null,"timestamp":"t0","provider":"mock","modelId":"m"}
+{"type":"message","id":"u1","parentId":"e0","timestamp":"t1","message":{"role":"user","content":[{"type":"text","text":"first"}],"timestamp":1}}
+{"type":"message","id":"a1","parentId":"u1","timestamp":"t2","message":{"role":"assistant","content":[{"type":"text","text":"reply one"}],"stopReason":"stop","timestamp":2}}
+{"type":"message","id":"u2","parentId":"a1","timestamp":"t3","message":{"role":"user","content":[{"type":"text","text":"abandoned"}],"timestamp":3}}
+{"type":"message","id":"a2","parentId":"u2","timestamp":"t4","message":{"role":"assistant","content":[{"type":"text","text":"abandoned reply"}],"stopReason":"stop","timestamp":4}}
+{"type":"branch_summary","id":"bs","parentId":"a1","timestamp":"t5","fromId":"a2","summary":"tried something"}
+{"type":"message","id":"u3","parentId":"bs","timestamp":"t6","message":{"role":"user","content":[{"type":"text","text":"second"}],"timestamp":6}}
+{"type":"message","id":"a3","parentId":"u3","timestamp":"t7","message":{"role":"assistant","content":[{"type":"text","text":"reply two"}],"stopReason":"stop","timestamp":7}}
+"#;
+
+    fn texts(path: &Path, format: Format) -> Vec<String> {
+        let entries = recent_entries(path, format, 20, &Options::default()).unwrap();
+        entries.into_iter().filter_map(|e| e.text).collect()
+    }
+
+    #[test]
+    fn recent_entries_of_a_pi_tree_follow_the_active_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        std::fs::write(&path, PI_BRANCHED).unwrap();
+        assert_eq!(
+            texts(&path, Format::Pi),
+            ["first", "reply one", "second", "reply two"]
+        );
+        // Going back to the abandoned branch (`/tree` to a2, then a new prompt) makes it the active one.
+        let back = r#"{"type":"message","id":"u4","parentId":"a2","timestamp":"t8","message":{"role":"user","content":[{"type":"text","text":"back"}],"timestamp":8}}"#;
+        std::fs::write(&path, format!("{PI_BRANCHED}{back}\n")).unwrap();
+        assert_eq!(
+            texts(&path, Format::Pi),
+            ["first", "reply one", "abandoned", "abandoned reply", "back"]
+        );
+        // A new root (Pi's `resetLeaf`) leaves the older tree out.
+        let root = r#"{"type":"message","id":"u5","parentId":null,"timestamp":"t9","message":{"role":"user","content":[{"type":"text","text":"anew"}],"timestamp":9}}"#;
+        std::fs::write(&path, format!("{PI_BRANCHED}{root}\n")).unwrap();
+        assert_eq!(texts(&path, Format::Pi), ["anew"]);
+        // A line that cannot be read breaks the path: what is before it is read as it comes.
+        std::fs::write(&path, format!("{PI_BRANCHED}{{\"type\":\"message\",\"id\n")).unwrap();
+        assert_eq!(
+            texts(&path, Format::Pi),
+            ["first", "reply one", "second", "reply two"]
+        );
+        let broken = PI_BRANCHED.replace(
+            r#"{"type":"branch_summary""#,
+            "{\"type\":\"message\",\"id\":\"bad\n{\"type\":\"branch_summary\"",
+        );
+        std::fs::write(&path, broken).unwrap();
+        assert_eq!(
+            texts(&path, Format::Pi),
+            [
+                "first",
+                "reply one",
+                "abandoned",
+                "abandoned reply",
+                "second",
+                "reply two"
+            ]
+        );
+        // A file without ids (Pi v1) is read whole.
+        let v1: String = PI_BRANCHED
+            .lines()
+            .map(|l| {
+                l.replace(r#""id":"#, r#""x":"#)
+                    .replace(r#""parentId":"#, r#""y":"#)
+                    + "\n"
+            })
+            .collect();
+        std::fs::write(&path, v1).unwrap();
+        assert_eq!(texts(&path, Format::Pi).len(), 6);
     }
 
     #[test]

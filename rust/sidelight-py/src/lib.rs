@@ -249,15 +249,14 @@ fn scan<'py>(
     scan_dict(py, path, &result.map_err(to_py_err)?)
 }
 
-/// Scan many `(path, format, cursor)` requests in parallel; one result or exception per request.
-#[pyfunction]
-fn scan_many<'py>(
-    py: Python<'py>,
-    requests: Vec<(String, String, Option<CursorTuple>)>,
-    categories: std::collections::HashMap<String, std::collections::HashMap<String, String>>,
+/// Scans many `(path, format, cursor)` requests in parallel: one result per request, in order.
+fn scan_requests(
+    py: Python<'_>,
+    requests: &[(String, String, Option<CursorTuple>)],
+    categories: &std::collections::HashMap<String, std::collections::HashMap<String, String>>,
     max_line_bytes: usize,
     text_limit: usize,
-) -> PyResult<Bound<'py, PyList>> {
+) -> PyResult<Vec<Result<Scan, Error>>> {
     let mut option_sets: Vec<Options> = Vec::new();
     let mut option_index: std::collections::HashMap<Format, usize> =
         std::collections::HashMap::new();
@@ -265,7 +264,7 @@ fn scan_many<'py>(
     // in this thread (they need the GIL for every line).
     let mut parsed: Vec<Result<Request, Error>> = Vec::with_capacity(requests.len());
     let mut outside: Vec<Option<Result<Scan, Error>>> = Vec::with_capacity(requests.len());
-    for (path, format, cursor) in &requests {
+    for (path, format, cursor) in requests {
         let Some(f) = Format::parse(format) else {
             parsed.push(Err(Error::UnknownFormat(format.clone())));
             outside.push(None);
@@ -335,15 +334,109 @@ fn scan_many<'py>(
         run_interruptible(py, work)?
     }
     .into_iter();
-    let out = PyList::empty(py);
-    for ((request, parse), done) in requests.iter().zip(parsed).zip(outside) {
-        let result = match (parse, done) {
+    let mut found = Vec::with_capacity(requests.len());
+    for (parse, done) in parsed.into_iter().zip(outside) {
+        found.push(match (parse, done) {
             (_, Some(result)) => result,
             (Ok(_), None) => results.next().expect("one result per valid request"),
             (Err(e), None) => Err(e),
-        };
+        });
+    }
+    Ok(found)
+}
+
+/// Scan many `(path, format, cursor)` requests in parallel; one result or exception per request.
+#[pyfunction]
+fn scan_many<'py>(
+    py: Python<'py>,
+    requests: Vec<(String, String, Option<CursorTuple>)>,
+    categories: std::collections::HashMap<String, std::collections::HashMap<String, String>>,
+    max_line_bytes: usize,
+    text_limit: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
+    let out = PyList::empty(py);
+    for (request, result) in requests.iter().zip(found) {
         match result {
             Ok(scan) => out.append(scan_dict(py, &request.0, &scan)?)?,
+            Err(Error::Interrupted) => return Err(to_py_err(Error::Interrupted)),
+            Err(e) => out.append(to_py_err(e).into_value(py))?,
+        }
+    }
+    Ok(out)
+}
+
+/// What the watcher counts of one scan, as a tuple (see `scan_many_counts` in `_core.pyi`): fields
+/// in a fixed order, and `None` for an empty dict or list, so that a scan of one new line costs a
+/// handful of objects rather than a dict of dicts.
+fn counts_tuple<'py>(py: Python<'py>, scan: &Scan) -> PyResult<Bound<'py, PyTuple>> {
+    let a = &scan.activity;
+    let tools = if a.tools.is_empty() {
+        None
+    } else {
+        let tools = PyDict::new(py);
+        for (name, n) in &a.tools {
+            tools.set_item(name, n)?;
+        }
+        Some(tools)
+    };
+    let tool_uses = if a.tool_uses.is_empty() {
+        None
+    } else {
+        let list = PyList::empty(py);
+        for t in &a.tool_uses {
+            list.append((
+                &t.name,
+                t.category.name(),
+                &t.primary_arg,
+                &t.timestamp,
+                t.lines,
+                &t.old_text,
+                &t.new_text,
+            ))?;
+        }
+        Some(list)
+    };
+    let files = (!a.files_touched.is_empty()).then_some(&a.files_touched);
+    let categories = (
+        a.categories[Category::Edit as usize],
+        a.categories[Category::Read as usize],
+        a.categories[Category::Command as usize],
+        a.categories[Category::Other as usize],
+    );
+    let items: [Bound<'py, PyAny>; 13] = [
+        cursor_tuple(&scan.cursor).into_pyobject(py)?.into_any(),
+        scan.reset.map(|r| r.name()).into_pyobject(py)?,
+        a.lines.into_pyobject(py)?.into_any(),
+        a.user_messages.into_pyobject(py)?.into_any(),
+        a.assistant_messages.into_pyobject(py)?.into_any(),
+        categories.into_pyobject(py)?.into_any(),
+        tools.into_pyobject(py)?,
+        tool_uses.into_pyobject(py)?,
+        files.into_pyobject(py)?,
+        a.first_user_text.as_deref().into_pyobject(py)?,
+        a.last_user_text.as_deref().into_pyobject(py)?,
+        a.last_assistant_text.as_deref().into_pyobject(py)?,
+        a.last_timestamp.as_deref().into_pyobject(py)?,
+    ];
+    PyTuple::new(py, items)
+}
+
+/// `scan_many` for the watcher: per request a tuple of what it counts (`counts_tuple`), or an
+/// exception.
+#[pyfunction]
+fn scan_many_counts<'py>(
+    py: Python<'py>,
+    requests: Vec<(String, String, Option<CursorTuple>)>,
+    categories: std::collections::HashMap<String, std::collections::HashMap<String, String>>,
+    max_line_bytes: usize,
+    text_limit: usize,
+) -> PyResult<Bound<'py, PyList>> {
+    let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
+    let out = PyList::empty(py);
+    for result in found {
+        match result {
+            Ok(scan) => out.append(counts_tuple(py, &scan)?)?,
             Err(Error::Interrupted) => return Err(to_py_err(Error::Interrupted)),
             Err(e) => out.append(to_py_err(e).into_value(py))?,
         }
@@ -382,6 +475,8 @@ fn recent_entries<'py>(
                 e.text.into_pyobject(py)?.into_any(),
                 e.tool_name.into_pyobject(py)?.into_any(),
                 e.primary_arg.into_pyobject(py)?.into_any(),
+                e.result.into_pyobject(py)?.into_any(),
+                e.result_error.into_pyobject(py)?.to_owned().into_any(),
             ],
         )?)?;
     }
@@ -846,6 +941,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(scan, m)?)?;
     m.add_function(wrap_pyfunction!(scan_many, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_many_counts, m)?)?;
     m.add_function(wrap_pyfunction!(recent_entries, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(file_cursor, m)?)?;
