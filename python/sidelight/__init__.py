@@ -3,33 +3,16 @@
 >>> import sidelight
 >>> activity = sidelight.scan("session.jsonl")        # doctest: +SKIP
 >>> activity = sidelight.scan("session.jsonl", cursor=activity.cursor)  # only what is new  # doctest: +SKIP
+
+Every public name is imported on first use (PEP 562): a prompt hook imports this package on every
+prompt and needs none of them, so ``import sidelight`` costs next to nothing.
 """
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
-
-from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
-from sidelight.formats import (
-    DEFAULT_CATEGORIES,
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_SKIP_CUSTOM_TYPES,
-    DEFAULT_TEXT_LIMIT,
-    Category,
-    Format,
-)
-from sidelight.history import Message, history, subagent_context
-from sidelight.scanning import detect_format, recent_entries, scan, scan_many
-from sidelight.types import (
-    Activity,
-    CategoryCounts,
-    Cursor,
-    Entry,
-    MessageCounts,
-    ScanFailure,
-    SkippedLines,
-    ToolUse,
-)
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -71,13 +54,58 @@ __version__: str
 
 
 if TYPE_CHECKING:
+    from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
     from sidelight.facts import Fact, add_fact, forget_fact, list_facts, load_fact_texts
+    from sidelight.formats import (
+        DEFAULT_CATEGORIES,
+        DEFAULT_MAX_LINE_BYTES,
+        DEFAULT_SKIP_CUSTOM_TYPES,
+        DEFAULT_TEXT_LIMIT,
+        Category,
+        Format,
+    )
+    from sidelight.history import Message, history, subagent_context
     from sidelight.hookspecs import hookimpl
     from sidelight.reader import read_session_log
+    from sidelight.scanning import detect_format, recent_entries, scan, scan_many
+    from sidelight.types import (
+        Activity,
+        CategoryCounts,
+        Cursor,
+        Entry,
+        MessageCounts,
+        ScanFailure,
+        SkippedLines,
+        ToolUse,
+    )
     from sidelight.updates import get_session_updates
 
-#: Names imported on first use: they pull in the plugin machinery, which `sidelight scan` never needs.
+#: The module each public name comes from, imported on first use.
 _LAZY = {
+    "InvalidCursorError": "sidelight.errors",
+    "SidelightError": "sidelight.errors",
+    "UnknownFormatError": "sidelight.errors",
+    "DEFAULT_CATEGORIES": "sidelight.formats",
+    "DEFAULT_MAX_LINE_BYTES": "sidelight.formats",
+    "DEFAULT_SKIP_CUSTOM_TYPES": "sidelight.formats",
+    "DEFAULT_TEXT_LIMIT": "sidelight.formats",
+    "Category": "sidelight.formats",
+    "Format": "sidelight.formats",
+    "Message": "sidelight.history",
+    "history": "sidelight.history",
+    "subagent_context": "sidelight.history",
+    "detect_format": "sidelight.scanning",
+    "recent_entries": "sidelight.scanning",
+    "scan": "sidelight.scanning",
+    "scan_many": "sidelight.scanning",
+    "Activity": "sidelight.types",
+    "CategoryCounts": "sidelight.types",
+    "Cursor": "sidelight.types",
+    "Entry": "sidelight.types",
+    "MessageCounts": "sidelight.types",
+    "ScanFailure": "sidelight.types",
+    "SkippedLines": "sidelight.types",
+    "ToolUse": "sidelight.types",
     "hookimpl": "sidelight.hookspecs",
     "get_session_updates": "sidelight.updates",
     "read_session_log": "sidelight.reader",
@@ -89,13 +117,23 @@ _LAZY = {
 }
 
 
+#: The submodules ``import sidelight`` imported when it imported every public name, which code may
+#: reach as attributes of the package.
+_SUBMODULES = frozenset({"_core", "errors", "formats", "scanning", "types"})
+
+
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    module = _LAZY.get(name)
+    if module is not None:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     # The version comes from the installed package's metadata. importlib.metadata is slow to import,
     # and hooks import sidelight on every prompt, so it is looked up only when asked for.
     if name == "__version__":
@@ -108,3 +146,21 @@ def __getattr__(name: str) -> Any:
         globals()["__version__"] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+class _Package(ModuleType):
+    """This package's module object. Importing the submodule ``sidelight.history`` (which the CLI and
+    the facts do) sets the package's ``history`` attribute to that submodule; ``sidelight.history`` is
+    the function :func:`sidelight.history.history`, as ``__all__`` says, whichever was imported first."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "history" and isinstance(value, ModuleType) and value.__name__ == "sidelight.history":
+            value = value.history
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -6,7 +6,6 @@ traceback. Every option can also be set with an environment variable (shown in `
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import logging
 import os
@@ -14,11 +13,12 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from sidelight.errors import describe
-from sidelight.scanning import scan, scan_many
-from sidelight.types import Activity, ScanFailure
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
+
+    from sidelight.types import Activity, ScanFailure
 
 __all__ = ["main"]
 
@@ -35,26 +35,6 @@ LIST_WIDTH = 120
 PATH_WIDTH = 60
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one line on stderr, like every other error."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-class _Version(argparse.Action):
-    """``--version``, looked up only when asked for (reading package metadata is slow to import)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
-        from sidelight import __version__
-
-        sys.stdout.write(f"sidelight {__version__}\n")
-        parser.exit(EXIT_OK)
-
-
 #: Modules that add commands: each has ``register(commands)``, which adds its subparsers and sets
 #: ``run=`` (``run(parser, args) -> int``) and ``parser=`` defaults on them.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -68,6 +48,27 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # argparse is imported here, not with the module: the prompt hook (`main`'s fast path) never needs it.
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        """An argument parser whose usage errors are one line on stderr, like every other error."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    class _Version(argparse.Action):
+        """``--version``, looked up only when asked for (reading package metadata is slow to import)."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+        def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+            from sidelight import __version__
+
+            sys.stdout.write(f"sidelight {__version__}\n")
+            parser.exit(EXIT_OK)
+
     parser = _Parser(
         prog="sidelight",
         description="Count what AI coding agents did, from their transcripts (Claude Code, Pi, Codex).",
@@ -113,7 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The prompt hook's fast path: no argument parser, no plugin commands, always exit 0.
         from sidelight.cli_hooks import run_hook
 
-        return run_hook(arguments[1:])
+        if argv is not None:  # called from Python: the process is the caller's
+            return run_hook(arguments[1:])
+        return _hook_process(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose - args.quiet)
@@ -134,7 +137,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _hook_process(arguments: Sequence[str]) -> int:
+    """``sidelight hook`` as its own process, which lives for one prompt: the garbage collector is off
+    while it runs, and what is alive at its end is frozen, so that the interpreter's last collection
+    at exit skips it. Collecting cycles among the thousands of objects the hook's imports create, and
+    then once more over all of them at exit, cost every prompt some 15 ms, to free memory that the
+    process gives back a moment later anyway."""
+    import gc
+
+    from sidelight.cli_hooks import run_hook
+
+    gc.disable()
+    try:
+        return run_hook(arguments)
+    finally:
+        gc.freeze()
+
+
 def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.scanning import scan, scan_many
+    from sidelight.types import ScanFailure
+
     if args.format not in FORMAT_CHOICES:
         parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
 

@@ -8,7 +8,6 @@ own locations from here too, so tests can point everything at a throwaway HOME.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -99,6 +98,8 @@ class Settings:
         )
         data: dict[str, Any] = {}
         if config_path.is_file():
+            import tomllib  # only with a config file: it costs a prompt hook some 7 ms to import
+
             try:
                 data = tomllib.loads(config_path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:

@@ -20,7 +20,6 @@ stored with secrets redacted and control characters removed (a secret never reac
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import time
@@ -130,6 +129,8 @@ def normalize_fact(text: str) -> str:
 
 def fact_id(text: str) -> str:
     """The id of the fact with this text: ten hex digits of the SHA-256 of its normalised text."""
+    import hashlib  # not with the module: hooks import it on every prompt, and hashlib is slow to load
+
     return hashlib.sha256(normalize_fact(text).encode()).hexdigest()[:10]
 
 

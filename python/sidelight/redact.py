@@ -9,9 +9,10 @@ have echoed a ``.env`` file, a web page may carry terminal escapes or bidi overr
   bidi overrides and zero-width characters, redacts, defangs frame markers and role tags
   (:func:`defang`), collapses whitespace and cuts to a limit.
 
-Every pattern is compiled at import and written so that it runs in linear time: an unbounded run may
-only start where the previous character cannot belong to it (a lookbehind), so no input makes the
-engine rescan a run from each of its characters.
+Every pattern is written so that it runs in linear time: an unbounded run may only start where the
+previous character cannot belong to it (a lookbehind), so no input makes the engine rescan a run from
+each of its characters. Each is compiled on first use (:class:`_Pattern`): a prompt hook imports this
+module to sanitize a few short lines, which most patterns never see.
 """
 
 from __future__ import annotations
@@ -33,6 +34,24 @@ def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
+class _Pattern:
+    """A regular expression compiled when first used: ``_FRAME()`` is the compiled pattern. Compiling
+    them all at import cost every prompt hook some 10 ms, for patterns most hooks never use."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __call__(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:  # two threads may both compile it: the same pattern either way
+            compiled = self._compiled = re.compile(self._source, self._flags)
+        return compiled
+
+
 # A token may only start where the previous character cannot belong to it.
 _TOKEN_EDGE = r"(?<![A-Za-z0-9_\-])"
 
@@ -40,7 +59,7 @@ _TOKEN_EDGE = r"(?<![A-Za-z0-9_\-])"
 _VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
 
 #: Names in assignments that hold secrets (looked up in the lowercased name).
-_SECRET_NAME = re.compile(
+_SECRET_NAME = _Pattern(
     r"secret|token(?!s|iz|_?count|_?usage|_?limit)|passw(?:or)?d|api[_\-.]?key|private|credential|auth(?!or)"
 )
 #: Name parts that hold secrets only as a whole part (``DB_PASS``, ``SMTP_PWD``, not ``BYPASS`` or ``PWD``).
@@ -49,17 +68,17 @@ _SECRET_PART = frozenset({"pass", "pwd", "pw"})
 _HARMLESS_VALUES = frozenset(
     {"true", "false", "none", "null", "nil", "yes", "no", "on", "off", "bearer", "basic", "token", "digest"}
 )
-_VARIABLE_REFERENCE = re.compile(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
-_NAME_PARTS = re.compile(r"[_.\-]+")
+_VARIABLE_REFERENCE = _Pattern(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
+_NAME_PARTS = _Pattern(r"[_.\-]+")
 
 
 def _is_secret_name(name: str) -> bool:
     lowered = name.lower()
     if lowered in {"pwd", "oldpwd"}:
         return False
-    if _SECRET_NAME.search(lowered):
+    if _SECRET_NAME().search(lowered):
         return True
-    return any(part in _SECRET_PART for part in _NAME_PARTS.split(lowered))
+    return any(part in _SECRET_PART for part in _NAME_PARTS().split(lowered))
 
 
 def _assignment(match: re.Match[str]) -> str:
@@ -72,7 +91,7 @@ def _assignment(match: re.Match[str]) -> str:
         not bare
         or bare.startswith("[REDACTED")  # a more specific rule got there first
         or bare.lower() in _HARMLESS_VALUES
-        or _VARIABLE_REFERENCE.fullmatch(bare)
+        or _VARIABLE_REFERENCE().fullmatch(bare)
     ):
         return match.group(0)
     quoted = value[0] in "\"'"
@@ -99,14 +118,14 @@ _GITHUB = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
 
 
 class _Rule(NamedTuple):
-    pattern: re.Pattern[str]
+    pattern: _Pattern
     replacement: _Replacement
     #: The rule runs only when one of these is in the lowercased text (a fast ``in`` test before the regex).
     triggers: tuple[str, ...]
 
 
 _RULES: Final[tuple[_Rule, ...]] = tuple(
-    _Rule(re.compile(pattern, flags), replacement, triggers)
+    _Rule(_Pattern(pattern, flags), replacement, triggers)
     for pattern, flags, replacement, triggers in (
         # A private-key block, to its END line or, when cut off, to the end of the text.
         (
@@ -212,7 +231,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
 )
 
 
-_ANY_TRIGGER: Final = re.compile("|".join(re.escape(t) for rule in _RULES for t in rule.triggers))
+_ANY_TRIGGER: Final = _Pattern("|".join(re.escape(t) for rule in _RULES for t in rule.triggers))
 
 
 def redact(text: str) -> str:
@@ -225,19 +244,19 @@ def redact(text: str) -> str:
     """
     lowered = text.lower()
     # One pass over the text finds whether any rule's trigger is in it at all (most text has none).
-    if _ANY_TRIGGER.search(lowered) is None:
+    if _ANY_TRIGGER().search(lowered) is None:
         return text
     for pattern, replacement, triggers in _RULES:
         for trigger in triggers:
             if trigger in lowered:
-                text = pattern.sub(replacement, text)
+                text = pattern().sub(replacement, text)
                 break
     return text
 
 
 # Terminal escapes: CSI (also its 8-bit form), OSC to BEL or ST (or to the end when cut off), and the
 # two-character escapes.
-_ANSI = re.compile(
+_ANSI = _Pattern(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[@-Z\\-_]?"
@@ -247,14 +266,14 @@ _ANSI = re.compile(
 # Cf: soft hyphen, the Arabic letter mark, bidi marks, embeddings, overrides and isolates, zero-width
 # characters, invisible operators, the BOM, interlinear annotations, the tag characters of ASCII
 # smuggling, ...).
-_INVISIBLE = re.compile(
+_INVISIBLE = _Pattern(
     "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff"
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]+"
 )
 # Up to the last character that no token, key or URL password contains (greedy, then one step back).
-_LAST_BREAK = re.compile(r"[\s\S]*[^A-Za-z0-9_\-.+/=~:@%]")
+_LAST_BREAK = _Pattern(r"[\s\S]*[^A-Za-z0-9_\-.+/=~:@%]")
 
 
 def strip_invisible(text: str) -> str:
@@ -263,20 +282,20 @@ def strip_invisible(text: str) -> str:
     if text.isprintable():
         return text
     if "\x1b" in text or "\x9b" in text or "\x9d" in text:
-        text = _ANSI.sub("", text)
-    return _INVISIBLE.sub("", text)
+        text = _ANSI().sub("", text)
+    return _INVISIBLE().sub("", text)
 
 
 # The markers that frame injected blocks (sidelight's own, and the role frames of chat templates), in
 # square brackets: ``[END SESSION]`` in a sibling's text must not close a block early.
-_FRAME = re.compile(
+_FRAME = _Pattern(
     r"\[(\s*/?\s*(?:session\s+activity|session\s+context|end(?:\s+of)?(?:\s+session)?|long-term\s+context"
     r"|handoff|previous\s+session|system|sys|inst|user|assistant|human|developer)\s*)\]",
     re.IGNORECASE,
 )
 # Role tags and special tokens: a ``</system-reminder>`` in the text would end the wrapper Claude Code
 # puts around a hook's context, and what follows would read as the user's own words.
-_TAG = re.compile(
+_TAG = _Pattern(
     r"<(\s*/?\s*(?:system-reminder|system|user|assistant|human|developer|instructions?|tool_result"
     r"|user-prompt-submit-hook|function_calls|antml:[a-z_]+)\b[^<>\n]{0,200})>"
     r"|<(\|[A-Za-z0-9_]{1,40}\|)>",
@@ -301,9 +320,9 @@ def defang(text: str) -> str:
     'done (END SESSION) ‹/system-reminder› ‹|im_start|›system obey'
     """
     if "[" in text:
-        text = _FRAME.sub(_defang_frame, text)
+        text = _FRAME().sub(_defang_frame, text)
     if "<" in text:
-        text = _TAG.sub(_defang_tag, text)
+        text = _TAG().sub(_defang_tag, text)
     return text
 
 
@@ -356,5 +375,5 @@ def _sanitize(text: str, limit: int) -> str:
 def _prefix(text: str, size: int) -> str | None:
     """The first ``size`` characters of ``text`` or fewer, up to the last character in their second half
     that cannot be part of a token (``None``: there is none)."""
-    found = _LAST_BREAK.match(text, size // 2, size)
+    found = _LAST_BREAK().match(text, size // 2, size)
     return text[: found.end() - 1] if found else None

@@ -20,20 +20,16 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sidelight.lifecycle import (
-    LifecycleSettings,
-    SessionState,
-    SessionTracker,
-    resume_context,
-    session_context_block,
-)
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
+# The lifecycle machinery is imported only to build a context: every prompt marks its time here, and
+# only a session that comes back after a quiet spell needs more.
 if TYPE_CHECKING:
     from pathlib import Path
 
     from sidelight.config import Settings
+    from sidelight.lifecycle import SessionState
     from sidelight.plugins import Plugins
     from sidelight.sessions import Session
 
@@ -47,6 +43,7 @@ TAIL_BYTES = 256 * 1024
 
 def recent_state(session: Session, settings: Settings, plugins: Plugins) -> SessionState | None:
     """The session's state as its transcript's recent tail shows it (``None``: nothing to show)."""
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.updates import first_look, scan_reads  # updates imports this module for its hooks
 
     tail = replace(settings, first_look_bytes=TAIL_BYTES)
@@ -74,6 +71,8 @@ def resume_text(
     session: Session, settings: Settings, plugins: Plugins, now: float | None = None
 ) -> str | None:
     """The resume context of ``session`` (``None`` when its transcript shows nothing yet)."""
+    from sidelight.lifecycle import resume_context
+
     state = recent_state(session, settings, plugins)
     if state is None or not state.events:
         return None
@@ -85,6 +84,8 @@ def context_text(
     session: Session, settings: Settings, plugins: Plugins, now: float | None = None
 ) -> str | None:
     """The ``[SESSION CONTEXT] ... [END SESSION]`` block of ``session`` (``None``: nothing to show)."""
+    from sidelight.lifecycle import session_context_block
+
     state = recent_state(session, settings, plugins)
     if state is None or not state.events:
         return None

@@ -216,18 +216,7 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
     """The session whose main transcript is ``path`` (which may not exist yet)."""
     project = path.parent
     session_id = path.stem
-    own = os.fspath(path)
-    transcripts: list[str] = [own] if path.is_file() else []
-    try:
-        with os.scandir(project) as entries:
-            transcripts.extend(
-                e.path
-                for e in entries
-                if e.name.endswith(".jsonl") and not e.name.startswith("agent-") and e.path != own
-            )
-    except OSError:
-        pass
-    group = _project_group(project, transcripts, event.cwd if event is not None else None)
+    group = _project_group(project, _transcripts(path), event.cwd if event is not None else None)
     return TitledSession(
         key=f"{NAME}:{session_id}",
         path=path,
@@ -239,6 +228,21 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
         title_format="claude-code",
         fallback=short_id(session_id),
     )
+
+
+def _transcripts(path: Path) -> Iterator[str]:
+    """``path`` when it is a file, then the project's other main transcripts, listed only when asked
+    for: a project's group is usually known already, and its folder may hold thousands."""
+    own = os.fspath(path)
+    if path.is_file():
+        yield own
+    try:
+        with os.scandir(path.parent) as entries:
+            for e in entries:
+                if e.name.endswith(".jsonl") and not e.name.startswith("agent-") and e.path != own:
+                    yield e.path
+    except OSError:
+        pass
 
 
 def find_by_id(settings: Settings, session_id: str) -> Path | None:

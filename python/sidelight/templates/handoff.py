@@ -27,7 +27,6 @@ Importing this module is cheap (it is loaded with every hook): the recap machine
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -362,9 +361,16 @@ def previous_session(
     return None if best is None else best[2]
 
 
+def _delivery(workspace: Path, source: Session, size: int) -> str:
+    """The name of the file that records one delivery."""
+    import hashlib  # only when a handoff is delivered: hashlib is slow to load, and hooks load this module
+
+    return hashlib.sha256(f"{workspace}\0{source.key}\0{size}".encode()).hexdigest()[:40]
+
+
 def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     """True once per (workspace, previous session, transcript size): records the delivery."""
-    digest = hashlib.sha256(f"{workspace}\0{source.key}\0{size}".encode()).hexdigest()[:40]
+    digest = _delivery(workspace, source, size)
     folder = settings.state_dir / "handoffs" / "delivered"
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -379,7 +385,7 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
 
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
-    digest = hashlib.sha256(f"{workspace}\0{source.key}\0{size}".encode()).hexdigest()[:40]
+    digest = _delivery(workspace, source, size)
     return (settings.state_dir / "handoffs" / "delivered" / digest).exists()
 
 

@@ -1,0 +1,116 @@
+"""What a prompt hook loads: only what a prompt needs.
+
+A hook runs on every prompt of every agent, so whatever its process imports is paid for on every
+prompt. These tests pin down which modules the real hook process loads, which is deterministic where a
+timing is not (the timings are in ``tests/benchmarks/test_hook.py``), and that the public API of
+``import sidelight`` stays what it was while its names are imported on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import TYPE_CHECKING
+
+from tests.hook_world import HookWorld, context_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+#: The hook as the ``sidelight`` command runs it, then the names of every module it loaded (on stderr).
+HOOK = (
+    "import json, sys\n"
+    "from sidelight.cli import main\n"
+    "code = main(['hook', 'claude-code'])\n"
+    "sys.stderr.write(json.dumps(sorted(sys.modules)))\n"
+    "raise SystemExit(code)\n"
+)
+
+#: Never loaded by a prompt that gets a digest of its siblings' news.
+NOT_FOR_A_PROMPT = (
+    # the rest of the command line: the hook's fast path comes before the argument parser
+    "argparse",
+    "sidelight.cli_read",
+    "sidelight.cli_history",
+    "sidelight.cli_watch",
+    "sidelight.install",
+    # the rest of the library: transcripts as conversations, the watcher, recaps, fleets
+    "sidelight.history",
+    "sidelight.reader",
+    "sidelight.scanning",
+    "sidelight.lifecycle",
+    "sidelight.recap",
+    "sidelight.collapse",
+    "sidelight.tokens",
+    "sidelight.watch",
+    "sidelight.status",
+    "sidelight.fleet",
+    "sidelight.resp",
+    # slow to import, and needed only elsewhere: a config file, a stored fact or delivered handoff,
+    # package versions, terminal output, the watcher's fast JSON, the redis package
+    "tomllib",
+    "hashlib",
+    "importlib.metadata",
+    "rich",
+    "orjson",
+    "redis",
+)
+
+
+def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
+    world = HookWorld(tmp_path, sessions=2)
+    assert world.run_hook(0).returncode == 0  # the first look: cursors are saved
+    world.prompt(1, "news from the sibling")
+    done = subprocess.run(
+        [sys.executable, "-c", HOOK],
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        cwd=world.project,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    context = context_of(done.stdout)
+    assert context is not None and "news from the sibling" in context  # the whole prompt path ran
+    loaded = set(json.loads(done.stderr))
+    assert "sidelight.updates" in loaded
+    assert sorted(loaded.intersection(NOT_FOR_A_PROMPT)) == []
+    assert world.log().count("ERROR") == 0
+
+
+def run_python(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_import_sidelight_imports_nothing_else_of_it() -> None:
+    code = (
+        "import sys, sidelight\n"
+        "print(sorted(m for m in sys.modules if m.startswith('sidelight')))\n"
+        # the submodules it used to import on the way are still there as attributes
+        "print(sidelight.formats.Layout.__name__, sidelight.types.Activity.__name__)\n"
+        "print(sidelight._core.__name__, sidelight.scanning.scan is sidelight.scan)\n"
+    )
+    assert run_python(code).splitlines() == ["['sidelight']", "Layout Activity", "sidelight._core True"]
+
+
+def test_public_names_are_the_same_whatever_is_imported_first() -> None:
+    # `sidelight.history` is the function, also when the submodule of the same name was imported first
+    # (the import system then sets the package's attribute to the submodule).
+    code = (
+        "import sidelight.cli_history, sidelight.history as imported\n"
+        "import sidelight\n"
+        "from sidelight import history\n"
+        "from sidelight.history import history as function\n"
+        "assert history is function is sidelight.history is imported, (history, sidelight.history)\n"
+        "assert sidelight.Message is sidelight.history.__globals__['Message']\n"
+        "missing = [name for name in sidelight.__all__ if getattr(sidelight, name, None) is None]\n"
+        "assert not missing, missing\n"
+        "assert set(sidelight.__all__) <= set(dir(sidelight))\n"
+        "print('ok')\n"
+    )
+    assert run_python(code) == "ok"
