@@ -301,6 +301,20 @@ def main() -> int:
         problems.append(
             f"watcher counts (counted, written) differ for {len(wrong)}: {list(wrong.items())[:5]}"
         )
+        # What to look at next time: whether the watcher was still passing, and what it logged.
+        try:
+            snapshot = json.loads((state / "status.json").read_bytes())
+            problems.append(
+                f"the watcher's snapshot was written {time.time() - float(snapshot['updated']):.0f} s "
+                f"before the check, after {snapshot.get('scans')} scans"
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            problems.append("the watcher's snapshot cannot be read")
+        logged = (root / "watcher.log").read_text(errors="replace").splitlines()
+        # The log has no levels: what is not routine (a rotation or deletion noticed), and its end.
+        routine = ("reading its recent tail again", "is gone; forgetting")
+        unusual = [line for line in logged if not any(r in line for r in routine)]
+        problems.extend(f"watcher log: {line[:300]}" for line in unusual[-15:])
     try:
         fields = Path(f"/proc/{watcher.pid}/stat").read_text().rsplit(")", 1)[1].split()
         cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -322,7 +336,7 @@ def main() -> int:
     figures["steady_sessions"] = len(steady)
     figures["watcher_lines_checked"] = sum(want.values())
     figures["soak_process_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    figures["problems"] = problems[:20]
+    figures["problems"] = problems[:40]
     figures["ok"] = not problems
     sys.stdout.write(json.dumps(figures, indent=1) + "\n")
     return 0 if not problems else 1
