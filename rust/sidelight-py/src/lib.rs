@@ -16,7 +16,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use sidelight_core::activity::Sink;
 use sidelight_core::declared::{report_events, Event, KeyPath, LineDecoder, Spec, ToolEntrySpec};
-use sidelight_core::{Categories, Category, Cursor, Error, Format, Options, Request, Scan};
+use sidelight_core::{
+    Activity, Categories, Category, Cursor, Error, Format, Options, Request, Scan,
+};
 
 type CursorTuple = (u64, u64, u64, u64, u64, u64, u64);
 
@@ -132,6 +134,23 @@ fn run_interruptible<T: Send>(
     })
 }
 
+/// The kept tool uses as `(name, category, primary_arg, timestamp, lines, old_text, new_text)` tuples.
+fn tool_use_list<'py>(py: Python<'py>, a: &Activity) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for t in &a.tool_uses {
+        list.append((
+            &t.name,
+            t.category.name(),
+            &t.primary_arg,
+            &t.timestamp,
+            t.lines,
+            &t.old_text,
+            &t.new_text,
+        ))?;
+    }
+    Ok(list)
+}
+
 fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'py, PyDict>> {
     let a = &scan.activity;
     let d = PyDict::new(py);
@@ -169,19 +188,7 @@ fn scan_dict<'py>(py: Python<'py>, path: &str, scan: &Scan) -> PyResult<Bound<'p
         categories.set_item(key, a.categories[c as usize])?;
     }
     d.set_item(intern!(py, "categories"), categories)?;
-    let tool_uses = PyList::empty(py);
-    for t in &a.tool_uses {
-        tool_uses.append((
-            &t.name,
-            t.category.name(),
-            &t.primary_arg,
-            &t.timestamp,
-            t.lines,
-            &t.old_text,
-            &t.new_text,
-        ))?;
-    }
-    d.set_item(intern!(py, "tool_uses"), tool_uses)?;
+    d.set_item(intern!(py, "tool_uses"), tool_use_list(py, a)?)?;
     d.set_item(intern!(py, "files_touched"), &a.files_touched)?;
     d.set_item(intern!(py, "first_user_text"), &a.first_user_text)?;
     d.set_item(intern!(py, "last_user_text"), &a.last_user_text)?;
@@ -355,10 +362,23 @@ fn scan_many<'py>(
     text_limit: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
+    result_list(py, &requests, found, |path, scan| {
+        Ok(scan_dict(py, path, scan)?.into_any())
+    })
+}
+
+/// One item per request: `convert(path, scan)` of its scan, or its exception (an interrupted scan
+/// raises instead).
+fn result_list<'py>(
+    py: Python<'py>,
+    requests: &[(String, String, Option<CursorTuple>)],
+    found: Vec<Result<Scan, Error>>,
+    convert: impl Fn(&str, &Scan) -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for (request, result) in requests.iter().zip(found) {
         match result {
-            Ok(scan) => out.append(scan_dict(py, &request.0, &scan)?)?,
+            Ok(scan) => out.append(convert(&request.0, &scan)?)?,
             Err(Error::Interrupted) => return Err(to_py_err(Error::Interrupted)),
             Err(e) => out.append(to_py_err(e).into_value(py))?,
         }
@@ -383,19 +403,7 @@ fn counts_tuple<'py>(py: Python<'py>, scan: &Scan) -> PyResult<Bound<'py, PyTupl
     let tool_uses = if a.tool_uses.is_empty() {
         None
     } else {
-        let list = PyList::empty(py);
-        for t in &a.tool_uses {
-            list.append((
-                &t.name,
-                t.category.name(),
-                &t.primary_arg,
-                &t.timestamp,
-                t.lines,
-                &t.old_text,
-                &t.new_text,
-            ))?;
-        }
-        Some(list)
+        Some(tool_use_list(py, a)?)
     };
     let files = (!a.files_touched.is_empty()).then_some(&a.files_touched);
     let categories = (
@@ -433,15 +441,9 @@ fn scan_many_counts<'py>(
     text_limit: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
-    let out = PyList::empty(py);
-    for result in found {
-        match result {
-            Ok(scan) => out.append(counts_tuple(py, &scan)?)?,
-            Err(Error::Interrupted) => return Err(to_py_err(Error::Interrupted)),
-            Err(e) => out.append(to_py_err(e).into_value(py))?,
-        }
-    }
-    Ok(out)
+    result_list(py, &requests, found, |_path, scan| {
+        Ok(counts_tuple(py, scan)?.into_any())
+    })
 }
 
 /// The last `limit` conversation entries of `path`, oldest first, read backwards in blocks.
