@@ -1,7 +1,8 @@
 //! What the fuzz targets share: decoding one format over arbitrary lines, checked against itself.
 
 use sidelight_core::activity::{Activity, Options};
-use sidelight_core::{simd, Format};
+use sidelight_core::scan::RESULT_ENDS;
+use sidelight_core::{recent_entries, simd, Format};
 
 /// The fields of an activity that a split scan must reproduce exactly.
 fn summary(a: &Activity) -> impl PartialEq + std::fmt::Debug {
@@ -101,5 +102,26 @@ pub fn check_decoder(format: Format, data: &[u8]) {
     }
     if let Some((end, _)) = simd::string_end(data, 0) {
         assert!(end < data.len() && data[end] == b'"');
+    }
+
+    check_entries(format, data, &options);
+}
+
+/// The entry reader (`sidelight read`, history) on the same transcript: it asks the decoders for tool
+/// results and tree links too, which the counting scan never does. No panic, and every result is cut
+/// to its two ends.
+fn check_entries(format: Format, data: &[u8], options: &Options) {
+    let path = std::env::temp_dir().join(format!(
+        "sidelight-fuzz-entries-{}.jsonl",
+        std::process::id()
+    ));
+    std::fs::write(&path, data).expect("the fuzz transcript is written");
+    let entries =
+        recent_entries(&path, format, 1000, options).expect("the fuzz transcript is read");
+    for entry in &entries {
+        if let Some(result) = &entry.result {
+            assert!(result.chars().count() <= 2 * RESULT_ENDS + 3, "{result:?}");
+        }
+        assert!(entry.text.as_ref().map_or(0, |t| t.chars().count()) <= options.text_limit);
     }
 }
