@@ -123,6 +123,7 @@ class WatchRequest:
 
 
 _CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
+_FIELD_SET = frozenset(_CURSOR_FIELDS)
 
 
 @dataclass(slots=True)
@@ -945,7 +946,17 @@ class Watcher:
         session = self._sessions.get(key)
         row = self._rows.get(key)
         main = os.fspath(session.path) if session is not None else (row.path if row is not None else None)
-        entry = dict(self._entries.get(key) or {})
+        saved = self._entries.get(key)
+        mine = self._cursors.get(key)
+        if (
+            mine is not None
+            and len(mine) == 1
+            and main in mine
+            and (saved is None or saved.keys() <= _FIELD_SET)
+        ):
+            # The common case, a session of one transcript: its cursor is the whole entry.
+            return dict(zip(_CURSOR_FIELDS, mine[main], strict=True))
+        entry = dict(saved or {})
         extra = dict(entry.get("extra") or {})
         for name, cursor in self._cursors.get(key, {}).items():
             fields = dict(zip(_CURSOR_FIELDS, cursor, strict=True))
