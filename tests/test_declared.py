@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sidelight import _core
+from sidelight import _core, hookimpl
 from sidelight.formats import (
     DEFAULT_CATEGORIES,
     Blocks,
@@ -20,9 +20,10 @@ from sidelight.formats import (
     categories_for,
     register_format,
 )
+from sidelight.history import history
 from sidelight.plugins import Plugins
 from sidelight.scanning import recent_entries, scan, scan_many
-from sidelight.sessions import FormatSpec
+from sidelight.sessions import FormatSpec, Session
 from sidelight.types import Activity
 from tests.conftest import PI_CORPUS
 from tests.reference import reference_scan
@@ -33,6 +34,9 @@ PI_LAYOUT = Layout(
     content="message.content",
     blocks=Blocks(tool=("toolCall", "tool_use"), result=("tool_result",), input_keys=("input", "arguments")),
     tool_entries=(ToolEntry("bashExecution", literal_name="bashExecution", primary="message.command"),),
+    result_roles=("toolResult",),
+    result_id="message.toolCallId",
+    result_error="message.isError",
     session_id="id",
     session_id_types=("session",),
     cwd="cwd",
@@ -179,6 +183,12 @@ def test_ctrl_c_in_a_python_decoder_stops_the_scan(tmp_path: Path) -> None:
         (lambda: Layout(user_roles="user"), "Layout.user_roles"),  # type: ignore[arg-type]
         (lambda: ToolEntry("bash"), "ToolEntry('bash').name"),
         (lambda: Blocks(text_key=""), "Blocks.text_key"),
+        (lambda: Blocks(result_id_key=None), "Blocks.result_id_key"),  # type: ignore[arg-type]
+        (lambda: Blocks(result_content_key=("response", "")), "Blocks.result_content_key"),
+        (lambda: Layout(result_id="message.toolCallId"), "Layout.result_id: given without result_roles"),
+        (lambda: Layout(result_roles=("user",)), "Layout.result_roles: 'user' is already"),
+        (lambda: Layout(tool_call_result="result"), "Layout.tool_call_result: given without a tool_calls"),
+        (lambda: Layout(result_roles="toolResult"), "Layout.result_roles"),  # type: ignore[arg-type]
         (lambda: register_format(FormatSpec(name="x1", layout=Layout(content=None))), "content:"),
         (lambda: register_format(FormatSpec(name="x2", layout=Layout(title_types=("a",)))), "title_types:"),
         (
@@ -218,3 +228,150 @@ def test_the_plugin_manager_registers_formats_and_skips_a_bad_one(tmp_path: Path
     assert "t-plugin-good" in _core.declared_formats()
     assert any("t-plugin-bad" in b.name and "content:" in b.error for b in plugins.broken)
     assert plugins.categories()["t-plugin-good"] == {}
+
+
+# --- tool results -----------------------------------------------------------------------------------------
+
+
+def _pi_decode(line: bytes) -> list[Event] | None:
+    """Pi's prompts, replies, tool calls and tool results in plain Python (a fallback decoder)."""
+    record = json.loads(line)
+    message = record.get("message") if record.get("type") == "message" else None
+    if not isinstance(message, dict):
+        return [Event.entry_type(record["type"])] if isinstance(record.get("type"), str) else None
+    events = [Event.entry_type("message")]
+    stamp, role, content = record.get("timestamp"), message.get("role"), message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    if role == "user":
+        events.append(Event.user(content if isinstance(content, str) else "\n".join(texts), stamp))
+    elif role == "assistant":
+        shown = [t for t in texts if t.strip()]
+        events.append(Event.assistant(shown[-1] if shown else None, stamp))
+        for b in blocks:
+            if b.get("type") == "toolCall":
+                events.append(Event.tool(b["name"], b.get("arguments"), id=b.get("id"), timestamp=stamp))
+    elif role == "toolResult":
+        text = content if isinstance(content, str) else ("\n".join(texts) if texts else None)
+        events.append(Event.result(message.get("toolCallId"), text, is_error=message.get("isError") is True))
+    return events
+
+
+RESULT_LINES = [
+    {"type": "session", "id": "s-results", "cwd": "/w", "timestamp": "2026-01-01T10:00:00.000Z"},
+    {
+        "type": "message",
+        "timestamp": "2026-01-01T10:00:01.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": "run the tests"}]},
+    },
+    {
+        "type": "message",
+        "timestamp": "2026-01-01T10:00:02.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "pytest -q"}},
+                {"type": "toolCall", "id": "c2", "name": "read", "arguments": {"path": "missing.txt"}},
+            ],
+        },
+    },
+    {
+        "type": "message",
+        "timestamp": "2026-01-01T10:00:03.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "content": [{"type": "text", "text": "..F\n1 failed, 2 passed\n\nCommand exited with code 1"}],
+            "isError": True,
+        },
+    },
+    {
+        "type": "message",
+        "timestamp": "2026-01-01T10:00:04.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c2",
+            "content": [{"type": "text", "text": "ENOENT: no such file"}],
+            "isError": True,
+        },
+    },
+    {
+        "type": "message",
+        "timestamp": "2026-01-01T10:00:05.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "One test fails."}]},
+    },
+]
+
+
+def test_event_tuples_without_the_error_flag_are_still_read(tmp_path: Path) -> None:
+    # Decoders written before results may build seven-field tuples themselves.
+    assert Event.result("c", "x", is_error=True)[7] is True
+    short = tuple(Event.user("hi"))[:7]
+    register_format(FormatSpec(name="t-short", decode=lambda line: [short]))  # type: ignore[list-item]
+    path = tmp_path / "s.jsonl"
+    path.write_text("a\nb\n")
+    activity = scan(path, "t-short")
+    assert (activity.messages.user, activity.skipped.malformed_json) == (2, 0)
+
+
+@pytest.mark.parametrize("fmt", ["pi", "t-pi", "t-pi-py"])
+def test_recent_entries_carry_results_for_described_and_python_formats(tmp_path: Path, fmt: str) -> None:
+    register_format(FormatSpec(name="t-pi-py", decode=_pi_decode))
+    path = _write(tmp_path / "r.jsonl", RESULT_LINES)
+    tools = [
+        (e.tool_name, e.result, e.result_error) for e in recent_entries(path, fmt, 20) if e.role == "tool"
+    ]
+    assert tools == [
+        ("bash", "..F\n1 failed, 2 passed\n\nCommand exited with code 1", True),
+        ("read", "ENOENT: no such file", True),
+    ]
+    # Results are never counted.
+    counted = scan(path, fmt)
+    assert (counted.messages.user, counted.messages.assistant, counted.tools) == (
+        1,
+        2,
+        {"bash": 1, "read": 1},
+    )
+
+
+@pytest.mark.parametrize("path", _pi_files(), ids=lambda p: p.name)
+def test_pi_as_a_layout_gives_the_built_in_results(path: Path) -> None:
+    register_format(FormatSpec(name="t-pi-py", decode=_pi_decode))
+
+    def tools(fmt: str) -> list[tuple[str | None, str | None, str | None, bool]]:
+        return [
+            (e.tool_name, e.primary_arg, e.result, e.result_error)
+            for e in recent_entries(path, fmt, 400)
+            if e.role == "tool" and e.tool_name != "bashExecution"
+        ]
+
+    built_in = tools("pi")
+    assert any(result is not None for *_, result, _ in built_in)
+    assert tools("t-pi") == built_in
+    if path.parent == DATA / "pi":  # the short decoder above knows the shapes of this session only
+        assert tools("t-pi-py") == built_in
+
+
+def test_history_of_described_and_python_formats_shows_results(home: Path, tmp_path: Path) -> None:
+    class Formats:
+        @hookimpl
+        def sidelight_formats(self) -> list[FormatSpec]:
+            return [
+                FormatSpec(name="t-hist-layout", layout=PI_LAYOUT),
+                FormatSpec(name="t-hist-python", decode=_pi_decode),
+            ]
+
+    plugins = Plugins(entry_points=False)
+    plugins.register(Formats())
+    path = _write(tmp_path / "h.jsonl", RESULT_LINES)
+    shown: dict[str, list[tuple[str, str]]] = {}
+    for fmt in ("pi", "t-hist-layout", "t-hist-python"):
+        session = Session(key=f"t:{fmt}", name=fmt, path=path, format=fmt, group="g", resolver="path")
+        shown[fmt] = [(m.role, m.content) for m in history(session, plugins=plugins)]
+    assert shown["t-hist-layout"] == shown["t-hist-python"] == shown["pi"]
+    reply = shown["pi"][-1][1].splitlines()
+    assert reply == [
+        "[bash pytest -q → exit 1: 1 failed, 2 passed …]",
+        "[read missing.txt → error: ENOENT: no such file]",
+        "One test fails.",
+    ]

@@ -120,3 +120,12 @@ def test_a_broken_declaration_is_one_line_naming_the_field(installed: Path, tmp_
     assert 'bad: sidelight_formats: format "bad": title_types: given without a title path' in result.stdout, (
         result.stdout
     )
+
+
+def test_the_installed_plugin_shows_tool_results_in_read(installed: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _gemini_home(home)
+    result = _sidelight(installed, home, "read", "gemini-6a6a6a6a")
+    assert result.returncode == 0, result.stderr
+    # The ``functionResponse`` part of the sample answers the ``replace`` call.
+    assert "→ Successfully modified file" in result.stdout, result.stdout

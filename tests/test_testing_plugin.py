@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sidelight import hookimpl
 from sidelight.config import Settings
-from sidelight.formats import Event, Layout
+from sidelight.formats import Blocks, Event, Layout
 from sidelight.plugins import Plugins
 from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session, SummarizerSpec
 from sidelight.testing import check_digest, check_format, check_resolver
@@ -87,6 +87,37 @@ def test_a_fallback_that_disagrees_with_its_layout_is_caught(tmp_path: Path) -> 
     spec = FormatSpec(name="c-disagree", layout=LAYOUT, decode=no_replies)
     problems = check_format(spec, [_sample(tmp_path)])
     assert any("its decode function against its layout" in p and "messages" in p for p in problems), problems
+
+
+def test_a_fallback_whose_results_disagree_with_its_layout_is_caught(tmp_path: Path) -> None:
+    layout = replace(LAYOUT, blocks=Blocks(tool=("call",), result=("result",)))
+    records: list[dict[str, object]] = [
+        *RECORDS[:2],
+        {"id": "m3", "type": "bot", "content": [{"type": "call", "id": "c1", "name": "sh", "input": {}}]},
+        {
+            "type": "user",
+            "content": [{"type": "result", "tool_use_id": "c1", "content": "ok", "is_error": True}],
+        },
+        *RECORDS[2:],
+    ]
+
+    def decode(line: bytes, *, flag: bool) -> list[Event]:
+        r = json.loads(line)
+        content = r.get("content")
+        if isinstance(content, list) and content[0].get("type") == "call":
+            return [Event.entry_type("bot"), Event.assistant(None, None, r["id"]), Event.tool("sh", id="c1")]
+        if isinstance(content, list) and content[0].get("type") == "result":
+            return [Event.entry_type("user"), Event.result("c1", "ok", is_error=flag)]
+        return _decode(line) if b'"bot"' in line or b'"user"' in line else []
+
+    agree = FormatSpec(name="c-results", layout=layout, decode=lambda line: decode(line, flag=True))
+    assert check_format(agree, [_sample(tmp_path, records)]) == []
+    wrong = FormatSpec(name="c-results-wrong", layout=layout, decode=lambda line: decode(line, flag=False))
+    problems = check_format(wrong, [_sample(tmp_path, records)])
+    assert problems == [
+        "format c-results-wrong: sample sample.jsonl, its decode function against its layout: "
+        "tool use 1 (sh) has the result ('ok', False), expected ('ok', True)"
+    ]
 
 
 def _resolver(root: Path, sessions: list[Session], current: object = None) -> ResolverSpec:

@@ -122,8 +122,12 @@ def file_cursor(path: str, offset: int) -> _CursorTuple:
 def tail_offset(path: str, max_bytes: int) -> int:
     """The offset of the first line that starts within the last ``max_bytes`` bytes of ``path``."""
 
-#: ``(kind, text, timestamp, id, name, arguments, primary)``: ``sidelight.formats.Event``.
-_EventTuple = tuple[str, str | None, str | None, str | None, str | None, str | None, str | None]
+#: ``(kind, text, timestamp, id, name, arguments, primary, is_error)``: ``sidelight.formats.Event``
+#: (a tuple without ``is_error`` is read too).
+_EventTuple = (
+    tuple[str, str | None, str | None, str | None, str | None, str | None, str | None, bool]
+    | tuple[str, str | None, str | None, str | None, str | None, str | None, str | None]
+)
 
 def declare_format(name: str, description: dict[str, Any], categories: dict[str, str]) -> None:
     """Compile a format description (``sidelight.formats.Layout.to_core()``) and register it as ``name``.

@@ -188,6 +188,12 @@ class Blocks:
     list the type names. Without one (``None``, Gemini's parts), the kind is the first key present
     from those lists: ``{"text": ...}`` is text, ``{"functionCall": {...}}`` a tool call whose name,
     arguments and id are in that inner object, ``{"functionResponse": ...}`` a tool result.
+
+    A result block's fields are at key paths inside the block (for a block without a type key: inside
+    the object under its kind key): ``result_id_key`` is the id of the call it answers,
+    ``result_error_key`` says it failed (``true``, or an error message), ``result_content_key`` is its
+    text (a string, or a list of blocks whose text blocks are joined). They are read only for
+    :func:`~sidelight.history` and ``recent_entries``; a count never reads a result.
     """
 
     type_key: str | None = "type"
@@ -195,7 +201,7 @@ class Blocks:
     text: tuple[str, ...] = ("text",)
     #: Kinds that are tool calls (name in ``name_key``, arguments in one of ``input_keys``, id in ``id_key``).
     tool: tuple[str, ...] = ()
-    #: Kinds that make a user message a tool result (not a prompt).
+    #: Kinds that are tool results: a user message with one is not a prompt.
     result: tuple[str, ...] = ()
     #: A block where one of these keys is ``true`` is left out (thoughts).
     skip_flags: tuple[str, ...] = ()
@@ -203,9 +209,21 @@ class Blocks:
     name_key: str = "name"
     input_keys: tuple[str, ...] = ("input", "arguments", "args")
     id_key: str = "id"
+    #: Where a result block keeps the id of the call it answers (Claude Code's ``tool_use_id``).
+    result_id_key: KeyPath = "tool_use_id"
+    #: Where it says it failed (``None``: never), and where its text is (``None``: it has none).
+    result_error_key: KeyPath | None = "is_error"
+    result_content_key: KeyPath | None = "content"
 
     def __post_init__(self) -> None:
-        _normalize(self, (), ("text", "tool", "result", "skip_flags", "input_keys"))
+        _normalize(
+            self,
+            ("result_error_key", "result_content_key"),
+            ("text", "tool", "result", "skip_flags", "input_keys"),
+        )
+        object.__setattr__(
+            self, "result_id_key", _path("Blocks", "result_id_key", self.result_id_key, optional=False)
+        )
         for name in ("text_key", "name_key", "id_key"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise FormatDeclarationError(f"Blocks.{name}: expected a non-empty string")
@@ -247,8 +265,10 @@ class Layout:
     ``"message.content"``). A line is one JSON object. Its **role** (the value at ``role``) says what it
     is: one of ``user_roles`` is a prompt (its ``content``: a string or a list of :class:`Blocks`),
     one of ``assistant_roles`` is a reply (text and tool-call blocks, plus the list at ``tool_calls``),
-    one of ``tool_entries``' roles is a tool use on its own. Lines that say nothing else still give the
-    session's ``session_id``, ``cwd`` and ``title``. See docs/plugins.md for the rules in full.
+    one of ``tool_entries``' roles is a tool use on its own, one of ``result_roles`` is one tool's
+    result (the id of the call it answers at ``result_id``, its error flag at ``result_error``, its
+    text at ``content``). Lines that say nothing else still give the session's ``session_id``,
+    ``cwd`` and ``title``. See docs/plugins.md for the rules in full.
     """
 
     role: KeyPath = "role"
@@ -258,7 +278,16 @@ class Layout:
     blocks: Blocks = field(default_factory=Blocks)
     #: A list of tool calls on a reply (``{name, args, id}``: the keys of :class:`Blocks`).
     tool_calls: KeyPath | None = None
+    #: Inside each of those tool calls: a list of result blocks, that call's result (the Gemini CLI's
+    #: ``toolCalls[].result``); a result block without an id answers that call. Read only for history.
+    tool_call_result: KeyPath | None = None
     tool_entries: tuple[ToolEntry, ...] = ()
+    #: Entries that are one tool result each (Pi's ``toolResult`` message), by role; read only for
+    #: history, never counted. ``result_id``: the id of the call it answers; ``result_error``: ``true``
+    #: (or an error message) when the tool failed. Result blocks inside a message: see :class:`Blocks`.
+    result_roles: tuple[str, ...] = ()
+    result_id: KeyPath | None = None
+    result_error: KeyPath | None = None
     #: An assistant message spread over several lines (or written again) shares this id: counted once.
     message_id: KeyPath | None = None
     #: The entry's type: counted in ``entry_types``, and what the ``*_types`` filters test.
@@ -296,9 +325,22 @@ class Layout:
     def __post_init__(self) -> None:
         _normalize(
             self,
-            ("content", "tool_calls", "message_id", "entry_type", "timestamp", "session_id", "cwd", "title"),
+            (
+                "content",
+                "tool_calls",
+                "tool_call_result",
+                "message_id",
+                "entry_type",
+                "timestamp",
+                "session_id",
+                "cwd",
+                "title",
+                "result_id",
+                "result_error",
+            ),
             (
                 "user_roles",
+                "result_roles",
                 "assistant_roles",
                 "session_id_types",
                 "cwd_types",
@@ -323,6 +365,17 @@ class Layout:
         object.__setattr__(
             self, "skip_flags", tuple(_path("Layout", "skip_flags", f, optional=False) for f in flags)
         )
+        if self.tool_call_result is not None and self.tool_calls is None:
+            raise FormatDeclarationError("Layout.tool_call_result: given without a tool_calls path")
+        for name in ("result_id", "result_error"):
+            if getattr(self, name) is not None and not self.result_roles:
+                raise FormatDeclarationError(f"Layout.{name}: given without result_roles")
+        taken = {*self.user_roles, *self.assistant_roles, *(e.role for e in self.tool_entries)}
+        for role in self.result_roles:
+            if role in taken:
+                raise FormatDeclarationError(
+                    f"Layout.result_roles: {role!r} is already a user, assistant or tool entry role"
+                )
 
     def to_core(self) -> dict[str, Any]:
         """The description as the plain data ``sidelight._core.declare_format`` compiles."""
@@ -353,12 +406,16 @@ class Layout:
             "text_blocks": list(b.text),
             "tool_blocks": list(b.tool),
             "result_blocks": list(b.result),
+            "result_block_id": list(b.result_id_key),
+            "result_block_error": listed(b.result_error_key),
+            "result_block_content": listed(b.result_content_key),
             "skip_block_flags": list(b.skip_flags),
             "block_text": b.text_key,
             "block_name": b.name_key,
             "block_input": list(b.input_keys),
             "block_id": b.id_key,
             "tool_calls": listed(self.tool_calls),
+            "tool_call_result": listed(self.tool_call_result),
             "tool_entries": [
                 {
                     f.name: listed(getattr(e, f.name))
@@ -368,12 +425,15 @@ class Layout:
                 }
                 for e in self.tool_entries
             ],
+            "result_roles": list(self.result_roles),
+            "result_id": listed(self.result_id),
+            "result_error": listed(self.result_error),
             "skip_prompt_prefixes": list(self.skip_prompt_prefixes),
             "primary_keys": list(self.primary_keys),
         }
 
 
-EventKind = Literal["type", "session_id", "cwd", "title", "user", "assistant", "tool"]
+EventKind = Literal["type", "session_id", "cwd", "title", "user", "assistant", "tool", "result"]
 
 
 class Event(NamedTuple):
@@ -391,6 +451,7 @@ class Event(NamedTuple):
     name: str | None = None
     arguments: str | None = None
     primary: str | None = None
+    is_error: bool = False
 
     @classmethod
     def entry_type(cls, value: str) -> Event:
@@ -421,6 +482,13 @@ class Event(NamedTuple):
         details of edits as for the built-in formats; ``primary`` sets the primary argument itself."""
         text = arguments if arguments is None or isinstance(arguments, str) else json.dumps(arguments)
         return cls("tool", None, timestamp, id, name, text, primary)
+
+    @classmethod
+    def result(cls, id: str | None, text: str | None = None, *, is_error: bool = False) -> Event:
+        """A tool's result: the ``id`` of the call it answers (``None``: the tool use reported just
+        before it in the same line), its text, and whether the tool failed. Never counted: history
+        (:func:`~sidelight.history`, ``sidelight read``) shows it as one short line on its call."""
+        return cls("result", text, None, id, is_error=is_error)
 
     @classmethod
     def meta(cls, which: Literal["session_id", "cwd", "title"], value: str) -> Event:

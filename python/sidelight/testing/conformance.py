@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from sidelight.types import Activity
 
 __all__ = [
+    "RESULT_ENTRIES",
     "UNKNOWN_ENTRIES",
     "FormatConformance",
     "ResolverConformance",
@@ -116,7 +117,8 @@ def check_format(
     a second scan from the cursor finds nothing; reading the file in two parts counts what one scan
     counts; a half-written last line is held back and counted once when complete; unknown entries
     between the lines change no count; no counted text starts with one of ``injected_markers``; a
-    format with both a layout and a ``decode`` function counts the same with either. Over all samples
+    format with both a layout and a ``decode`` function counts the same with either, and gives the
+    same tool calls the same results (the last :data:`RESULT_ENTRIES` entries). Over all samples
     at least one prompt and one reply must be found (a layout whose paths are wrong finds nothing and
     says nothing). ``injected_lines`` are lines in which sidelight's own injected text appears in this
     format's transcripts: appended to a sample, they must add no message.
@@ -242,16 +244,41 @@ def _check_sample(
     return full.messages.user > 0, full.messages.assistant > 0
 
 
+#: How many of a sample's last entries the results check compares (history reads no more).
+RESULT_ENTRIES = 500
+
+
+def _tool_results(path: Path, fmt: str) -> list[tuple[str | None, str | None, str | None, bool]]:
+    """Each tool use among the last entries, with its result as history shows it."""
+    from sidelight.scanning import recent_entries
+
+    return [
+        (e.tool_name, e.primary_arg, e.result, e.result_error)
+        for e in recent_entries(path, fmt, RESULT_ENTRIES)
+        if e.role == "tool"
+    ]
+
+
 def _check_fallback(spec: FormatSpec, sample: Path, want: dict[str, Any], work: Path) -> list[str]:
-    """The layout and the Python decoder of one format must count the same."""
+    """The layout and the Python decoder of one format must count the same and find the same results."""
     from sidelight.formats import register_format
 
     fallback = replace(spec, name=f"{spec.name}--python", decoder="", layout=None, samples=())
     register_format(fallback)
+    label = f"format {spec.name}: sample {sample.name}, its decode function against its layout"
     got = _counts(_scan(sample, fallback.decoder))
-    return _diff(
-        f"format {spec.name}: sample {sample.name}, its decode function against its layout", got, want
-    )
+    problems = _diff(label, got, want)
+    by_layout, by_decode = _tool_results(sample, spec.decoder), _tool_results(sample, fallback.decoder)
+    if len(by_layout) != len(by_decode):
+        problems.append(f"{label}: {len(by_decode)} tool uses in the history, expected {len(by_layout)}")
+    for k, (layout, decoded) in enumerate(zip(by_layout, by_decode, strict=False)):
+        if layout != decoded:
+            problems.append(
+                f"{label}: tool use {k + 1} ({layout[0]}) has the result {decoded[2:]!r}, "
+                f"expected {layout[2:]!r}"
+            )
+            break
+    return problems
 
 
 def _check_injected(spec: FormatSpec, sample: Path, data: bytes, line: bytes, work: Path) -> list[str]:

@@ -5,7 +5,9 @@
 //!
 //! A description is plain data ([`Spec`]): key paths from the top of a line to the entry type, the
 //! timestamp, the role, the content (a string, or a list of typed blocks), tool calls (blocks, a list
-//! on the message, or entries of their own), the session's identity, and what to skip. [`Declared::compile`]
+//! on the message, or entries of their own), tool results (blocks, or entries of their own: read only
+//! for a sink that [wants results](Sink::wants_results), so a count never pays for them), the session's
+//! identity, and what to skip. [`Declared::compile`]
 //! checks it (one error naming the field) and builds a trie of the paths, so that a line is walked
 //! once, key by key, and every value nobody asked for is skipped by the block scanner.
 //!
@@ -63,13 +65,26 @@ pub struct Spec {
     pub text_blocks: Vec<String>,
     pub tool_blocks: Vec<String>,
     pub result_blocks: Vec<String>,
+    /// Inside a result block (or, for a block without a type key, the object under its kind key): the
+    /// path to the id of the call it answers, to its error flag, and to its text.
+    pub result_block_id: KeyPath,
+    pub result_block_error: Option<KeyPath>,
+    pub result_block_content: Option<KeyPath>,
     pub skip_block_flags: Vec<String>,
     pub block_text: String,
     pub block_name: String,
     pub block_input: Vec<String>,
     pub block_id: String,
     pub tool_calls: Option<KeyPath>,
+    /// Inside each entry of `tool_calls`: a list of result blocks, that call's result (the Gemini CLI's
+    /// `toolCalls[].result`); a result block without an id answers that call.
+    pub tool_call_result: Option<KeyPath>,
     pub tool_entries: Vec<ToolEntrySpec>,
+    /// Roles of entries that are one tool result each (Pi's `toolResult` message): the paths from the
+    /// top of the line to the id of the call it answers and to its error flag; its text is at `content`.
+    pub result_roles: Vec<String>,
+    pub result_id: Option<KeyPath>,
+    pub result_error: Option<KeyPath>,
     pub skip_prompt_prefixes: Vec<String>,
     pub primary_keys: Vec<String>,
 }
@@ -100,13 +115,20 @@ impl Default for Spec {
             text_blocks: strings(&["text"]),
             tool_blocks: Vec::new(),
             result_blocks: Vec::new(),
+            result_block_id: vec!["tool_use_id".to_owned()],
+            result_block_error: path("is_error"),
+            result_block_content: path("content"),
             skip_block_flags: Vec::new(),
             block_text: "text".to_owned(),
             block_name: "name".to_owned(),
             block_input: strings(&["input", "arguments", "args"]),
             block_id: "id".to_owned(),
             tool_calls: None,
+            tool_call_result: None,
             tool_entries: Vec::new(),
+            result_roles: Vec::new(),
+            result_id: None,
+            result_error: None,
             skip_prompt_prefixes: Vec::new(),
             primary_keys: PRIMARY_KEYS
                 .iter()
@@ -235,6 +257,52 @@ struct Content<'a> {
     /// Blocks in order: a text (`Ok`) or a tool use (`Err`).
     blocks: Vec<Result<RawStr<'a>, FoundTool<'a>>>,
     result: bool,
+    /// The result blocks, kept only for a sink that wants results.
+    results: Vec<FoundResult<'a>>,
+}
+
+/// A tool result found in a line, before it is reported.
+struct FoundResult<'a> {
+    id: Option<RawStr<'a>>,
+    is_error: bool,
+    text: Option<Text<'a>>,
+}
+
+/// Compiled key path (checked like the trie's paths).
+type Path = Box<[Box<[u8]>]>;
+
+/// The value at `path` inside the object `span` (read only for a sink that wants results).
+fn value_at<'a>(span: &'a [u8], path: &[Box<[u8]>]) -> Option<Value<'a>> {
+    let (first, rest) = path.split_first()?;
+    let mut found = None;
+    Reader::new(span).object(|r, key| {
+        if !key.is(first) {
+            r.skip()?;
+            return Some(Flow::Continue);
+        }
+        found = match (r.peek()?, rest.is_empty()) {
+            (b'"', true) => Some(Value::Str(r.string()?)),
+            (b'{' | b'[', true) => Some(Value::Span(r.span()?)),
+            (b't' | b'f', true) => Some(Value::Bool(r.boolean()?)),
+            (b'{', false) => value_at(r.span()?, rest),
+            _ => {
+                r.skip()?;
+                None
+            }
+        };
+        Some(Flow::Stop)
+    })?;
+    found
+}
+
+/// A result's error flag: `true`, or an error message (a string that is not empty; it is the result's
+/// text when it has no other).
+fn error_of(value: Option<Value<'_>>) -> (bool, Option<RawStr<'_>>) {
+    match value {
+        Some(Value::Bool(failed)) => (failed, None),
+        Some(Value::Str(s)) if !s.raw.is_empty() => (true, Some(s)),
+        _ => (false, None),
+    }
 }
 
 /// A compiled format description.
@@ -260,6 +328,13 @@ pub struct Declared {
     block_input: Vec<Box<[u8]>>,
     block_id: Box<[u8]>,
     tool_entries: Vec<(Box<[u8]>, Option<String>)>,
+    result_block_id: Path,
+    result_block_error: Option<Path>,
+    result_block_content: Option<Path>,
+    tool_call_result: Option<Path>,
+    result_roles: Vec<Box<[u8]>>,
+    result_id: Option<Path>,
+    result_error: Option<Path>,
     skip_prompt_prefixes: Vec<&'static str>,
     primary_keys: Vec<Box<[u8]>>,
 }
@@ -287,6 +362,26 @@ fn check_key(field: &str, key: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Checks a key path that is read apart from the trie (a result's fields) and compiles it.
+fn compile_path(field: &str, path: &[String]) -> Result<Path, String> {
+    if path.is_empty() {
+        return Err(format!("{field}: a key path must have at least one key"));
+    }
+    if path.len() > MAX_PATH_DEPTH {
+        return Err(format!(
+            "{field}: a key path has at most {MAX_PATH_DEPTH} keys, not {}",
+            path.len()
+        ));
+    }
+    path.iter()
+        .map(|key| check_key(field, key).map(|()| key.as_bytes().into()))
+        .collect()
+}
+
+fn compile_optional(field: &str, path: &Option<KeyPath>) -> Result<Option<Path>, String> {
+    path.as_deref().map(|p| compile_path(field, p)).transpose()
 }
 
 fn check_names(field: &str, names: &[String]) -> Result<(), String> {
@@ -331,6 +426,16 @@ impl Declared {
             block_input: bytes(&spec.block_input),
             block_id: spec.block_id.as_bytes().into(),
             tool_entries: Vec::new(),
+            result_block_id: compile_path("result_block_id", &spec.result_block_id)?,
+            result_block_error: compile_optional("result_block_error", &spec.result_block_error)?,
+            result_block_content: compile_optional(
+                "result_block_content",
+                &spec.result_block_content,
+            )?,
+            tool_call_result: compile_optional("tool_call_result", &spec.tool_call_result)?,
+            result_roles: bytes(&spec.result_roles),
+            result_id: compile_optional("result_id", &spec.result_id)?,
+            result_error: compile_optional("result_error", &spec.result_error)?,
             // Leaked once per declaration: a compiled format lives as long as the process.
             skip_prompt_prefixes: spec
                 .skip_prompt_prefixes
@@ -350,6 +455,7 @@ impl Declared {
             ("text_blocks", &spec.text_blocks),
             ("tool_blocks", &spec.tool_blocks),
             ("result_blocks", &spec.result_blocks),
+            ("result_roles", &spec.result_roles),
             ("skip_block_flags", &spec.skip_block_flags),
             ("block_input", &spec.block_input),
             ("primary_keys", &spec.primary_keys),
@@ -400,6 +506,29 @@ impl Declared {
         }
         if !spec.cwd_types.is_empty() && spec.cwd.is_none() {
             return Err("cwd_types: given without a cwd path".to_owned());
+        }
+        if spec.tool_call_result.is_some() && spec.tool_calls.is_none() {
+            return Err("tool_call_result: given without a tool_calls path".to_owned());
+        }
+        for (field, path) in [
+            ("result_id", &spec.result_id),
+            ("result_error", &spec.result_error),
+        ] {
+            if path.is_some() && spec.result_roles.is_empty() {
+                return Err(format!("{field}: given without result_roles"));
+            }
+        }
+        let other_roles = spec
+            .user_roles
+            .iter()
+            .chain(&spec.assistant_roles)
+            .chain(spec.tool_entries.iter().map(|e| &e.role));
+        for role in other_roles {
+            if spec.result_roles.contains(role) {
+                return Err(format!(
+                    "result_roles: {role:?} is already a user, assistant or tool entry role"
+                ));
+            }
         }
         let needs_type = !spec.skip_types.is_empty()
             || !spec.message_types.is_empty()
@@ -597,6 +726,8 @@ impl Declared {
         let mut r = Reader::new(line);
         let mut f = Fields::default();
         let needs_identity = sink.needs_identity();
+        // A reader's sink also takes tool results; a count never reads them.
+        let want = sink.wants_results();
         let flow = self
             .walk(&mut r, 0, &mut f, Some(needs_identity))
             .ok_or(Bad::Malformed)?;
@@ -605,21 +736,25 @@ impl Declared {
         enum Kind<'a> {
             Nothing,
             Prompt(Content<'a>),
-            Reply(Content<'a>, Vec<FoundTool<'a>>),
+            Reply(Content<'a>, Vec<FoundTool<'a>>, Vec<FoundResult<'a>>),
             Tool(usize),
+            Result(FoundResult<'a>),
         }
         let kind = match (&f.role, self.skipped(&f)) {
             (Some(role), false) => {
                 if let Some(k) = self.tool_entries.iter().position(|(r, _)| role.is(r)) {
                     Kind::Tool(k)
                 } else if contains(&self.user_roles, role) {
-                    Kind::Prompt(self.content(f.content, true)?)
+                    Kind::Prompt(self.content_for(want, f.content, true)?)
                 } else if contains(&self.assistant_roles, role) {
+                    let mut results = Vec::new();
                     let calls = match f.tool_calls {
-                        Some(span) => self.tool_calls(span)?,
+                        Some(span) => self.tool_calls(span, want.then_some(&mut results))?,
                         None => Vec::new(),
                     };
-                    Kind::Reply(self.content(f.content, false)?, calls)
+                    Kind::Reply(self.content_for(want, f.content, false)?, calls, results)
+                } else if want && contains(&self.result_roles, role) {
+                    Kind::Result(self.result_entry(line, f.content))
                 } else {
                     Kind::Nothing
                 }
@@ -644,6 +779,7 @@ impl Declared {
             Kind::Nothing => {}
             Kind::Prompt(content) => {
                 if content.result {
+                    report_results(content.results, sink);
                     return Ok(());
                 }
                 let text = match content.string {
@@ -670,7 +806,7 @@ impl Declared {
                     }
                 }
             }
-            Kind::Reply(content, calls) => {
+            Kind::Reply(content, calls, call_results) => {
                 sink.assistant(f.message_id.map(|i| hash64(i.raw)), ts);
                 if let Some(s) = content.string {
                     sink.assistant_text(&s, ts);
@@ -684,7 +820,10 @@ impl Declared {
                 for tool in calls {
                     self.report_tool(tool, None, ts, sink);
                 }
+                report_results(content.results, sink);
+                report_results(call_results, sink);
             }
+            Kind::Result(result) => report_results(vec![result], sink),
             Kind::Tool(k) => {
                 let [name, input, primary, id] = f.entries[k];
                 let literal = self.tool_entries[k].1.as_deref();
@@ -749,8 +888,75 @@ impl Declared {
         );
     }
 
-    /// Reads a message's content: a string, or a list of blocks. A user message stops at a tool result.
-    fn content<'a>(&self, value: Option<Value<'a>>, is_user: bool) -> Result<Content<'a>, Bad> {
+    /// A result entry (one of `result_roles`): the id and error flag at their paths from the top of the
+    /// line, the text of its content. Read only for a sink that wants results, after the line was read
+    /// whole: nothing here makes a line malformed.
+    fn result_entry<'a>(&self, line: &'a [u8], content: Option<Value<'a>>) -> FoundResult<'a> {
+        let at = |path: &Option<Path>| path.as_deref().and_then(|p| value_at(line, p));
+        let (is_error, message) = error_of(at(&self.result_error));
+        FoundResult {
+            id: string_of(at(&self.result_id)),
+            is_error,
+            text: self.result_text(content).or(message.map(Text::Raw)),
+        }
+    }
+
+    /// A result block's id, error flag and text, at their paths inside `object`.
+    fn result_block<'a>(&self, object: Option<&'a [u8]>) -> FoundResult<'a> {
+        let at = |path: Option<&[Box<[u8]>]>| object.zip(path).and_then(|(o, p)| value_at(o, p));
+        let (is_error, message) = error_of(at(self.result_block_error.as_deref()));
+        FoundResult {
+            id: string_of(at(Some(&self.result_block_id))),
+            is_error,
+            text: self
+                .result_text(at(self.result_block_content.as_deref()))
+                .or(message.map(Text::Raw)),
+        }
+    }
+
+    /// A result's text: a string, or the text blocks of a list (as a prompt's are read).
+    fn result_text<'a>(&self, value: Option<Value<'a>>) -> Option<Text<'a>> {
+        match value? {
+            Value::Str(s) => Some(Text::Raw(s)),
+            value @ Value::Span(_) => {
+                let texts: Vec<RawStr<'a>> = self
+                    .content::<false>(Some(value), false)
+                    .ok()?
+                    .blocks
+                    .into_iter()
+                    .filter_map(Result::ok)
+                    .collect();
+                match texts.as_slice() {
+                    [one] => Some(Text::Raw(*one)),
+                    _ => Text::join(&texts),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// [`Declared::content`], for a sink that wants results (`want`) or not.
+    fn content_for<'a>(
+        &self,
+        want: bool,
+        value: Option<Value<'a>>,
+        is_user: bool,
+    ) -> Result<Content<'a>, Bad> {
+        if want {
+            self.content::<true>(value, is_user)
+        } else {
+            self.content::<false>(value, is_user)
+        }
+    }
+
+    /// Reads a message's content: a string, or a list of blocks. A user message stops at a tool result,
+    /// unless `WANT` (a reader's sink): then every block is read, and the results are kept. A count
+    /// runs the code it ran before results were read (`WANT` is false).
+    fn content<'a, const WANT: bool>(
+        &self,
+        value: Option<Value<'a>>,
+        is_user: bool,
+    ) -> Result<Content<'a>, Bad> {
         let mut content = Content::default();
         match value {
             Some(Value::Str(s)) => content.string = Some(s),
@@ -761,8 +967,13 @@ impl Declared {
                             r.skip()?;
                             return Some(Flow::Continue);
                         }
-                        self.block(r, &mut content)?;
-                        Some(if content.result && is_user {
+                        if WANT {
+                            let span = r.span()?;
+                            self.block::<WANT>(&mut Reader::new(span), &mut content, span)?;
+                        } else {
+                            self.block::<WANT>(r, &mut content, &[])?;
+                        }
+                        Some(if content.result && is_user && !WANT {
                             Flow::Stop
                         } else {
                             Flow::Continue
@@ -775,9 +986,17 @@ impl Declared {
         Ok(content)
     }
 
-    /// Reads one block of a content list.
-    fn block<'a>(&self, r: &mut Reader<'a>, content: &mut Content<'a>) -> Option<()> {
+    /// Reads one block of a content list. `whole`, the block's span, is read only when results are
+    /// wanted (`WANT`): a result block's fields are then read from it (or from the object under its
+    /// kind key).
+    fn block<'a, const WANT: bool>(
+        &self,
+        r: &mut Reader<'a>,
+        content: &mut Content<'a>,
+        whole: &'a [u8],
+    ) -> Option<()> {
         let (mut ty, mut text, mut name, mut input, mut id) = (None, None, None, None, None);
+        let mut inner: Option<&'a [u8]> = None;
         let mut skip = false;
         // Without a type key, the first key that names a kind gives the block its kind.
         let mut keyed: Option<u8> = None; // 0 text, 1 tool, 2 result
@@ -794,8 +1013,12 @@ impl Declared {
             } else if contains(&self.skip_block_flags, &key) {
                 skip |= r.boolean()?;
             } else if typed.is_none() && contains(&self.result_blocks, &key) {
+                if WANT && keyed.is_none() && r.peek()? == b'{' {
+                    inner = Some(r.span()?);
+                } else {
+                    r.skip()?;
+                }
                 keyed.get_or_insert(2);
-                r.skip()?;
             } else if typed.is_none() && contains(&self.tool_blocks, &key) && r.peek()? == b'{' {
                 // A typeless tool block keeps its name, arguments and id in an object of its own.
                 if keyed.is_none() {
@@ -822,7 +1045,13 @@ impl Declared {
             (None, _) => keyed,
         };
         match kind {
-            Some(2) => content.result = true,
+            Some(2) => {
+                content.result = true;
+                if WANT {
+                    let object = if typed.is_some() { Some(whole) } else { inner };
+                    content.results.push(self.result_block(object));
+                }
+            }
             _ if skip => {}
             Some(0) => {
                 if let Some(text) = text {
@@ -864,8 +1093,13 @@ impl Declared {
         Some(true)
     }
 
-    /// Reads a list of tool-call objects (`{name, args, id}`, keys as for blocks).
-    fn tool_calls<'a>(&self, span: &'a [u8]) -> Result<Vec<FoundTool<'a>>, Bad> {
+    /// Reads a list of tool-call objects (`{name, args, id}`, keys as for blocks). `results` (given
+    /// only when results are wanted) gets each call's results at `tool_call_result`.
+    fn tool_calls<'a>(
+        &self,
+        span: &'a [u8],
+        mut results: Option<&mut Vec<FoundResult<'a>>>,
+    ) -> Result<Vec<FoundTool<'a>>, Bad> {
         let mut calls = Vec::new();
         if span.first() != Some(&b'[') {
             return Ok(calls);
@@ -877,12 +1111,31 @@ impl Declared {
                     return Some(Flow::Continue);
                 }
                 let (mut name, mut input, mut id) = (None, None, None);
-                r.object(|r, key| {
-                    if !self.tool_field(r, &key, &mut name, &mut id, &mut input)? {
-                        r.skip()?;
+                let wanted = results.as_deref_mut().zip(self.tool_call_result.as_deref());
+                let mut call = |r: &mut Reader<'a>| {
+                    r.object(|r, key| {
+                        if !self.tool_field(r, &key, &mut name, &mut id, &mut input)? {
+                            r.skip()?;
+                        }
+                        Some(Flow::Continue)
+                    })
+                };
+                match wanted {
+                    None => {
+                        call(r)?;
                     }
-                    Some(Flow::Continue)
-                })?;
+                    Some((results, path)) => {
+                        let object = r.span()?;
+                        call(&mut Reader::new(object))?;
+                        if let Some(list @ Value::Span(_)) = value_at(object, path) {
+                            let found = self.content::<true>(Some(list), false).ok()?.results;
+                            results.extend(found.into_iter().map(|mut result| {
+                                result.id = result.id.or(id);
+                                result
+                            }));
+                        }
+                    }
+                }
                 if let Some(name) = name {
                     calls.push(FoundTool { name, input, id });
                 }
@@ -890,6 +1143,14 @@ impl Declared {
             })
             .ok_or(Bad::Malformed)?;
         Ok(calls)
+    }
+}
+
+/// Reports tool results (by the hash of their call's id).
+fn report_results<S: Sink + ?Sized>(results: Vec<FoundResult<'_>>, sink: &mut S) {
+    for result in results {
+        let id = result.id.map(|i| hash64(i.raw));
+        sink.tool_result(id, result.is_error, result.text);
     }
 }
 
@@ -919,6 +1180,13 @@ pub enum Event {
         primary: Option<String>,
         id: Option<String>,
         timestamp: Option<String>,
+    },
+    /// A tool's result: the id of the call it answers (`None`: the tool use just before, in the same
+    /// line), whether it failed, and its text.
+    Result {
+        id: Option<String>,
+        is_error: bool,
+        text: Option<String>,
     },
 }
 
@@ -956,6 +1224,7 @@ pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]],
         _ => None,
     });
     let ty = typed.map(|t| escaped(t));
+    let want = sink.wants_results();
     sink.entry_type(
         ty.as_ref()
             .map(|(raw, escaped)| RawStr {
@@ -1015,6 +1284,12 @@ pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]],
                     ts.as_ref().map(raw).as_ref(),
                 );
             }
+            Event::Result { id, is_error, text } => {
+                if want {
+                    let id = id.as_deref().map(|i| hash64(i.as_bytes()));
+                    sink.tool_result(id, *is_error, text.clone().map(Text::Joined));
+                }
+            }
         }
     }
 }
@@ -1066,6 +1341,9 @@ pub mod samples {
                 primary: path(&["message", "command"]),
                 ..ToolEntrySpec::default()
             }],
+            result_roles: strings(&["toolResult"]),
+            result_id: path(&["message", "toolCallId"]),
+            result_error: path(&["message", "isError"]),
             ..Spec::default()
         }
     }
@@ -1084,8 +1362,12 @@ pub mod samples {
             text_blocks: strings(&["text"]),
             tool_blocks: strings(&["functionCall"]),
             result_blocks: strings(&["functionResponse"]),
+            result_block_id: strings(&["id"]),
+            result_block_error: path(&["response", "error"]),
+            result_block_content: path(&["response", "output"]),
             skip_block_flags: strings(&["thought"]),
             tool_calls: path(&["toolCalls"]),
+            tool_call_result: path(&["result"]),
             skip_prompt_prefixes: strings(&["<session_context>"]),
             ..Spec::default()
         }
@@ -1327,6 +1609,42 @@ mod tests {
                 },
                 "user_roles:",
             ),
+            (
+                Spec {
+                    result_id: path(&["id"]),
+                    ..Spec::default()
+                },
+                "result_id:",
+            ),
+            (
+                Spec {
+                    result_roles: strings(&["user"]),
+                    ..Spec::default()
+                },
+                "result_roles:",
+            ),
+            (
+                Spec {
+                    result_block_id: Vec::new(),
+                    ..Spec::default()
+                },
+                "result_block_id:",
+            ),
+            (
+                Spec {
+                    result_block_content: path(&["a\"b"]),
+                    ..Spec::default()
+                },
+                "result_block_content:",
+            ),
+            (
+                Spec {
+                    result_roles: strings(&["r"]),
+                    result_error: Some(vec!["k".to_owned(); MAX_PATH_DEPTH + 1]),
+                    ..Spec::default()
+                },
+                "result_error:",
+            ),
         ];
         for (spec, field) in cases {
             let error = Declared::compile("x", &spec).unwrap_err();
@@ -1380,6 +1698,204 @@ mod tests {
         assert_eq!(a.entry_types.get("gemini"), Some(&1));
     }
 
+    /// A sink that keeps the tool uses and results a reader is given (`wants` false: a count's sink,
+    /// which must be given no result).
+    struct Results {
+        wants: bool,
+        tools: Vec<(Option<u64>, String)>,
+        results: Vec<(Option<u64>, bool, Option<String>)>,
+        prompts: usize,
+    }
+
+    impl Results {
+        fn new(wants: bool) -> Self {
+            Results {
+                wants,
+                tools: Vec::new(),
+                results: Vec::new(),
+                prompts: 0,
+            }
+        }
+    }
+
+    impl Sink for Results {
+        fn wants_results(&self) -> bool {
+            self.wants
+        }
+        fn tool_result(&mut self, id: Option<u64>, is_error: bool, text: Option<Text<'_>>) {
+            assert!(self.wants, "a count's sink was given a tool result");
+            let text = text.map(|t| match t {
+                Text::Raw(raw) => raw.decode(),
+                Text::Joined(s) => s,
+            });
+            self.results.push((id, is_error, text));
+        }
+        fn entry_type(&mut self, _ty: Option<&RawStr<'_>>) {}
+        fn meta(&mut self, _which: Meta, _value: &RawStr<'_>) {}
+        fn prompt(&mut self, _text: Text<'_>, _ts: Option<&RawStr<'_>>) {
+            self.prompts += 1;
+        }
+        fn assistant(&mut self, _id: Option<u64>, _ts: Option<&RawStr<'_>>) {}
+        fn assistant_text(&mut self, _text: &RawStr<'_>, _ts: Option<&RawStr<'_>>) {}
+        fn tool_use(&mut self, tool: ToolCall<'_>, _ts: Option<&RawStr<'_>>) {
+            self.tools.push((tool.id, tool.name.to_owned()));
+        }
+        fn malformed(&mut self) {}
+        fn invalid_utf8(&mut self) {}
+    }
+
+    fn results(format: Format, lines: &[&[u8]], wants: bool) -> Results {
+        let mut sink = Results::new(wants);
+        for line in lines {
+            format.decode(line, &mut sink);
+        }
+        sink
+    }
+
+    fn h(id: &str) -> Option<u64> {
+        Some(hash64(id.as_bytes()))
+    }
+
+    #[test]
+    fn pi_declared_reports_the_results_the_built_in_reports_on_real_sessions() {
+        let pi = declared("pi-results", &samples::pi());
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = vec![root.join("tests/data/pi/four-tools-continue.jsonl")];
+        let corpus = root.join("../shared/corpus/pi/large-session.jsonl");
+        if corpus.exists() {
+            files.push(corpus);
+        }
+        let mut compared = 0;
+        for file in files {
+            let text = std::fs::read(&file).unwrap();
+            let lines: Vec<&[u8]> = text
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+                .collect();
+            let (built_in, described) =
+                (results(Format::Pi, &lines, true), results(pi, &lines, true));
+            // A `bashExecution`'s output is the built-in decoder's own (a tool entry has no result).
+            let by_id: Vec<_> = built_in
+                .results
+                .iter()
+                .filter(|r| r.0.is_some())
+                .cloned()
+                .collect();
+            assert_eq!(described.results, by_id, "{}", file.display());
+            assert_eq!(described.tools, built_in.tools);
+            compared += by_id.len();
+            // A count is given no result, and counts the same tools.
+            let count = results(pi, &lines, false);
+            assert_eq!(count.tools, described.tools);
+            assert_eq!(count.prompts, described.prompts);
+        }
+        assert!(compared >= 4, "{compared}");
+    }
+
+    #[test]
+    fn result_blocks_with_default_keys_and_error_messages() {
+        // Claude Code's blocks, with the default keys: a user message of results is no prompt.
+        let spec = Spec {
+            tool_blocks: strings(&["tool_use"]),
+            result_blocks: strings(&["tool_result"]),
+            ..Spec::default()
+        };
+        let f = declared("claude-like", &spec);
+        let lines: Vec<&[u8]> = vec![
+            br#"{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"bash","input":{"command":"make"}},{"type":"tool_use","id":"t2","name":"read","input":{"file_path":"/a"}}]}"#,
+            br#"{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"Exit code 2\nboom","is_error":true},{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"one"},{"type":"image"},{"type":"text","text":"two"}]},{"type":"text","text":"not a prompt"}]}"#,
+            br#"{"role":"user","content":"a prompt"}"#,
+        ];
+        let sink = results(f, &lines, true);
+        assert_eq!(
+            sink.results,
+            [
+                (h("t1"), true, Some("Exit code 2\nboom".into())),
+                (h("t2"), false, Some("one\ntwo".into())),
+            ]
+        );
+        assert_eq!(sink.prompts, 1);
+        assert!(results(f, &lines, false).results.is_empty());
+        // Gemini's typeless parts: the fields are inside the `functionResponse` object; an error is a
+        // message, which is the text when there is no output.
+        let g = declared("gemini-results", &samples::gemini());
+        let lines: Vec<&[u8]> = vec![
+            br#"{"id":"r1","type":"user","content":[{"functionResponse":{"id":"c1","name":"x","response":{"output":"ok"}}},{"functionResponse":{"name":"y","id":"c2","response":{"error":"no such file"}}},{"functionResponse":{"id":"c3","response":{"output":"half","error":""}}}]}"#,
+            br#"{"id":"u1","type":"user","content":[{"text":"hello"}]}"#,
+            // As the Gemini CLI keeps them: each call's result in the call, its parts without an id.
+            br#"{"id":"g1","type":"gemini","content":"","toolCalls":[{"id":"c4","name":"run_shell_command","args":{"command":"make"},"result":[{"functionResponse":{"name":"run_shell_command","response":{"output":"Exit Code: 2"}}}],"status":"error"},{"id":"c5","name":"read_file","args":{}}]}"#,
+        ];
+        let sink = results(g, &lines, true);
+        assert_eq!(
+            sink.results,
+            [
+                (h("c1"), false, Some("ok".into())),
+                (h("c2"), true, Some("no such file".into())),
+                (h("c3"), false, Some("half".into())),
+                (h("c4"), false, Some("Exit Code: 2".into())),
+            ]
+        );
+        assert_eq!(sink.prompts, 1);
+        assert_eq!(sink.tools.len(), 2);
+        let count = results(g, &lines, false);
+        assert_eq!((count.tools.len(), count.prompts), (2, 1));
+    }
+
+    #[test]
+    fn result_entries_give_id_error_and_text() {
+        let spec = Spec {
+            role: path(&["message", "role"]),
+            content: path(&["message", "content"]),
+            result_roles: strings(&["toolResult"]),
+            result_id: path(&["message", "toolCallId"]),
+            result_error: path(&["message", "isError"]),
+            ..Spec::default()
+        };
+        let f = declared("result-entries", &spec);
+        let lines: Vec<&[u8]> = vec![
+            br#"{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"isError":true,"role":"toolResult","toolCallId":"c1"}}"#,
+            br#"{"message":{"role":"toolResult","toolCallId":"c2","content":"plain"}}"#,
+            br#"{"message":{"role":"toolResult","content":[]}}"#,
+        ];
+        let sink = results(f, &lines, true);
+        assert_eq!(
+            sink.results,
+            [
+                (h("c1"), true, Some("a\nb".into())),
+                (h("c2"), false, Some("plain".into())),
+                (None, false, None),
+            ]
+        );
+        // Counted as nothing, read or not.
+        let a = run(f, &lines);
+        assert_eq!((a.user_messages, a.assistant_messages), (0, 0));
+        assert_eq!(a.skipped, crate::activity::Skipped::default());
+    }
+
+    #[test]
+    fn result_events_reach_a_reader_only() {
+        let events = [
+            Event::Tool {
+                name: "bash".into(),
+                arguments: None,
+                primary: Some("ls".into()),
+                id: Some("c".into()),
+                timestamp: None,
+            },
+            Event::Result {
+                id: Some("c".into()),
+                is_error: true,
+                text: Some("exit 1".into()),
+            },
+        ];
+        let mut reader = Results::new(true);
+        report_events(&events, &PRIMARY_KEYS, &mut reader);
+        assert_eq!(reader.results, [(h("c"), true, Some("exit 1".into()))]);
+        let mut count = Results::new(false);
+        report_events(&events, &PRIMARY_KEYS, &mut count);
+        assert_eq!(count.tools.len(), 1);
+    }
+
     #[test]
     fn declared_decoders_never_panic_on_arbitrary_bytes() {
         use proptest::prelude::*;
@@ -1394,6 +1910,12 @@ mod tests {
             Just(r#","toolCalls":[{"name":"x","args":{"#.to_owned()),
             Just(r#"{"$set":{"summary":"#.to_owned()),
             Just(r#"{"functionCall":{"name":"#.to_owned()),
+            Just(r#"{"functionResponse":{"id":"c","response":{"output":"#.to_owned()),
+            Just(
+                r#"{"message":{"role":"toolResult","toolCallId":"c","isError":true,"content":"#
+                    .to_owned()
+            ),
+            Just(r#","toolCalls":[{"id":"c","name":"x","result":["#.to_owned()),
             Just("\\u12".to_owned()),
             Just("}]".to_owned()),
             "[a-z\"\\\\{}\\[\\],:]{0,12}",
@@ -1404,6 +1926,8 @@ mod tests {
                 for f in formats {
                     let mut a = Activity::new(&options(), 0);
                     f.decode(line.as_bytes(), &mut a);
+                    // And as a reader's sink, which reads results too.
+                    f.decode(line.as_bytes(), &mut Results::new(true));
                 }
                 Ok(())
             })

@@ -514,7 +514,8 @@ fn tail_offset(py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<u64> {
 }
 
 /// A line decoder written in Python: `decode(line: bytes)` returns the line's events (tuples
-/// `(kind, text, timestamp, id, name, arguments, primary)`, see `sidelight.formats.Event`) or `None`;
+/// `(kind, text, timestamp, id, name, arguments, primary, is_error)`, see `sidelight.formats.Event`;
+/// a tuple without the last field, as events were before results, is read too) or `None`;
 /// raising `ValueError` (or any `Exception`) counts the line as malformed.
 struct PyDecoder {
     name: String,
@@ -532,10 +533,30 @@ type EventTuple = (
     Option<String>,
     Option<String>,
     Option<String>,
+    bool,
 );
 
+/// An event tuple of seven fields (no `is_error`).
+type ShortEventTuple = (
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+fn event_tuple(item: &Bound<'_, PyAny>) -> PyResult<EventTuple> {
+    item.extract::<EventTuple>().or_else(|error| {
+        let (kind, text, timestamp, id, name, arguments, primary) =
+            item.extract::<ShortEventTuple>().map_err(|_| error)?;
+        Ok((kind, text, timestamp, id, name, arguments, primary, false))
+    })
+}
+
 fn event_from(tuple: EventTuple) -> Option<Event> {
-    let (kind, text, timestamp, id, name, arguments, primary) = tuple;
+    let (kind, text, timestamp, id, name, arguments, primary, is_error) = tuple;
     Some(match kind.as_str() {
         "type" => Event::Type(text?),
         "session_id" => Event::SessionId(text?),
@@ -557,6 +578,7 @@ fn event_from(tuple: EventTuple) -> Option<Event> {
             id,
             timestamp,
         },
+        "result" => Event::Result { id, is_error, text },
         _ => return None,
     })
 }
@@ -570,7 +592,7 @@ impl PyDecoder {
         }
         let mut events = Vec::new();
         for item in out.try_iter()? {
-            match event_from(item?.extract::<EventTuple>()?) {
+            match event_from(event_tuple(&item?)?) {
                 Some(event) => events.push(event),
                 None => return Ok(None),
             }
@@ -747,13 +769,20 @@ const SPEC_FIELDS: &[&str] = &[
     "text_blocks",
     "tool_blocks",
     "result_blocks",
+    "result_block_id",
+    "result_block_error",
+    "result_block_content",
     "skip_block_flags",
     "block_text",
     "block_name",
     "block_input",
     "block_id",
     "tool_calls",
+    "tool_call_result",
     "tool_entries",
+    "result_roles",
+    "result_id",
+    "result_error",
     "skip_prompt_prefixes",
     "primary_keys",
 ];
@@ -823,13 +852,20 @@ fn spec_from(description: &Bound<'_, PyDict>) -> PyResult<Spec> {
         text_blocks: f.strings("text_blocks")?.unwrap_or(d.text_blocks),
         tool_blocks: f.strings("tool_blocks")?.unwrap_or_default(),
         result_blocks: f.strings("result_blocks")?.unwrap_or_default(),
+        result_block_id: f.path("result_block_id")?.unwrap_or(d.result_block_id),
+        result_block_error: path_or("result_block_error", d.result_block_error)?,
+        result_block_content: path_or("result_block_content", d.result_block_content)?,
         skip_block_flags: f.strings("skip_block_flags")?.unwrap_or_default(),
         block_text: f.string("block_text")?.unwrap_or(d.block_text),
         block_name: f.string("block_name")?.unwrap_or(d.block_name),
         block_input: f.strings("block_input")?.unwrap_or(d.block_input),
         block_id: f.string("block_id")?.unwrap_or(d.block_id),
         tool_calls: f.path("tool_calls")?,
+        tool_call_result: f.path("tool_call_result")?,
         tool_entries,
+        result_roles: f.strings("result_roles")?.unwrap_or_default(),
+        result_id: f.path("result_id")?,
+        result_error: f.path("result_error")?,
         skip_prompt_prefixes: f.strings("skip_prompt_prefixes")?.unwrap_or_default(),
         primary_keys: f.strings("primary_keys")?.unwrap_or(d.primary_keys),
     })

@@ -34,15 +34,21 @@ LAYOUT = Layout(
     assistant_roles=("gemini",),
     content="content",
     # ``content`` is a string or a list of parts without a type: ``{"text"}``, ``{"text", "thought":
-    # true}``, ``{"functionCall": {...}}``, ``{"functionResponse": {...}}`` (a tool result).
+    # true}``, ``{"functionCall": {...}}``, ``{"functionResponse": {...}}`` (a tool result: the id of
+    # its call, and ``response.output``, or ``response.error`` when the tool failed).
     blocks=Blocks(
         type_key=None,
         text=("text",),
         tool=("functionCall",),
         result=("functionResponse",),
         skip_flags=("thought",),
+        result_id_key="id",
+        result_error_key="response.error",
+        result_content_key="response.output",
     ),
     tool_calls="toolCalls",
+    # Where the CLI keeps a call's result: in the call, as ``functionResponse`` parts.
+    tool_call_result="result",
     # A reply is written again, whole, when its tool calls or token counts arrive: one id, one message.
     message_id="id",
     timestamp="timestamp",
@@ -88,9 +94,11 @@ def decode_line(line: bytes) -> list[Event] | None:
     content = record.get("content")
     if kind == "user":
         parts = content if isinstance(content, list) else []
-        is_result = any(isinstance(p, dict) and "functionResponse" in p for p in parts)
+        results = [_result(p) for p in parts if isinstance(p, dict) and "functionResponse" in p]
         text = _text(content)
-        if text is not None and not is_result and not text.lstrip().startswith(LAYOUT.skip_prompt_prefixes):
+        if results:
+            events.extend(results)
+        elif text is not None and not text.lstrip().startswith(LAYOUT.skip_prompt_prefixes):
             events.append(Event.user(text, stamp))
     elif kind == "gemini":
         message_id = record.get("id") if isinstance(record.get("id"), str) else None
@@ -110,7 +118,26 @@ def decode_line(line: bytes) -> list[Event] | None:
         for call in record.get("toolCalls") or ():
             if isinstance(call, dict) and isinstance(call.get("name"), str):
                 events.append(_tool(call, stamp))
+        for call in record.get("toolCalls") or ():
+            if isinstance(call, dict) and isinstance(call.get("result"), list):
+                call_id = call.get("id") if isinstance(call.get("id"), str) else None
+                for part in call["result"]:
+                    if isinstance(part, dict) and "functionResponse" in part:
+                        result = _result(part)
+                        events.append(result if result.id is not None else result._replace(id=call_id))
     return events
+
+
+def _result(part: dict[str, object]) -> Event:
+    """A ``functionResponse`` part: the id of its call, its output, or its error when the tool failed."""
+    response = part["functionResponse"]
+    inner = response if isinstance(response, dict) else {}
+    body = inner.get("response") if isinstance(inner.get("response"), dict) else {}
+    assert isinstance(body, dict)
+    call_id, output, error = inner.get("id"), body.get("output"), body.get("error")
+    failed = error is True or (isinstance(error, str) and error != "")
+    text = output if isinstance(output, str) else (error if isinstance(error, str) and error else None)
+    return Event.result(call_id if isinstance(call_id, str) else None, text, is_error=failed)
 
 
 def _tool(call: dict[str, object], stamp: str | None) -> Event:
