@@ -168,9 +168,11 @@ def _age(timestamp: str | None, now: float | None) -> float | None:
     return None if moment is None else max(0.0, now - moment)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SinkEvent:
-    """An activity event for sinks (log, webhook, broker): see :class:`SinkSpec`."""
+    """An activity event for sinks (log, webhook, broker): see :class:`SinkSpec`. Every sink gets the
+    same object: read it, never change it. (Not a frozen dataclass: the watcher makes thousands a second,
+    and a frozen one costs three times as much to make.)"""
 
     kind: str
     session: Session
