@@ -60,6 +60,7 @@ __all__ = [
     "SessionState",
     "SessionTracker",
     "State",
+    "add_tool_counts",
     "archive_session",
     "format_duration",
     "hot_memory_line",
@@ -434,6 +435,23 @@ class SessionState:
             raise ValueError(f"not a session state: {type(error).__name__}: {error}") from None
 
 
+def add_tool_counts(
+    categories: dict[str, int],
+    tools: dict[str, int],
+    by_category: tuple[int, int, int, int],
+    by_tool: Mapping[str, int] | None,
+) -> bool:
+    """Adds one scan's tool uses (counts in :data:`CATEGORIES` order, and by tool name) to running
+    totals; whether it had any."""
+    if not any(by_category):
+        return False
+    for category, count in zip(CATEGORIES, by_category, strict=True):
+        categories[category] = categories.get(category, 0) + count
+    for name, count in (by_tool or {}).items():
+        tools[name] = tools.get(name, 0) + count
+    return True
+
+
 def _prompt_text(text: str | None) -> str | None:
     """A prompt's text, ``None`` for none or for digest text (ours, quoted back)."""
     return None if not text or is_digest_text(text) else text
@@ -569,14 +587,7 @@ class SessionTracker:
             messages["user"] = messages.get("user", 0) + prompts
         if replies:
             messages["assistant"] = messages.get("assistant", 0) + replies
-        if any(categories):
-            counted = state.categories
-            for category, count in zip(CATEGORIES, categories, strict=True):
-                counted[category] = counted.get(category, 0) + count
-        if tools:
-            counted = state.tools
-            for name, count in tools.items():
-                counted[name] = counted.get(name, 0) + count
+        add_tool_counts(state.categories, state.tools, categories, tools)
 
         if prompts:
             self._prompts(state, prompts, first_user_text, last_user_text, now, out)

@@ -45,7 +45,7 @@ from sidelight import _core
 from sidelight.cursors import CursorStore
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import CATEGORIES
+from sidelight.lifecycle import CATEGORIES, add_tool_counts
 from sidelight.sessions import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
 from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
@@ -779,16 +779,13 @@ class Watcher:
         or (``everything=False``) those written to within ``2 * idle_timeout``: a session quiet for
         longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back."""
         changed: list[str] = []
-        mtimes, cursors = self._mtimes, self._cursors
+        mtimes = self._mtimes
         horizon = time.time() - 2 * self.idle_timeout
         stat = os.stat
         for name, (session, path) in self._by_path.items():
             if not everything and mtimes.get(name, horizon) < horizon:
                 continue
-            mine = cursors.get(session.key)
-            known = None if mine is None else mine.get(name)
-            if known is None:
-                known = self._known_cursor(session, path, name)
+            known = self._known_cursor(session, path, name)
             try:
                 found = stat(name)  # a thousand stats a pass: plain strings
             except OSError:
@@ -835,7 +832,7 @@ class Watcher:
         decoders: dict[str, str] = {}
         jobs: list[tuple[Session, Path, str, bool]] = []  # session, path, name, first look
         requests: list[tuple[str, str, CursorTuple | None]] = []
-        by_path, cursors = self._by_path, self._cursors
+        by_path = self._by_path
         for name in dirty:
             found = by_path.get(name)
             if found is None:
@@ -845,10 +842,7 @@ class Watcher:
             decoder = decoders.get(session.format)
             if decoder is None:
                 decoder = decoders[session.format] = decoder_of(session, plugins)
-            mine = cursors.get(session.key)
-            cursor = None if mine is None else mine.get(name)
-            if cursor is None:
-                cursor = self._known_cursor(session, path, name)
+            cursor = self._known_cursor(session, path, name)
             first = cursor is None
             if first:
                 cursor = self._first_look(name)
@@ -872,7 +866,7 @@ class Watcher:
         now = self.clock()
         by_session: dict[str, tuple[Session, list[ScanCounts], bool]] = {}
         offsets: list[tuple[str, int]] = []
-        changed_entries = self._changed_entries
+        cursors, changed_entries = self._cursors, self._changed_entries
         for (session, path, name, first), outcome in zip(jobs, outcomes, strict=True):
             if isinstance(outcome, Exception):
                 self._scan_failed(session, path, name, outcome)
@@ -1006,15 +1000,7 @@ class Watcher:
                 row.user_messages += user
                 row.assistant_messages += assistant
                 busy = True
-            if any(by_category):
-                categories = row.categories
-                for name, n in zip(CATEGORIES, by_category, strict=True):
-                    categories[name] = categories.get(name, 0) + n
-                busy = True
-            if tools:
-                counted = row.tools
-                for name, n in tools.items():
-                    counted[name] = counted.get(name, 0) + n
+            busy = add_tool_counts(row.categories, row.tools, by_category, tools) or busy
             if touched:
                 recent = row.recent_files
                 for path in touched:
