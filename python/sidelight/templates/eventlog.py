@@ -110,9 +110,7 @@ def event_line(event: SinkEvent) -> bytes:
         return orjson.dumps(record, default=_plain, option=orjson.OPT_APPEND_NEWLINE)
     except (TypeError, orjson.JSONEncodeError):
         # What orjson refuses: integers past 64 bits, keys that are not text.
-        record["session"] = _session_record(event.session)
-        record["data"] = dict(event.data)
-        return (_encode(record) + "\n").encode()
+        return (_encode(event_record(event)) + "\n").encode()
 
 
 def _plain(value: Any) -> Any:
