@@ -635,7 +635,7 @@ class SessionTracker:
         before the transcript had them; the last request becomes the current task."""
         first_text = _prompt_text(first_user_text)
         # One prompt is usually both the first and the last: judged once.
-        same = last_user_text is first_user_text or last_user_text == first_user_text
+        same = last_user_text == first_user_text
         last_text = (first_text if same else _prompt_text(last_user_text)) or (
             first_text if prompts == 1 else None
         )
