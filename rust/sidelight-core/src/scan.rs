@@ -21,6 +21,10 @@ pub const HEAD_BYTES: u64 = 4096;
 pub const TAIL_BYTES: u64 = 64;
 /// Below this many bytes a range is not split between threads.
 pub const MIN_PARALLEL_BYTES: u64 = 8 << 20;
+/// How many new bytes a resumed scan reads together with the check of its cursor's tail. The watcher
+/// rescans thousands of files a second, most grown by a line or two: checking, reading the lines and
+/// hashing the new tail is then one read, not three.
+const READ_AHEAD: u64 = 64 << 10;
 
 /// Where a reader stopped in a file, and what the file was then.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,9 +80,65 @@ impl Scan {
 
 /// Hash of `len` bytes at `at`.
 fn hash_at(file: &File, at: u64, len: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; len as usize];
-    file.read_exact_at(&mut buf, at)?;
-    Ok(crate::activity::hash64(&buf))
+    // A head or a tail (the cursor's lengths) fits on the stack; only a hand-made cursor needs more.
+    let mut small = [0u8; HEAD_BYTES as usize];
+    let mut large = Vec::new();
+    let buf = if len <= HEAD_BYTES {
+        &mut small[..len as usize]
+    } else {
+        large.resize(usize::try_from(len).unwrap_or(usize::MAX), 0);
+        &mut large[..]
+    };
+    file.read_exact_at(buf, at)?;
+    Ok(crate::activity::hash64(buf))
+}
+
+/// Bytes of a file already read, from offset `from` on: hashes of ranges inside it need no read.
+#[derive(Default)]
+struct Window {
+    from: u64,
+    bytes: Vec<u8>,
+}
+
+impl Window {
+    /// Reads up to `len` bytes at `from`; fewer where the file ends.
+    fn read(file: &File, from: u64, len: u64) -> io::Result<Window> {
+        let mut bytes = vec![0u8; usize::try_from(len).unwrap_or(usize::MAX)];
+        let mut filled = 0;
+        while filled < bytes.len() {
+            match file.read_at(&mut bytes[filled..], from + filled as u64) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        bytes.truncate(filled);
+        Ok(Window { from, bytes })
+    }
+
+    /// The bytes of `[at, at + len)`, when the window holds all of them.
+    fn get(&self, at: u64, len: u64) -> Option<&[u8]> {
+        let start = usize::try_from(at.checked_sub(self.from)?).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        self.bytes.get(start..end)
+    }
+
+    /// Hash of `len` bytes at `at`, from the window when it holds them, else read.
+    fn hash(&self, file: &File, at: u64, len: u64) -> io::Result<u64> {
+        match self.get(at, len) {
+            Some(bytes) => Ok(crate::activity::hash64(bytes)),
+            None => hash_at(file, at, len),
+        }
+    }
+
+    /// What the window holds from `at` on (empty when it does not reach `at`).
+    fn after(&self, at: u64) -> &[u8] {
+        at.checked_sub(self.from)
+            .and_then(|skip| usize::try_from(skip).ok())
+            .and_then(|skip| self.bytes.get(skip..))
+            .unwrap_or(&[])
+    }
 }
 
 fn open(path: &Path) -> Result<(File, Metadata), Error> {
@@ -121,20 +181,22 @@ fn open_checked(path: &Path, known: bool) -> Result<(File, Metadata), Error> {
 }
 
 /// A cursor for `file` at `offset`, which must be a line boundary. `verified` is a cursor whose head
-/// this scan found unchanged: a head of the same length need not be read and hashed again.
+/// this scan found unchanged: a head of the same length need not be read and hashed again. Bytes in
+/// `read` are not read again.
 fn cursor_at(
     file: &File,
     meta: &Metadata,
     offset: u64,
     last_message: u64,
     verified: Option<&Cursor>,
+    read: &Window,
 ) -> io::Result<Cursor> {
     let size = meta.len();
     let head_len = size.min(HEAD_BYTES);
     let tail_len = offset.min(TAIL_BYTES);
     let head_hash = match verified {
         Some(c) if c.head_len == head_len => c.head_hash,
-        _ => hash_at(file, 0, head_len)?,
+        _ => read.hash(file, 0, head_len)?,
     };
     Ok(Cursor {
         offset,
@@ -142,31 +204,50 @@ fn cursor_at(
         inode: meta.ino(),
         head_len,
         head_hash,
-        tail_hash: hash_at(file, offset - tail_len, tail_len)?,
+        tail_hash: read.hash(file, offset - tail_len, tail_len)?,
         last_message,
     })
 }
 
-/// Where to start reading given a previous cursor, and why it starts over if it does.
-fn resume(file: &File, meta: &Metadata, cursor: &Cursor) -> io::Result<(u64, Option<Reset>)> {
+/// Where to start reading given a previous cursor, and why it starts over if it does. When it does
+/// not, the window holds the cursor's tail and up to [`READ_AHEAD`] bytes after it, read in one go
+/// (and the head too, when the head ends near the tail).
+fn resume(
+    file: &File,
+    meta: &Metadata,
+    cursor: &Cursor,
+) -> io::Result<(u64, Option<Reset>, Window)> {
     let size = meta.len();
     if cursor.dev != meta.dev() || cursor.inode != meta.ino() {
-        return Ok((0, Some(Reset::Replaced)));
+        return Ok((0, Some(Reset::Replaced), Window::default()));
     }
     if cursor.offset > size || cursor.head_len > size {
-        return Ok((0, Some(Reset::Truncated)));
-    }
-    if hash_at(file, 0, cursor.head_len)? != cursor.head_hash {
-        return Ok((0, Some(Reset::Rewritten)));
+        return Ok((0, Some(Reset::Truncated), Window::default()));
     }
     let tail_len = cursor.offset.min(TAIL_BYTES);
-    if hash_at(file, cursor.offset - tail_len, tail_len)? != cursor.tail_hash {
-        return Ok((0, Some(Reset::Rewritten)));
+    let tail_from = cursor.offset - tail_len;
+    // Near the head, one read from the start holds the head as well.
+    let from = if tail_from <= HEAD_BYTES {
+        0
+    } else {
+        tail_from
+    };
+    let ahead = (size - cursor.offset).min(READ_AHEAD);
+    let window = Window::read(file, from, cursor.offset + ahead - from)?;
+    let Some(tail) = window.get(tail_from, tail_len) else {
+        // The file shrank since its stat, as `read_exact_at` would have said.
+        return Err(io::ErrorKind::UnexpectedEof.into());
+    };
+    if crate::activity::hash64(tail) != cursor.tail_hash
+        || window.hash(file, 0, cursor.head_len)? != cursor.head_hash
+    {
+        return Ok((0, Some(Reset::Rewritten), Window::default()));
     }
-    Ok((cursor.offset, None))
+    Ok((cursor.offset, None, window))
 }
 
-/// Scans `[start, end)` as one part.
+/// Scans `[start, end)` as one part; `read` holds its first bytes when they were read already.
+#[allow(clippy::too_many_arguments)]
 fn scan_part(
     file: &File,
     format: Format,
@@ -175,15 +256,18 @@ fn scan_part(
     options: &Options,
     last_message: u64,
     cancel: &AtomicBool,
+    read: &[u8],
 ) -> io::Result<(Activity, tail::Lines)> {
     let mut activity = Activity::new(options, last_message);
-    let lines = tail::for_each_line(file, start, end, options.max_line_bytes, cancel, |line| {
+    let each = |line: &[u8]| {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
         activity.lines += 1;
         format.decode(line, &mut activity);
-    })?;
+    };
+    let lines =
+        tail::for_each_line_from(file, start, end, options.max_line_bytes, cancel, read, each)?;
     activity.lines += lines.too_long;
     activity.skipped.too_long += lines.too_long;
     Ok((activity, lines))
@@ -200,10 +284,11 @@ pub fn scan(
 ) -> Result<Scan, Error> {
     let (file, meta) = open_checked(path, cursor.is_some())?;
     let io_err = |e| Error::io(path, e);
-    let (start, reset) = match cursor {
+    let (start, reset, window) = match cursor {
         Some(c) => resume(&file, &meta, c).map_err(io_err)?,
-        None => (0, None),
+        None => (0, None, Window::default()),
     };
+    let read = window.after(start);
     let last_message = match (cursor, reset) {
         (Some(c), None) => c.last_message,
         _ => 0,
@@ -231,21 +316,18 @@ pub fn scan(
             .par_iter()
             .enumerate()
             .map(|(k, &(a, b))| {
-                scan_part(
-                    &file,
-                    format,
-                    a,
-                    b,
-                    options,
-                    if k == 0 { last_message } else { 0 },
-                    cancel,
-                )
+                let (last_message, read) = if k == 0 {
+                    (last_message, read)
+                } else {
+                    (0, &[][..])
+                };
+                scan_part(&file, format, a, b, options, last_message, cancel, read)
             })
             .collect()
     } else {
         ranges
             .iter()
-            .map(|&(a, b)| scan_part(&file, format, a, b, options, last_message, cancel))
+            .map(|&(a, b)| scan_part(&file, format, a, b, options, last_message, cancel, read))
             .collect()
     };
     let mut activity: Option<Activity> = None;
@@ -260,7 +342,8 @@ pub fn scan(
     }
     let activity = activity.unwrap_or_else(|| Activity::new(options, last_message));
     let verified = if reset.is_none() { cursor } else { None };
-    let cursor = cursor_at(&file, &meta, end, activity.last_message, verified).map_err(io_err)?;
+    let cursor =
+        cursor_at(&file, &meta, end, activity.last_message, verified, &window).map_err(io_err)?;
     Ok(Scan {
         format,
         file_size: size,
@@ -542,7 +625,7 @@ pub fn file_cursor(path: &Path, offset: u64) -> Result<Cursor, Error> {
     let (file, meta) = open(path)?;
     let offset =
         line_start_at_or_before(&file, offset.min(meta.len())).map_err(|e| Error::io(path, e))?;
-    cursor_at(&file, &meta, offset, 0, None).map_err(|e| Error::io(path, e))
+    cursor_at(&file, &meta, offset, 0, None, &Window::default()).map_err(|e| Error::io(path, e))
 }
 
 fn line_start_at_or_before(file: &File, offset: u64) -> io::Result<u64> {
@@ -652,6 +735,50 @@ mod tests {
             panic!("a FIFO is not a transcript");
         };
         assert!(error.to_string().contains("not a regular file"), "{error}");
+    }
+
+    #[test]
+    fn a_resumed_scan_reads_ahead_and_still_checks_the_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let lines = |range: std::ops::Range<usize>| range.map(prompt).collect::<String>();
+        // Past the head, so the cursor's tail is read apart from it.
+        append(&path, lines(0..200).as_bytes());
+        let mut cursor = run(&path, None, 1).cursor;
+        assert!(cursor.offset > 2 * HEAD_BYTES);
+        // Small appends (read with the tail check), one past the read-ahead, and a partial line.
+        for (batch, expected) in [(lines(200..201), 1), (lines(201..2201), 2000)] {
+            append(&path, batch.as_bytes());
+            let s = run(&path, Some(&cursor), 1);
+            assert_eq!((s.reset, s.activity.lines), (None, expected));
+            // The cursor from bytes already read equals one made by reading the file.
+            assert_eq!(s.cursor, file_cursor(&path, s.cursor.offset).unwrap());
+            cursor = s.cursor;
+        }
+        assert!(lines(201..2201).len() as u64 > READ_AHEAD);
+        append(&path, b"{\"type\":\"user\"");
+        let s = run(&path, Some(&cursor), 1);
+        assert_eq!((s.reset, s.activity.lines, s.cursor), (None, 0, cursor));
+        // A rewrite of the head alone, far from the cursor, is still seen.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[20] = b'X';
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all_at(&bytes[..100], 0)
+            .unwrap();
+        assert_eq!(run(&path, Some(&cursor), 1).reset, Some(Reset::Rewritten));
+        // And one of the bytes just before the cursor.
+        let c = run(&path, None, 1).cursor;
+        let at = c.offset - 10;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .write_all_at(b"Y", at)
+            .unwrap();
+        assert_eq!(run(&path, Some(&c), 1).reset, Some(Reset::Rewritten));
     }
 
     #[test]

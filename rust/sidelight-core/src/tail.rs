@@ -31,6 +31,20 @@ pub fn for_each_line(
     end: u64,
     max_line_bytes: usize,
     cancel: &AtomicBool,
+    each: impl FnMut(&[u8]),
+) -> io::Result<Lines> {
+    for_each_line_from(file, start, end, max_line_bytes, cancel, &[], each)
+}
+
+/// [`for_each_line`] for a caller that has already read the range's first bytes (`read`, from
+/// `start` on): they are not read again.
+pub fn for_each_line_from(
+    file: &File,
+    start: u64,
+    end: u64,
+    max_line_bytes: usize,
+    cancel: &AtomicBool,
+    read: &[u8],
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<Lines> {
     let mut result = Lines {
@@ -41,7 +55,10 @@ pub fn for_each_line(
         return Ok(result);
     }
     let range = usize::try_from(end - start).unwrap_or(usize::MAX);
-    let mut buf = vec![0u8; INITIAL_BUFFER.min(range).max(64)];
+    let read = &read[..read.len().min(range)];
+    let mut buf = vec![0u8; INITIAL_BUFFER.min(range).max(64).max(read.len())];
+    buf[..read.len()].copy_from_slice(read);
+    let mut already_read = Some(read.len()).filter(|&n| n > 0);
     // `buf[..filled]` holds the bytes from file offset `base`; `buf[..line_start]` is consumed.
     let mut base = start;
     let mut filled = 0usize;
@@ -52,30 +69,35 @@ pub fn for_each_line(
         if cancel.load(Ordering::Relaxed) {
             return Err(interrupted());
         }
-        let pos = base + filled as u64;
-        if pos >= end {
-            break;
-        }
-        if filled == buf.len() {
-            // The buffer holds one partial line: grow to the limit, then stream past it.
-            if buf.len() <= max_line_bytes {
-                let grown = (buf.len() * 2)
-                    .min(max_line_bytes.saturating_add(1))
-                    .max(buf.len() + 1);
-                buf.resize(grown, 0);
-            } else {
-                skipping = true;
-                skipped_blank = is_blank(&buf[..filled]);
-                base += filled as u64;
-                filled = 0;
+        let n = if let Some(n) = already_read.take() {
+            n
+        } else {
+            let pos = base + filled as u64;
+            if pos >= end {
+                break;
             }
-            continue;
-        }
-        let want = (buf.len() - filled).min(usize::try_from(end - pos).unwrap_or(usize::MAX));
-        let n = file.read_at(&mut buf[filled..filled + want], pos)?;
-        if n == 0 {
-            break; // the file shrank under us; the next scan sees it
-        }
+            if filled == buf.len() {
+                // The buffer holds one partial line: grow to the limit, then stream past it.
+                if buf.len() <= max_line_bytes {
+                    let grown = (buf.len() * 2)
+                        .min(max_line_bytes.saturating_add(1))
+                        .max(buf.len() + 1);
+                    buf.resize(grown, 0);
+                } else {
+                    skipping = true;
+                    skipped_blank = is_blank(&buf[..filled]);
+                    base += filled as u64;
+                    filled = 0;
+                }
+                continue;
+            }
+            let want = (buf.len() - filled).min(usize::try_from(end - pos).unwrap_or(usize::MAX));
+            let n = file.read_at(&mut buf[filled..filled + want], pos)?;
+            if n == 0 {
+                break; // the file shrank under us; the next scan sees it
+            }
+            n
+        };
         let fresh = filled;
         filled += n;
         let mut line_start = 0usize;
