@@ -22,6 +22,7 @@ import pytest
 
 from sidelight import Cursor
 from sidelight.cursors import CursorStore
+from sidelight.statefile import SharedState
 
 CURSOR = Cursor(
     offset=1234, dev=2049, inode=77, head_len=4096, head_hash=2**63 + 5, tail_hash=99, last_message=0
@@ -131,6 +132,32 @@ def test_update_merges_with_the_file_as_it_is_on_disk(tmp_path):
         "main": {"discord": entry(3), "email": entry(2)},
         "other": {"x": {"offset": 9}},
     }
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_replace_writes_one_readers_entries_without_reading_the_file(tmp_path, monkeypatch, fast):
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path, fast=fast)
+    store.update("watcher", {"a": entry(1), "b": entry(2)})
+    store.update("other", {"x": entry(9)})
+
+    # Whatever the file holds is not read back: a file that would not even parse is simply replaced.
+    path.write_text("not json")
+    monkeypatch.setattr(SharedState, "_read_bytes", lambda self: pytest.fail("replace read the file"))
+    store.replace("watcher", {"b": entry(3), "c": entry(4)})
+    monkeypatch.undo()
+    assert json.loads(path.read_bytes()) == {"watcher": {"b": entry(3), "c": entry(4)}}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="offset"):
+        store.replace("watcher", {"b": entry(5), "c": {"offset": -1}})
+    with pytest.raises(TypeError):
+        store.replace("watcher", {1: entry(5)})  # type: ignore[dict-item]
+    assert path.read_bytes() == before
+
+    store.replace("watcher", {})
+    assert store.readers() == []
 
 
 @pytest.mark.parametrize(

@@ -113,16 +113,7 @@ class CursorStore:
         is written; :class:`OSError` when the file cannot be written, in which case the previous file is
         untouched.
         """
-        if not isinstance(reader, str):
-            raise TypeError(f"a reader name must be a string, not {reader!r}")
-        new: dict[str, dict[str, Any]] = {}
-        for writer, entry in entries.items():
-            if not isinstance(writer, str):
-                raise TypeError(f"a writer name must be a string, not {writer!r}")
-            problem = _entry_problem(entry)
-            if problem:
-                raise ValueError(f"cursor entry for {reader!r} -> {writer!r}: {problem}")
-            new[writer] = dict(entry)
+        new = _checked(reader, entries)
         if isinstance(remove, str):
             raise TypeError("remove takes a collection of writer names, not one string")
         gone = set(remove)
@@ -143,6 +134,33 @@ class CursorStore:
             return state
 
         self._file.update(change)
+
+    def replace(self, reader: str, entries: Mapping[str, Mapping[str, Any]]) -> None:
+        """Makes the file hold ``reader``'s ``entries`` and nothing else, without reading it first.
+
+        For a file one process owns and keeps whole in memory, such as the watcher's
+        ``watch/cursors.json`` (the watcher's lock keeps a second one out): it saves a thousand entries a
+        second, and reading them back each time only to merge cost as much again. Any other reader's
+        entries in the file are dropped; files that several processes share use :meth:`update`.
+        Raises as :meth:`update` does, before anything is written.
+        """
+        new = _checked(reader, entries)
+        self._file.replace(self._encode({reader: new} if new else {}))
+
+
+def _checked(reader: str, entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``entries`` as plain dicts; raises when a name or an entry is not one the store can keep."""
+    if not isinstance(reader, str):
+        raise TypeError(f"a reader name must be a string, not {reader!r}")
+    new: dict[str, dict[str, Any]] = {}
+    for writer, entry in entries.items():
+        if not isinstance(writer, str):
+            raise TypeError(f"a writer name must be a string, not {writer!r}")
+        problem = _entry_problem(entry)
+        if problem:
+            raise ValueError(f"cursor entry for {reader!r} -> {writer!r}: {problem}")
+        new[writer] = dict(entry)
+    return new
 
 
 def _dump(state: Mapping[str, Any]) -> bytes:

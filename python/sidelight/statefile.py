@@ -148,6 +148,13 @@ class SharedState(Generic[T]):
             self._write(self._dump(new))
             return new
 
+    def replace(self, data: bytes) -> None:
+        """Writes ``data`` (the dumped document) under the lock, without reading the file: for a
+        document one process owns. An :class:`OSError` leaves the previous file as it was."""
+        self._ensure_dir()
+        with self._locked():
+            self._write(data)
+
     def _read_bytes(self) -> bytes:
         try:
             with open(self.path, "rb") as file:  # noqa: PTH123 (the plain builtin is faster)
