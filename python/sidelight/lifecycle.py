@@ -443,12 +443,23 @@ def add_tool_counts(
 ) -> bool:
     """Adds one scan's tool uses (counts in :data:`CATEGORIES` order, and by tool name) to running
     totals; whether it had any."""
-    if not any(by_category):
+    # Unrolled: twice per session a pass, thousands a second, and a scan most often has no tool use.
+    edit, read, command, other = by_category
+    if not (edit or read or command or other):
         return False
-    for category, count in zip(CATEGORIES, by_category, strict=True):
-        categories[category] = categories.get(category, 0) + count
-    for name, count in (by_tool or {}).items():
-        tools[name] = tools.get(name, 0) + count
+    get = categories.get
+    if edit:
+        categories["edit"] = get("edit", 0) + edit
+    if read:
+        categories["read"] = get("read", 0) + read
+    if command:
+        categories["command"] = get("command", 0) + command
+    if other:
+        categories["other"] = get("other", 0) + other
+    if by_tool:
+        get = tools.get
+        for name, count in by_tool.items():
+            tools[name] = get(name, 0) + count
     return True
 
 
@@ -620,7 +631,7 @@ class SessionTracker:
             last = index == replies - 1
             detail = sanitize(last_assistant_text, DETAIL_LIMIT) if last and last_assistant_text else None
             out.append(self._event(state, "response_completed", now, detail))
-        return self._send(out)
+        return out if self.emit is None else self._send(out)
 
     def _prompts(
         self,

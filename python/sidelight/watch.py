@@ -142,11 +142,25 @@ class _Row:
     tools: dict[str, int] = field(default_factory=dict)
     lines: int = 0
     last_timestamp: str | None = None
-    #: Epoch seconds of the last activity (the last timestamp seen, else when it was read).
-    last_activity: float | None = None
+    #: Epoch seconds of the last activity (the last timestamp seen, else when it was read), as of the
+    #: last :meth:`settle`.
+    activity_seconds: float | None = None
     recent_files: list[str] = field(default_factory=list)
     #: The listing's Session object the name and group were last taken from.
     seen: Session | None = field(default=None, repr=False, compare=False)
+    #: A timestamp not yet turned into ``activity_seconds``, and when it was read (the fallback when it
+    #: cannot be read): a busy session gets a new one every pass, and is shown once a second.
+    pending: tuple[str, float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def last_activity(self) -> float | None:
+        """Epoch seconds of the last activity."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            moment = epoch_seconds(pending[0])
+            self.activity_seconds = moment if moment is not None else pending[1]
+        return self.activity_seconds
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -188,7 +202,7 @@ class _Row:
         row.lines = int(data.get("lines") or 0)
         row.last_timestamp = data.get("last_timestamp")
         last = data.get("last_activity")
-        row.last_activity = float(last) if isinstance(last, int | float) else None
+        row.activity_seconds = float(last) if isinstance(last, int | float) else None
         files = data.get("recent_files")
         row.recent_files = [str(f) for f in files] if isinstance(files, list) else []
         return row
@@ -300,6 +314,9 @@ class Watcher:
         self._ignored: set[str] = set()
         #: Cursors as the last run saved them (cursor-store entries), and this run's: key -> path -> tuple.
         self._entries: dict[str, dict[str, Any]] = {}
+        #: Whether ``_entries`` holds every entry of the cursor file (it was read at start): saving
+        #: then rewrites the file rather than merging into it.
+        self._entries_whole = False
         self._cursors: dict[str, dict[str, CursorTuple]] = {}
         self._changed_entries: set[str] = set()
         self._removed_entries: set[str] = set()
@@ -779,13 +796,17 @@ class Watcher:
         or (``everything=False``) those written to within ``2 * idle_timeout``: a session quiet for
         longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back."""
         changed: list[str] = []
-        mtimes = self._mtimes
+        mtimes, cursors = self._mtimes, self._cursors
         horizon = time.time() - 2 * self.idle_timeout
         stat = os.stat
         for name, (session, path) in self._by_path.items():
             if not everything and mtimes.get(name, horizon) < horizon:
                 continue
-            known = self._known_cursor(session, path, name)
+            # _known_cursor's first step, inline: a thousand transcripts a pass.
+            mine = cursors.get(session.key)
+            known = mine.get(name) if mine is not None else None
+            if known is None:
+                known = self._known_cursor(session, path, name)
             try:
                 found = stat(name)  # a thousand stats a pass: plain strings
             except OSError:
@@ -832,7 +853,7 @@ class Watcher:
         decoders: dict[str, str] = {}
         jobs: list[tuple[Session, Path, str, bool]] = []  # session, path, name, first look
         requests: list[tuple[str, str, CursorTuple | None]] = []
-        by_path = self._by_path
+        by_path, cursors = self._by_path, self._cursors
         for name in dirty:
             found = by_path.get(name)
             if found is None:
@@ -842,7 +863,10 @@ class Watcher:
             decoder = decoders.get(session.format)
             if decoder is None:
                 decoder = decoders[session.format] = decoder_of(session, plugins)
-            cursor = self._known_cursor(session, path, name)
+            mine = cursors.get(session.key)
+            cursor = mine.get(name) if mine is not None else None
+            if cursor is None:
+                cursor = self._known_cursor(session, path, name)
             first = cursor is None
             if first:
                 cursor = self._first_look(name)
@@ -1012,18 +1036,18 @@ class Watcher:
                 last = stamp
         if last is not None:
             row.last_timestamp = last
-            moment = epoch_seconds(last)
-            row.last_activity = moment if moment is not None else now
+            row.pending = (last, now)
         elif busy:
-            row.last_activity = now
+            row.activity_seconds, row.pending = now, None
         tracker = self.tracker
         if tracker is None:
             return
         # A first look at a transcript that went quiet long ago is history: the session ended before
         # the watcher came, and its row shows as much (see _snapshot).
-        quiet = None if row.last_activity is None else now - row.last_activity
-        if was_first and quiet is not None and quiet >= 2 * tracker.settings.idle_timeout:
-            return
+        if was_first:
+            last_activity = row.last_activity
+            if last_activity is not None and now - last_activity >= 2 * tracker.settings.idle_timeout:
+                return
         for outcome in outcomes:
             try:
                 events.extend(tracker.observe_counts(session, outcome))
@@ -1079,6 +1103,7 @@ class Watcher:
         """Cursors from the cursor file; counts, suspensions and lifecycle state from the snapshot."""
         try:
             self._entries = {k: dict(v) for k, v in self.store.read(READER).items()}
+            self._entries_whole = True
         except OSError as error:
             logger.warning(
                 "cannot read %s (%s); starting from the transcripts' recent tails", self.store.path, error
@@ -1122,8 +1147,15 @@ class Watcher:
                 entry = self._entry(key)
                 if entry is not None:
                     changed[key] = entry
+            removed = self._removed_entries - changed.keys()
             try:
-                self.store.update(READER, changed, remove=self._removed_entries - changed.keys())
+                if self._entries_whole:
+                    # The file is the watcher's own, and every entry of it is in memory.
+                    entries = {k: v for k, v in self._entries.items() if k not in removed}
+                    entries.update(changed)
+                    self.store.replace(READER, entries)
+                else:
+                    self.store.update(READER, changed, remove=removed)
             except (OSError, ValueError) as error:
                 logger.warning("could not save the cursors in %s: %s", self.store.path, error)
             else:
@@ -1306,7 +1338,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         # orjson: the snapshot of a thousand sessions is written every second.
-        payload = orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS)
+        payload = orjson.dumps(data)
     except (TypeError, orjson.JSONEncodeError):
         payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
