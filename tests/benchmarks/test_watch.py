@@ -47,6 +47,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SESSIONS = int(os.environ.get("SIDELIGHT_BENCH_WATCH_SESSIONS", "1000"))
 SECONDS = float(os.environ.get("SIDELIGHT_BENCH_WATCH_SECONDS", "60"))
 RATE = float(os.environ.get("SIDELIGHT_BENCH_WATCH_RATE", "5"))  # lines a second per session
+_BENCH = "SIDELIGHT_BENCH_"
+#: The watcher's ``debounce`` (its stat beat), when not its default.
+DEBOUNCE = os.environ.get(f"{_BENCH}WATCH_DEBOUNCE")
 #: Smoke mode: sessions, seconds, lines a second per session.
 SMOKE = (20, 2.0, 5.0)
 PROJECTS = 20
@@ -144,6 +147,8 @@ def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = Tr
         modify_events=modify_events,
         own_gc=True,  # as `sidelight watch` runs it
     )
+    if DEBOUNCE:
+        watcher.debounce = float(DEBOUNCE)
     watcher.start()
     (home / "watcher.ready").write_text("", encoding="utf-8")
     while not stop.wait(0.5):
@@ -259,7 +264,8 @@ def _latencies(paths: list[Path], writes: list[list[Any]], scans: list[list[Any]
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    # The benchmark's own settings reach the watcher; the user's sidelight settings do not.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_") or k.startswith(_BENCH)}
     env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(home / "state"), PYTHONPATH=str(ROOT))
     return env
 
