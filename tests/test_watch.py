@@ -29,6 +29,8 @@ from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
 from sidelight.sessions import SinkEvent, SinkSpec
 from sidelight.watch import (
+    COOL_AFTER,
+    COOL_EVERY,
     CURSOR_FILE,
     READER,
     STATUS_FILE,
@@ -478,6 +480,33 @@ def test_the_quick_stat_pass_covers_live_sessions_and_the_full_pass_all(home, se
     watcher._process({str(live), str(quiet)})
     append(quiet, prompt_line("three"))
     assert watcher._stat_pass(everything=False) == [str(quiet)]
+
+
+def test_the_quick_stat_pass_looks_at_cool_transcripts_less_often(home, settings, plugins, monkeypatch):
+    hot, cool = transcript(home, "hot"), transcript(home, "cool")
+    hot.write_text(prompt_line("one"), encoding="utf-8")
+    cool.write_text(prompt_line("one"), encoding="utf-8")
+    a_while_ago = time.time() - 1.5 * COOL_AFTER  # cool, yet within the idle horizon (120 s here)
+    os.utime(cool, (a_while_ago, a_while_ago))
+    watcher = make_watcher(settings, plugins, modify_events=False)
+    watcher._reconcile()
+    watcher._process(watcher._dirty)
+    statted: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda name, *a, **k: statted.append(name) or real_stat(name, *a, **k))
+    for _ in range(2 * COOL_EVERY):
+        assert watcher._stat_pass(everything=False) == []
+    assert statted.count(str(hot)) == 2 * COOL_EVERY
+    assert statted.count(str(cool)) == 2
+    # A cool session that is written to again is found within COOL_EVERY passes, then is hot.
+    append(cool, prompt_line("two"))
+    found = [watcher._stat_pass(everything=False) for _ in range(COOL_EVERY)]
+    assert found.count([str(cool)]) == COOL_EVERY - found.index([str(cool)])
+    watcher._process({str(cool)})
+    statted.clear()
+    for _ in range(COOL_EVERY):
+        watcher._stat_pass(everything=False)
+    assert statted.count(str(cool)) == COOL_EVERY
 
 
 @pytest.mark.parametrize(("threshold", "file_events"), [(2, False), (3, True)])

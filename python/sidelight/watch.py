@@ -107,6 +107,10 @@ ARCHIVE_DIR = "archive"
 LIFECYCLE_FLUSH = 10.0
 #: How long to wait for a thread to finish when stopping.
 JOIN_TIMEOUT = 10.0
+#: A transcript not written to for this long is cool: the quick stat pass looks at it only every
+#: :data:`COOL_EVERY` beats (a second at the default beat), so a fleet of quiet sessions costs a quarter.
+COOL_AFTER = 60.0
+COOL_EVERY = 4
 
 
 class WatcherRunningError(SidelightError, RuntimeError):
@@ -325,6 +329,7 @@ class Watcher:
         self._complained: set[str] = set()
         #: Transcript -> its modification time at its last stat (what the quick stat pass skips on).
         self._mtimes: dict[str, float] = {}
+        self._quick_passes = 0
         self._dirty_state = False
         self._started_at = 0.0
         self._last_flush = 0.0
@@ -794,13 +799,22 @@ class Watcher:
     def _stat_pass(self, *, everything: bool = True) -> list[str]:
         """The known transcripts whose size or identity differs from the watcher's cursor: all of them,
         or (``everything=False``) those written to within ``2 * idle_timeout``: a session quiet for
-        longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back."""
+        longer has ended, and the full pass of :meth:`_reconcile` finds it when it comes back. Of those,
+        the ones quiet for :data:`COOL_AFTER` are looked at every :data:`COOL_EVERY` quick passes."""
         changed: list[str] = []
         mtimes, cursors = self._mtimes, self._cursors
-        horizon = time.time() - 2 * self.idle_timeout
+        now = time.time()
+        horizon = now - 2 * self.idle_timeout
+        # Transcripts written to before this are skipped: older than the horizon always, cool ones on
+        # all but every COOL_EVERY-th quick pass.
+        skip_before = horizon
+        if not everything:
+            self._quick_passes += 1
+            if self._quick_passes % COOL_EVERY:
+                skip_before = max(horizon, now - COOL_AFTER)
         stat = os.stat
         for name, (session, path) in self._by_path.items():
-            if not everything and mtimes.get(name, horizon) < horizon:
+            if not everything and mtimes.get(name, now) < skip_before:
                 continue
             # _known_cursor's first step, inline: a thousand transcripts a pass.
             mine = cursors.get(session.key)
