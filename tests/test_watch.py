@@ -493,7 +493,12 @@ def test_the_quick_stat_pass_looks_at_cool_transcripts_less_often(home, settings
     watcher._process(watcher._dirty)
     statted: list[str] = []
     real_stat = os.stat
-    monkeypatch.setattr(os, "stat", lambda name, *a, **k: statted.append(name) or real_stat(name, *a, **k))
+
+    def counting_stat(name: str, *args: Any, **kwargs: Any) -> os.stat_result:
+        statted.append(name)
+        return real_stat(name, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", counting_stat)
     for _ in range(2 * COOL_EVERY):
         assert watcher._stat_pass(everything=False) == []
     assert statted.count(str(hot)) == 2 * COOL_EVERY
