@@ -530,6 +530,38 @@ def test_file_events_or_stat_pass_is_chosen_by_live_sessions(
     assert watcher.modify_events is file_events
 
 
+def watched_events(watcher: Watcher) -> set[bool]:
+    """Per watch of the watcher: whether watchdog reports writes to it."""
+    from watchdog.events import FileModifiedEvent
+
+    return {FileModifiedEvent in (watch.event_filter or ()) for watch, _ in watcher._watches.values()}
+
+
+def test_a_growing_fleet_moves_to_the_stat_pass_and_back(home, settings, plugins, monkeypatch):
+    monkeypatch.setattr("sidelight.watch.AUTO_STAT_APPENDS", 2)
+    first = transcript(home, "first")
+    first.write_text(prompt_line("hi"), encoding="utf-8")
+    with make_watcher(settings, plugins, reconcile_interval=0.1) as watcher:
+        wait_for(lambda: counted(settings, "claude-code:first") == 1, what="the first look")
+        assert watcher.modify_events is True
+        # The fleet grows past the threshold while the watcher runs.
+        others = [transcript(home, f"s{i}") for i in range(3)]
+        for path in others:
+            path.write_text(prompt_line("hi"), encoding="utf-8")
+        wait_for(lambda: watcher.modify_events is False, what="the switch to the stat pass")
+        assert watched_events(watcher) == {False}  # watchdog no longer reports a write
+        append(first, prompt_line("found by the stat pass"))
+        wait_for(lambda: counted(settings, "claude-code:first") == 2, what="a line found by the stat pass")
+        # It shrinks to half the threshold (the others end): file events again.
+        long_ago = time.time() - 86400
+        for path in others:
+            os.utime(path, (long_ago, long_ago))
+        wait_for(lambda: watcher.modify_events is True, what="the switch back to file events")
+        assert watched_events(watcher) == {True}
+        append(first, prompt_line("found by a file event"))
+        wait_for(lambda: counted(settings, "claude-code:first") == 3, what="a line found by a file event")
+
+
 def test_a_sink_with_emit_many_gets_each_pass_at_once(home, settings):
     batches: list[list[SinkEvent]] = []
     singles: list[SinkEvent] = []

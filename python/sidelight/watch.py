@@ -45,7 +45,7 @@ from sidelight import _core
 from sidelight.cursors import CursorStore
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import CATEGORIES, add_tool_counts
+from sidelight.lifecycle import CATEGORIES, add_tool_counts, format_duration
 from sidelight.sessions import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
 from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
@@ -252,8 +252,9 @@ class Watcher:
     deleted and moved files and finds appends with a stat pass every ``debounce`` over the transcripts
     written to in the last ``2 * idle_timeout`` (the periodic full stat pass finds the others): its
     cost follows the number of live sessions, not of writes, and is much lower when many sessions write
-    at once. ``modify_events=None`` (the default) chooses at the first pass: the stat pass when more than
-    :data:`AUTO_STAT_APPENDS` transcripts were written to in that window, file events otherwise.
+    at once. ``modify_events=None`` (the default) chooses at the first pass, and again at each full
+    pass as the fleet grows or shrinks: the stat pass when more than :data:`AUTO_STAT_APPENDS`
+    transcripts were written to in that window, file events again when at most half as many are.
     ``on_scan(now, [(path, offset), ...])`` is called by the worker after each scan (benchmarks and
     tests measure latency with it). ``own_gc=True`` is for a process that runs only the watcher
     (``sidelight watch``): after the first pass the worker freezes what is loaded and turns the
@@ -291,8 +292,10 @@ class Watcher:
         self.flush_interval = max(0.0, flush_interval)
         self.clock = clock
         self.on_scan = on_scan
-        #: As given; ``None`` (choose at the first pass) is replaced by the choice.
+        #: As given; ``None`` (choose by the live sessions) is replaced by the current choice.
         self.modify_events = modify_events
+        #: Whether the watcher chooses (and may change) how it finds appends: ``modify_events=None``.
+        self.auto_appends = modify_events is None
         self.own_gc = own_gc
         self._gc_was_enabled: bool | None = None
         self.state_dir = settings.state_dir
@@ -561,15 +564,17 @@ class Watcher:
             next_reconcile = time.monotonic() + self.reconcile_interval
             next_housekeeping = time.monotonic() + HOUSEKEEPING_INTERVAL
             # Without modify events, a stat pass over the known transcripts finds the appends.
-            stat_period = None if self.modify_events else max(self.debounce, 0.05)
-            next_stat = time.monotonic() + (stat_period or 0.0)
-            how = (
-                "file events"
-                if self.modify_events
-                else f"a stat pass every {stat_period:g}s over live sessions"
-            )
-            logger.info("appends found by %s", how)
+            stat_period: float | None = None
+            next_stat = 0.0
+            file_events: bool | None = None
             while not self._stopping.is_set():
+                if file_events != bool(self.modify_events):
+                    # The first time, and after a full pass changed how appends are found.
+                    file_events = bool(self.modify_events)
+                    stat_period = None if file_events else max(self.debounce, 0.05)
+                    next_stat = time.monotonic() + (stat_period or 0.0)
+                    how = "file events" if stat_period is None else f"a stat pass every {stat_period:g}s"
+                    logger.info("appends found by %s", how)
                 now = time.monotonic()
                 due = min(next_reconcile, next_housekeeping, next_stat if stat_period else next_reconcile)
                 woke = self._wake.wait(max(0.0, due - now))
@@ -765,8 +770,6 @@ class Watcher:
     def _reconcile(self) -> None:
         """List the sessions, stat every transcript, and mark the changed ones dirty; watch new roots."""
         if self.modify_events is None:
-            from sidelight.lifecycle import format_duration
-
             self._refresh_sessions()
             self._stat_pass()
             live = self._live_transcripts()
@@ -781,6 +784,9 @@ class Watcher:
             )
         self._schedule_roots()
         self._refresh_sessions()
+        if self.auto_appends:
+            # By the last passes' stats; the stat pass below then covers writes made while switching.
+            self._rechoose_appends()
         changed = self._stat_pass()
         # Sessions the watcher knew whose transcript is gone and that no resolver lists any more.
         for key in list(self._rows):
@@ -790,6 +796,31 @@ class Watcher:
             with self._lock:
                 self._dirty.update(changed)
             self._wake.set()
+
+    def _rechoose_appends(self) -> None:
+        """Switches between file events and the stat pass when the fleet crossed the threshold since
+        the last full pass (half of it on the way back, so that a fleet near it does not flap). The
+        watches are made again with the other events."""
+        live = self._live_transcripts()
+        if self.modify_events and live > AUTO_STAT_APPENDS:
+            self.modify_events = False
+        elif not self.modify_events and live <= AUTO_STAT_APPENDS // 2:
+            self.modify_events = True
+        else:
+            return
+        logger.info(
+            "%d transcripts written to in the last %s: now %s",
+            live,
+            format_duration(2 * self.idle_timeout),
+            "file events find their appends" if self.modify_events else "a stat pass finds their appends",
+        )
+        observer = self._observer
+        for watched, (watch, _identity) in list(self._watches.items()):
+            del self._watches[watched]
+            if observer is not None:
+                with contextlib.suppress(Exception):
+                    observer.unschedule(watch)
+        self._schedule_roots()
 
     def _live_transcripts(self) -> int:
         """How many transcripts were written to within ``2 * idle_timeout`` (as of their last stat)."""
