@@ -18,7 +18,7 @@ Reported in ``extra_info`` (never asserted, but for correctness):
   pass for appends`` (``Watcher(modify_events=False)``: watchdog reports only new, deleted and moved
   files, and a stat pass over the known transcripts every ``debounce`` finds the appends);
 - ``appends_per_second`` actually reached, ``scans`` (batched native calls), ``backlog`` (the writes
-  still unread when the writer stopped), ``watcher_max_rss_mb`` (the watcher process's peak memory).
+  still unread when the writer stopped).
 
 Targets from the issue: under 30% of one core at 5,000 appends a second over 1,000 files, p99 under
 500 ms. Enabled (``--benchmark-enable``): 1,000 sessions x 5 lines/s for 60 s (``SIDELIGHT_BENCH_WATCH_*``
@@ -160,8 +160,6 @@ def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = Tr
         "scans": scans,
         "samples": samples,
         "threads": threads,
-        # Linux reports kilobytes.
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "error": None if watcher.error is None else str(watcher.error),
     }
     out.write_text(json.dumps(data), encoding="utf-8")
@@ -370,7 +368,6 @@ def test_watcher_keeps_up(benchmark, benchmarks_enabled, tmp_path, peer):
         "backlog": unread,
         "targets": "cpu_percent < 30 at 5,000 appends/s over 1,000 files; latency_ms_p99 < 500",
         "cpu_seconds_by_thread": watched["threads"],
-        "watcher_max_rss_mb": watched.get("max_rss_mb"),
         "watcher_error": watched["error"],
     }
     benchmark.extra_info.update(info)
