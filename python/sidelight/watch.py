@@ -147,7 +147,7 @@ class _Row:
     lines: int = 0
     last_timestamp: str | None = None
     #: Epoch seconds of the last activity (the last timestamp seen, else when it was read), as of the
-    #: last :meth:`settle`.
+    #: last read of :attr:`last_activity`.
     activity_seconds: float | None = None
     recent_files: list[str] = field(default_factory=list)
     #: The listing's Session object the name and group were last taken from.
@@ -472,12 +472,10 @@ class Watcher:
                         wanted[os.path.realpath(root)] = None
         # A root inside another one is already covered by the recursive watch of the outer one.
         chosen = [r for r in wanted if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in wanted)]
-        for watched, (watch, identity) in list(self._watches.items()):
+        for watched, (_watch, identity) in list(self._watches.items()):
             # Gone, or replaced by a new folder of the same name (its old watch sees nothing).
             if watched not in chosen or _identity(watched) != identity:
-                del self._watches[watched]
-                with contextlib.suppress(Exception):
-                    observer.unschedule(watch)
+                self._unwatch(watched)
                 logger.info("no longer watching %s", watched)
         from watchdog.events import (
             DirCreatedEvent,
@@ -520,6 +518,13 @@ class Watcher:
                 logger.warning("cannot watch %s: %s; the stat pass still covers it", name, error)
             else:
                 logger.info("watching %s%s", name, " (polling)" if self.polling else "")
+
+    def _unwatch(self, watched: str) -> None:
+        watch, _identity = self._watches.pop(watched)
+        observer = self._observer
+        if observer is not None:
+            with contextlib.suppress(Exception):
+                observer.unschedule(watch)
 
     def _shutdown_observer(self) -> None:
         observer = self._observer
@@ -770,23 +775,14 @@ class Watcher:
     def _reconcile(self) -> None:
         """List the sessions, stat every transcript, and mark the changed ones dirty; watch new roots."""
         if self.modify_events is None:
+            # The first pass counts the live transcripts before it chooses and watches.
             self._refresh_sessions()
             self._stat_pass()
-            live = self._live_transcripts()
-            self.modify_events = live <= AUTO_STAT_APPENDS
-            logger.info(
-                "%d transcripts written to in the last %s: %s",
-                live,
-                format_duration(2 * self.idle_timeout),
-                "file events find their appends"
-                if self.modify_events
-                else "a stat pass finds their appends (--no-stat-appends for file events)",
-            )
+        if self.auto_appends:
+            # By the last passes' stats; the stat pass below covers writes made while switching.
+            self._choose_appends()
         self._schedule_roots()
         self._refresh_sessions()
-        if self.auto_appends:
-            # By the last passes' stats; the stat pass below then covers writes made while switching.
-            self._rechoose_appends()
         changed = self._stat_pass()
         # Sessions the watcher knew whose transcript is gone and that no resolver lists any more.
         for key in list(self._rows):
@@ -797,30 +793,26 @@ class Watcher:
                 self._dirty.update(changed)
             self._wake.set()
 
-    def _rechoose_appends(self) -> None:
-        """Switches between file events and the stat pass when the fleet crossed the threshold since
-        the last full pass (half of it on the way back, so that a fleet near it does not flap). The
-        watches are made again with the other events."""
+    def _choose_appends(self) -> None:
+        """File events, or the stat pass past :data:`AUTO_STAT_APPENDS` live transcripts; once chosen,
+        back to file events only at half of it, so that a fleet near the threshold does not flap. A
+        switch drops the watches: :meth:`_schedule_roots` makes them again with the other events."""
         live = self._live_transcripts()
-        if self.modify_events and live > AUTO_STAT_APPENDS:
-            self.modify_events = False
-        elif not self.modify_events and live <= AUTO_STAT_APPENDS // 2:
-            self.modify_events = True
-        else:
+        threshold = AUTO_STAT_APPENDS // 2 if self.modify_events is False else AUTO_STAT_APPENDS
+        file_events = live <= threshold
+        if file_events == self.modify_events:
             return
+        self.modify_events = file_events
         logger.info(
-            "%d transcripts written to in the last %s: now %s",
+            "%d transcripts written to in the last %s: %s",
             live,
             format_duration(2 * self.idle_timeout),
-            "file events find their appends" if self.modify_events else "a stat pass finds their appends",
+            "file events find their appends"
+            if file_events
+            else "a stat pass finds their appends (--no-stat-appends for file events)",
         )
-        observer = self._observer
-        for watched, (watch, _identity) in list(self._watches.items()):
-            del self._watches[watched]
-            if observer is not None:
-                with contextlib.suppress(Exception):
-                    observer.unschedule(watch)
-        self._schedule_roots()
+        for watched in list(self._watches):
+            self._unwatch(watched)
 
     def _live_transcripts(self) -> int:
         """How many transcripts were written to within ``2 * idle_timeout`` (as of their last stat)."""
@@ -847,11 +839,10 @@ class Watcher:
         for name, (session, path) in self._by_path.items():
             if not everything and mtimes.get(name, now) < skip_before:
                 continue
-            # _known_cursor's first step, inline: a thousand transcripts a pass.
             mine = cursors.get(session.key)
             known = mine.get(name) if mine is not None else None
             if known is None:
-                known = self._known_cursor(session, path, name)
+                known = self._saved_cursor(session, path, name)
             try:
                 found = stat(name)  # a thousand stats a pass: plain strings
             except OSError:
@@ -870,11 +861,9 @@ class Watcher:
                 changed.append(name)
         return changed
 
-    def _known_cursor(self, session: Session, path: Path, name: str) -> CursorTuple | None:
-        """The cursor the watcher has for a transcript: in memory, else as saved by the last run."""
-        mine = self._cursors.get(session.key)
-        if mine is not None and name in mine:
-            return mine[name]
+    def _saved_cursor(self, session: Session, path: Path, name: str) -> CursorTuple | None:
+        """The cursor the last run saved for a transcript; callers look for this run's in
+        ``_cursors`` first (inline: a thousand transcripts a pass)."""
         entry = self._entries.get(session.key)
         if entry is None:
             return None
@@ -911,7 +900,7 @@ class Watcher:
             mine = cursors.get(session.key)
             cursor = mine.get(name) if mine is not None else None
             if cursor is None:
-                cursor = self._known_cursor(session, path, name)
+                cursor = self._saved_cursor(session, path, name)
             first = cursor is None
             if first:
                 cursor = self._first_look(name)
@@ -1192,15 +1181,13 @@ class Watcher:
                 entry = self._entry(key)
                 if entry is not None:
                     changed[key] = entry
-            removed = self._removed_entries - changed.keys()
             try:
                 if self._entries_whole:
-                    # The file is the watcher's own, and every entry of it is in memory.
-                    entries = {k: v for k, v in self._entries.items() if k not in removed}
-                    entries.update(changed)
-                    self.store.replace(READER, entries)
+                    # The file is the watcher's own, and every entry of it is in memory (_forget took
+                    # the removed ones out).
+                    self.store.replace(READER, {**self._entries, **changed})
                 else:
-                    self.store.update(READER, changed, remove=removed)
+                    self.store.update(READER, changed, remove=self._removed_entries - changed.keys())
             except (OSError, ValueError) as error:
                 logger.warning("could not save the cursors in %s: %s", self.store.path, error)
             else:
