@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from sidelight.config import Settings
-from sidelight.sessions import Session
-from sidelight.updates import cursor_file
+from sidelight.reads import cursor_file
+from sidelight.records import Session
 from tests.conftest import cli_command
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "120"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sidelight.collapse import (
+from sidelight.recap.collapse import (
     Line,
     ToolCall,
     ToolResult,

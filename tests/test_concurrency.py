@@ -5,7 +5,7 @@ Two ways:
 - 64 real ``sidelight hook claude-code`` processes at once, one per session of a 64-session project,
   every one reading its 63 siblings: all exit 0 with a valid payload, and every reader's cursors end at
   the ends of its siblings' files;
-- 64 processes running the hook's orchestration (:func:`sidelight.updates.get_session_updates`) with a
+- 64 processes running the hook's orchestration (:func:`sidelight.digest.get_session_updates`) with a
   counting summarizer, all sharing ONE cursor file (as the volute template does), each appending to its
   own transcript between reads: every reader counts every sibling's prompts exactly once (the model:
   the prompts each file holds), and the shared file ends with every reader's cursors at the ends.
@@ -71,8 +71,8 @@ _READER = textwrap.dedent(
     from sidelight.formats import DEFAULT_CATEGORIES
     from sidelight.hookspecs import hookimpl
     from sidelight.plugins import Plugins
-    from sidelight.sessions import FormatSpec, ResolverSpec, Session, SummarizerSpec
-    from sidelight.updates import get_session_updates
+    from sidelight.records import FormatSpec, ResolverSpec, Session, SummarizerSpec
+    from sidelight.digest import get_session_updates
 
     # The readers this process plays, one after the other; each appends to its own transcript and reads
     # its siblings ``rounds`` times (once, without appending, when ``rounds`` is 0).

@@ -130,7 +130,7 @@ _WRITER = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from sidelight.cursors import CursorStore
-    from sidelight.watch import write_json_atomic
+    from sidelight.watch.watcher import write_json_atomic
 
     state = Path(sys.argv[1])
     store = CursorStore(state / "cursors.json")
@@ -234,7 +234,7 @@ def test_a_damaged_state_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogC
 
 def test_the_watchers_state_loader_moves_a_damaged_file_aside(tmp_path: Path) -> None:
     """The watcher loads its snapshot and lifecycle state through the same helper."""
-    from sidelight import watch
+    from sidelight.watch import watcher as watch
 
     path = tmp_path / "status.json"
     path.write_bytes(b'{"sessions": [')

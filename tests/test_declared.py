@@ -22,8 +22,8 @@ from sidelight.formats import (
 )
 from sidelight.history import history
 from sidelight.plugins import Plugins
+from sidelight.records import FormatSpec, Session
 from sidelight.scanning import recent_entries, scan, scan_many
-from sidelight.sessions import FormatSpec, Session
 from sidelight.types import Activity
 from tests.conftest import PI_CORPUS
 from tests.reference import reference_scan

@@ -20,7 +20,7 @@ from sidelight.digest import (
     render_digest,
 )
 from sidelight.plugins import Plugins
-from sidelight.sessions import Session, SessionActivity
+from sidelight.records import Session, SessionActivity
 from sidelight.templates import default
 from sidelight.templates.default import summarize
 

@@ -28,7 +28,7 @@ from sidelight.facts import (
     long_term_context,
     normalize_fact,
 )
-from sidelight.updates import handle_hook
+from sidelight.hook import handle_hook
 from tests.conftest import ROOT
 
 PI_SAMPLE = ROOT / "tests" / "data" / "pi" / "four-tools-continue.jsonl"

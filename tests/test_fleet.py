@@ -1,4 +1,5 @@
-"""Fleets through Redis Streams (`sidelight.fleet`, the built-in `redis-streams` plugin), against a real
+"""Fleets through Redis Streams (`sidelight.fleet.streams`, the built-in `redis-streams` plugin), against a
+real
 ``redis-server`` on loopback (tests/redis_server.py): two "hosts" (two HOMEs and state directories on
 this machine, two host ids, one project directory) publishing with their watchers and reading each
 other through real hook runs; Redis crashing and restarting mid-run; a reader catching up after a
@@ -27,14 +28,15 @@ from typing import Any
 
 import pytest
 
-from sidelight import fleet, updates
+from sidelight import discovery, hook, reads
 from sidelight.config import ConfigError, Settings
 from sidelight.cursors import CursorStore
+from sidelight.fleet import streams as fleet
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from sidelight.templates import redis_streams
-from sidelight.watch import Watcher
+from sidelight.watch.watcher import Watcher
 from tests import conftest
 from tests.conftest import cli_command, threads_joined
 from tests.redis_server import RedisServer, free_port, make_tls_files
@@ -148,7 +150,7 @@ class Host:
 
     def hook(self, n: int, settings: Settings | None = None) -> str | None:
         """The digest a prompt of session ``n`` gets, through the hook as the host runs it (in-process)."""
-        out = updates.handle_hook(
+        out = hook.handle_hook(
             "claude-code", self.payload(n), settings=settings or self.settings(), plugins=self.plugins
         )
         if out is None:
@@ -180,7 +182,7 @@ class Host:
         return fleet.Publisher(self.settings(**extra), self.plugins)
 
     def session(self, n: int) -> Any:
-        sessions = {s.path: s for s in updates.list_sessions(self.settings(), self.plugins)}
+        sessions = {s.path: s for s in discovery.list_sessions(self.settings(), self.plugins)}
         return sessions[self.transcript(n)]
 
 
@@ -227,13 +229,14 @@ def digest_lines(text: str | None) -> list[str]:
 
 def test_importing_sidelight_and_hooks_without_a_fleet_never_import_redis(tmp_path):
     code = (
-        "import sys, sidelight, sidelight.updates\n"
+        "import sys, sidelight, sidelight.hook\n"
         "from sidelight.plugins import Plugins\n"
         "p = Plugins(entry_points=False); p.sinks(); p.resolvers()\n"
-        "from sidelight.updates import handle_hook\n"
+        "from sidelight.hook import handle_hook\n"
         "handle_hook('claude-code', {'hook_event_name': 'UserPromptSubmit', 'session_id': 'x',"
         " 'transcript_path': '/nonexistent.jsonl', 'cwd': '/tmp'}, plugins=p)\n"
-        "print(sorted(m for m in ('redis', 'sidelight.fleet', 'sidelight.resp') if m in sys.modules))\n"
+        "loaded = ('redis', 'sidelight.fleet.streams', 'sidelight.fleet.resp')\n"
+        "print(sorted(m for m in loaded if m in sys.modules))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
     env.update(HOME=str(tmp_path), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
@@ -255,7 +258,7 @@ def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):
     publisher.publish_pending()
     code = (
         "import json, sys\n"
-        "from sidelight.updates import handle_hook\n"
+        "from sidelight.hook import handle_hook\n"
         "out = handle_hook('claude-code', json.loads(sys.argv[1]))\n"
         "print(json.dumps({'redis': 'redis' in sys.modules, 'out': out}))\n"
     )
@@ -274,7 +277,7 @@ def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):
 def test_the_hooks_client_reads_what_the_redis_package_reads(server):
     import redis
 
-    from sidelight.resp import RespClient, RespError
+    from sidelight.fleet.resp import RespClient, RespError
 
     stream = "sidelight:resp-test"
     full = redis.Redis.from_url(server.url)
@@ -345,7 +348,7 @@ def test_the_plugin_is_inert_without_a_fleet(tmp_path):
 
 
 def _fake_current() -> Any:
-    from sidelight.sessions import Session
+    from sidelight.records import Session
 
     return Session(
         key="x", name="x", path=Path("/nonexistent"), format="claude-code", group="g", resolver="r"
@@ -567,7 +570,7 @@ def test_a_reader_offline_for_a_while_catches_up(fleet_of, server):
     rounds = 250  # 3,000 records: several XREAD batches
     for n in range(1, sessions + 1):
         a.prompt(n, f"session {n}")
-    known = {s.path: s for s in updates.list_sessions(a.settings(), a.plugins)}
+    known = {s.path: s for s in discovery.list_sessions(a.settings(), a.plugins)}
     mine = [known[a.transcript(n)] for n in range(1, sessions + 1)]
     publisher.note(mine)
     publisher.publish_pending()
@@ -588,7 +591,7 @@ def test_a_reader_offline_for_a_while_catches_up(fleet_of, server):
     assert lines[-1].startswith("+") and "more session" in lines[-1]  # 12 siblings do not fit in 500 chars
     assert f"{rounds} messages" in lines[0]
     assert b.hook(0, settings) is None  # caught up
-    entry = CursorStore(updates.cursor_file(reader, settings)).read(reader.key)[f"fleet:sidelight:{a.scope}"]
+    entry = CursorStore(reads.cursor_file(reader, settings)).read(reader.key)[f"fleet:sidelight:{a.scope}"]
     client = server.client()
     assert entry["last_id"] == client.xrevrange(f"sidelight:{a.scope}", count=1)[0][0].decode()
     client.close()

@@ -102,7 +102,7 @@ def test_a_broken_declaration_is_one_line_naming_the_field(installed: Path, tmp_
     (broken / "bad_plugin.py").write_text(
         "from sidelight import hookimpl\n"
         "from sidelight.formats import Layout\n"
-        "from sidelight.sessions import FormatSpec\n"
+        "from sidelight.records import FormatSpec\n"
         "@hookimpl\n"
         "def sidelight_formats():\n"
         "    yield FormatSpec(name='bad', layout=Layout(role='type', title_types=('x',)))\n"

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import sidelight
 from sidelight import paths, scanning
 from sidelight.config import Settings
+from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError
 from sidelight.history import (
     KEYS_FILE,
     MESSAGE_OVERHEAD,
@@ -32,8 +33,7 @@ from sidelight.history import (
 )
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins, get_plugins
-from sidelight.reader import AmbiguousSessionError, SessionNotFoundError
-from sidelight.sessions import TokenCounterSpec
+from sidelight.records import TokenCounterSpec
 from sidelight.templates import volute
 from sidelight.tokens import estimate_tokens
 from sidelight.types import Entry

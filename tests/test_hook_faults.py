@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from sidelight.hook import handle_hook
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.sessions import ResolverSpec, SummarizerSpec
-from sidelight.updates import handle_hook
+from sidelight.records import ResolverSpec, SummarizerSpec
 from tests.hook_world import HookWorld, context_of, session_id
 
 ROOT = os.geteuid() == 0

@@ -31,22 +31,22 @@ HOOK = (
 NOT_FOR_A_PROMPT = (
     # the rest of the command line: the hook's fast path comes before the argument parser
     "argparse",
-    "sidelight.cli_read",
-    "sidelight.cli_history",
-    "sidelight.cli_watch",
+    "sidelight.cli.read",
+    "sidelight.cli.history",
+    "sidelight.cli.watch",
     "sidelight.install",
     # the rest of the library: transcripts as conversations, the watcher, recaps, fleets
     "sidelight.history",
     "sidelight.reader",
     "sidelight.scanning",
     "sidelight.lifecycle",
-    "sidelight.recap",
-    "sidelight.collapse",
+    "sidelight.recap.build",
+    "sidelight.recap.collapse",
     "sidelight.tokens",
-    "sidelight.watch",
-    "sidelight.status",
-    "sidelight.fleet",
-    "sidelight.resp",
+    "sidelight.watch.watcher",
+    "sidelight.watch.status",
+    "sidelight.fleet.streams",
+    "sidelight.fleet.resp",
     # slow to import, and needed only elsewhere: a config file, a stored fact or delivered handoff,
     # package versions, terminal output, the watcher's fast JSON, the redis package
     "tomllib",
@@ -75,7 +75,7 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
     context = context_of(done.stdout)
     assert context is not None and "news from the sibling" in context  # the whole prompt path ran
     loaded = set(json.loads(done.stderr))
-    assert "sidelight.updates" in loaded
+    assert "sidelight.hook" in loaded
     assert sorted(loaded.intersection(NOT_FOR_A_PROMPT)) == []
     assert world.log().count("ERROR") == 0
 
@@ -102,7 +102,7 @@ def test_public_names_are_the_same_whatever_is_imported_first() -> None:
     # `sidelight.history` is the function, also when the submodule of the same name was imported first
     # (the import system then sets the package's attribute to the submodule).
     code = (
-        "import sidelight.cli_history, sidelight.history as imported\n"
+        "import sidelight.cli.history, sidelight.history as imported\n"
         "import sidelight\n"
         "from sidelight import history\n"
         "from sidelight.history import history as function\n"

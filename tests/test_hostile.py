@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from sidelight.digest import FRAMING
-from sidelight.updates import handle_hook
+from sidelight.hook import handle_hook
 from tests.conftest import cli_command
 from tests.hook_world import HookWorld, context_of, session_id
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from sidelight import cli_hooks
+from sidelight.cli import hooks as cli_hooks
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.sessions import HostEvent
+from sidelight.records import HostEvent
 from sidelight.templates import hosts
 from tests.conftest import cli_command
 
@@ -188,7 +188,7 @@ def test_non_mapping_payloads_are_refused() -> None:
 
 @pytest.fixture
 def fake_updates(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
-    """Replaces ``sidelight.updates`` with a stub whose ``handle_hook`` does what ``state`` says."""
+    """Replaces ``sidelight.hook`` with a stub whose ``handle_hook`` does what ``state`` says."""
     state: dict[str, Any] = {"output": None, "raise": None, "calls": []}
 
     def handle_hook(host: str, payload: Any, **kwargs: Any) -> str | None:
@@ -198,9 +198,9 @@ def fake_updates(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, A
         out: str | None = state["output"]
         return out
 
-    module = types.ModuleType("sidelight.updates")
+    module = types.ModuleType("sidelight.hook")
     module.handle_hook = handle_hook  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sidelight.updates", module)
+    monkeypatch.setitem(sys.modules, "sidelight.hook", module)
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "state"))
     return state
 
@@ -387,13 +387,13 @@ def test_agent_sdk_callback_does_not_block_the_loop(fake_updates: dict[str, Any]
 
     loop_thread: list[int] = []
     seen: list[int] = []
-    original = sys.modules["sidelight.updates"].handle_hook
+    original = sys.modules["sidelight.hook"].handle_hook
 
     def slow(host: str, payload: Any, **kwargs: Any) -> str | None:
         seen.append(threading.get_ident())
         return original(host, payload, **kwargs)  # type: ignore[no-any-return]
 
-    sys.modules["sidelight.updates"].handle_hook = slow  # type: ignore[attr-defined]
+    sys.modules["sidelight.hook"].handle_hook = slow  # type: ignore[attr-defined]
 
     async def main() -> None:
         loop_thread.append(threading.get_ident())
@@ -409,7 +409,7 @@ def test_a_plugin_can_add_a_host(tmp_path: Path) -> None:
     class MyHost:
         @hookimpl
         def sidelight_injectors(self):
-            from sidelight.sessions import InjectorSpec
+            from sidelight.records import InjectorSpec
 
             yield InjectorSpec(name="my-agent", read_event=lambda p: None, render=lambda e, t: t)
 

@@ -24,7 +24,7 @@ from sidelight.lifecycle import (
     session_context_block,
 )
 from sidelight.plugins import Plugins
-from sidelight.sessions import HostEvent, Session, SinkEvent
+from sidelight.records import HostEvent, Session, SinkEvent
 from sidelight.templates import eventlog
 from sidelight.types import Activity
 
@@ -711,7 +711,7 @@ REAL_TRANSCRIPTS = sorted((Path(__file__).parent / "data").glob("*/four-tools-*.
 def test_observe_counts_on_the_core_tuple_is_observe_on_the_activity(path: Path) -> None:
     from sidelight import _core
     from sidelight.plugins import Plugins
-    from sidelight.updates import category_tables
+    from sidelight.reads import category_tables
 
     fmt = path.parent.name
     tables = category_tables(Plugins(entry_points=False))

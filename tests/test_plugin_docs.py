@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from sidelight import _core, hookspecs
-from sidelight.collapse import Chunk, Line
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
-from sidelight.sessions import (
+from sidelight.recap.collapse import Chunk, Line
+from sidelight.records import (
     ChunkSummarizerSpec,
     EmbedderSpec,
     FormatSpec,

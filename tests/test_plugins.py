@@ -23,7 +23,7 @@ import pytest
 from sidelight.config import Settings
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import BUILTINS, PluginConflictError, Plugins
-from sidelight.sessions import (
+from sidelight.records import (
     FormatSpec,
     HostEvent,
     InjectorSpec,
@@ -205,7 +205,7 @@ def make_distribution(root: Path, name: str, source: str, version: str = "1.0") 
 
 GOOD = """
     from sidelight.hookspecs import hookimpl
-    from sidelight.sessions import FormatSpec
+    from sidelight.records import FormatSpec
 
     @hookimpl
     def sidelight_formats():

@@ -14,17 +14,11 @@ import pytest
 import sidelight.plugins
 from sidelight import cli, reader
 from sidelight.config import Settings
+from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError, resolve_session
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.reader import (
-    AmbiguousSessionError,
-    SessionNotFoundError,
-    install_skill,
-    read_session_log,
-    resolve_session,
-    skill_text,
-)
-from sidelight.sessions import ResolverSpec, Session
+from sidelight.reader import install_skill, read_session_log, skill_text
+from sidelight.records import ResolverSpec, Session
 from tests.conftest import ROOT, jsonl
 
 DATA = ROOT / "tests" / "data"

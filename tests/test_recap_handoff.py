@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from sidelight.hook import handle_hook
 from sidelight.paths import claude_sanitize, pi_encode_cwd
 from sidelight.plugins import Plugins
-from sidelight.sessions import Session, SinkEvent
-from sidelight.templates import handoff
-from sidelight.updates import handle_hook
+from sidelight.recap import handoff
+from sidelight.records import Session, SinkEvent
+from sidelight.templates import handoff as handoff_plugin
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -184,8 +185,8 @@ def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path)
     assert not (workspace / "_handoff.md").exists()
     sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "timeout"}))
     sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "hook"}))  # queued once
-    assert handoff.wait_for_handoffs(30), "the handoff writer finishes"
-    assert handoff._writer is None  # and no thread is left behind
+    assert handoff_plugin.wait_for_handoffs(30), "the handoff writer finishes"
+    assert handoff_plugin._writer is None  # and no thread is left behind
     found = handoff.read_handoff(workspace)
     assert found is not None
     meta, text = found
@@ -203,7 +204,7 @@ def test_the_sink_never_raises(home: Path, tmp_path: Path) -> None:
         group="/nonexistent",
         resolver="r",
     )
-    handoff._on_event(
+    handoff_plugin._on_event(
         SinkEvent(kind="session_end", session=session)
     )  # nothing to read: nothing written, no error
-    assert handoff.wait_for_handoffs(30)
+    assert handoff_plugin.wait_for_handoffs(30)

@@ -19,7 +19,7 @@ from sidelight import paths
 from sidelight.config import Settings
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.plugins import Plugins
-from sidelight.sessions import HostEvent, Session
+from sidelight.records import HostEvent, Session
 from sidelight.templates import claude_code, codex, pi, volute
 
 DATA = Path(__file__).parent / "data"
@@ -574,12 +574,13 @@ def test_a_volute_config_folder_in_home_is_not_a_mind(tmp_path: Path) -> None:
 
 
 def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Path) -> None:
-    updates = pytest.importorskip("sidelight.updates", reason="the orchestrator is not importable yet")
+    from sidelight import discovery
+
     home = tmp_path / "home"
     alice, transcripts = make_sdk_mind(tmp_path, home)
     settings = settings_for(home, SIDELIGHT_VOLUTE_DIRS=str(alice))
     plugins = Plugins(entry_points=False)
-    sessions = updates.list_sessions(settings, plugins)
+    sessions = discovery.list_sessions(settings, plugins)
     by_path: dict[Path, list[Session]] = {}
     for s in sessions:
         by_path.setdefault(Path(real(s.path)), []).append(s)
@@ -592,7 +593,7 @@ def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Pa
         transcript_path=transcripts["main"],
         cwd=alice / "home",
     )
-    current = updates.current_session(event, settings, plugins)
+    current = discovery.current_session(event, settings, plugins)
     assert current is not None and current.key == f"volute:{real(alice)}:main"
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from sidelight.config import Settings
+from sidelight.hook import handle_hook
 from sidelight.plugins import Plugins
-from sidelight.updates import handle_hook
 
 DATA = Path(__file__).parent / "data"
 CLAUDE_SAMPLE = DATA / "claude-code" / "four-tools-resume.jsonl"

@@ -14,8 +14,8 @@ import pytest
 
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
-from sidelight.status import StatusReport, StatusRow, collect_status, nothing_found, render_table
-from sidelight.watch import Watcher, read_snapshot, request_suspend
+from sidelight.watch.status import StatusReport, StatusRow, collect_status, nothing_found, render_table
+from sidelight.watch.watcher import Watcher, read_snapshot, request_suspend
 from tests.conftest import cli_command
 
 # The throwaway HOME and the thread-leak check are the watcher tests' own fixtures.

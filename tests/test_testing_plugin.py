@@ -13,7 +13,7 @@ from sidelight import hookimpl
 from sidelight.config import Settings
 from sidelight.formats import Blocks, Event, Layout
 from sidelight.plugins import Plugins
-from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session, SummarizerSpec
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session, SummarizerSpec
 from sidelight.testing import check_digest, check_format, check_resolver
 
 LAYOUT = Layout(

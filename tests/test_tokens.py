@@ -9,7 +9,7 @@ import pytest
 
 from sidelight import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.sessions import TokenCounterSpec
+from sidelight.records import TokenCounterSpec
 from sidelight.tokens import DEFAULT_COUNTER, count_tokens, estimate_tokens, get_counter
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ def test_importing_tokens_is_cheap() -> None:
     import subprocess
     import sys
 
-    heavy = ("sidelight.config", "sidelight.plugins", "sidelight.recap")
+    heavy = ("sidelight.config", "sidelight.plugins", "sidelight.recap.build")
     code = f"import sys, sidelight.tokens; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

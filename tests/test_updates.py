@@ -1,4 +1,5 @@
-"""The awareness hot path (`sidelight.updates`): siblings, cursors, first looks, resets, the budget.
+"""The awareness hot path (`sidelight.digest`, `sidelight.discovery`, `sidelight.reads`): siblings, cursors,
+first looks, resets, the budget.
 
 Sessions come from a fake resolver over real Claude-Code-shaped transcripts in a throwaway folder, so
 these tests pin the orchestration; the real resolvers and hosts have their own tests.
@@ -14,11 +15,13 @@ import pytest
 
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
+from sidelight.digest import get_session_updates
+from sidelight.discovery import siblings_of
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
-from sidelight.updates import cursor_file, get_session_updates, siblings_of
+from sidelight.reads import cursor_file
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T07:57:00.000Z"  # three minutes before NOW

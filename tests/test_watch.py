@@ -1,4 +1,4 @@
-"""The watcher (`sidelight.watch`, `sidelight watch`): real files in a throwaway HOME, a writer thread
+"""The watcher (`sidelight.watch.watcher`, `sidelight watch`): real files in a throwaway HOME, a writer thread
 appending while the watcher runs, and nothing that can pass or fail by luck.
 
 * Every wait polls with a deadline (:func:`wait_for`); no sleep decides an outcome.
@@ -27,8 +27,8 @@ from sidelight.cursors import CursorStore
 from sidelight.hookspecs import hookimpl
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
-from sidelight.sessions import SinkEvent, SinkSpec
-from sidelight.watch import (
+from sidelight.records import SinkEvent, SinkSpec
+from sidelight.watch.watcher import (
     COOL_AFTER,
     COOL_EVERY,
     CURSOR_FILE,
@@ -518,7 +518,7 @@ def test_the_quick_stat_pass_looks_at_cool_transcripts_less_often(home, settings
 def test_file_events_or_stat_pass_is_chosen_by_live_sessions(
     home, settings, plugins, monkeypatch, threshold, file_events
 ):
-    monkeypatch.setattr("sidelight.watch.AUTO_STAT_APPENDS", threshold)
+    monkeypatch.setattr("sidelight.watch.watcher.AUTO_STAT_APPENDS", threshold)
     for name in ("a", "b", "c"):
         transcript(home, name).write_text(prompt_line("hi"), encoding="utf-8")
     old = transcript(home, "old")
@@ -538,7 +538,7 @@ def watched_events(watcher: Watcher) -> set[bool]:
 
 
 def test_a_growing_fleet_moves_to_the_stat_pass_and_back(home, settings, plugins, monkeypatch):
-    monkeypatch.setattr("sidelight.watch.AUTO_STAT_APPENDS", 2)
+    monkeypatch.setattr("sidelight.watch.watcher.AUTO_STAT_APPENDS", 2)
     first = transcript(home, "first")
     first.write_text(prompt_line("hi"), encoding="utf-8")
     with make_watcher(settings, plugins, reconcile_interval=0.1) as watcher:

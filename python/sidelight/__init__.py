@@ -54,6 +54,7 @@ __version__: str
 
 
 if TYPE_CHECKING:
+    from sidelight.digest import get_session_updates
     from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
     from sidelight.facts import Fact, add_fact, forget_fact, list_facts, load_fact_texts
     from sidelight.formats import (
@@ -78,7 +79,6 @@ if TYPE_CHECKING:
         SkippedLines,
         ToolUse,
     )
-    from sidelight.updates import get_session_updates
 
 #: The module each public name comes from, imported on first use.
 _LAZY = {
@@ -107,7 +107,7 @@ _LAZY = {
     "SkippedLines": "sidelight.types",
     "ToolUse": "sidelight.types",
     "hookimpl": "sidelight.hookspecs",
-    "get_session_updates": "sidelight.updates",
+    "get_session_updates": "sidelight.digest",
     "read_session_log": "sidelight.reader",
     "Fact": "sidelight.facts",
     "add_fact": "sidelight.facts",

@@ -10,14 +10,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.errors import SidelightError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["ConfigError", "Settings", "parse_duration"]
+__all__ = ["EVENTS_FILE", "ConfigError", "Settings", "parse_duration"]
+
+#: The file, in the state directory, where the hooks record session starts and ends (the watcher and the
+#: handoff read it).
+EVENTS_FILE: Final = "events.jsonl"
 
 
 class ConfigError(SidelightError, ValueError):

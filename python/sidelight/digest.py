@@ -9,17 +9,29 @@ sanitized line and frames the block as a report of other sessions, never as inst
     - email (2h ago, 2 messages): "summarize the inbox"
     +1 more session
 
-The same input always gives the same output.
+The same input always gives the same output. :func:`get_session_updates` makes the digest for one
+reader: it lists the siblings (:mod:`sidelight.discovery`), reads what is new in their transcripts
+(:mod:`sidelight.reads`), asks the summarizer plugins for one line each, and commits the cursors.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
+from sidelight import reads as engine
+from sidelight.config import Settings
+from sidelight.cursors import CursorStore
+from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
+from sidelight.plugins import Plugins, get_plugins
+from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
+from sidelight.timestamps import epoch_seconds
+from sidelight.types import Activity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -32,6 +44,7 @@ __all__ = [
     "OPTIONAL_TAIL",
     "DigestLine",
     "ago",
+    "get_session_updates",
     "is_digest_text",
     "render_digest",
 ]
@@ -183,3 +196,137 @@ def _fit(ordered: Sequence[DigestLine], limit: int, keep_tails: int) -> tuple[li
         block.append(text)
         size += 1 + len(text)
     return block, 0
+
+
+logger = logging.getLogger(__name__)
+
+
+# --- the digest of a session's siblings ---------------------------------------------------------
+
+
+def get_session_updates(
+    current_session: str | Session | HostEvent,
+    *,
+    settings: Settings | None = None,
+    plugins: Plugins | None = None,
+    now: float | None = None,
+    commit: bool = True,
+) -> str | None:
+    """The digest of what the current session's siblings did since it last looked, or ``None``.
+
+    ``current_session`` is a :class:`HostEvent` from a hook, a :class:`Session`, or a session's key,
+    id, name or transcript path. Reading advances this session's cursors (``commit=False``: a dry run).
+    """
+    settings = settings or Settings.load()
+    plugins = plugins or get_plugins()
+    sessions = list_sessions(settings, plugins)
+    current = identify(current_session, sessions, settings, plugins)
+    if current is None:
+        what = describe_spec(current_session)
+        logger.warning("cannot tell which session this is (%s); nothing injected", what)
+        return None
+    siblings = siblings_of(current, sessions, settings.scope)
+    # Resolvers of siblings with no transcript here (a fleet's other machines, docs/fleet.md).
+    remote = [r for r in plugins.resolvers().values() if r.remote_activity is not None]
+    if not siblings and not remote:
+        return None
+    store = CursorStore(engine.cursor_file(current, settings))
+    saved = store.read(current.key)
+    reads = engine.plan_reads(siblings, saved, settings)
+    deadline = time.monotonic() + settings.time_budget
+    results = engine.scan_within(reads, plugins, deadline)
+    if results is None:
+        logger.warning(
+            "gave up after %.1fs scanning %d transcripts; the next prompt picks the news up",
+            settings.time_budget,
+            len(reads),
+        )
+        return None
+    # A transcript that was truncated, replaced or rewritten is read again like a first look.
+    again = [i for i, r in enumerate(results) if isinstance(r, Activity) and r.reset is not None]
+    if again:
+        redo = [engine.first_look(reads[i].session, reads[i].path, settings) for i in again]
+        redone = engine.scan_within(redo, plugins, deadline)
+        if redone is None:
+            return None
+        for i, read, result in zip(again, redo, redone, strict=True):
+            reads[i], results[i] = read, result
+    now = time.time() if now is None else now
+    lines = _summaries(reads, results, plugins, now)
+    if commit:
+        engine.commit_reads(store, current, reads, results, saved)
+    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit))
+    return render_digest(lines)
+
+
+def _remote_lines(
+    current: Session,
+    resolvers: Sequence[ResolverSpec],
+    settings: Settings,
+    plugins: Plugins,
+    deadline: float,
+    now: float,
+    commit: bool,
+) -> list[DigestLine]:
+    """The digest lines of the siblings the resolvers' ``remote_activity`` reports, within the time
+    left; a resolver that fails is logged and left out (the local lines go out all the same)."""
+    lines: list[DigestLine] = []
+    summarizers = list(plugins.summarizers().values())
+    for resolver in resolvers:
+        if resolver.remote_activity is None:
+            continue
+        try:
+            found = list(resolver.remote_activity(current, settings, deadline, commit))
+        except Exception:
+            logger.warning("resolver %s failed to report remote siblings", resolver.name, exc_info=True)
+            continue
+        for activity in found:
+            if activity.is_empty:
+                continue
+            moment = epoch_seconds(activity.last_timestamp)
+            activity = replace(activity, age_seconds=None if moment is None else max(0.0, now - moment))
+            line = _line(activity, summarizers)
+            if line is not None:
+                lines.append(line)
+    return lines
+
+
+def _summaries(
+    reads: Sequence[engine.TranscriptRead],
+    results: Sequence[Activity | Exception],
+    plugins: Plugins,
+    now: float,
+) -> list[DigestLine]:
+    by_session: dict[str, tuple[Session, list[Activity], bool]] = {}
+    for read, result in zip(reads, results, strict=True):
+        if isinstance(result, Exception):
+            logger.info("skipped %s: %s", read.path, result)
+            continue
+        session, activities, first = by_session.setdefault(read.session.key, (read.session, [], False))
+        activities.append(result)
+        by_session[read.session.key] = (session, activities, first or read.first_look)
+    summarizers = list(plugins.summarizers().values())
+    lines = []
+    for session, activities, first_look in by_session.values():
+        activity = SessionActivity.merge(session, activities, first_look=first_look, now=now)
+        if activity.is_empty:
+            continue
+        line = _line(activity, summarizers)
+        if line is not None:
+            lines.append(line)
+    return lines
+
+
+def _line(activity: SessionActivity, summarizers: Sequence[SummarizerSpec]) -> DigestLine | None:
+    """The first summarizer's line for ``activity`` (``None``: none had anything to say)."""
+    for summarizer in summarizers:
+        try:
+            text = summarizer.summarize(activity)
+        except Exception:
+            logger.warning("summarizer %s failed", summarizer.name, exc_info=True)
+            continue
+        if text:
+            return DigestLine(
+                text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds
+            )
+    return None

@@ -20,25 +20,24 @@ stored with secrets redacted and control characters removed (a secret never reac
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from sidelight.errors import SidelightError
-from sidelight.statefile import SharedState, parse_json_object
+from sidelight.statefile import shared_json
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Iterable
+    from pathlib import Path
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import HostEvent
+    from sidelight.records import HostEvent
 
 __all__ = [
     "FACTS_FILE",
@@ -55,7 +54,6 @@ __all__ = [
     "load_fact_texts",
     "long_term_context",
     "normalize_fact",
-    "shared_json",
     "with_long_term",
 ]
 
@@ -152,16 +150,6 @@ def clean_fact(text: str) -> str:
 
 
 # -- the state file ------------------------------------------------------------------------------------
-
-
-def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
-    """A JSON object in a file shared by many processes (the facts store, the history's key index):
-    indented, for people who look."""
-    return SharedState(Path(path), parse_json_object, _dump_indented)
-
-
-def _dump_indented(document: dict[str, Any]) -> bytes:
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
 
 
 # -- the store -----------------------------------------------------------------------------------------
@@ -440,9 +428,9 @@ def _block_for(event: HostEvent, settings: Settings, plugins: Plugins | None) ->
 
 
 def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -> None:
+    from sidelight.discovery import current_session
     from sidelight.history import note_session
     from sidelight.plugins import get_plugins
-    from sidelight.updates import current_session
 
     session = current_session(event, settings, plugins or get_plugins())
     if session is not None:

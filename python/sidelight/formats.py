@@ -22,7 +22,7 @@ from sidelight.errors import SidelightError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from sidelight.sessions import FormatSpec
+    from sidelight.records import FormatSpec
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -39,6 +39,7 @@ __all__ = [
     "ToolEntry",
     "categories_for",
     "declared_formats",
+    "is_known_format",
     "register_format",
 ]
 
@@ -498,6 +499,7 @@ class Event(NamedTuple):
 
 #: Formats registered with the core in this process, by name.
 _REGISTERED: dict[str, FormatSpec] = {}
+_BUILTIN_NAMES: Final[frozenset[str]] = frozenset(DEFAULT_CATEGORIES)
 _PSEUDO: dict[str, Format] = {}
 
 
@@ -527,6 +529,11 @@ def register_format(spec: FormatSpec) -> bool:
         raise FormatDeclarationError(str(error)) from None
     _REGISTERED[spec.name] = spec
     return True
+
+
+def is_known_format(name: str) -> bool:
+    """Whether the core decodes ``name``: a built-in format or one registered in this process."""
+    return name in _BUILTIN_NAMES or name in _REGISTERED
 
 
 def declared_formats() -> dict[str, FormatSpec]:

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import Session
+    from sidelight.records import Session
     from sidelight.types import Entry
 
 __all__ = [
@@ -162,12 +162,13 @@ def history(
     """The recent conversation of ``session``, oldest first: at most ``max_messages`` messages and
     ``max_tokens`` tokens, the newest kept (see the module docs for what a message holds).
 
-    ``session`` is a :class:`~sidelight.sessions.Session`, a host's key (a tuple such as
+    ``session`` is a :class:`~sidelight.records.Session`, a host's key (a tuple such as
     ``("discord", "1234")``), or a string as ``sidelight read`` takes it (a session name, key or id, an
     id prefix, a transcript path) or a remembered key's string. A host-named session's earlier
     transcripts seed the history when its newest one has too little.
 
-    Raises :class:`~sidelight.reader.SessionNotFoundError` / :class:`~sidelight.reader.AmbiguousSessionError`
+    Raises :class:`~sidelight.discovery.SessionNotFoundError` /
+    :class:`~sidelight.discovery.AmbiguousSessionError`
     (both :class:`LookupError`) when ``session`` names no session or several, :class:`ValueError` for a
     negative cap, and what :func:`sidelight.scan` raises for a transcript it cannot read.
     """
@@ -521,8 +522,8 @@ def key_string(key: SessionKey | str) -> str:
 
 def transcripts_of(target: HistoryTarget, settings: Settings, plugins: Plugins) -> list[Transcript]:
     """The transcripts :func:`history` reads for ``target``, newest first (see :func:`history`)."""
-    from sidelight.reader import SessionNotFoundError, resolve_session
-    from sidelight.sessions import Session
+    from sidelight.discovery import SessionNotFoundError, resolve_session
+    from sidelight.records import Session
 
     if isinstance(target, Session):
         return _transcripts([target], [], settings, plugins)
@@ -555,7 +556,7 @@ def _key_sessions(
     """The listed sessions named by key string ``wanted`` (by resolver key or name), and the records of
     remembered sessions so named. Raises :class:`AmbiguousSessionError` when they lie in more than one
     group (two minds that both have a ``discord`` session)."""
-    from sidelight.reader import AmbiguousSessionError, list_sessions
+    from sidelight.discovery import AmbiguousSessionError, list_sessions
 
     sessions = [s for s in list_sessions(settings, plugins) if wanted in (s.key, s.name)]
     records = [
@@ -575,7 +576,7 @@ def _key_sessions(
 def _transcripts(
     sessions: Sequence[Session], remembered: Sequence[dict[str, Any]], settings: Settings, plugins: Plugins
 ) -> list[Transcript]:
-    from sidelight.reader import session_decoder
+    from sidelight.reads import decoder_for
 
     formats = plugins.formats()
     found: dict[str, tuple[float, Transcript]] = {}
@@ -593,7 +594,7 @@ def _transcripts(
     keys = {str(r["key"]) for r in records}
     index = _load_keys(settings) if sessions else {}
     for session in sessions:
-        decoder = session_decoder(session, plugins)
+        decoder = decoder_for(session, plugins)
         add(session.path, decoder)
         if session.resolver == "volute" and session.format == "pi":
             # A volute pi session keeps every transcript it had in its own folder.
@@ -628,7 +629,7 @@ def _record_paths(record: dict[str, Any]) -> list[str]:
 
 
 def _keys_file(settings: Settings) -> Any:
-    from sidelight.facts import shared_json
+    from sidelight.statefile import shared_json
 
     return shared_json(settings.state_dir / KEYS_FILE)
 
@@ -654,7 +655,7 @@ def note_session(
     """Remembers that the host-named ``session`` (one of a resolver that is not a plain agent template:
     volute, a plugin's) has its transcript at ``session.path``, so that its key's history survives the
     host's next session. Writes only when the transcript is new to the key. Never raises."""
-    from sidelight.updates import GENERIC_RESOLVERS
+    from sidelight.discovery import GENERIC_RESOLVERS
 
     if session.resolver in GENERIC_RESOLVERS or session.resolver == "path":
         return

@@ -1,7 +1,7 @@
 """The hooks a sidelight plugin can implement (pluggy, project name ``sidelight``).
 
 A plugin is a module or object with functions marked ``@sidelight.hookimpl``, registered through the
-entry-point group ``sidelight``. Every hook returns records (:mod:`sidelight.sessions`) that carry a
+entry-point group ``sidelight``. Every hook returns records (:mod:`sidelight.records`) that carry a
 ``name``; sidelight's own templates (Claude Code, Pi, Codex, volute) use the same hooks. Each hook is
 documented with its exact signature in ``docs/plugins.md``.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterable  # noqa: TC003
 
 import pluggy
 
-from sidelight.sessions import (  # noqa: TC001
+from sidelight.records import (  # noqa: TC001
     ChunkSummarizerSpec,
     EmbedderSpec,
     FormatSpec,
@@ -41,7 +41,7 @@ def sidelight_formats() -> Iterable[FormatSpec]:
     Example::
 
         from sidelight import hookimpl
-        from sidelight.sessions import FormatSpec
+        from sidelight.records import FormatSpec
 
         @hookimpl
         def sidelight_formats():
@@ -62,7 +62,7 @@ def sidelight_resolvers() -> Iterable[ResolverSpec]:
 
         from pathlib import Path
         from sidelight import hookimpl
-        from sidelight.sessions import ResolverSpec, Session
+        from sidelight.records import ResolverSpec, Session
 
         def list_sessions(settings):
             root = Path.home() / ".my-agent" / "sessions"
@@ -90,7 +90,7 @@ def sidelight_summarizers() -> Iterable[SummarizerSpec]:
     Example::
 
         from sidelight import hookimpl
-        from sidelight.sessions import SummarizerSpec
+        from sidelight.records import SummarizerSpec
 
         def terse(activity):
             if activity.is_empty:
@@ -112,7 +112,7 @@ def sidelight_injectors() -> Iterable[InjectorSpec]:
 
         import json
         from sidelight import hookimpl
-        from sidelight.sessions import HostEvent, InjectorSpec
+        from sidelight.records import HostEvent, InjectorSpec
 
         def read_event(payload):
             if "my_agent_session" not in payload:
@@ -138,7 +138,7 @@ def sidelight_sinks() -> Iterable[SinkSpec]:
 
         import logging
         from sidelight import hookimpl
-        from sidelight.sessions import SinkSpec
+        from sidelight.records import SinkSpec
 
         log = logging.getLogger("my-sink")
 
@@ -157,7 +157,7 @@ def sidelight_token_counters() -> Iterable[TokenCounterSpec]:
     Example::
 
         from sidelight import hookimpl
-        from sidelight.sessions import TokenCounterSpec
+        from sidelight.records import TokenCounterSpec
 
         def count_words(text):
             return len(text.split())
@@ -177,7 +177,7 @@ def sidelight_embedders() -> Iterable[EmbedderSpec]:
     Example::
 
         from sidelight import hookimpl
-        from sidelight.sessions import EmbedderSpec
+        from sidelight.records import EmbedderSpec
 
         WORDS = ("test", "fix", "edit", "read", "build", "docs")
 
@@ -198,7 +198,7 @@ def sidelight_chunk_summarizers() -> Iterable[ChunkSummarizerSpec]:
     Example::
 
         from sidelight import hookimpl
-        from sidelight.sessions import ChunkSummarizerSpec
+        from sidelight.records import ChunkSummarizerSpec
 
         def edits_only(chunk):
             edits = [line.text for line in chunk.lines if line.kind == "consequential"]

@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from sidelight.digest import is_digest_text
 from sidelight.paths import short_id
+from sidelight.records import Session, SinkEvent
 from sidelight.redact import sanitize
-from sidelight.sessions import Session, SinkEvent
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from sidelight._core import _ScanCounts as ScanCounts
-    from sidelight.sessions import HostEvent
+    from sidelight.records import HostEvent
     from sidelight.types import Activity
 
 __all__ = [
@@ -478,7 +478,7 @@ def _push_front(items: list[str], value: str, cap: int, unique: bool) -> None:
 class SessionTracker:
     """The lifecycle of every session the watcher follows.
 
-    Every transition or event is a :class:`~sidelight.sessions.SinkEvent` (``kind``, ``session``,
+    Every transition or event is a :class:`~sidelight.records.SinkEvent` (``kind``, ``session``,
     ``timestamp`` from the clock, ``data`` with at least ``state`` and ``detail``): it is passed to
     ``emit`` (when given) and returned. Not thread-safe: call it from one thread (the watcher's worker).
     """

@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sidelight.sessions import Session
+from sidelight.records import Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -328,7 +328,7 @@ _NAME_SLOT: Any = Session.__dict__["name"]
 
 
 class TitledSession(Session):
-    """A :class:`~sidelight.sessions.Session` whose ``name`` is its transcript's title, read on first
+    """A :class:`~sidelight.records.Session` whose ``name`` is its transcript's title, read on first
     use (``title_format`` picks the title lines, see :func:`read_title`), else ``fallback``.
 
     Listing runs on every prompt over every transcript, but a digest names only the few siblings with

@@ -24,7 +24,7 @@ from sidelight.errors import SidelightError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from sidelight.sessions import (
+    from sidelight.records import (
         ChunkSummarizerSpec,
         EmbedderSpec,
         FormatSpec,

@@ -28,9 +28,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.errors import SidelightError
+from sidelight.reads import decoder_for
 from sidelight.scanning import recent_entries
-from sidelight.sessions import Session
 from sidelight.timestamps import parse_timestamp
 
 if TYPE_CHECKING:
@@ -38,19 +37,16 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
+    from sidelight.records import Session
     from sidelight.scanning import FormatArg, PathArg
     from sidelight.types import Entry
 
 __all__ = [
-    "AmbiguousSessionError",
-    "SessionNotFoundError",
     "format_entries",
     "install_skill",
-    "list_sessions",
     "local_time",
     "read_session",
     "read_session_log",
-    "resolve_session",
     "result_line",
     "skill_path",
     "skill_text",
@@ -65,18 +61,6 @@ MAX_TEXT_LINES = 12
 ARG_WIDTH = 120
 #: How many characters of a tool's result fit on its line (after ``→``).
 RESULT_WIDTH = 100
-#: The shortest id prefix that names a session.
-MIN_PREFIX = 4
-#: How many candidates an error message lists.
-LISTED_CANDIDATES = 8
-
-
-class SessionNotFoundError(SidelightError, LookupError):
-    """No known session matches what was asked for."""
-
-
-class AmbiguousSessionError(SidelightError, LookupError):
-    """More than one session matches what was asked for."""
 
 
 # --- reading ----------------------------------------------------------------------------------------
@@ -194,18 +178,7 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
 
 def read_session(session: Session, plugins: Plugins | None = None, lines: int = 50) -> list[Entry]:
     """The last ``lines`` entries of a session's main transcript (its subagent files are not read)."""
-    return recent_entries(session.path, session_decoder(session, plugins), lines, text_limit=TEXT_LIMIT)
-
-
-def session_decoder(session: Session, plugins: Plugins | None = None) -> str:
-    """The native decoder for a session's format: the format's own, else the name if it is one, else auto."""
-    from sidelight.formats import Format
-
-    if plugins is not None:
-        spec = plugins.formats().get(session.format)
-        if spec is not None:
-            return spec.decoder
-    return session.format if session.format in {f.value for f in Format} else "auto"
+    return recent_entries(session.path, decoder_for(session, plugins), lines, text_limit=TEXT_LIMIT)
 
 
 def sanitize(text: str) -> str:
@@ -253,86 +226,6 @@ def local_time(timestamp: str | None) -> datetime | None:
 
 
 # --- finding a session ------------------------------------------------------------------------------
-
-
-def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
-    """Every session the resolvers know, once per transcript (see :func:`sidelight.updates.list_sessions`)."""
-    from sidelight import updates
-
-    return updates.list_sessions(settings, plugins)
-
-
-def resolve_session(spec: str, settings: Settings, plugins: Plugins) -> Session:
-    """The session ``spec`` names: a transcript path, a session name, key or id, or an id prefix.
-
-    A path to an existing file is read as it is (its format detected). Otherwise the resolvers' sessions
-    are matched: exactly by name, key or id, else by an id or key prefix of at least four characters.
-    Several sessions that share one transcript count as one. Raises :class:`SessionNotFoundError` or
-    :class:`AmbiguousSessionError` (both :class:`LookupError`) with a message that lists the
-    candidates or says how to list the sessions.
-    """
-    spec = spec.strip()
-    if not spec:
-        raise SessionNotFoundError("no session given; run 'sidelight sessions' to list them")
-    path = Path(spec).expanduser()
-    if _looks_like_path(spec) and path.is_file():
-        return _path_session(path)
-    sessions = list_sessions(settings, plugins)
-    exact = [s for s in sessions if spec in (s.name, s.key, s.id)]
-    if exact:
-        return _one(spec, exact)
-    if len(spec) >= MIN_PREFIX:
-        by_prefix = [s for s in sessions if (s.id or "").startswith(spec) or s.key.startswith(spec)]
-        if by_prefix:
-            return _one(spec, by_prefix)
-    if _looks_like_path(spec):
-        what = "a directory, not a transcript" if path.is_dir() else "no such file"
-        raise SessionNotFoundError(f"{spec}: {what}; pass a transcript (*.jsonl) or a session name")
-    if not sessions:
-        raise SessionNotFoundError(
-            f"no session matches {spec!r}: no sessions were found (see 'sidelight plugins' for the "
-            "resolvers); pass a transcript path instead"
-        )
-    names = _listing(sorted({s.name for s in sessions}))
-    raise SessionNotFoundError(
-        f"no session matches {spec!r}; known: {names}; run 'sidelight sessions' to list them"
-    )
-
-
-def _one(spec: str, candidates: list[Session]) -> Session:
-    by_path: dict[str, Session] = {}
-    for session in candidates:
-        by_path.setdefault(str(Path(session.path).absolute()), session)
-    if len(by_path) == 1:
-        # One transcript, maybe listed by two resolvers: prefer the one that answers to the name.
-        return next((s for s in candidates if s.name == spec), candidates[0])
-    shown = _listing([f"{s.name} ({s.key})" for s in by_path.values()])
-    raise AmbiguousSessionError(
-        f"{spec!r} matches {len(by_path)} sessions: {shown}; pass a key, a longer id or a path"
-    )
-
-
-def _listing(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:LISTED_CANDIDATES])
-    more = len(items) - LISTED_CANDIDATES
-    return shown + (f" (+{more} more)" if more > 0 else "")
-
-
-def _looks_like_path(spec: str) -> bool:
-    return os.sep in spec or "/" in spec or spec.endswith(".jsonl") or spec.startswith("~")
-
-
-def _path_session(path: Path) -> Session:
-    """A session for a transcript given by its path (its format is detected when it is read)."""
-    path = path.resolve()
-    return Session(
-        key=f"path:{path}",
-        name=path.stem,
-        path=path,
-        format="auto",
-        group=str(path.parent),
-        resolver="path",
-    )
 
 
 # --- the skill --------------------------------------------------------------------------------------

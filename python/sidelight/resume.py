@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionState
     from sidelight.plugins import Plugins
-    from sidelight.sessions import Session
+    from sidelight.records import Session
 
 __all__ = ["mark_prompt", "recent_state", "resume_text", "set_pending", "take_pending"]
 
@@ -44,7 +44,7 @@ TAIL_BYTES = 256 * 1024
 def recent_state(session: Session, settings: Settings, plugins: Plugins) -> SessionState | None:
     """The session's state as its transcript's recent tail shows it (``None``: nothing to show)."""
     from sidelight.lifecycle import LifecycleSettings, SessionTracker
-    from sidelight.updates import first_look, scan_reads  # updates imports this module for its hooks
+    from sidelight.reads import first_look, scan_reads
 
     tail = replace(settings, first_look_bytes=TAIL_BYTES)
     reads = [

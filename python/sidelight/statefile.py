@@ -18,13 +18,20 @@ import json
 import logging
 import os
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from pathlib import Path
 
-__all__ = ["CorruptStateError", "SharedState", "load_json_state", "move_aside", "parse_json_object"]
+__all__ = [
+    "CorruptStateError",
+    "SharedState",
+    "load_json_state",
+    "move_aside",
+    "parse_json_object",
+    "shared_json",
+]
 
 T = TypeVar("T")
 
@@ -232,3 +239,13 @@ def parse_json_object(data: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptStateError(f"the top level is {type(value).__name__}, not an object")
     return value
+
+
+def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
+    """A JSON object in a file shared by many processes (the facts store, the history's key index):
+    indented, for people who look."""
+    return SharedState(Path(path), parse_json_object, _dump_indented)
+
+
+def _dump_indented(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"

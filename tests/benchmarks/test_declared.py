@@ -22,8 +22,8 @@ import orjson
 import pytest
 
 from sidelight.formats import Event, register_format
+from sidelight.records import FormatSpec
 from sidelight.scanning import scan
-from sidelight.sessions import FormatSpec
 from tests.benchmarks.corpus import CACHE_DIR, MB
 from tests.conftest import PI_CORPUS
 from tests.reference import reference_scan

@@ -2,11 +2,11 @@
 server on loopback (tests/redis_server.py).
 
 - ``publish``: ``SESSIONS`` Claude Code sessions each get a prompt, an edit and a reply; the timed run
-  is the publisher working through all of them (:meth:`sidelight.fleet.Publisher.publish_pending`:
+  is the publisher working through all of them (:meth:`sidelight.fleet.streams.Publisher.publish_pending`:
   the scan from its own cursors, one summarized, redacted record per session, pipelined ``XADD``s,
   the cursor commit), ``ROUNDS`` times over;
 - ``read``: another host's reader catches up on ``READ_RECORDS`` records in one
-  :func:`sidelight.fleet.remote_activity` call (``XREAD`` batches, parsing, dedup, merging per remote
+  :func:`sidelight.fleet.streams.remote_activity` call (``XREAD`` batches, parsing, dedup, merging per remote
   session), as its hook would after a long absence.
 
 One run each (``benchmark.pedantic``); ``extra_info`` records the records per second and what was
@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from sidelight import fleet, updates
+from sidelight import discovery
 from sidelight.config import Settings
+from sidelight.fleet import streams as fleet
 from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from tests.redis_server import RedisServer
@@ -97,7 +98,7 @@ def test_publish_rate(benchmark, benchmarks_enabled, machines):
     publisher = fleet.Publisher(a.settings, a.plugins)
     for n in range(sessions):
         a.write(n, 0)
-    listed = updates.list_sessions(a.settings, a.plugins)
+    listed = discovery.list_sessions(a.settings, a.plugins)
     assert len(listed) == sessions
     timing: dict[str, float] = {"seconds": 0.0}
 
@@ -131,7 +132,7 @@ def test_read_rate(benchmark, benchmarks_enabled, machines):
     sessions, total = (100, 20_000) if benchmarks_enabled else (10, 1_000)
     stream = f"sidelight:{a.settings.fleet_scope}"
     b.write(0, 0)
-    reader = updates.list_sessions(b.settings, b.plugins)[0]
+    reader = discovery.list_sessions(b.settings, b.plugins)[0]
     # The reader's position: the start of the stream (an absence of `total` records).
     assert fleet.remote_activity(reader, b.settings, time.monotonic() + 5, True) == []
     client = server.client()

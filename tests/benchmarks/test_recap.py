@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.recap import Recap, build_recap
+from sidelight.recap.build import Recap, build_recap
 from tests.benchmarks.corpus import MB, corpus
 from tests.conftest import PI_CORPUS
 
@@ -57,7 +57,7 @@ def test_recap_time(benchmark: Any, peer: str, shape_mb: Any) -> None:
 PEAK_RSS = """
 import sys
 from pathlib import Path
-from sidelight.recap import build_recap
+from sidelight.recap.build import build_recap
 if sys.argv[1] != "-":
     recap = build_recap(sys.argv[1])
     assert recap.tokens <= recap.budget

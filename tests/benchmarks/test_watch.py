@@ -2,7 +2,8 @@
 
 A writer process appends Claude-Code-shaped lines to every session's transcript (open, append, close,
 as the agents do) at ``RATE`` lines a second per session for ``SECONDS``; a watcher process
-(``sidelight.watch.Watcher`` with a lifecycle tracker, as ``sidelight watch`` runs it) follows them. Both
+(``sidelight.watch.watcher.Watcher`` with a lifecycle tracker, as ``sidelight watch`` runs it) follows
+them. Both
 are separate processes, so the watcher's own CPU time is its ``getrusage`` (every thread: watchdog, the
 worker, the native scan's threads), sampled twice a second.
 
@@ -124,7 +125,7 @@ def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = Tr
     from sidelight.config import Settings
     from sidelight.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import Plugins
-    from sidelight.watch import Watcher
+    from sidelight.watch.watcher import Watcher
 
     scans: list[tuple[float, list[tuple[str, int]]]] = []
 

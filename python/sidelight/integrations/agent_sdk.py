@@ -42,7 +42,7 @@ HookCallback = Callable[[Any, "str | None", Any], Coroutine[Any, Any, Any]]
 
 
 def _context(input_data: Any, settings: Settings | None, plugins: Plugins | None) -> dict[str, Any]:
-    from sidelight.updates import handle_hook
+    from sidelight.hook import handle_hook
 
     if not isinstance(input_data, Mapping):
         return {}

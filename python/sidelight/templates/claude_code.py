@@ -24,7 +24,7 @@ every non-alphanumeric character of the cwd becomes ``-``; over 200 characters, 
 suffix, found by prefix) under the first Claude folder.
 
 A transcript that the volute resolver also lists is kept once, under volute's name:
-:func:`sidelight.updates.list_sessions` keeps the more specific resolver's record for a path, and asks
+:func:`sidelight.discovery.list_sessions` keeps the more specific resolver's record for a path, and asks
 specific resolvers first for the current session.
 """
 
@@ -46,7 +46,7 @@ from sidelight.paths import (
     short_id,
     stat_key,
 )
-from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Final
 
 from sidelight.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text
 from sidelight.hookspecs import hookimpl
+from sidelight.records import SummarizerSpec
 from sidelight.redact import sanitize
-from sidelight.sessions import SummarizerSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from sidelight.sessions import SessionActivity
+    from sidelight.records import SessionActivity
 
 __all__ = ["count", "summarize"]
 

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.hookspecs import hookimpl
-from sidelight.sessions import SinkSpec
+from sidelight.records import SinkSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from sidelight.sessions import Session, SinkEvent
+    from sidelight.records import Session, SinkEvent
 
 __all__ = [
     "ACTIVITY_EVENTS_FILE",

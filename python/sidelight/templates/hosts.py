@@ -1,6 +1,6 @@
 """Built-in injectors: the hook protocols of Claude Code, Codex, Pi and the Claude Agent SDK.
 
-Each injector reads a host's hook input into a :class:`~sidelight.sessions.HostEvent` and renders the
+Each injector reads a host's hook input into a :class:`~sidelight.records.HostEvent` and renders the
 digest text into what the hook prints:
 
 - ``claude-code`` and ``codex`` read the command hook's stdin JSON (``session_id``, ``transcript_path``,
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sidelight.hookspecs import hookimpl
-from sidelight.sessions import EventName, HostEvent, InjectorSpec
+from sidelight.records import EventName, HostEvent, InjectorSpec
 
 __all__ = ["PI_EVENTS", "read_command_hook", "read_pi_event", "render_hook_json", "render_text"]
 

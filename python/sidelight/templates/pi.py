@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
 from sidelight.paths import TitledSession, head_string_field, real, short_id
-from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

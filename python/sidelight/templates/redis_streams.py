@@ -3,12 +3,13 @@
 It is active only when a fleet is configured (``SIDELIGHT_REDIS_URL`` or ``redis_url`` in the config
 file); otherwise it costs nothing and never imports the ``redis`` client.
 
-* The **sink** ``redis-streams``: when a watcher starts, it starts a :class:`sidelight.fleet.Publisher`
+* The **sink** ``redis-streams``: when a watcher starts, it starts a
+  :class:`sidelight.fleet.streams.Publisher`
   with the watcher's settings and plugins; each pass of the watcher, ``emit_many`` notes which
   sessions have news (no I/O) and the publisher's thread publishes them; when the watcher stops, the
   publisher makes a last attempt and its thread is joined.
 * The **resolver** ``redis-streams``: lists no local session; its ``remote_activity`` gives the prompt
-  hook what the siblings on the fleet's other machines did (:func:`sidelight.fleet.remote_activity`).
+  hook what the siblings on the fleet's other machines did (:func:`sidelight.fleet.streams.remote_activity`).
 """
 
 from __future__ import annotations
@@ -18,21 +19,22 @@ import threading
 from typing import TYPE_CHECKING
 
 from sidelight.hookspecs import hookimpl
-from sidelight.sessions import ResolverSpec, SinkSpec
+from sidelight.records import ResolverSpec, SinkSpec
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from sidelight import fleet
     from sidelight.config import Settings
+    from sidelight.fleet import streams as fleet
     from sidelight.plugins import Plugins
-    from sidelight.sessions import HostEvent, Session, SessionActivity, SinkEvent
+    from sidelight.records import HostEvent, Session, SessionActivity, SinkEvent
 
 __all__ = ["current_publisher", "emit", "emit_many", "start", "stop"]
 
 logger = logging.getLogger(__name__)
 
-#: The sink's and the resolver's name (``sidelight.fleet.RESOLVER``: this module loads with every hook,
+#: The sink's and the resolver's name (``sidelight.fleet.streams.RESOLVER``: this module loads with every
+#: hook,
 #: and imports the fleet's machinery only when a fleet is configured).
 NAME = "redis-streams"
 
@@ -50,7 +52,7 @@ def start(settings: Settings, plugins: Plugins) -> None:
     global _publisher
     if not settings.redis_url:
         return
-    from sidelight import fleet
+    from sidelight.fleet import streams as fleet
 
     try:
         config = fleet.FleetConfig.of(settings)
@@ -93,10 +95,10 @@ def emit_many(events: Sequence[SinkEvent]) -> None:
 def _remote_activity(
     current: Session, settings: Settings, deadline: float, commit: bool
 ) -> list[SessionActivity]:
-    """:func:`sidelight.fleet.remote_activity`, for a configured fleet only."""
+    """:func:`sidelight.fleet.streams.remote_activity`, for a configured fleet only."""
     if not settings.redis_url:
         return []
-    from sidelight import fleet
+    from sidelight.fleet import streams as fleet
 
     return fleet.remote_activity(current, settings, deadline, commit)
 

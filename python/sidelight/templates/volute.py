@@ -23,7 +23,7 @@ in this process. ``current(event)`` looks at the mind at or above ``event.cwd`` 
 ``sessionId`` is ``event.session_id``.
 
 **Plain Claude Code.** A volute transcript is also a file under ``~/.claude/projects``, so the
-``claude-code`` resolver lists it too; :func:`sidelight.updates.list_sessions` keeps one record per
+``claude-code`` resolver lists it too; :func:`sidelight.discovery.list_sessions` keeps one record per
 path, preferring this more specific resolver, and asks it first for the current session.
 """
 
@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from sidelight.hookspecs import hookimpl
 from sidelight.paths import claude_project_dir, find_volute_mind, is_volute_mind, real
-from sidelight.sessions import HostEvent, ResolverSpec, Session
+from sidelight.records import HostEvent, ResolverSpec, Session
 from sidelight.templates import claude_code, pi
 
 if TYPE_CHECKING:

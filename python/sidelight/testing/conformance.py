@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import FormatSpec, ResolverSpec, Session
+    from sidelight.records import FormatSpec, ResolverSpec, Session
     from sidelight.types import Activity
 
 __all__ = [
@@ -303,7 +303,7 @@ def check_resolver(spec: ResolverSpec, settings: Settings, formats: Iterable[str
     names are unique, every path lies inside one of its ``roots``, every session names a known format
     (``formats``, when given) and its own resolver, and ``current`` answers an event with nothing in it
     with ``None`` and an event naming a listed transcript with a listed session (or ``None``)."""
-    from sidelight.sessions import HostEvent
+    from sidelight.records import HostEvent
 
     label = f"resolver {spec.name}"
     try:
@@ -357,8 +357,8 @@ def check_digest(plugins: Plugins, settings: Settings, limit: int | None = None)
     """Every session every resolver lists is scanned and summarized; the digest of them all must stay
     within its cap (``limit``, default 500 characters) and no summarizer may raise."""
     from sidelight.digest import DEFAULT_LIMIT, DigestLine, render_digest
+    from sidelight.records import SessionActivity
     from sidelight.scanning import scan
-    from sidelight.sessions import SessionActivity
 
     cap = DEFAULT_LIMIT if limit is None else limit
     formats = plugins.formats()
@@ -434,7 +434,7 @@ def check_plugins(plugins: Plugins, settings: Settings, *, digest: bool = True) 
 
 
 class FormatConformance:
-    """Subclass in your tests, set ``format`` (a :class:`~sidelight.sessions.FormatSpec`), optionally
+    """Subclass in your tests, set ``format`` (a :class:`~sidelight.records.FormatSpec`), optionally
     ``samples`` (default: ``format.samples``) and ``injected_lines``; pytest runs every check."""
 
     format: ClassVar[FormatSpec]

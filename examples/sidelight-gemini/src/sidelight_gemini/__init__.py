@@ -1,7 +1,7 @@
 """sidelight plugin: Gemini CLI sessions (format ``gemini``, resolver ``gemini``).
 
 Everything here uses sidelight's public plugin API only: the ``hookimpl`` marker, the records of
-``sidelight.sessions`` and the format description classes of ``sidelight.formats``.
+``sidelight.records`` and the format description classes of ``sidelight.formats``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from sidelight import hookimpl
 from sidelight.formats import Blocks, Event, Layout
-from sidelight.sessions import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

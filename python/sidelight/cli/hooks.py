@@ -34,7 +34,7 @@ def run_hook(argv: Sequence[str]) -> int:
         if not host or len(argv) > 1:
             _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")
             return 0
-        from sidelight.updates import handle_hook
+        from sidelight.hook import handle_hook
 
         output = handle_hook(host, payload)
         if output:

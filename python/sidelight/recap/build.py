@@ -2,7 +2,7 @@
 
 The pipeline, all deterministic (byte-identical output for the same input) and without an LLM:
 
-1. **Collapse** the transcript into plain lines (:mod:`sidelight.collapse`), streamed line by line.
+1. **Collapse** the transcript into plain lines (:mod:`sidelight.recap.collapse`), streamed line by line.
 2. **Chunk** the lines by whole turns up to :attr:`RecapSettings.chunk_chars` characters (a longer
    turn is split), and **summarize** each chunk as it completes (the built-in ``extractive``
    summarizer, or a ``sidelight_chunk_summarizers`` plugin). Only the summaries are kept, and past
@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.collapse import Chunk, Line, TranscriptLog, is_acknowledgement
+from sidelight.recap.collapse import Chunk, Line, TranscriptLog, is_acknowledgement
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import Session
+    from sidelight.records import Session
 
 __all__ = [
     "DEFAULT_EMBEDDER",

@@ -16,16 +16,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TextIO
 
+from sidelight.discovery import list_sessions
 from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
-from sidelight.updates import first_look, list_sessions, scan_reads
-from sidelight.watch import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
+from sidelight.reads import first_look, scan_reads
+from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.sessions import Session
+    from sidelight.records import Session
     from sidelight.types import Activity
 
 __all__ = ["TAIL_BYTES", "StatusReport", "StatusRow", "collect_status", "nothing_found", "render_table"]

@@ -6,7 +6,7 @@ Threads and their jobs:
   :class:`_Handler`, which only adds the event's path to a dirty set under a lock and wakes the worker:
   no I/O, no parsing, so a burst of writes costs one cheap Python call per event;
 * the worker waits for the wake-up, lets the burst settle (``debounce``), takes the whole dirty set, and
-  scans every dirty transcript in one parallel native call (:func:`sidelight.updates.scan_reads`) from
+  scans every dirty transcript in one parallel native call (:func:`sidelight.reads.scan_reads`) from
   the watcher's own cursors (reader ``"watcher"`` in ``<state dir>/watch/cursors.json``). Each session's
   new activity goes to the lifecycle tracker, and a status snapshot (``<state dir>/status.json``) is
   written for ``sidelight status`` and the hooks.
@@ -42,13 +42,15 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from sidelight import _core
+from sidelight.config import EVENTS_FILE
 from sidelight.cursors import CursorStore
+from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.lifecycle import CATEGORIES, add_tool_counts, format_duration
-from sidelight.sessions import HostEvent, Session
+from sidelight.reads import category_tables, decoder_for, saved_cursor
+from sidelight.records import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
-from sidelight.updates import category_tables, decoder_of, list_sessions, saved_cursor
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
-    from sidelight.sessions import SinkEvent
+    from sidelight.records import SinkEvent
     from sidelight.types import CursorTuple
 
 __all__ = [
@@ -100,8 +102,7 @@ SNAPSHOT_VERSION = 1
 HOUSEKEEPING_INTERVAL = 0.5
 #: With ``own_gc``, how often the worker runs a full garbage collection itself.
 GC_INTERVAL = 30.0
-#: In the state directory: where hooks record session starts and ends, and where ended sessions go.
-HOOK_EVENTS_FILE = "events.jsonl"
+#: In the state directory: where ended sessions go.
 ARCHIVE_DIR = "archive"
 #: Seconds between two writes of the lifecycle state (it is always written on stop).
 LIFECYCLE_FLUSH = 10.0
@@ -372,7 +373,7 @@ class Watcher:
             if self._hook_offset is None:
                 # Hook events from before the first start are history, not news.
                 try:
-                    self._hook_offset = (self.state_dir / HOOK_EVENTS_FILE).stat().st_size
+                    self._hook_offset = (self.state_dir / EVENTS_FILE).stat().st_size
                 except OSError:
                     self._hook_offset = 0
             self._observer = self._make_observer()
@@ -684,7 +685,7 @@ class Watcher:
         """Feed the tracker the session starts and ends the hooks recorded in ``events.jsonl``."""
         if self.tracker is None:
             return
-        path = self.state_dir / HOOK_EVENTS_FILE
+        path = self.state_dir / EVENTS_FILE
         try:
             size = path.stat().st_size
         except OSError:
@@ -737,7 +738,7 @@ class Watcher:
         if session is None and event.session_id is not None:
             session = next((s for s in self._sessions.values() if s.id == event.session_id), None)
         if session is None and event.event != "SessionEnd":
-            from sidelight.updates import current_session
+            from sidelight.discovery import current_session
 
             try:
                 session = current_session(event, self.settings, self.plugins)
@@ -896,7 +897,7 @@ class Watcher:
             session, path = found
             decoder = decoders.get(session.format)
             if decoder is None:
-                decoder = decoders[session.format] = decoder_of(session, plugins)
+                decoder = decoders[session.format] = decoder_for(session, plugins)
             mine = cursors.get(session.key)
             cursor = mine.get(name) if mine is not None else None
             if cursor is None:

@@ -119,7 +119,7 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from sidelight.config import ConfigError, Settings
     from sidelight.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import get_plugins
-    from sidelight.watch import Watcher, WatcherRunningError, watch_options
+    from sidelight.watch.watcher import Watcher, WatcherRunningError, watch_options
 
     _foreground_logging(args)
     try:
@@ -207,7 +207,7 @@ def _timestamps() -> None:
 def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import ConfigError, Settings
     from sidelight.plugins import get_plugins
-    from sidelight.status import collect_status, print_json, render_table
+    from sidelight.watch.status import collect_status, print_json, render_table
 
     try:
         settings = Settings.load()
@@ -233,7 +233,7 @@ def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             from rich.console import Console
             from rich.live import Live
 
-            from sidelight.status import rich_table
+            from sidelight.watch.status import rich_table
 
             with Live(rich_table(report), console=Console(), auto_refresh=False) as live:
                 while True:
@@ -260,9 +260,9 @@ def _has_rich() -> bool:
 
 def _request_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
+    from sidelight.discovery import resolve_session
     from sidelight.plugins import get_plugins
-    from sidelight.reader import resolve_session
-    from sidelight.watch import request_resume, request_suspend
+    from sidelight.watch.watcher import request_resume, request_suspend
 
     settings = Settings.load()
     try:

@@ -38,12 +38,12 @@ PATH_WIDTH = 60
 #: Modules that add commands: each has ``register(commands)``, which adds its subparsers and sets
 #: ``run=`` (``run(parser, args) -> int``) and ``parser=`` defaults on them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "sidelight.cli_read",
-    "sidelight.cli_hooks",
-    "sidelight.cli_plugins",
-    "sidelight.cli_watch",
-    "sidelight.cli_history",
-    "sidelight.cli_recap",
+    "sidelight.cli.read",
+    "sidelight.cli.hooks",
+    "sidelight.cli.plugins",
+    "sidelight.cli.watch",
+    "sidelight.cli.history",
+    "sidelight.cli.recap",
 )
 
 
@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["hook"] and not {"-h", "--help"} & set(arguments[1:]):
         # The prompt hook's fast path: no argument parser, no plugin commands, always exit 0.
-        from sidelight.cli_hooks import run_hook
+        from sidelight.cli.hooks import run_hook
 
         if argv is not None:  # called from Python: the process is the caller's
             return run_hook(arguments[1:])
@@ -145,7 +145,7 @@ def _hook_process(arguments: Sequence[str]) -> int:
     process gives back a moment later anyway."""
     import gc
 
-    from sidelight.cli_hooks import run_hook
+    from sidelight.cli.hooks import run_hook
 
     gc.disable()
     try:

@@ -46,9 +46,9 @@ import orjson
 from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
 from sidelight.digest import is_digest_text
+from sidelight.fleet.resp import RespClient
+from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
-from sidelight.resp import RespClient
-from sidelight.sessions import Session, SessionActivity
 from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
+    from sidelight.reads import TranscriptRead
     from sidelight.types import Activity
-    from sidelight.updates import TranscriptRead
 
 __all__ = [
     "PUBLISHER_CURSORS",
@@ -562,7 +562,7 @@ class Publisher:
         """Scans the batch: the records to publish (session key -> record), the cursor entries to store
         once they are published (or at once, for sessions with nothing to say), and the sessions to drop
         (their transcript is gone)."""
-        from sidelight.updates import TranscriptRead, first_look, saved_cursor, scan_reads
+        from sidelight.reads import TranscriptRead, first_look, saved_cursor, scan_reads
 
         reads: list[TranscriptRead] = []
         for session in batch.values():
@@ -853,7 +853,7 @@ def remote_activity(
         return []
     if config is None:
         return []
-    from sidelight.updates import cursor_file
+    from sidelight.reads import cursor_file
 
     store = CursorStore(cursor_file(current, settings))
     key = _reader_key(config)

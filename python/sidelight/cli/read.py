@@ -78,8 +78,9 @@ def _positive(text: str) -> int:
 
 def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
+    from sidelight.discovery import resolve_session
     from sidelight.plugins import get_plugins
-    from sidelight.reader import format_entries, read_session, resolve_session, result_line, sanitize
+    from sidelight.reader import format_entries, read_session, result_line, sanitize
 
     try:
         plugins = get_plugins()
@@ -106,8 +107,9 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
+    from sidelight.discovery import list_sessions
     from sidelight.plugins import get_plugins
-    from sidelight.reader import describe_sessions, list_sessions
+    from sidelight.reader import describe_sessions
 
     try:
         settings = Settings.load()

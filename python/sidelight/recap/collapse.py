@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 from sidelight import _core
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_SKIP_CUSTOM_TYPES
 from sidelight.reader import squeeze_blank_lines
+from sidelight.records import KINDS, Chunk, Line, LineKind
 from sidelight.redact import redact, sanitize
 
 if TYPE_CHECKING:
@@ -53,9 +54,6 @@ __all__ = [
     "is_acknowledgement",
 ]
 
-#: What a collapsed line records.
-LineKind: TypeAlias = Literal["user", "assistant", "observational", "consequential", "meta"]
-KINDS: Final[tuple[str, ...]] = ("user", "assistant", "observational", "consequential", "meta")
 
 #: Lines of a transcript longer than this are skipped (streamed past, never held in memory).
 MAX_LINE_BYTES: Final = 8 * 1024 * 1024
@@ -70,62 +68,6 @@ QUOTE_LIMIT: Final = 160
 LISTED_ENTRIES: Final = 8
 #: Tool calls waiting for their result; past this, the oldest is written without one.
 MAX_PENDING: Final = 256
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of the collapsed log."""
-
-    kind: LineKind
-    text: str
-    timestamp: str | None = None
-    #: The tool's name, for tool lines.
-    tool: str | None = None
-    #: The file a consequential tool changed (as shown: relative to the session's directory when in it).
-    path: str | None = None
-    #: The tool call failed (an error result, a non-zero exit code, failing tests).
-    failed: bool = False
-
-    def render(self) -> str:
-        """The line as the recap shows it."""
-        if self.kind == "user":
-            return f"User: {self.text}"
-        if self.kind == "assistant":
-            return f"Assistant: {self.text}"
-        return self.text
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """A run of whole turns of the collapsed log, the unit the recap ranks and summarizes.
-
-    ``index`` counts chunks from 0 in session order; ``turn`` is the number of the first user turn in it
-    (1-based; 0 for what came before the first prompt).
-    """
-
-    index: int
-    lines: tuple[Line, ...]
-    turn: int = 0
-    first_timestamp: str | None = None
-    last_timestamp: str | None = None
-
-    @property
-    def consequential(self) -> int:
-        """How many consequential tool calls the chunk holds."""
-        return sum(1 for line in self.lines if line.kind == "consequential")
-
-    @property
-    def files_edited(self) -> tuple[str, ...]:
-        """The files the chunk's tools changed, in order of first change."""
-        return tuple(dict.fromkeys(line.path for line in self.lines if line.path))
-
-    @property
-    def user_texts(self) -> tuple[str, ...]:
-        return tuple(line.text for line in self.lines if line.kind == "user")
-
-    def text(self) -> str:
-        """The chunk's lines, one per line."""
-        return "\n".join(line.render() for line in self.lines)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Command ``sidelight recap``: a ranked, token-budgeted recap of a session (see :mod:`sidelight.recap`)."""
+"""Command ``sidelight recap``: a ranked, token-budgeted recap of a session (:mod:`sidelight.recap.build`)."""
 
 from __future__ import annotations
 
@@ -75,9 +75,9 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from pathlib import Path
 
     from sidelight.config import Settings
+    from sidelight.discovery import resolve_session
     from sidelight.plugins import get_plugins
-    from sidelight.reader import resolve_session
-    from sidelight.templates.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
+    from sidelight.recap.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
 
     try:
         settings = Settings.load()

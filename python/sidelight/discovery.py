@@ -1,0 +1,222 @@
+"""Finding sessions: every session the resolver plugins know, the session a hook event comes from, its
+siblings, and the session a name, id, key or path means.
+
+The engine's first half (the second, reading transcripts from cursors, is :mod:`sidelight.reads`). It
+asks the resolver plugins and nothing above them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.errors import SidelightError
+from sidelight.records import HostEvent, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from sidelight.config import Settings
+    from sidelight.plugins import Plugins
+
+__all__ = [
+    "GENERIC_RESOLVERS",
+    "AmbiguousSessionError",
+    "SessionNotFoundError",
+    "current_session",
+    "describe_spec",
+    "identify",
+    "list_sessions",
+    "resolve_session",
+    "siblings_of",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The plain agent templates; a more specific resolver (volute) that claims the same transcript wins.
+GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex"})
+#: The shortest id prefix that names a session.
+MIN_PREFIX = 4
+
+
+#: How many candidates an error message lists.
+LISTED_CANDIDATES = 8
+
+
+class SessionNotFoundError(SidelightError, LookupError):
+    """No known session matches what was asked for."""
+
+
+class AmbiguousSessionError(SidelightError, LookupError):
+    """More than one session matches what was asked for."""
+
+
+def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
+    """Every session every resolver knows, once per transcript: where two resolvers claim one file
+    (a volute session is also a plain Claude Code session), the first resolver that is not a plain
+    agent template wins, so the session keeps its volute name. Resolvers give resolved paths, so
+    paths are compared as they are (resolving a thousand paths per prompt costs more than the scan)."""
+    by_path: dict[Path, Session] = {}
+    for resolver in plugins.resolvers().values():
+        try:
+            found = list(resolver.list_sessions(settings))
+        except Exception:
+            logger.warning("resolver %s failed; its sessions are left out", resolver.name, exc_info=True)
+            continue
+        for session in found:
+            known = by_path.get(session.path)
+            if known is None or (
+                known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS
+            ):
+                by_path[session.path] = session
+    return list(by_path.values())
+
+
+def current_session(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    """The session a hook event comes from, as the resolvers see it (specific resolvers first).
+
+    One hook asks this several times for one event (the digest, the welcome back, the handoff): the
+    answer for the last event object is kept, since finding it can mean listing a big project folder."""
+    global _last_current
+    last = _last_current
+    if last is not None and last[0] is event and last[1] is settings and last[2] is plugins:
+        return last[3]
+    found = _find_current(event, settings, plugins)
+    _last_current = (event, settings, plugins, found)
+    return found
+
+
+_last_current: tuple[HostEvent, Settings, Plugins, Session | None] | None = None
+
+
+def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in GENERIC_RESOLVERS)
+    for resolver in resolvers:
+        try:
+            found = resolver.current(event, settings)
+        except Exception:
+            logger.warning("resolver %s failed to identify the session", resolver.name, exc_info=True)
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def siblings_of(current: Session, sessions: Iterable[Session], scope: str | frozenset[str]) -> list[Session]:
+    """The sessions ``current`` reports on: by default the others of its group."""
+    out = []
+    for session in sessions:
+        if session.key == current.key or session.path == current.path:
+            continue
+        if scope == "all":
+            out.append(session)
+        elif scope == "project":
+            if session.group == current.group:
+                out.append(session)
+        elif session.name in scope or session.key in scope:
+            out.append(session)
+    return out
+
+
+def identify(
+    spec: str | Session | HostEvent, sessions: Sequence[Session], settings: Settings, plugins: Plugins
+) -> Session | None:
+    """The session ``spec`` names for the digest: a :class:`Session` as it is, a hook event's session, or
+    the session whose key, id, name or transcript path is ``spec`` (``None``: none)."""
+    if isinstance(spec, Session):
+        return spec
+    if isinstance(spec, HostEvent):
+        # The listing already holds the session of a known transcript, with the most specific
+        # resolver's name; the resolvers are asked only for a session whose file is not listed (new).
+        if spec.transcript_path is not None:
+            wanted = str(spec.transcript_path)
+            for session in sessions:
+                if str(session.path) == wanted:
+                    return session
+        return current_session(spec, settings, plugins)
+    for session in sessions:
+        if spec in (session.key, session.id, session.name) or spec == str(session.path):
+            return session
+    return None
+
+
+def describe_spec(spec: object) -> str:
+    """What a log line says of a session asked for by :func:`identify`."""
+    if isinstance(spec, HostEvent):
+        return f"host {spec.host}, session_id {spec.session_id}, transcript {spec.transcript_path}"
+    return repr(spec)
+
+
+def resolve_session(spec: str, settings: Settings, plugins: Plugins) -> Session:
+    """The session ``spec`` names: a transcript path, a session name, key or id, or an id prefix.
+
+    A path to an existing file is read as it is (its format detected). Otherwise the resolvers' sessions
+    are matched: exactly by name, key or id, else by an id or key prefix of at least four characters.
+    Several sessions that share one transcript count as one. Raises :class:`SessionNotFoundError` or
+    :class:`AmbiguousSessionError` (both :class:`LookupError`) with a message that lists the
+    candidates or says how to list the sessions.
+    """
+    spec = spec.strip()
+    if not spec:
+        raise SessionNotFoundError("no session given; run 'sidelight sessions' to list them")
+    path = Path(spec).expanduser()
+    if _looks_like_path(spec) and path.is_file():
+        return _path_session(path)
+    sessions = list_sessions(settings, plugins)
+    exact = [s for s in sessions if spec in (s.name, s.key, s.id)]
+    if exact:
+        return _one(spec, exact)
+    if len(spec) >= MIN_PREFIX:
+        by_prefix = [s for s in sessions if (s.id or "").startswith(spec) or s.key.startswith(spec)]
+        if by_prefix:
+            return _one(spec, by_prefix)
+    if _looks_like_path(spec):
+        what = "a directory, not a transcript" if path.is_dir() else "no such file"
+        raise SessionNotFoundError(f"{spec}: {what}; pass a transcript (*.jsonl) or a session name")
+    if not sessions:
+        raise SessionNotFoundError(
+            f"no session matches {spec!r}: no sessions were found (see 'sidelight plugins' for the "
+            "resolvers); pass a transcript path instead"
+        )
+    names = _listing(sorted({s.name for s in sessions}))
+    raise SessionNotFoundError(
+        f"no session matches {spec!r}; known: {names}; run 'sidelight sessions' to list them"
+    )
+
+
+def _one(spec: str, candidates: list[Session]) -> Session:
+    by_path: dict[str, Session] = {}
+    for session in candidates:
+        by_path.setdefault(str(Path(session.path).absolute()), session)
+    if len(by_path) == 1:
+        # One transcript, maybe listed by two resolvers: prefer the one that answers to the name.
+        return next((s for s in candidates if s.name == spec), candidates[0])
+    shown = _listing([f"{s.name} ({s.key})" for s in by_path.values()])
+    raise AmbiguousSessionError(
+        f"{spec!r} matches {len(by_path)} sessions: {shown}; pass a key, a longer id or a path"
+    )
+
+
+def _listing(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:LISTED_CANDIDATES])
+    more = len(items) - LISTED_CANDIDATES
+    return shown + (f" (+{more} more)" if more > 0 else "")
+
+
+def _looks_like_path(spec: str) -> bool:
+    return os.sep in spec or "/" in spec or spec.endswith(".jsonl") or spec.startswith("~")
+
+
+def _path_session(path: Path) -> Session:
+    """A session for a transcript given by its path (its format is detected when it is read)."""
+    path = path.resolve()
+    return Session(
+        key=f"path:{path}",
+        name=path.stem,
+        path=path,
+        format="auto",
+        group=str(path.parent),
+        resolver="path",
+    )

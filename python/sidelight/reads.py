@@ -1,0 +1,249 @@
+"""Reading transcripts from cursors: the one planner of what to read for a reader (a cursor entry: the
+main transcript and its subagent files), the first look at a new transcript (a bounded recent tail),
+the one answer to which native decoder reads a session, one parallel native scan, and the cursor entries
+a scan leaves behind.
+
+The engine's second half (the first, finding sessions, is :mod:`sidelight.discovery`). The digest, the
+fleet publisher, status, resume and the watcher read through it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sidelight import _core
+from sidelight.errors import InvalidCursorError
+from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
+from sidelight.types import Activity, Cursor
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sidelight.config import Settings
+    from sidelight.cursors import CursorStore
+    from sidelight.plugins import Plugins
+    from sidelight.records import Session
+
+__all__ = [
+    "TranscriptRead",
+    "category_tables",
+    "commit_reads",
+    "cursor_file",
+    "decoder_for",
+    "first_look",
+    "plan_reads",
+    "saved_cursor",
+    "scan_reads",
+    "scan_within",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def cursor_file(session: Session, settings: Settings) -> Path:
+    """Where ``session`` keeps its cursors into its siblings: one file per reading session, so that a
+    prompt parses only its own cursors however many sessions a host runs (the volute template keeps
+    its shared ``.volute/session-cursors.json``)."""
+    if session.cursor_file is not None:
+        return session.cursor_file
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.key)
+    return settings.state_dir / "cursors" / f"{safe}.json"
+
+
+@dataclass(slots=True)
+class TranscriptRead:
+    """One transcript of one session to scan: from ``cursor`` (``None``: from the start)."""
+
+    session: Session
+    path: Path
+    cursor: Cursor | None
+    first_look: bool
+
+
+def plan_reads(
+    siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], settings: Settings
+) -> list[TranscriptRead]:
+    reads: list[TranscriptRead] = []
+    for sibling in siblings:
+        entry = saved.get(sibling.key)
+        paths = (sibling.path, *sibling.extra_paths)
+        if entry is None:
+            reads.extend(first_look(sibling, path, settings) for path in paths if path.exists())
+            continue
+        found_extra = entry.get("extra")
+        extra: Mapping[str, Any] = found_extra if isinstance(found_extra, Mapping) else {}
+        for path in paths:
+            data = entry if path == sibling.path else extra.get(str(path))
+            if data is not None and _unchanged(path, data):
+                continue
+            cursor = saved_cursor(path, data) if data is not None else None
+            if cursor is None and not path.exists():
+                continue
+            reads.append(TranscriptRead(sibling, path, cursor, first_look=False))
+    return reads
+
+
+def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
+    """The cursor a cursor-store entry holds for ``path`` (``None``: unusable, read afresh)."""
+    try:
+        return Cursor.from_dict(data)
+    except InvalidCursorError:
+        pass
+    # A cursor of the seed's shape, `{"offset": N}`: trust the offset on the file as it is now.
+    offset = data.get("offset")
+    if isinstance(offset, int) and offset >= 0:
+        try:
+            return Cursor.from_tuple(_core.file_cursor(str(path), offset))
+        except OSError:
+            return None
+    return None
+
+
+def _unchanged(path: Path, saved: Mapping[str, Any]) -> bool:
+    """Nothing new since the saved cursor: one stat instead of a scan for each of the many quiet
+    siblings (read from the stored fields directly; building cursors for them costs more)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return True  # gone: nothing to read, and the cursor is kept should it come back
+    return (
+        stat.st_size == saved.get("offset")
+        and stat.st_ino == saved.get("inode")
+        and stat.st_dev == saved.get("dev")
+    )
+
+
+def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:
+    """The first look at a transcript reads only a bounded recent tail, not months of history."""
+    try:
+        start = _core.tail_offset(str(path), settings.first_look_bytes)
+        cursor: Cursor | None = Cursor.from_tuple(_core.file_cursor(str(path), start))
+    except OSError:
+        cursor = None
+    return TranscriptRead(session, path, cursor, first_look=True)
+
+
+def category_tables(plugins: Plugins) -> dict[str, dict[str, str]]:
+    """The tool-category tables per native decoder for ``_core.scan_many``: the built-in defaults with
+    the format plugins' own names over them."""
+    tables: dict[str, dict[str, str]] = {name: dict(table) for name, table in DEFAULT_CATEGORIES.items()}
+    for decoder, table in plugins.categories().items():
+        tables.setdefault(decoder, {}).update(table)
+    return tables
+
+
+def decoder_for(session: Session, plugins: Plugins | None = None) -> str:
+    """The native decoder that reads ``session``'s transcripts: its format plugin's decoder, else the
+    format's own name when the core knows it (built in or registered), else ``auto`` (judged from the
+    file by the facade; ``_core.scan_many`` refuses it as an unknown format)."""
+    if plugins is not None:
+        spec = plugins.formats().get(session.format)
+        if spec is not None:
+            return spec.decoder
+    return session.format if is_known_format(session.format) else "auto"
+
+
+def _scan_requests(
+    reads: Sequence[TranscriptRead], plugins: Plugins
+) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, str]]]:
+    """The ``_core.scan_many`` requests for ``reads`` and the tool-category tables per decoder."""
+    decoders = [decoder_for(r.session, plugins) for r in reads]
+    tables = category_tables(plugins)
+    requests = [
+        (str(r.path), decoder, None if r.cursor is None else r.cursor.as_tuple())
+        for r, decoder in zip(reads, decoders, strict=True)
+    ]
+    return requests, tables
+
+
+def scan_reads(reads: Sequence[TranscriptRead], plugins: Plugins) -> list[Activity | Exception]:
+    """One parallel native scan of every read, in the calling thread (no time budget): an
+    :class:`Activity` or the exception (``FileNotFoundError``, ``PermissionError``…) per read."""
+    if not reads:
+        return []
+    requests, tables = _scan_requests(reads, plugins)
+    outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+    return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
+
+
+def scan_within(
+    reads: Sequence[TranscriptRead], plugins: Plugins, deadline: float
+) -> list[Activity | Exception] | None:
+    """One parallel native scan of every read, or ``None`` when it does not finish by the deadline."""
+    if not reads:
+        return []
+    requests, tables = _scan_requests(reads, plugins)
+
+    def work() -> list[Any]:
+        return _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        return None
+    # A daemon thread, so that a scan still running when the budget is spent never holds up the exit
+    # of the hook process (an executor's threads would be joined at exit).
+    box: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box.append(work())
+        except BaseException as error:  # handed to the caller below
+            box.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="sidelight-scan", daemon=True).start()
+    if not done.wait(remaining):
+        return None
+    if isinstance(box[0], BaseException):
+        raise box[0]
+    outcomes: list[Any] = box[0]
+    return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
+
+
+def commit_reads(
+    store: CursorStore,
+    current: Session,
+    reads: Sequence[TranscriptRead],
+    results: Sequence[Activity | Exception],
+    saved: Mapping[str, Mapping[str, Any]],
+) -> None:
+    entries: dict[str, dict[str, Any]] = {}
+    for read, result in zip(reads, results, strict=True):
+        if isinstance(result, Exception):
+            continue
+        entry = entries.setdefault(read.session.key, _copy_entry(saved.get(read.session.key)))
+        cursor = result.cursor.as_dict()
+        if read.path == read.session.path:
+            extra = entry.get("extra")
+            entry.clear()
+            entry.update(cursor)
+            if extra:
+                entry["extra"] = extra
+        else:
+            entry.setdefault("extra", {})[str(read.path)] = cursor
+    # An entry needs its main transcript's cursor (a subagent file read while the main one failed
+    # waits for the next prompt rather than be stored without an offset).
+    complete = {key: entry for key, entry in entries.items() if "offset" in entry}
+    if not complete:
+        return
+    try:
+        store.update(current.key, complete)
+    except (OSError, ValueError):
+        # The digest still goes out; the next prompt may repeat part of it.
+        logger.warning("could not save the cursors in %s", store.path, exc_info=True)
+
+
+def _copy_entry(entry: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not entry:
+        return {}
+    copied = dict(entry)
+    if isinstance(copied.get("extra"), Mapping):
+        copied["extra"] = dict(copied["extra"])
+    return copied

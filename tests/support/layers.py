@@ -1,0 +1,277 @@
+"""The layers of ``python/sidelight`` and the module graph of the core crate, checked (``make lint``).
+
+Python: every module of the package sits in one layer of :data:`LAYERS`, from the contract (records,
+formats, plugins, state files) through the engine (discovery, reads) and the features (digest, reader,
+history, recap, fleet…) up to the entry points (the hook, the watcher, the templates) and the command
+line. An import made at run time (at module level or inside a function) may point down or sideways,
+never up, and the imports made at run time form no cycle. Imports made for type checking only may point
+sideways or down too, never up. The built-in templates are plugins: only the plugin manager loads them
+(by name), and only a template imports another.
+
+Rust: the top-level modules of ``rust/sidelight-core/src`` (``formats/`` counts as one) use each other
+without a loop.
+
+``python -m tests.support.layers`` prints every finding and exits 1 when there is one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "python" / "sidelight"
+CORE = ROOT / "rust" / "sidelight-core" / "src"
+
+#: The layers, lowest first, and the modules in each (a name ending in ``.*`` is a whole subpackage).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("native", ("sidelight._core",)),
+    (
+        "contract",
+        (
+            "sidelight.errors",
+            "sidelight.timestamps",
+            "sidelight.redact",
+            "sidelight.config",
+            "sidelight.statefile",
+            "sidelight.cursors",
+            "sidelight.formats",
+            "sidelight.types",
+            "sidelight.records",
+            "sidelight.sessions",
+            "sidelight.hookspecs",
+            "sidelight.plugins",
+            "sidelight.tokens",
+        ),
+    ),
+    ("engine", ("sidelight.scanning", "sidelight.paths", "sidelight.discovery", "sidelight.reads")),
+    (
+        "features",
+        (
+            "sidelight.digest",
+            "sidelight.reader",
+            "sidelight.history",
+            "sidelight.facts",
+            "sidelight.lifecycle",
+            "sidelight.resume",
+            "sidelight.install",
+            "sidelight.recap.*",
+            "sidelight.fleet.*",
+        ),
+    ),
+    (
+        "entry",
+        (
+            "sidelight",
+            "sidelight.hook",
+            "sidelight.watch.*",
+            "sidelight.templates.*",
+            "sidelight.integrations.*",
+            "sidelight.testing.*",
+        ),
+    ),
+    ("cli", ("sidelight.cli.*", "sidelight.__main__")),
+)
+
+TEMPLATES = "sidelight.templates"
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    runtime: bool
+
+
+def layer_of(module: str) -> int | None:
+    """The index in :data:`LAYERS` of ``module`` (``None``: in no layer)."""
+    for index, (_, members) in enumerate(LAYERS):
+        for member in members:
+            if module == member or (
+                member.endswith(".*") and (module == member[:-2] or module.startswith(member[:-1]))
+            ):
+                return index
+    return None
+
+
+def package_modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by dotted name, with ``_core`` (native, so without a ``.py``)."""
+    modules = {"sidelight._core": package / "_core.pyi"}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                inside.update(id(n) for n in ast.walk(child))
+    return inside
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """The package modules ``module`` imports: at run time, or for type checking only."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    checking = _type_checking_nodes(tree)
+    is_package = path.name == "__init__.py"
+    found: list[Import] = []
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - node.level + 1]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            # `from sidelight import _core` imports the submodule; `from sidelight import x` a name.
+            names = [f"{origin}.{alias.name}" for alias in node.names]
+            names = [n if n in modules else origin for n in names]
+        for name in names:
+            if name != "sidelight" and not name.startswith("sidelight."):
+                continue
+            target = resolve(name)
+            if target is not None and target != module:
+                found.append(Import(module, target, node.lineno, id(node) not in checking))
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def python_findings(package: Path = PACKAGE) -> list[str]:
+    """What breaks the layers of the package, one line each (empty: nothing)."""
+    modules = package_modules(package)
+    findings: list[str] = []
+    runtime: dict[str, set[str]] = {name: set() for name in modules}
+    for module, path in modules.items():
+        if layer_of(module) is None:
+            findings.append(f"{module}: in no layer; add it to LAYERS in {Path(__file__).name}")
+            continue
+        if module == "sidelight._core":
+            continue
+        for imp in imports_of(module, path, modules):
+            where = f"{path.relative_to(ROOT)}:{imp.line}"
+            if imp.runtime:
+                runtime[module].add(imp.target)
+            source_layer, target_layer = layer_of(module), layer_of(imp.target)
+            if source_layer is not None and target_layer is not None and target_layer > source_layer:
+                kind = "imports" if imp.runtime else "imports for type checking"
+                findings.append(
+                    f"{where}: {module} ({LAYERS[source_layer][0]}) {kind} {imp.target} "
+                    f"({LAYERS[target_layer][0]}), a higher layer"
+                )
+            if imp.target.startswith(TEMPLATES + ".") and not module.startswith(TEMPLATES + "."):
+                findings.append(
+                    f"{where}: {module} imports the built-in template {imp.target}; only the plugin "
+                    "manager loads templates"
+                )
+    findings.extend(f"import cycle at run time: {' -> '.join(c)}" for c in _cycles(runtime))
+    return findings
+
+
+#: ``crate::name`` in a use declaration or a path.
+_CRATE_PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)")
+_SUPER_PATH = re.compile(r"\bsuper::([a-z_][a-z0-9_]*)")
+
+
+def crate_modules(src: Path = CORE) -> dict[str, list[Path]]:
+    """The top-level modules of a crate's ``src`` and their files (a folder module is one module)."""
+    modules: dict[str, list[Path]] = {}
+    for path in sorted(src.rglob("*.rs")):
+        relative = path.relative_to(src)
+        top = relative.parts[0].removesuffix(".rs")
+        modules.setdefault(top, []).append(path)
+    return modules
+
+
+def rust_findings(src: Path = CORE) -> list[str]:
+    """The loops between the top-level modules of the core crate (``lib`` is the root, left out)."""
+    modules = crate_modules(src)
+    graph: dict[str, set[str]] = {name: set() for name in modules if name not in ("lib", "main")}
+    for name, paths in modules.items():
+        if name not in graph:
+            continue
+        for path in paths:
+            text = path.read_text(encoding="utf-8")
+            targets = set(_CRATE_PATH.findall(text))
+            if path.parent == src:  # `super::` of a top-level file is the crate root
+                targets |= set(_SUPER_PATH.findall(text))
+            graph[name] |= {t for t in targets if t in graph and t != name}
+    return [f"module loop in {src.relative_to(ROOT)}: {' -> '.join(c)}" for c in _cycles(graph)]
+
+
+def main() -> int:
+    findings = python_findings() + rust_findings()
+    for finding in findings:
+        print(finding)
+    if findings:
+        print(f"{len(findings)} layering problems", file=sys.stderr)
+        return 1
+    print("layers: no upward import, no import cycle in python/sidelight; no module loop in the core crate")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
