@@ -31,10 +31,11 @@ from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
 from sidelight.timestamps import epoch_seconds
-from sidelight.types import Activity
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from sidelight.types import Activity
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -234,7 +235,7 @@ def get_session_updates(
     saved = store.read(current.key)
     reads = engine.plan_reads(siblings, saved, settings)
     deadline = time.monotonic() + settings.time_budget
-    results = engine.scan_within(reads, plugins, deadline)
+    results = engine.scan_with_resets(reads, plugins, settings, deadline)
     if results is None:
         logger.warning(
             "gave up after %.1fs scanning %d transcripts; the next prompt picks the news up",
@@ -242,15 +243,6 @@ def get_session_updates(
             len(reads),
         )
         return None
-    # A transcript that was truncated, replaced or rewritten is read again like a first look.
-    again = [i for i, r in enumerate(results) if isinstance(r, Activity) and r.reset is not None]
-    if again:
-        redo = [engine.first_look(reads[i].session, reads[i].path, settings) for i in again]
-        redone = engine.scan_within(redo, plugins, deadline)
-        if redone is None:
-            return None
-        for i, read, result in zip(again, redo, redone, strict=True):
-            reads[i], results[i] = read, result
     now = time.time() if now is None else now
     lines = _summaries(reads, results, plugins, now)
     if commit:

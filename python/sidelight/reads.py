@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight import _core
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
-from sidelight.types import Activity, Cursor
+from sidelight.types import Activity, Cursor, CursorTuple
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,10 +35,13 @@ __all__ = [
     "commit_reads",
     "cursor_file",
     "decoder_for",
+    "entry_data",
     "first_look",
+    "first_look_cursor",
     "plan_reads",
     "saved_cursor",
     "scan_reads",
+    "scan_with_resets",
     "scan_within",
 ]
 
@@ -66,26 +69,45 @@ class TranscriptRead:
 
 
 def plan_reads(
-    siblings: Sequence[Session], saved: Mapping[str, Mapping[str, Any]], settings: Settings
+    sessions: Sequence[Session],
+    saved: Mapping[str, Mapping[str, Any]],
+    settings: Settings,
+    *,
+    skip_unchanged: bool = True,
 ) -> list[TranscriptRead]:
+    """What to read of ``sessions`` (each session's main transcript and subagent files) from a reader's
+    cursor entries ``saved``: from the saved cursor, else a first look. ``skip_unchanged`` leaves out a
+    transcript whose size and identity match its cursor (one stat instead of a scan), and one that is
+    gone; without it every transcript is read (the scan reports a missing one)."""
     reads: list[TranscriptRead] = []
-    for sibling in siblings:
-        entry = saved.get(sibling.key)
-        paths = (sibling.path, *sibling.extra_paths)
-        if entry is None:
-            reads.extend(first_look(sibling, path, settings) for path in paths if path.exists())
-            continue
-        found_extra = entry.get("extra")
-        extra: Mapping[str, Any] = found_extra if isinstance(found_extra, Mapping) else {}
-        for path in paths:
-            data = entry if path == sibling.path else extra.get(str(path))
-            if data is not None and _unchanged(path, data):
+    for session in sessions:
+        entry = saved.get(session.key)
+        for path in (session.path, *session.extra_paths):
+            data = entry_data(entry, session, path)
+            if skip_unchanged and data is not None and _unchanged(path, data):
                 continue
             cursor = saved_cursor(path, data) if data is not None else None
-            if cursor is None and not path.exists():
-                continue
-            reads.append(TranscriptRead(sibling, path, cursor, first_look=False))
+            if cursor is not None:
+                reads.append(TranscriptRead(session, path, cursor, first_look=False))
+            elif not skip_unchanged or path.exists():
+                # Never seen: its recent tail. New to a session already seen (a subagent file): all news.
+                read = first_look(session, path, settings) if entry is None else None
+                reads.append(read or TranscriptRead(session, path, None, first_look=False))
     return reads
+
+
+def entry_data(
+    entry: Mapping[str, Any] | None, session: Session, path: Path | str
+) -> Mapping[str, Any] | None:
+    """The stored cursor fields of one of ``session``'s transcripts in its cursor entry: the entry itself
+    for the main transcript, its ``extra`` for a subagent file (``None``: none stored)."""
+    if entry is None:
+        return None
+    if str(path) == str(session.path):
+        return entry
+    extra = entry.get("extra")
+    data = extra.get(str(path)) if isinstance(extra, Mapping) else None
+    return data if isinstance(data, Mapping) else None
 
 
 def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
@@ -120,12 +142,37 @@ def _unchanged(path: Path, saved: Mapping[str, Any]) -> bool:
 
 def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:
     """The first look at a transcript reads only a bounded recent tail, not months of history."""
+    found = first_look_cursor(str(path), settings.first_look_bytes)
+    return TranscriptRead(session, path, None if found is None else Cursor.from_tuple(found), first_look=True)
+
+
+def first_look_cursor(path: str, first_look_bytes: int) -> CursorTuple | None:
+    """The cursor of a first look: at the first line in the last ``first_look_bytes`` of ``path``
+    (``None`` when the file cannot be read: the scan then says why)."""
     try:
-        start = _core.tail_offset(str(path), settings.first_look_bytes)
-        cursor: Cursor | None = Cursor.from_tuple(_core.file_cursor(str(path), start))
+        return _core.file_cursor(path, _core.tail_offset(path, first_look_bytes))
     except OSError:
-        cursor = None
-    return TranscriptRead(session, path, cursor, first_look=True)
+        return None
+
+
+def scan_with_resets(
+    reads: list[TranscriptRead], plugins: Plugins, settings: Settings, deadline: float | None = None
+) -> list[Activity | Exception] | None:
+    """:func:`scan_within` ``reads`` (without a ``deadline``, :func:`scan_reads`), then read again, like a
+    first look, each transcript the scan found truncated, replaced or rewritten (``reads`` is updated in
+    place). ``None`` when the deadline passed."""
+    results = scan_reads(reads, plugins) if deadline is None else scan_within(reads, plugins, deadline)
+    if results is None:
+        return None
+    again = [i for i, r in enumerate(results) if isinstance(r, Activity) and r.reset is not None]
+    if again:
+        redo = [first_look(reads[i].session, reads[i].path, settings) for i in again]
+        redone = scan_reads(redo, plugins) if deadline is None else scan_within(redo, plugins, deadline)
+        if redone is None:
+            return None
+        for i, read, result in zip(again, redo, redone, strict=True):
+            reads[i], results[i] = read, result
+    return results
 
 
 def category_tables(plugins: Plugins) -> dict[str, dict[str, str]]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from sidelight.errors import InvalidCursorError, describe
 from sidelight.formats import Category, Format
 
 __all__ = [
+    "CURSOR_FIELDS",
     "Activity",
     "CategoryCounts",
     "Cursor",
@@ -31,7 +32,8 @@ CursorTuple: TypeAlias = tuple[int, int, int, int, int, int, int]
 #: Why a scan started over at byte 0 instead of at its cursor.
 ResetReason: TypeAlias = Literal["truncated", "replaced", "rewritten"]
 
-_CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
+#: The fields of a cursor, in the order of its tuple and of the native core's.
+CURSOR_FIELDS: Final = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +72,13 @@ class Cursor:
     @classmethod
     def from_tuple(cls, values: CursorTuple | tuple[int, ...]) -> Cursor:
         """The cursor for a 7-tuple as returned by :meth:`as_tuple` (or by ``sidelight._core``)."""
-        if len(values) != len(_CURSOR_FIELDS):
-            raise InvalidCursorError(f"a cursor has {len(_CURSOR_FIELDS)} fields, got {len(values)}")
-        return cls(*(_cursor_int(name, value) for name, value in zip(_CURSOR_FIELDS, values, strict=True)))
+        if len(values) != len(CURSOR_FIELDS):
+            raise InvalidCursorError(f"a cursor has {len(CURSOR_FIELDS)} fields, got {len(values)}")
+        return cls(*(_cursor_int(name, value) for name, value in zip(CURSOR_FIELDS, values, strict=True)))
 
     def as_dict(self) -> dict[str, int]:
         """The cursor as a JSON-ready dict, one key per field."""
-        return dict(zip(_CURSOR_FIELDS, self.as_tuple(), strict=True))
+        return dict(zip(CURSOR_FIELDS, self.as_tuple(), strict=True))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cursor:
@@ -85,10 +87,10 @@ class Cursor:
         Raises :class:`sidelight.InvalidCursorError` (a :class:`ValueError`) when a field is missing or
         is not a non-negative integer.
         """
-        missing = [name for name in _CURSOR_FIELDS if name not in data]
+        missing = [name for name in CURSOR_FIELDS if name not in data]
         if missing:
             raise InvalidCursorError(f"cursor is missing {', '.join(missing)}")
-        return cls(*(_cursor_int(name, data[name]) for name in _CURSOR_FIELDS))
+        return cls(*(_cursor_int(name, data[name]) for name in CURSOR_FIELDS))
 
 
 def _cursor_int(name: str, value: object) -> int:

@@ -562,25 +562,11 @@ class Publisher:
         """Scans the batch: the records to publish (session key -> record), the cursor entries to store
         once they are published (or at once, for sessions with nothing to say), and the sessions to drop
         (their transcript is gone)."""
-        from sidelight.reads import TranscriptRead, first_look, saved_cursor, scan_reads
+        from sidelight.reads import plan_reads, scan_with_resets
 
-        reads: list[TranscriptRead] = []
-        for session in batch.values():
-            stored = saved.get(session.key)
-            stored_extra = stored.get("extra") if stored is not None else None
-            for path in (session.path, *session.extra_paths):
-                data = stored if path == session.path else (stored_extra or {}).get(str(path))
-                cursor = saved_cursor(path, data) if isinstance(data, Mapping) else None
-                if cursor is None:
-                    reads.append(first_look(session, path, self.settings))
-                else:
-                    reads.append(TranscriptRead(session, path, cursor, first_look=False))
-        results = scan_reads(reads, self.plugins)
-        again = [i for i, r in enumerate(results) if not isinstance(r, Exception) and r.reset is not None]
-        if again:
-            redo = [first_look(reads[i].session, reads[i].path, self.settings) for i in again]
-            for i, read, result in zip(again, redo, scan_reads(redo, self.plugins), strict=True):
-                reads[i], results[i] = read, result
+        reads = plan_reads(list(batch.values()), saved, self.settings, skip_unchanged=False)
+        results = scan_with_resets(reads, self.plugins, self.settings)
+        assert results is not None  # no deadline
         by_session: dict[str, list[tuple[TranscriptRead, Activity]]] = {}
         done: set[str] = set()
         for read, result in zip(reads, results, strict=True):

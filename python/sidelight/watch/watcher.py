@@ -48,9 +48,10 @@ from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.lifecycle import CATEGORIES, add_tool_counts, format_duration
-from sidelight.reads import category_tables, decoder_for, saved_cursor
+from sidelight.reads import category_tables, decoder_for, entry_data, first_look_cursor, saved_cursor
 from sidelight.records import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
+from sidelight.types import CURSOR_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -127,8 +128,7 @@ class WatchRequest:
     time: float
 
 
-_CURSOR_FIELDS = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
-_FIELD_SET = frozenset(_CURSOR_FIELDS)
+_FIELD_SET = frozenset(CURSOR_FIELDS)
 
 
 @dataclass(slots=True)
@@ -865,11 +865,8 @@ class Watcher:
     def _saved_cursor(self, session: Session, path: Path, name: str) -> CursorTuple | None:
         """The cursor the last run saved for a transcript; callers look for this run's in
         ``_cursors`` first (inline: a thousand transcripts a pass)."""
-        entry = self._entries.get(session.key)
-        if entry is None:
-            return None
-        data = entry if path == session.path else (entry.get("extra") or {}).get(name)
-        if not isinstance(data, dict):
+        data = entry_data(self._entries.get(session.key), session, name)
+        if data is None:
             return None
         cursor = saved_cursor(path, data)
         return None if cursor is None else cursor.as_tuple()
@@ -904,7 +901,7 @@ class Watcher:
                 cursor = self._saved_cursor(session, path, name)
             first = cursor is None
             if first:
-                cursor = self._first_look(name)
+                cursor = first_look_cursor(name, self.settings.first_look_bytes)
             jobs.append((session, path, name, first))
             requests.append((name, decoder, cursor))
         if not jobs:
@@ -916,7 +913,10 @@ class Watcher:
             # Truncated, replaced or rewritten in place: read its recent tail again, like a first look.
             for i in again:
                 logger.info("%s was %s; reading its recent tail again", jobs[i][2], outcomes[i][1])  # type: ignore[index]
-            redo = [(jobs[i][2], requests[i][1], self._first_look(jobs[i][2])) for i in again]
+            redo = [
+                (jobs[i][2], requests[i][1], first_look_cursor(jobs[i][2], self.settings.first_look_bytes))
+                for i in again
+            ]
             redone = _core.scan_many_counts(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
             for i, outcome in zip(again, redone, strict=True):
                 session, path, name, _first = jobs[i]
@@ -960,14 +960,6 @@ class Watcher:
         if self.on_scan is not None:
             self.on_scan(now, offsets)
 
-    def _first_look(self, name: str) -> CursorTuple | None:
-        """The first look at a transcript reads only a bounded recent tail, not months of history."""
-        try:
-            start = _core.tail_offset(name, self.settings.first_look_bytes)
-            return _core.file_cursor(name, start)
-        except OSError:
-            return None  # the scan reports what is wrong with the file
-
     def _scan_failed(self, session: Session, path: Path, name: str, error: Exception) -> None:
         if isinstance(error, FileNotFoundError):
             if path == session.path:
@@ -1008,11 +1000,11 @@ class Watcher:
             and (saved is None or saved.keys() <= _FIELD_SET)
         ):
             # The common case, a session of one transcript: its cursor is the whole entry.
-            return dict(zip(_CURSOR_FIELDS, mine[main], strict=True))
+            return dict(zip(CURSOR_FIELDS, mine[main], strict=True))
         entry = dict(saved or {})
         extra = dict(entry.get("extra") or {})
         for name, cursor in self._cursors.get(key, {}).items():
-            fields = dict(zip(_CURSOR_FIELDS, cursor, strict=True))
+            fields = dict(zip(CURSOR_FIELDS, cursor, strict=True))
             if name == main:
                 entry.update(fields)
             else:
