@@ -30,7 +30,7 @@ $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 
 clients: $(CLIENTS)  ## the real claude, codex and pi CLIs for the end-to-end tests
 
-# The fleet tests start their own Redis servers (tests/redis_server.py); they fail without one, unless
+# The fleet tests start their own Redis servers (tests/support/redis_server.py); they fail without one, unless
 # SIDELIGHT_SKIP_REDIS=1. Debian's package, installed when missing (CI runs as root; sudo elsewhere).
 redis-server:  ## Debian's redis-server for the fleet tests, installed with apt-get when missing
 	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || [ "$$SIDELIGHT_SKIP_REDIS" = 1 ] || { \
@@ -86,7 +86,7 @@ fuzz:  ## each fuzz target for FUZZ_SECONDS (default 60), seeded from the real t
 	done
 
 soak: build-dev  ## SOAK_SESSIONS sessions written at random, a watcher, SOAK_READERS hook readers, for SOAK_SECONDS; checked against a model
-	$(PY) -m tests.soak
+	$(PY) -m tests.support.soak
 
 all: lint test
 

@@ -15,9 +15,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The shared design notes and the real-transcript corpus live beside the repository.
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-PI_CORPUS = SHARED / "corpus" / "pi"
+#: Real Pi sessions (pi-mono's test fixtures, MIT: the LICENSE beside them), kept in the repository.
+PI_CORPUS = Path(__file__).resolve().parent / "data" / "pi-mono"
 
 _CC = {"sessionId": "cc-1", "cwd": "/tmp/proj", "version": "2.1.14", "userType": "external"}
 
@@ -309,9 +308,7 @@ def write_sample(tmp_path: Path):
 
 @pytest.fixture
 def pi_corpus() -> Path:
-    """The real Pi sessions (pi-mono test fixtures, MIT) in the shared corpus."""
-    if not (PI_CORPUS / "large-session.jsonl").is_file():
-        pytest.skip(f"the shared corpus is not at {PI_CORPUS}")
+    """The real Pi sessions (pi-mono test fixtures, MIT) in ``tests/data/pi-mono``."""
     return PI_CORPUS
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from sidelight.cursors import CursorStore
-from tests.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, session_id
 
 #: The issue's 64 processes (``slow``: about a minute on two busy cores), and a fast variant.
 COUNTS = [pytest.param(16, id="16"), pytest.param(64, id="64", marks=pytest.mark.slow)]

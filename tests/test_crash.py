@@ -26,7 +26,7 @@ import pytest
 
 from sidelight.cursors import CursorStore
 from sidelight.statefile import load_json_state
-from tests.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, session_id
 
 
 def _check_cursor_file(world: HookWorld, reader: int) -> dict[str, dict[str, Any]]:

@@ -26,7 +26,7 @@ from sidelight.records import FormatSpec, Session
 from sidelight.scanning import recent_entries, scan, scan_many
 from sidelight.types import Activity
 from tests.conftest import PI_CORPUS
-from tests.reference import reference_scan
+from tests.support.reference import reference_scan
 
 DATA = Path(__file__).parent / "data"
 PI_LAYOUT = Layout(

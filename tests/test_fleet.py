@@ -1,6 +1,6 @@
 """Fleets through Redis Streams (`sidelight.fleet.streams`, the built-in `redis-streams` plugin), against a
 real
-``redis-server`` on loopback (tests/redis_server.py): two "hosts" (two HOMEs and state directories on
+``redis-server`` on loopback (tests/support/redis_server.py): two "hosts" (two HOMEs and state directories on
 this machine, two host ids, one project directory) publishing with their watchers and reading each
 other through real hook runs; Redis crashing and restarting mid-run; a reader catching up after a
 long absence; Redis down or silent while a hook runs.
@@ -39,7 +39,7 @@ from sidelight.templates import redis_streams
 from sidelight.watch.watcher import Watcher
 from tests import conftest
 from tests.conftest import cli_command, threads_joined
-from tests.redis_server import RedisServer, free_port, make_tls_files
+from tests.support.redis_server import RedisServer, free_port, make_tls_files
 
 TIMEOUT = 30.0
 

@@ -27,7 +27,7 @@ from sidelight.hook import handle_hook
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.records import ResolverSpec, SummarizerSpec
-from tests.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, session_id
 
 ROOT = os.geteuid() == 0
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from tests.hook_world import HookWorld, context_of
+from tests.support.hook_world import HookWorld, context_of
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -22,7 +22,7 @@ import pytest
 from sidelight.digest import FRAMING
 from sidelight.hook import handle_hook
 from tests.conftest import cli_command
-from tests.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, session_id
 
 DATA = Path(__file__).parent / "data" / "hostile"
 ATTACKS: list[str] = json.loads((DATA / "injections.json").read_text(encoding="utf-8"))

@@ -344,7 +344,7 @@ def test_older_shape_format_is_detected(case: str) -> None:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_older_shape_matches_reference(case: str) -> None:
-    reference = pytest.importorskip("tests.reference")
+    reference = pytest.importorskip("tests.support.reference")
     fmt, path, _ = CASES[case]
     got = _scan(fmt, path)
     ref = _normalise(reference.reference_scan(path, fmt, categories=_full_categories(fmt)))

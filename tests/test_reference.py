@@ -1,9 +1,10 @@
 """Each rule of docs/activity.md on small hand-made lines, asserted against the reference reader and the core.
 
-Every test runs twice: with ``tests.reference.reference_scan`` and with the native scan (``sidelight.scan``,
+Every test runs twice: with ``tests.support.reference.reference_scan`` and with the native scan
+(``sidelight.scan``,
 or ``sidelight._core.scan`` while the facade does not exist yet). The expected values are typed in from the
 spec, so a failure names the reader that is wrong. ``test_core_matches_reference_*`` then compares the two
-readers on every key, over all the cases here and over the real Pi sessions in ``../shared/corpus/pi``.
+readers on every key, over all the cases here and over the real Pi sessions in ``tests/data/pi-mono``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.reference import (
+from tests.conftest import PI_CORPUS
+from tests.support.reference import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_TEXT_LIMIT,
     FILES_TOUCHED_KEPT,
@@ -25,8 +27,6 @@ from tests.reference import (
     normalize,
     reference_scan,
 )
-
-PI_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus" / "pi"
 
 Line = dict[str, Any] | str | bytes
 Reader = Callable[..., dict[str, Any]]
@@ -1031,8 +1031,6 @@ def test_core_matches_reference_on_cases(write, case):
 @pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
 def test_core_matches_reference_on_real_pi_sessions(name):
     path = PI_CORPUS / name
-    if not path.exists():
-        pytest.skip(f"{path} is not there")
     _core_module()
     expected = reference_scan(path, "pi")
     assert expected["messages"]["assistant"] > 100

@@ -590,7 +590,7 @@ def _padding(i: int, size: int) -> bytes:
 
 def _reference_counts(path: Path) -> tuple[int, dict[str, int]] | None:
     try:
-        from tests.reference import reference_scan
+        from tests.support.reference import reference_scan
     except ImportError:
         return None
     ref = reference_scan(path, FORMAT)

@@ -3,7 +3,7 @@
 Each peer takes a list of paths and returns one result dict per path (the keys of a scan result), except
 ``newline``, the physical limit: read the files in 1 MiB blocks and count ``\\n``.
 
-- ``reference-json``: ``tests.reference.reference_scan`` with the stdlib ``json``;
+- ``reference-json``: ``tests.support.reference.reference_scan`` with the stdlib ``json``;
 - ``reference-orjson``: the same with ``orjson.loads``;
 - ``msgspec``: a typed ``msgspec.json.Decoder`` per line that decodes only the fields the counting needs
   (everything else is skipped inside msgspec), plus the same Python counting logic;
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from tests.reference import (
+from tests.support.reference import (
     CLAUDE_TITLE_FIELDS,
     DEFAULT_MAX_LINE_BYTES,
     LINE_WHITESPACE,
@@ -121,7 +121,7 @@ _ANY = msgspec.json.Decoder()
 
 
 def _typed_line(acc: Activity, line: Line) -> None:
-    """``tests.reference.claude_code_line`` on a typed line."""
+    """``tests.support.reference.claude_code_line`` on a typed line."""
     kind = line.type if isinstance(line.type, str) else None
     acc.entry_types[kind if kind is not None else "<none>"] += 1
     acc.timestamp = line.timestamp if isinstance(line.timestamp, str) else None

@@ -1,5 +1,5 @@
 """Fleet rates (group ``fleet``): records per second published to, and read back from, a real Redis
-server on loopback (tests/redis_server.py).
+server on loopback (tests/support/redis_server.py).
 
 - ``publish``: ``SESSIONS`` Claude Code sessions each get a prompt, an edit and a reply; the timed run
   is the publisher working through all of them (:meth:`sidelight.fleet.streams.Publisher.publish_pending`:
@@ -31,7 +31,7 @@ from sidelight.config import Settings
 from sidelight.fleet import streams as fleet
 from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
-from tests.redis_server import RedisServer
+from tests.support.redis_server import RedisServer
 
 
 def _iso() -> str:

@@ -34,8 +34,6 @@ def test_recap_time(benchmark: Any, peer: str, shape_mb: Any) -> None:
     benchmark.group = "recap"
     if peer == "pi-2.4mb":
         path = PI_CORPUS / "before-compaction.jsonl"
-        if not path.is_file():
-            pytest.skip(f"the shared corpus is not at {PI_CORPUS}")
     else:
         path = corpus("realistic", shape_mb("realistic"))[0]
     size = path.stat().st_size

@@ -1,7 +1,8 @@
 """Scan transcripts written by the real Claude Code, Pi and Codex CLIs, driven by the scripted mock API.
 
 Each test makes the model call a shell, write, edit and read tool, scans what the CLI wrote with
-`sidelight.scan` and checks the counts against the script and against `tests.reference.reference_scan`.
+`sidelight.scan` and checks the counts against the script and against
+`tests.support.reference.reference_scan`.
 A second prompt (`--resume` / `--session` / `codex exec resume`) checks that a cursor reads only the new
 part of the same file.
 """
@@ -45,14 +46,14 @@ def detect(path: Path) -> str | None:
 
 
 def _normalized(result: dict[str, Any]) -> dict[str, Any]:
-    from tests.reference import normalize
+    from tests.support.reference import normalize
 
     return normalize(result)
 
 
 def assert_matches_reference(activity: Activity, path: Path, fmt: str, tmp_path: Path) -> None:
     """Every key of the reference reader's result equals the native scan's (from the scan's start offset)."""
-    from tests.reference import reference_scan  # lazily: written concurrently by another helper
+    from tests.support.reference import reference_scan  # lazily: written concurrently by another helper
 
     source = path
     if activity.start_offset:

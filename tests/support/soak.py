@@ -15,7 +15,7 @@ model of what was written.
   or deleted the watcher counted exactly the lines written (``status.json``).
 
 Figures go to stdout as one JSON object; the exit status is 1 when a check failed.
-Run: ``python -m tests.soak`` (``SOAK_SECONDS``, default 120).
+Run: ``python -m tests.support.soak`` (``SOAK_SECONDS``, default 120).
 """
 
 from __future__ import annotations
