@@ -12,6 +12,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, logger, run
 from sidelight.errors import describe
 
 if TYPE_CHECKING:
@@ -22,12 +23,10 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-logger = logging.getLogger("sidelight")
 
 FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 # Human output: how much of a text, of a list of tools or files, and of one path fit on a line.
 TEXT_WIDTH = 100
@@ -120,21 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose - args.quiet)
-    try:
-        code: int = args.run(args.parser, args)
-    except KeyboardInterrupt:
-        logger.error("interrupted")
-        return 130
-    except BrokenPipeError:
-        # The reader went away (`sidelight scan ... | head`): stop quietly, as other tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
-    except Exception as error:  # the promise: one line, never a traceback (-vv logs it)
-        logger.debug("internal error", exc_info=True)
-        logger.error("internal error: %s (run with -vv for details)", describe(error))
-        return EXIT_FAILED
-    return code
+    return run(args.run, args.parser, args)
 
 
 def _hook_process(arguments: Sequence[str]) -> int:

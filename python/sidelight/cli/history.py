@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sidelight.errors import SidelightError, describe
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
 
 if TYPE_CHECKING:
     import argparse
@@ -18,10 +17,6 @@ if TYPE_CHECKING:
     from sidelight.history import Message
 
 __all__ = ["register"]
-
-logger = logging.getLogger("sidelight")
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def register(commands: Any) -> None:
@@ -138,9 +133,8 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         messages = history(
             args.session, args.max_messages, args.max_tokens, settings=settings, plugins=plugins
         )
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     if not messages:
         logger.warning("%s: no conversation yet", args.session)
         return EXIT_OK
@@ -179,9 +173,8 @@ def _remember_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
     try:
         fact, created = FactStore.for_settings(Settings.load()).add(args.text, args.scope)
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     if created:
         sys.stdout.write(f"remembered {fact.id} ({fact.scope}): {fact.text}\n")
     else:
@@ -198,9 +191,8 @@ def _facts_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
     try:
         facts = FactStore.for_settings(Settings.load()).list(args.scope)
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     out = sys.stdout
     if args.json:
         for fact in facts:
@@ -221,8 +213,7 @@ def _forget_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
     try:
         fact = FactStore.for_settings(Settings.load()).forget(args.fact)
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     sys.stdout.write(f"forgot {fact.id} ({fact.scope}): {fact.text}\n")
     return EXIT_OK

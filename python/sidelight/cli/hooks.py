@@ -134,11 +134,9 @@ def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace
 
 
 def _install_or_uninstall(target: str, scope: str, directory: str | None, *, install: bool) -> int:
-    import logging
-
     from sidelight import install as installer
+    from sidelight.cli.common import fail, logger
 
-    logger = logging.getLogger("sidelight")
     if scope == "project" and target in ("codex", "pi"):
         logger.warning("--scope project applies to claude-code and skill; %s is set up for the user", target)
     try:
@@ -148,10 +146,7 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
             action = installer.install if install else installer.uninstall
             results = action(target, scope=scope)
     except (installer.InstallError, OSError, ValueError) as error:
-        from sidelight.errors import describe
-
-        logger.error("%s", describe(error))
-        return 1
+        return fail(error)
     for result in results:
         sys.stdout.write(result.message + "\n")
         for note in result.notes:

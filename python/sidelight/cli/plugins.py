@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.errors import SidelightError, describe
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail
 
 if TYPE_CHECKING:
     import argparse
@@ -16,9 +15,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FAMILIES", "plugin_records", "register"]
 
-logger = logging.getLogger("sidelight")
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 #: The record families, in the order ``sidelight plugins`` shows them.
 FAMILIES: tuple[str, ...] = ("formats", "resolvers", "summarizers", "injectors", "sinks")
@@ -107,9 +103,8 @@ def _check_command(json_lines: bool) -> int:
 
     try:
         report = check_plugins(get_plugins(), Settings.load())
-    except (SidelightError, ImportError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     out = sys.stdout
     for owner, problems in report.items():
         for problem in problems:
@@ -128,9 +123,8 @@ def _plugins_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         return _check_command(args.json)
     try:
         records = plugin_records(get_plugins())
-    except (SidelightError, ImportError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     out = sys.stdout
     if args.json:
         for record in records:

@@ -3,22 +3,17 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from sidelight.errors import SidelightError, describe
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
 
 if TYPE_CHECKING:
     import argparse
 
 __all__ = ["register"]
-
-logger = logging.getLogger("sidelight")
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def register(commands: Any) -> None:
@@ -87,9 +82,8 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         session = resolve_session(args.session, Settings.load(), plugins)
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
         entries = read_session(session, plugins, args.lines)
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     if not entries:
         logger.warning("%s: no conversation yet", session.name)
         return EXIT_OK
@@ -114,9 +108,8 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     try:
         settings = Settings.load()
         records = describe_sessions(list_sessions(settings, get_plugins()))
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     records.sort(key=lambda r: str(r["modified"] or ""), reverse=True)
     out = sys.stdout
     if args.json:

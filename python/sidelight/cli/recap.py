@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.errors import SidelightError, describe
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
 
 if TYPE_CHECKING:
     import argparse
 
 __all__ = ["register"]
-
-logger = logging.getLogger("sidelight")
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def register(commands: Any) -> None:
@@ -86,9 +81,8 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
         size = session.path.stat().st_size
         recap = build_for_session(session, settings, plugins, budget=args.budget)
-    except (SidelightError, OSError, ValueError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     logger.info(
         "%d lines read, %d chunks, %d shown, %d of %d tokens",
         recap.lines_read,
@@ -104,8 +98,7 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         try:
             write_handoff(target, handoff_document(recap, session, size))
         except OSError as error:
-            logger.error("%s", describe(error, os.fspath(target)))
-            return EXIT_FAILED
+            return fail(error, os.fspath(target))
         logger.info("written to %s", target)
     out = sys.stdout
     if args.json:

@@ -12,16 +12,13 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from sidelight.errors import SidelightError, describe
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.errors import describe
 
 if TYPE_CHECKING:
     from types import FrameType
 
 __all__ = ["register"]
-
-logger = logging.getLogger("sidelight")
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def register(commands: Any) -> None:
@@ -267,9 +264,8 @@ def _request_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     settings = Settings.load()
     try:
         session = resolve_session(args.session, settings, get_plugins())
-    except (SidelightError, LookupError) as error:
-        logger.error("%s", describe(error))
-        return EXIT_FAILED
+    except EXPECTED_ERRORS as error:
+        return fail(error)
     request = request_suspend if args.action == "suspend" else request_resume
     live = request(session.key, settings)
     done = "suspended" if args.action == "suspend" else "resumed"

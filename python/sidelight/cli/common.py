@@ -1,0 +1,70 @@
+"""What every command shares: its exit codes, its logger, and the one line it says an error in.
+
+A command returns :data:`EXIT_OK` or :data:`EXIT_FAILED`; an error a person can act on (a session that
+does not exist, a file that cannot be read, a bad setting: :data:`EXPECTED_ERRORS`) is said by
+:func:`fail` as one line on stderr. :func:`run` calls a command for ``main``: what escapes a command is
+an internal error, said as one line too (``-vv`` logs the traceback), never a traceback on stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Final
+
+from sidelight.errors import SidelightError, describe
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EXPECTED_ERRORS",
+    "fail",
+    "logger",
+    "run",
+]
+
+EXIT_OK: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERRUPTED: Final = 130
+
+#: What a command reports as one line and exit 1; anything else is an internal error.
+EXPECTED_ERRORS: Final = (SidelightError, LookupError, ImportError, OSError, ValueError)
+
+#: Every command's output beside its results goes through the package logger (``-v``/``-q``).
+logger = logging.getLogger("sidelight")
+
+
+def fail(error: BaseException, path: str | None = None) -> int:
+    """Say ``error`` (about ``path``, when given) as one line on stderr; the exit code of a failure."""
+    logger.error("%s", describe(error, path))
+    return EXIT_FAILED
+
+
+def run(
+    command: Callable[[argparse.ArgumentParser, argparse.Namespace], int],
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+) -> int:
+    """Run one command and turn what escapes it into an exit code and at most one line."""
+    try:
+        return command(parser, args)
+    except KeyboardInterrupt:
+        logger.error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`sidelight scan ... | head`): stop quietly, as other tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except Exception as error:  # the promise: one line, never a traceback (-vv logs it)
+        logger.debug("internal error", exc_info=True)
+        logger.error("internal error: %s (run with -vv for details)", describe(error))
+        return EXIT_FAILED
