@@ -140,7 +140,7 @@ def _age_key(line: DigestLine) -> tuple[bool, float]:
     return (False, age)
 
 
-def _one_line(text: str, cap: int) -> str | None:
+def _sibling_line(text: str, cap: int) -> str | None:
     """A summarizer's text as one sanitized list item (``None``: nothing left of it)."""
     line = sanitize(text, cap)
     if line.startswith("- "):
@@ -189,7 +189,7 @@ def _fit(ordered: Sequence[DigestLine], limit: int, keep_tails: int) -> tuple[li
     for index, line in enumerate(ordered):  # sanitized lazily: only the lines shown cost anything
         rest -= 1
         raw = line.text if index < keep_tails else line.text.split(OPTIONAL_TAIL, 1)[0]
-        text = _one_line(raw, cap)
+        text = _sibling_line(raw, cap)
         if text is None:
             continue
         if size + 1 + len(text) + (len(_more(rest)) + 1 if rest else 0) > limit:

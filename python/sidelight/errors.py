@@ -49,10 +49,6 @@ def describe(error: BaseException, path: str | os.PathLike[str] | None = None) -
         return f"{where}permission denied; check that you may read it"
     if isinstance(error, OSError):
         reason = error.strerror or str(error) or type(error).__name__
-        return f"{where}cannot read the file: {_one_line(reason)}"
+        return f"{where}cannot read the file: {' '.join(reason.split())}"
     reason = str(error) or type(error).__name__
-    return f"{where}{_one_line(reason)}"
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return f"{where}{' '.join(reason.split())}"

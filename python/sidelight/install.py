@@ -22,7 +22,6 @@ import re
 import shlex
 import shutil
 import sys
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sidelight.errors import SidelightError
+from sidelight.statefile import write_atomic
 
 __all__ = [
     "CLAUDE_EVENTS",
@@ -139,19 +139,11 @@ def _backup(path: Path) -> Path | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
+    """A host's settings file, written atomically; it keeps its mode (a new one is ``0644``, as the
+    host would write it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(tmp).chmod(mode)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text.encode("utf-8"), mode=mode)
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:

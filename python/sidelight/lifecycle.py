@@ -28,7 +28,6 @@ Nothing here does I/O but :func:`archive_session`; the watcher owns files, threa
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
@@ -45,6 +44,7 @@ from sidelight.digest import is_digest_text
 from sidelight.paths import short_id
 from sidelight.records import Session, SinkEvent
 from sidelight.redact import sanitize
+from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -921,31 +921,6 @@ def _archive_id(state: SessionState) -> str:
     return _UNSAFE.sub("-", text).strip("-.") or "session"
 
 
-def _write_atomic(path: Path, write: Callable[[int], None]) -> None:
-    """Writes ``path`` through a ``0600`` temporary file beside it, then renames it into place."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        try:
-            os.fchmod(fd, 0o600)
-            write(fd)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def archive_session(state: SessionState, archive_dir: Path, transcript: Path | None = None) -> Path:
     """Writes ``archive_dir/YYYY-MM-DD_HH-MM_<id>.json`` (UTC time of the end, else of the last
     activity; ``<id>`` the session's short id) with the session's state, events, context and hot
@@ -975,7 +950,7 @@ def archive_session(state: SessionState, archive_dir: Path, transcript: Path | N
             ):
                 shutil.copyfileobj(source, target, 1 << 20)
 
-        _write_atomic(copy, compress)
+        write_atomic(copy, compress)
         copy_name = copy.name
     record = {
         "version": SNAPSHOT_VERSION,
@@ -986,7 +961,7 @@ def archive_session(state: SessionState, archive_dir: Path, transcript: Path | N
         "session": state.as_dict(),
     }
     data = (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-    _write_atomic(path, lambda fd: _write_all(fd, data))
+    write_atomic(path, data)
     return path
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight.reads import decoder_for
+from sidelight.redact import sanitize, sanitize_lines
 from sidelight.scanning import recent_entries
 from sidelight.timestamps import parse_timestamp
 
@@ -111,8 +112,8 @@ def tool_line(
     cut (``[Bash npm test]``, ``[Edit src/app.py]``), with one short line of its ``result`` when given
     (``[Bash npm test → exit 1: 2 failed, 3 passed]``, see :func:`result_line`); never the tool's
     input or output."""
-    name = _one_line(name or "tool", 60)
-    arg = _one_line(primary_arg or "", ARG_WIDTH)
+    name = sanitize(name or "tool", 60)
+    arg = sanitize(primary_arg or "", ARG_WIDTH)
     shown = f"{name} {arg}" if arg else name
     outcome = result_line(result, error=error)
     return f"[{shown} → {outcome}]" if outcome else f"[{shown}]"
@@ -173,23 +174,12 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
         return prefix or "(no output)"
     text = f"{prefix}: {shown}" if prefix else shown
     # A line cut to the width ends with `…` as well: either way, more followed.
-    return _one_line(text + (" …" if len(body) > 1 else ""), RESULT_WIDTH)
+    return sanitize(text + (" …" if len(body) > 1 else ""), RESULT_WIDTH)
 
 
 def read_session(session: Session, plugins: Plugins | None = None, lines: int = 50) -> list[Entry]:
     """The last ``lines`` entries of a session's main transcript (its subagent files are not read)."""
     return recent_entries(session.path, decoder_for(session, plugins), lines, text_limit=TEXT_LIMIT)
-
-
-def sanitize(text: str) -> str:
-    """``text`` made safe to show: terminal escapes and control, bidi and zero-width characters
-    removed, secrets redacted (:mod:`sidelight.redact`), whitespace collapsed within each line; the
-    line breaks are kept."""
-    from sidelight.redact import redact
-    from sidelight.redact import sanitize as one_line
-
-    # Redact the whole text first (a private-key block spans lines), then clean each line.
-    return "\n".join(one_line(line, len(line) + 1) for line in redact(text).split("\n"))
 
 
 def squeeze_blank_lines(lines: Iterable[str]) -> list[str]:
@@ -204,17 +194,11 @@ def squeeze_blank_lines(lines: Iterable[str]) -> list[str]:
 
 
 def _text_lines(text: str) -> list[str]:
-    kept = squeeze_blank_lines(sanitize(text).split("\n"))
+    kept = squeeze_blank_lines(sanitize_lines(text).split("\n"))
     if len(kept) > MAX_TEXT_LINES:
         more = len(kept) - MAX_TEXT_LINES + 1
         kept = [*kept[: MAX_TEXT_LINES - 1], f"… (+{more} more lines)"]
     return kept
-
-
-def _one_line(text: str, width: int) -> str:
-    from sidelight.redact import sanitize as one_line
-
-    return one_line(text, width)
 
 
 def local_time(timestamp: str | None) -> datetime | None:

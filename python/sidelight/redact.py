@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
-__all__ = ["MARKER", "defang", "redact", "sanitize", "strip_invisible"]
+__all__ = ["MARKER", "defang", "redact", "sanitize", "sanitize_lines", "strip_invisible"]
 
 #: What a secret is replaced by (``[REDACTED:kind]`` where the kind is known).
 MARKER: Final = "[REDACTED]"
@@ -332,6 +332,13 @@ def sanitize(text: str, limit: int) -> str:
     if len(text) <= _CACHED_LENGTH:
         return _sanitize_cached(text, limit)
     return _sanitize(text, limit)
+
+
+def sanitize_lines(text: str) -> str:
+    """``text`` made safe to show with its line breaks kept: secrets redacted over the whole text (a
+    private-key block spans lines), then each line made printable by :func:`sanitize` (terminal escapes,
+    control, bidi and zero-width characters removed, whitespace collapsed within the line)."""
+    return "\n".join(sanitize(line, len(line) + 1) for line in redact(text).split("\n"))
 
 
 #: Texts up to this long are remembered by :func:`sanitize`.

@@ -17,6 +17,7 @@ import fcntl
 import json
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -31,6 +32,7 @@ __all__ = [
     "move_aside",
     "parse_json_object",
     "shared_json",
+    "write_atomic",
 ]
 
 T = TypeVar("T")
@@ -201,31 +203,7 @@ class SharedState(Generic[T]):
     def _write(self, data: bytes) -> None:
         # Only the lock holder touches PATH.tmp: a fixed name is safe, and one a killed writer left
         # behind is simply overwritten.
-        tmp = self._tmp_path
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(tmp, flags, 0o600)
-        try:
-            try:
-                os.fchmod(fd, 0o600)  # an old temporary file may have been left with other bits
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            tmp.replace(self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
-        # already in place, so that is no reason to fail.
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        write_atomic(self.path, data, tmp=self._tmp_path)
 
 
 def parse_json_object(data: bytes) -> dict[str, Any]:
@@ -249,3 +227,45 @@ def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
 
 def _dump_indented(document: dict[str, Any]) -> bytes:
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
+
+
+def write_atomic(
+    path: Path,
+    data: bytes | Callable[[int], None],
+    *,
+    mode: int = 0o600,
+    tmp: Path | None = None,
+) -> None:
+    """Replace ``path`` with ``data`` (bytes, or a function that writes to the file descriptor it is
+    given) so that a reader sees the old file or the new one, never a part: a temporary file beside it
+    (``tmp``, else a name unique to this process and thread) with ``mode``, ``fsync``, a rename, and an
+    ``fsync`` of the directory. The one atomic writer of sidelight's files."""
+    if tmp is None:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, mode)
+    try:
+        try:
+            os.fchmod(fd, mode)  # an old temporary file may have been left with other bits
+            if callable(data):
+                data(fd)
+            else:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
+    # already in place, so that is no reason to fail.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -75,7 +75,8 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     from sidelight.config import Settings
     from sidelight.discovery import resolve_session
     from sidelight.plugins import get_plugins
-    from sidelight.reader import format_entries, read_session, result_line, sanitize
+    from sidelight.reader import format_entries, read_session, result_line
+    from sidelight.redact import sanitize_lines
 
     try:
         plugins = get_plugins()
@@ -90,7 +91,7 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     out = sys.stdout
     if args.json:
         for entry in entries:
-            record = {k: sanitize(v) if isinstance(v, str) else v for k, v in entry.as_dict().items()}
+            record = {k: sanitize_lines(v) if isinstance(v, str) else v for k, v in entry.as_dict().items()}
             # A result as its one short line (as the text output shows it), never the raw output.
             record["result"] = result_line(entry.result, error=entry.result_error)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -175,7 +176,7 @@ def _tilde(path: str, home: str) -> str:
 
 
 def _clean(text: str, width: int = 120) -> str:
-    from sidelight.reader import sanitize
+    from sidelight.redact import sanitize_lines
 
-    line = " ".join(sanitize(text).split())
+    line = " ".join(sanitize_lines(text).split())
     return line if len(line) <= width else line[: width - 1] + "…"

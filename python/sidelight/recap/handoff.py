@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
 from sidelight.reads import decoder_for
+from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
     from sidelight.config import Settings
@@ -148,19 +149,9 @@ def read_handoff(workspace: Path) -> tuple[dict[str, object], str] | None:
 
 
 def write_handoff(path: Path | str, text: str) -> Path:
-    """Writes ``text`` to ``path`` atomically (a temporary file beside it, then ``os.replace``)."""
+    """Writes ``text`` to ``path`` atomically (``0644``: a file of the workspace, for people to read)."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        tmp.replace(target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomic(target, text.encode("utf-8"), mode=0o644)
     return target
 
 

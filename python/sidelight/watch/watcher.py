@@ -50,6 +50,7 @@ from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.lifecycle import CATEGORIES, add_tool_counts, format_duration
 from sidelight.reads import category_tables, decoder_for, entry_data, first_look_cursor, saved_cursor
 from sidelight.records import HostEvent, Session
+from sidelight.statefile import write_atomic
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import CURSOR_FIELDS
 
@@ -455,8 +456,11 @@ class Watcher:
 
         return Observer()
 
-    def _schedule_roots(self) -> None:
-        """Watch every root the resolvers name that exists and is not watched yet; drop vanished ones."""
+    def _schedule_roots(self, modify_events: bool | None = None) -> None:
+        """Watch every root the resolvers name that exists and is not watched yet; drop vanished ones.
+        New watches report writes when ``modify_events`` (default: the watcher's choice) is true."""
+        if modify_events is None:
+            modify_events = self.modify_events
         observer = self._observer
         if observer is None:
             return
@@ -496,7 +500,7 @@ class Watcher:
             DirDeletedEvent,
             DirMovedEvent,
         ]
-        if self.modify_events:
+        if modify_events:
             event_filter.append(FileModifiedEvent)
         for name in chosen:
             if name in self._watches:
@@ -803,7 +807,6 @@ class Watcher:
         file_events = live <= threshold
         if file_events == self.modify_events:
             return
-        self.modify_events = file_events
         logger.info(
             "%d transcripts written to in the last %s: %s",
             live,
@@ -814,6 +817,10 @@ class Watcher:
         )
         for watched in list(self._watches):
             self._unwatch(watched)
+        # The watches are made again before the choice shows: whoever reads `modify_events` finds the
+        # watches that go with it.
+        self._schedule_roots(file_events)
+        self.modify_events = file_events
 
     def _live_transcripts(self) -> int:
         """How many transcripts were written to within ``2 * idle_timeout`` (as of their last stat)."""
@@ -1358,27 +1365,14 @@ def running_watcher(settings: Settings) -> int | None:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` through a temp file and a rename; the file is ``0600``."""
+    """Write ``data`` as JSON to ``path`` atomically (:func:`sidelight.statefile.write_atomic`), ``0600``."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         # orjson: the snapshot of a thousand sessions is written every second.
         payload = orjson.dumps(data)
     except (TypeError, orjson.JSONEncodeError):
         payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        try:
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomic(path, payload)
 
 
 #: A temporary file of :func:`write_json_atomic` this old is left over from a writer that was killed.
