@@ -1095,8 +1095,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TOOL_USES_KEPT", sidelight_core::TOOL_USES_KEPT)?;
     m.add("FILES_TOUCHED_KEPT", sidelight_core::FILES_TOUCHED_KEPT)?;
-    // The core's word on which user texts a client wrote, for the Python readers that decode lines
-    // themselves (the recap): one list, here.
+    // The core's word on which user texts a client wrote (every reader decodes through the core; the
+    // lists are here for the tests and benchmarks that check against it).
     m.add(
         "SYNTHETIC_PROMPT_PREFIXES",
         PyTuple::new(m.py(), sidelight_core::activity::SYNTHETIC_PROMPT_PREFIXES)?,
