@@ -129,3 +129,96 @@ def test_the_installed_plugin_shows_tool_results_in_read(installed: Path, tmp_pa
     assert result.returncode == 0, result.stderr
     # The ``functionResponse`` part of the sample answers the ``replace`` call.
     assert "→ Successfully modified file" in result.stdout, result.stdout
+
+
+_COLLAPSE = """
+import json, sys
+from dataclasses import replace
+from sidelight.collapse import TranscriptLog
+from sidelight.formats import register_format
+from sidelight_gemini import FORMAT, decode_line
+
+# The plugin's layout (compiled by the core), and the same format decoded in Python (its fallback).
+register_format(FORMAT)
+register_format(replace(FORMAT, name="gemini-py", layout=None, decode=decode_line))
+out = {}
+for name in ("gemini", "gemini-py"):
+    log = TranscriptLog(sys.argv[1], name)
+    out[name] = [[line.kind, line.render()] for line in log] + [[log.session_id, log.interrupted]]
+print(json.dumps(out))
+"""
+
+
+def test_the_installed_plugin_s_sessions_collapse_into_a_log(installed: Path, tmp_path: Path) -> None:
+    sample = sorted((EXAMPLE / "src" / "sidelight_gemini" / "samples").glob("*.jsonl"))[0]
+    result = subprocess.run(
+        [sys.executable, "-c", _COLLAPSE, str(sample)],
+        env=_env(installed, tmp_path), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    logs = json.loads(result.stdout)
+    assert logs["gemini"] == [
+        ["user", "User: The build fails on the env loader;\nfix it and run the tests"],
+        # The reply is written three times as its tool calls arrive: each call is shown once, the
+        # first with the result written in the call.
+        ["observational", "Read /work/app/src/env.py (2 lines)."],
+        [
+            "consequential",
+            "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'.",
+        ],
+        ["assistant", "Assistant: Running the test suite."],
+        ["consequential", "Ran `pytest -q tests/test_env.py` (no result recorded)."],
+        ["assistant", "Assistant: Fixed: `load()` now reads the environment and the tests pass."],
+        ["6a6a6a6a-1b2c-4d5e-8f90-0123456789ab", True],
+    ]
+    assert logs["gemini-py"] == logs["gemini"]
+
+
+def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    chats = _gemini_home(home)
+    recap = _sidelight(installed, home, "recap", "gemini-6a6a6a6a")
+    assert recap.returncode == 0, recap.stderr
+    text = recap.stdout
+    assert text.startswith('# Recap of the previous session "gemini-6a6a6a6a" (gemini)\n'), text
+    assert "session 6a6a6a6a-1b2c-4d5e-8f90-0123456789ab; 2026-04-20 09:00 UTC; 1 turn;" in text
+    assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in text
+    assert "Files edited last: /work/app/src/env.py." in text
+    assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in text
+    assert "Ran `pytest -q tests/test_env.py` (no result recorded)" in text
+    assert 'the assistant said: "Fixed: `load()` now reads the environment and the tests pass."' in text
+    # The handoff: written by `recap --write`, and by the handoff template into the session's workspace.
+    workspace = tmp_path / "app"
+    workspace.mkdir()
+    (chats.parent / ".project_root").write_text(str(workspace))
+    written = _sidelight(installed, home, "recap", "gemini-7b7b7b7b", "--json", "--write", str(tmp_path))
+    assert written.returncode == 0, written.stderr
+    as_json = json.loads(written.stdout)
+    assert as_json["format"] == "gemini" and as_json["turns"] == 2
+    assert as_json["last_request"] == "and list the docs folder"
+    assert as_json["files_edited"] == ["/work/app/CHANGELOG.md"]
+    document = (tmp_path / "_handoff.md").read_text()
+    assert document.startswith(
+        '<!-- sidelight handoff {"session": "gemini:7b7b7b7b-0000-4000-8000-00000000beef"'
+    )
+    assert 'User asked: "write a CHANGELOG entry for the env fix"' in document
+    assert "Wrote /work/app/CHANGELOG.md (3 lines)." in document
+    code = (
+        "import sys\n"
+        "from sidelight.config import Settings\n"
+        "from sidelight.plugins import get_plugins\n"
+        "from sidelight.reader import resolve_session\n"
+        "from sidelight.templates.handoff import write_for_session\n"
+        "settings, plugins = Settings.load(), get_plugins()\n"
+        "print(write_for_session(resolve_session(sys.argv[1], settings, plugins), settings, plugins))\n"
+    )
+    env = _env(installed, home)
+    result = subprocess.run(
+        [sys.executable, "-c", code, "gemini-6a6a6a6a"], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(workspace / "_handoff.md")
+    handed = (workspace / "_handoff.md").read_text()
+    assert '"session": "gemini:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
+    assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in handed
+    assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in handed

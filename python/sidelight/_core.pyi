@@ -18,6 +18,7 @@ __all__ = [
     "declared_formats",
     "detect_format",
     "file_cursor",
+    "read_entries",
     "recent_entries",
     "register_decoder",
     "scan",
@@ -111,6 +112,41 @@ def recent_entries(
     A tool use carries its result when the result's line was read (the ends of a long one). Of a
     transcript that is a tree (Pi), only the active branch is read: the path from its last entry back
     to the root.
+    """
+
+#: ``(kind, timestamp, id, name, text, data, is_error, lines)``, one entry of :func:`read_entries`:
+#:
+#: - ``user`` / ``assistant``: a person's prompt / a reply's text, in ``text``;
+#: - ``tool``: a tool call: ``id`` (the hash of its id, or ``None``), ``name``, ``data`` the JSON text
+#:   of its arguments (for a Codex ``function_call``, the text its ``arguments`` string holds), ``text``
+#:   an input that is not JSON (a Codex custom tool's);
+#: - ``result``: a tool result: ``id`` (the hash of its call's id; ``None``: the call just before it),
+#:   ``is_error``, ``text`` (the ends of a long one), ``lines`` (of the whole text), ``data`` the JSON
+#:   text of the details the agent recorded (Claude Code ``toolUseResult``, Pi ``details``);
+#: - ``session_id`` / ``cwd``: the session's identity, in ``text``, when a line states it (again when
+#:   it changes);
+#: - ``compacted`` / ``aborted``: the context was compacted; the turn was cut short.
+_LogEntryTuple = tuple[str, str | None, int | None, str | None, str | None, str | None, bool, int]
+
+def read_entries(
+    path: str,
+    format: str,
+    start_offset: int,
+    max_entries: int,
+    max_bytes: int,
+    max_line_bytes: int,
+    text_limit: int,
+    result_limit: int,
+) -> tuple[list[_LogEntryTuple], int, int, int, str | None, str | None]:
+    """The entries of the complete lines of ``path`` from ``start_offset`` on, in transcript order, in
+    one chunk: ``(entries, next_offset, lines_read, lines_skipped, first_timestamp, last_timestamp)``.
+
+    A chunk ends after the line that brings its entries to ``max_entries`` or the bytes read to
+    ``max_bytes``; read on from ``next_offset`` (the end of the last complete line read: a partial
+    last line is left for later). An offset inside a line starts at the next line. Lines longer than
+    ``max_line_bytes`` are skipped without being held; texts are cut to ``text_limit`` characters, a
+    result to ``result_limit`` characters of each end. The timestamps are the earliest and latest of
+    the lines read. Raises the errors of :func:`scan`.
     """
 
 def detect_format(path: str) -> str | None:

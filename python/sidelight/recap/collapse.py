@@ -17,14 +17,17 @@ the output, whatever the agent (Claude Code, Pi, Codex):
 User and assistant text passes through (sanitized: terminal escapes stripped, secrets redacted);
 thinking blocks, tool output and sidelight's own injected text do not.
 
-The transcript is streamed line by line (one ``json.loads`` per line, lines longer than a limit are
-skipped without being read into memory), so a file of any size is collapsed in bounded memory.
+The transcript is decoded by the native core, whatever its format (a built-in one, a declared one or
+one a plugin decodes in Python), and read in chunks of entries (lines longer than a limit are skipped
+without being read into memory), so a file of any size is collapsed in bounded memory. Only the
+collapsing is done here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shlex
 from collections import deque
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from sidelight import _core
-from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_SKIP_CUSTOM_TYPES
+from sidelight.formats import categories_for
 from sidelight.reader import squeeze_blank_lines
 from sidelight.records import KINDS, Chunk, Line, LineKind
 from sidelight.redact import redact, sanitize
@@ -90,6 +93,8 @@ class ToolResult:
     text: str = ""
     is_error: bool = False
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: How many lines the whole text has, when ``text`` holds only its ends (``None``: it is whole).
+    lines: int | None = None
 
 
 #: Makes a tool's line: ``line(kind, text, path=None, failed=False)``.
@@ -548,6 +553,8 @@ def _collapse_read(call: ToolCall, result: ToolResult | None, cwd: str | None, l
     file_info = details.get("file") if isinstance(details, dict) else None
     if isinstance(file_info, dict) and isinstance(file_info.get("numLines"), int):
         lines = file_info["numLines"]
+    elif result is not None and result.lines is not None:
+        lines = result.lines
     elif result is not None and result.text:
         lines = _line_count(result.text)
     if lower in {"read", "notebookread", "view_image", "read_file"}:
@@ -724,10 +731,14 @@ def is_acknowledgement(text: str) -> bool:
 
 # --- reading a transcript ---------------------------------------------------------------------------
 
-#: Claude Code user text that the CLI (not the person) wrote, and Codex user messages that carry
-#: instructions or environment: the native decoders' own lists.
-_CLAUDE_NOT_PROMPTS: Final = _core.SYNTHETIC_PROMPT_PREFIXES
-_CODEX_CONTEXT_PREFIXES: Final = (*_core.CODEX_CONTEXT_PREFIXES, "<skills_instructions")
+#: How much the core reads per call: a chunk ends after the line that brings its entries or the bytes
+#: read to these (so the entries held at once stay small, whatever the file's size).
+CHUNK_ENTRIES: Final = 512
+CHUNK_BYTES: Final = 1 << 20
+#: A tool result keeps this many characters of each end (``command_outcome`` reads 2000 of each).
+RESULT_LIMIT: Final = 32_000
+#: How many tool-call ids are remembered to show a call written again (a reply rewritten whole) once.
+SEEN_CALLS: Final = 65_536
 
 
 @dataclass(slots=True)
@@ -741,9 +752,11 @@ class _Pending:
 class TranscriptLog:
     """The collapsed log of one transcript, streamed: iterate over it for its :class:`Line` s.
 
-    After (or during) iteration it knows the session's ``cwd``, ``session_id`` and ``format``, and how
-    the session stopped: ``interrupted`` is true when the last turn has no final assistant text (killed
-    or Ctrl+C mid-turn, a tool call without a result, a Pi ``aborted`` stop).
+    The transcript is decoded by the native core (``_core.read_entries``, in chunks), so every format
+    it knows collapses: the built-in ones, declared formats and Python-decoded ones. After (or during)
+    iteration it knows the session's ``cwd``, ``session_id`` and ``format``, and how the session
+    stopped: ``interrupted`` is true when the last turn has no final assistant text (killed or Ctrl+C
+    mid-turn, a tool call without a result, a Pi ``aborted`` stop, a Codex ``turn_aborted``).
     """
 
     def __init__(
@@ -753,7 +766,6 @@ class TranscriptLog:
         *,
         categories: Mapping[str, str] | None = None,
         max_line_bytes: int = MAX_LINE_BYTES,
-        skip_custom_types: tuple[str, ...] = DEFAULT_SKIP_CUSTOM_TYPES,
         start_offset: int = 0,
     ) -> None:
         self.path = Path(path)
@@ -770,14 +782,15 @@ class TranscriptLog:
                     f"{self.path}: not a Claude Code, Pi or Codex transcript", str(self.path)
                 )
             format = detected.value
-        if format not in DEFAULT_CATEGORIES:
+        known = (*_core.FORMATS, *_core.declared_formats())
+        if format not in known:
             from sidelight.errors import UnknownFormatError
 
-            raise UnknownFormatError(f"unknown transcript format {format!r}; use claude-code, pi or codex")
+            raise UnknownFormatError(f"unknown transcript format {format!r}; use {', '.join(known)}")
         self.format = format
-        self.categories = {k.lower(): v for k, v in (categories or DEFAULT_CATEGORIES[format]).items()}
+        table = categories if categories is not None else categories_for(format)
+        self.categories = {k.lower(): v for k, v in table.items()}
         self.max_line_bytes = max_line_bytes
-        self.skip_custom_types = skip_custom_types
         self.cwd: str | None = None
         self.session_id: str | None = None
         self.first_timestamp: str | None = None
@@ -789,66 +802,101 @@ class TranscriptLog:
         self.plan: list[tuple[str, str]] = []
         self._queue: deque[Line | _Pending] = deque()
         self._pending: dict[str, _Pending] = {}
+        self._seen_calls: dict[int, None] = {}
         self._last_role: str | None = None
         self._aborted = False
 
     def __iter__(self) -> Iterator[Line]:
-        decode = {"claude-code": self._claude, "pi": self._pi, "codex": self._codex}[self.format]
-        for record in self._records():
-            stamp = record.get("timestamp")
-            if isinstance(stamp, str) and stamp:
-                # The earliest and the latest (a Pi session branched from another starts before its header).
-                if self.first_timestamp is None or stamp < self.first_timestamp:
-                    self.first_timestamp = stamp
-                if self.last_timestamp is None or stamp > self.last_timestamp:
-                    self.last_timestamp = stamp
-            decode(record)
+        for kind, stamp, call_id, name, text, data, is_error, lines in self._entries():
+            if kind == "result":
+                self._result(call_id, _tool_result(text or "", data, is_error, lines, self.format))
+                continue
+            if kind == "session_id":
+                self.session_id = text
+                continue
+            if kind == "cwd":
+                self.cwd = text
+                continue
+            # What came before is complete (a result follows its call at once when on its line).
             yield from self._drain(force=len(self._pending) > MAX_PENDING)
+            if kind in ("user", "assistant"):
+                self._aborted = False
+                self._text("user" if kind == "user" else "assistant", text or "", stamp)
+            elif kind == "tool" and name is not None:
+                self._tool(call_id, name, text, data, stamp)
+            elif kind == "compacted":
+                self._emit(Line(kind="meta", text="The context was compacted.", timestamp=stamp))
+            elif kind == "aborted":
+                self._aborted = True
         unanswered = bool(self._pending)
         yield from self._drain(force=True)
         self.interrupted = unanswered or self._aborted or self._last_role in {"user", "tool"}
 
-    # - reading lines
+    # - reading entries
 
-    def _records(self) -> Iterator[dict[str, Any]]:
-        limit = self.max_line_bytes
-        with self.path.open("rb") as file:
-            if self.start_offset > 0:
-                # The session's header (Pi `session`, Codex `session_meta`) still tells its cwd and id.
-                first = file.readline(limit + 1)
-                if first.endswith(b"\n"):
-                    with contextlib.suppress(ValueError):
-                        header = json.loads(first)
-                        if isinstance(header, dict) and header.get("type") in ("session", "session_meta"):
-                            yield header
-                file.seek(max(self.start_offset, file.tell()))
-            while True:
-                raw = file.readline(limit + 1)
-                if not raw:
-                    return
-                if len(raw) > limit and not raw.endswith(b"\n"):
-                    # Too long: stream past the rest of the line without keeping it.
-                    while raw and not raw.endswith(b"\n"):
-                        raw = file.readline(1024 * 1024)
-                    self.lines_skipped += 1
-                    continue
-                if not raw.endswith(b"\n"):
-                    return  # a partial last line: the agent is still writing it
-                self.lines_read += 1
-                if self.format == "claude-code" and b'"user"' not in raw and b'"assistant"' not in raw:
-                    continue  # attachments, API request blobs, queue operations: not conversation
-                try:
-                    record = json.loads(raw)
-                except ValueError:
-                    self.lines_skipped += 1
-                    continue
-                if isinstance(record, dict):
-                    yield record
+    def _entries(self) -> Iterator[_core._LogEntryTuple]:
+        """The transcript's entries from the core, chunk by chunk, from :attr:`start_offset` on."""
+        path = os.fspath(self.path)
+
+        def chunk(offset: int, entries: int, size: int) -> tuple[list[_core._LogEntryTuple], int]:
+            found, end, read, skipped, first, last = _core.read_entries(
+                path, self.format, offset, entries, size, self.max_line_bytes, TEXT_LIMIT + 1, RESULT_LIMIT
+            )
+            self.lines_read += read
+            self.lines_skipped += skipped
+            # The earliest and the latest (a Pi session branched from another starts before its header).
+            if first is not None and (self.first_timestamp is None or first < self.first_timestamp):
+                self.first_timestamp = first
+            if last is not None and (self.last_timestamp is None or last > self.last_timestamp):
+                self.last_timestamp = last
+            return found, end
+
+        offset = self.start_offset
+        if offset > 0:
+            # The session's header (Pi `session`, Codex `session_meta`) still tells its cwd and id.
+            header, _ = chunk(0, 1, 1)
+            yield from (entry for entry in header if entry[0] in ("session_id", "cwd"))
+        while True:
+            entries, end = chunk(offset, CHUNK_ENTRIES, CHUNK_BYTES)
+            yield from entries
+            if end == offset:
+                return
+            offset = end
 
     # - the queue of lines and calls waiting for results
 
     def _emit(self, line: Line) -> None:
         self._queue.append(line)
+
+    def _tool(
+        self, call_id: int | None, name: str, text: str | None, data: str | None, stamp: str | None
+    ) -> None:
+        if call_id is not None:
+            if call_id in self._seen_calls:
+                return  # written again (a reply rewritten whole): shown once
+            self._seen_calls[call_id] = None
+            if len(self._seen_calls) > SEEN_CALLS:
+                del self._seen_calls[next(iter(self._seen_calls))]
+        args: Any = {}
+        raw_input = text
+        if data is not None:
+            try:
+                args = json.loads(data)
+            except ValueError:
+                raw_input = data  # Codex arguments that are not JSON
+        call = ToolCall(
+            name=name,
+            args=args if isinstance(args, dict) else {},
+            id=None if call_id is None else format(call_id, "016x"),
+            timestamp=stamp,
+            raw_input=raw_input,
+        )
+        role_before = self._last_role
+        self._call(call)
+        if name == "bashExecution":
+            self._last_role = role_before  # a person's own command (Pi): the agent owes no answer
+        else:
+            self._aborted = False
 
     def _call(self, call: ToolCall) -> None:
         category = self.categories.get(call.name.lower(), "other")
@@ -864,8 +912,14 @@ class TranscriptLog:
             pending.done = True
         self._last_role = "tool"
 
-    def _result(self, call_id: str | None, result: ToolResult) -> None:
-        pending = self._pending.pop(call_id, None) if call_id else None
+    def _result(self, call_id: int | None, result: ToolResult) -> None:
+        if call_id is None:
+            # The call just before, on the same line (a person's own command comes with its output).
+            last = self._queue[-1] if self._queue else None
+            if isinstance(last, _Pending) and last.call.id is None and last.result is None:
+                last.result = result
+            return
+        pending = self._pending.pop(format(call_id, "016x"), None)
         if pending is not None:
             pending.result = result
             pending.done = True
@@ -903,182 +957,20 @@ class TranscriptLog:
         self._emit(Line(kind=role, text=clean, timestamp=stamp))
         self._last_role = role
 
-    # - formats
 
-    def _claude(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
-        if kind not in ("user", "assistant") or record.get("isSidechain") or record.get("isCompactSummary"):
-            return
-        message = record.get("message")
-        if not isinstance(message, dict):
-            return
-        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        if isinstance(record.get("cwd"), str):
-            self.cwd = record["cwd"]
-        if isinstance(record.get("sessionId"), str):
-            self.session_id = record["sessionId"]
-        content = message.get("content")
-        if kind == "user":
-            if record.get("isMeta"):
-                return
-            if isinstance(content, str):
-                if not content.lstrip().startswith(_CLAUDE_NOT_PROMPTS):
-                    self._text("user", content, stamp)
-                return
-            if not isinstance(content, list):
-                return
-            details = record.get("toolUseResult")
-            texts: list[str] = []
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "tool_result":
-                    self._result(
-                        block.get("tool_use_id"),
-                        ToolResult(
-                            text=_block_text(block.get("content")),
-                            is_error=bool(block.get("is_error")),
-                            details=details if isinstance(details, dict) else {},
-                        ),
-                    )
-                elif block.get("type") == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-            text = "\n".join(texts)
-            if text and not text.lstrip().startswith(_CLAUDE_NOT_PROMPTS):
-                self._text("user", text, stamp)
-            return
-        if message.get("model") == "<synthetic>" or not isinstance(content, list):
-            return
-        self._assistant_blocks(content, stamp, tool_type="tool_use", args_key="input")
-
-    def _assistant_blocks(
-        self, content: list[Any], stamp: str | None, *, tool_type: str, args_key: str
-    ) -> None:
-        """An assistant message's text and tool-call blocks (Claude Code ``tool_use``/``input``, Pi
-        ``toolCall``/``arguments``), in order."""
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                self._text("assistant", block["text"], stamp)
-            elif block.get("type") == tool_type and isinstance(block.get("name"), str):
-                args = block.get(args_key)
-                self._call(
-                    ToolCall(
-                        name=block["name"],
-                        args=args if isinstance(args, dict) else {},
-                        id=block.get("id") if isinstance(block.get("id"), str) else None,
-                        timestamp=stamp,
-                    )
-                )
-
-    def _pi(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
-        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        if kind == "session":
-            if isinstance(record.get("cwd"), str):
-                self.cwd = record["cwd"]
-            if isinstance(record.get("id"), str):
-                self.session_id = record["id"]
-            return
-        if kind == "compaction":
-            self._emit(Line(kind="meta", text="The context was compacted.", timestamp=stamp))
-            return
-        if kind == "custom_message" and record.get("customType") not in self.skip_custom_types:
-            return  # extension messages: not the conversation
-        if kind != "message":
-            return
-        message = record.get("message")
-        if not isinstance(message, dict):
-            return
-        role = message.get("role")
-        content = message.get("content")
-        if role == "user":
-            self._text("user", _block_text(content), stamp)
-        elif role == "assistant":
-            if isinstance(content, list):
-                self._assistant_blocks(content, stamp, tool_type="toolCall", args_key="arguments")
-            self._aborted = message.get("stopReason") in {"aborted", "error"}
-        elif role == "toolResult":
-            details = message.get("details")
-            self._result(
-                message.get("toolCallId"),
-                ToolResult(
-                    text=_block_text(content),
-                    is_error=bool(message.get("isError")),
-                    details=details if isinstance(details, dict) else {},
-                ),
-            )
-        elif role == "bashExecution" and isinstance(message.get("command"), str):
-            output = str(message.get("output") or "")
-            code = message.get("exitCode")
-            if isinstance(code, int):
-                output += f"\nexit code: {code}"
-            role_before = self._last_role
-            self._call(ToolCall(name="bashExecution", args={"command": message["command"]}, timestamp=stamp))
-            self._last_role = role_before  # the person's own command: the agent owes no answer
-            # A user's own command comes with its output: resolve it at once.
-            pending = self._queue[-1]
-            assert isinstance(pending, _Pending)
-            pending.result = ToolResult(text=output, is_error=bool(message.get("cancelled")))
-
-    def _codex(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
-        payload = record.get("payload")
-        if not isinstance(payload, dict):
-            return
-        stamp = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
-        if kind in ("session_meta", "turn_context"):
-            if isinstance(payload.get("cwd"), str):
-                self.cwd = payload["cwd"]
-            if kind == "session_meta" and isinstance(payload.get("id"), str):
-                self.session_id = payload["id"]
-            return
-        if kind == "event_msg":
-            if payload.get("type") == "turn_aborted":
-                self._aborted = True
-            return
-        if kind != "response_item":
-            return
-        item = payload.get("type")
-        if item == "message":
-            role = payload.get("role")
-            text = _block_text(payload.get("content"))
-            if role == "user" and not text.lstrip().startswith(_CODEX_CONTEXT_PREFIXES):
-                self._aborted = False
-                self._text("user", text, stamp)
-            elif role == "assistant":
-                self._aborted = False
-                self._text("assistant", text, stamp)
-        elif item in ("function_call", "custom_tool_call", "local_shell_call"):
-            name = payload.get("name") or ("local_shell_call" if item == "local_shell_call" else "tool")
-            args: Any = {}
-            raw_input: str | None = None
-            if item == "function_call" and isinstance(payload.get("arguments"), str):
-                try:
-                    args = json.loads(payload["arguments"])
-                except ValueError:
-                    raw_input = payload["arguments"]
-            elif item == "custom_tool_call" and isinstance(payload.get("input"), str):
-                raw_input = payload["input"]
-            elif item == "local_shell_call" and isinstance(payload.get("action"), dict):
-                args = payload["action"]
-            call_id = payload.get("call_id")
-            self._call(
-                ToolCall(
-                    name=str(name),
-                    args=args if isinstance(args, dict) else {},
-                    id=call_id if isinstance(call_id, str) else None,
-                    timestamp=stamp,
-                    raw_input=raw_input,
-                )
-            )
-        elif item in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
-            output = payload.get("output")
-            text = output if isinstance(output, str) else _block_text(output)
-            if isinstance(output, dict):
-                text = str(output.get("content", ""))
-            self._result(payload.get("call_id"), ToolResult(text=_codex_output(text)))
+def _tool_result(text: str, details: str | None, is_error: bool, lines: int, format: str) -> ToolResult:
+    """A result as the core reads it: ``details`` a JSON text, ``lines`` those of the whole text (kept
+    when ``text`` is only its ends)."""
+    parsed: Any = {}
+    if details is not None:
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(details)
+    whole = None if _line_count(text) == lines else lines
+    if format == "codex":
+        text = _codex_output(text)
+    return ToolResult(
+        text=text, is_error=is_error, details=parsed if isinstance(parsed, dict) else {}, lines=whole
+    )
 
 
 def _codex_output(text: str) -> str:
@@ -1089,23 +981,6 @@ def _codex_output(text: str) -> str:
         return text
     codes = _EXIT_CODE.findall(head)
     return body + text[1000:] + (f"\nexit code: {codes[-1]}" if codes else "")
-
-
-def _block_text(content: Any) -> str:
-    """The text of a message's content: a string, or the ``text`` of its text blocks."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") in ("text", "input_text", "output_text"):
-            text = block.get("text")
-            if isinstance(text, str):
-                parts.append(text)
-        elif isinstance(block, str):
-            parts.append(block)
-    return "\n".join(parts)
 
 
 def _clean_text(text: str) -> str:

@@ -193,6 +193,53 @@ pub trait Sink {
     fn tool_result(&mut self, _id: Option<u64>, _is_error: bool, _text: Option<Text<'_>>) {}
     /// An entry of a transcript that is a tree (Pi): the hashes of its id and of its parent's id.
     fn entry_link(&mut self, _id: u64, _parent: Option<u64>) {}
+    /// True for the entry reader's sink ([`crate::entries`]), which also [wants results](Sink::wants_results).
+    /// Only then do the decoders report what a log of the session needs beyond a count: a tool call's
+    /// [`Arguments`], a result's details, [`Marker`]s and every line's timestamp.
+    fn wants_entries(&self) -> bool {
+        false
+    }
+    /// The structured details (raw JSON) of the tool results this line reports next: Claude Code's
+    /// `toolUseResult`, Pi's `details`.
+    fn result_details(&mut self, _json: &[u8]) {}
+    /// How the session went at this line.
+    fn marker(&mut self, _marker: Marker, _timestamp: Option<&RawStr<'_>>) {}
+    /// The timestamp of a line, whatever it holds.
+    fn line_timestamp(&mut self, _timestamp: &RawStr<'_>) {}
+}
+
+/// What a line says about how the session went, for the entry reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// The context was compacted (Pi `compaction`).
+    Compacted,
+    /// The turn was cut short: a Pi reply that stopped with `aborted` or `error`, a Codex
+    /// `turn_aborted` event.
+    Aborted,
+}
+
+impl Marker {
+    pub fn name(self) -> &'static str {
+        match self {
+            Marker::Compacted => "compacted",
+            Marker::Aborted => "aborted",
+        }
+    }
+}
+
+/// A tool call's arguments as the line writes them (reported to a sink that
+/// [wants entries](Sink::wants_entries) only).
+#[derive(Clone, Copy, Debug)]
+pub enum Arguments<'a> {
+    /// A JSON value: Claude Code `input`, Pi `arguments`, Codex `local_shell_call.action`, a declared
+    /// format's arguments object.
+    Json(&'a [u8]),
+    /// A JSON string holding the arguments' JSON text (Codex `function_call.arguments`).
+    Encoded(RawStr<'a>),
+    /// Text that is not JSON: Codex `custom_tool_call.input` (an `apply_patch` patch).
+    Text(RawStr<'a>),
+    /// The command of a shell command a person ran (Pi `bashExecution`): `{"command": ...}`.
+    Command(RawStr<'a>),
 }
 
 /// A tool use as the decoders see it.
@@ -204,6 +251,8 @@ pub struct ToolCall<'a> {
     pub files: Vec<String>,
     /// What a hot memory shows of it: lines written, an edit's old and new text.
     pub details: crate::formats::Details,
+    /// Its arguments, for a sink that [wants entries](Sink::wants_entries) (else `None`).
+    pub arguments: Option<Arguments<'a>>,
 }
 
 /// A kept tool use.

@@ -14,7 +14,7 @@
 //! [`LineDecoder`] is the other way in: a decoder written elsewhere (the Python fallback) that reports
 //! [`Event`]s for a line.
 
-use crate::activity::{hash64, Meta, Sink, Text, ToolCall};
+use crate::activity::{hash64, Arguments, Meta, Sink, Text, ToolCall};
 use crate::formats::{line_end, tool_input, Bad, Details, PRIMARY_KEYS};
 use crate::json::{Flow, RawStr, Reader};
 
@@ -775,6 +775,9 @@ impl Declared {
             }
         }
         let ts = f.ts.as_ref();
+        if let (true, Some(ts)) = (sink.wants_entries(), ts) {
+            sink.line_timestamp(ts);
+        }
         match kind {
             Kind::Nothing => {}
             Kind::Prompt(content) => {
@@ -876,6 +879,11 @@ impl Declared {
             Some(p) => Some(Text::Raw(p)),
             None => found,
         };
+        let arguments = match tool.input.filter(|_| sink.wants_entries()) {
+            Some(Value::Span(object)) => Some(Arguments::Json(object)),
+            Some(Value::Str(json)) => Some(Arguments::Encoded(json)),
+            _ => None,
+        };
         sink.tool_use(
             ToolCall {
                 id: tool.id.map(|i| hash64(i.raw)),
@@ -883,6 +891,7 @@ impl Declared {
                 primary,
                 files,
                 details,
+                arguments,
             },
             ts,
         );
@@ -1273,6 +1282,7 @@ pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]],
                     .map(|a| tool_input(a.as_bytes(), name, primary_keys))
                     .unwrap_or_default();
                 let found = input.primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
+                let json = arguments.as_deref().filter(|_| sink.wants_entries());
                 sink.tool_use(
                     ToolCall {
                         id: id.as_deref().map(|i| hash64(i.as_bytes())),
@@ -1280,6 +1290,7 @@ pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]],
                         primary: primary.clone().map(Text::Joined).or(found),
                         files: input.files,
                         details: input.details,
+                        arguments: json.map(|a| Arguments::Json(a.as_bytes())),
                     },
                     ts.as_ref().map(raw).as_ref(),
                 );

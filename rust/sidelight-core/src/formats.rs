@@ -5,7 +5,7 @@
 
 use std::sync::RwLock;
 
-use crate::activity::{decode_raw, hash64, Meta, Sink, Text, ToolCall};
+use crate::activity::{decode_raw, hash64, Arguments, Marker, Meta, Sink, Text, ToolCall};
 use crate::declared::{Declared, LineDecoder};
 use crate::json::{Chars, Flow, RawStr, Reader};
 use crate::simd;
@@ -529,6 +529,10 @@ struct Message<'a> {
     output: Option<RawStr<'a>>,
     exit_code: Option<&'a [u8]>,
     cancelled: bool,
+    /// Set for a sink that wants entries: Pi's result `details` and a reply that stopped short.
+    want_entries: bool,
+    details: Option<&'a [u8]>,
+    aborted: bool,
 }
 
 impl<'a> Message<'a> {
@@ -654,6 +658,11 @@ fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
             b"output" if msg.want_results => msg.output = r.string_or_skip()?,
             b"exitCode" if msg.want_results => msg.exit_code = Some(r.span()?),
             b"cancelled" if msg.want_results => msg.cancelled = r.boolean()?,
+            b"details" if msg.want_entries => msg.details = Some(r.span()?),
+            b"stopReason" if msg.want_entries => {
+                let reason = r.string_or_skip()?;
+                msg.aborted = reason.is_some_and(|s| s.is(b"aborted") || s.is(b"error"));
+            }
             b"content" => match r.peek()? {
                 b'"' => msg.prompt_string = Some(r.string()?),
                 b'[' => {
@@ -671,11 +680,13 @@ fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<Flow> {
 
 /// Reports the blocks of an assistant message.
 fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
+    let entries = sink.wants_entries();
     for block in &msg.blocks {
         match block {
             Block::Text(text) => sink.assistant_text(text, ts),
             Block::ToolUse { id, name, input } => {
                 let name = name.decode();
+                let arguments = input.filter(|_| entries).map(Arguments::Json);
                 let input = input
                     .map(|i| tool_input(i, &name, &PRIMARY_KEYS))
                     .unwrap_or_default();
@@ -685,6 +696,7 @@ fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &
                     primary: input.primary,
                     files: input.files,
                     details: input.details,
+                    arguments,
                 };
                 sink.tool_use(call, ts);
             }
@@ -698,11 +710,13 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
     let want = sink.wants_results();
+    let entries = sink.wants_entries();
     let mut msg = Message {
         want_results: want,
         ..Message::default()
     };
     let mut has_message = false;
+    let mut details = None;
     let (mut meta, mut sidechain, mut compact) = (false, false, false);
     let mut titles: Vec<(&[u8], RawStr<'_>)> = Vec::new();
     let (mut session_id, mut cwd) = (None, None);
@@ -720,7 +734,7 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                     ) {
                         skip_rest = true;
                     }
-                    if has_message && msg.tool_result {
+                    if has_message && msg.tool_result && !entries {
                         skip_rest = true;
                     }
                 }
@@ -735,6 +749,7 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                 b"isMeta" => meta = r.boolean()?,
                 b"isSidechain" => sidechain = r.boolean()?,
                 b"isCompactSummary" => compact = r.boolean()?,
+                b"toolUseResult" if entries => details = Some(r.span()?),
                 b"sessionId" => session_id = r.string_or_skip()?,
                 b"cwd" => cwd = r.string_or_skip()?,
                 b"customTitle" | b"aiTitle" | b"summary" => {
@@ -770,7 +785,18 @@ fn claude_code<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
         }
     }
     let role_ok = msg.role.is_none_or(|r| r.is(b"user"));
+    if entries && matches!(t, b"user" | b"assistant") {
+        if let Some(ts) = &ts {
+            sink.line_timestamp(ts);
+        }
+        if sidechain {
+            return Ok(()); // a subagent's turn written inline (older versions): not the session's own
+        }
+    }
     if want && t == b"user" && has_message {
+        if let Some(details) = details {
+            sink.result_details(details);
+        }
         for result in std::mem::take(&mut msg.results) {
             let text = result.content.and_then(ResultText::text);
             sink.tool_result(result.id.map(|i| hash64(i.raw)), result.is_error, text);
@@ -794,8 +820,10 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut ts: Option<RawStr<'_>> = None;
     // A reader reads every line whole: its tree links may follow the type, and results are kept.
     let want = sink.wants_results();
+    let entries = sink.wants_entries();
     let mut msg = Message {
         want_results: want,
+        want_entries: entries,
         ..Message::default()
     };
     let mut has_message = false;
@@ -837,7 +865,11 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     if let (true, Some(id), false) = (want, id, t == b"session") {
         sink.entry_link(hash64(id.raw), parent.map(|p| hash64(p.raw)));
     }
+    if let (true, Some(ts)) = (entries, &ts) {
+        sink.line_timestamp(ts);
+    }
     match t {
+        b"compaction" if entries => sink.marker(Marker::Compacted, ts.as_ref()),
         b"session" => {
             if let Some(id) = id {
                 sink.meta(Meta::SessionId, &id);
@@ -859,6 +891,9 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
             } else if msg.role_is(b"assistant") {
                 sink.assistant(None, ts.as_ref());
                 report_assistant(&msg, ts.as_ref(), sink);
+                if msg.aborted {
+                    sink.marker(Marker::Aborted, ts.as_ref());
+                }
             } else if msg.role_is(b"bashExecution") {
                 sink.tool_use(
                     ToolCall {
@@ -867,6 +902,7 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                         primary: msg.command.map(Text::Raw),
                         files: Vec::new(),
                         details: Details::default(),
+                        arguments: msg.command.filter(|_| entries).map(Arguments::Command),
                     },
                     ts.as_ref(),
                 );
@@ -875,6 +911,9 @@ fn pi<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                     sink.tool_result(None, failed, text);
                 }
             } else if want && msg.role_is(b"toolResult") {
+                if let Some(details) = msg.details {
+                    sink.result_details(details);
+                }
                 let id = msg.tool_call_id.map(|i| hash64(i.raw));
                 sink.tool_result(id, msg.is_error, msg.result_text());
             }
@@ -912,6 +951,8 @@ struct Payload<'a> {
     want_results: bool,
     output: Option<ResultText<'a>>,
     success: Option<bool>,
+    /// Set for a sink that wants entries: a call's arguments are reported then.
+    want_entries: bool,
 }
 
 impl<'a> Payload<'a> {
@@ -937,7 +978,9 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
                 let wanted = match t {
                     b"message" | b"function_call" | b"custom_tool_call" | b"local_shell_call"
                     | b"web_search_call" => true,
-                    b"function_call_output" | b"custom_tool_call_output" => p.want_results,
+                    b"function_call_output"
+                    | b"custom_tool_call_output"
+                    | b"local_shell_call_output" => p.want_results,
                     _ => false,
                 };
                 if !wanted {
@@ -992,8 +1035,10 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let mut ty: Option<RawStr<'_>> = None;
     let mut ts: Option<RawStr<'_>> = None;
+    let entries = sink.wants_entries();
     let mut payload = Payload {
         want_results: sink.wants_results(),
+        want_entries: entries,
         ..Payload::default()
     };
     let mut skip_rest = false;
@@ -1002,7 +1047,11 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
             match key.raw {
                 b"type" => {
                     ty = r.string_or_skip()?;
-                    if !ty.is_some_and(|t| t.is(b"response_item") || t.is(b"session_meta")) {
+                    if !ty.is_some_and(|t| {
+                        t.is(b"response_item")
+                            || t.is(b"session_meta")
+                            || (entries && (t.is(b"event_msg") || t.is(b"turn_context")))
+                    }) {
                         skip_rest = true;
                     }
                 }
@@ -1024,7 +1073,18 @@ fn codex<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     line_end(&mut r, flow == Flow::Stop)?;
     sink.entry_type(ty.as_ref());
     let ts = ts.as_ref();
+    if let (true, Some(ts)) = (entries, ts) {
+        sink.line_timestamp(ts);
+    }
     match ty.map(|t| t.raw).unwrap_or_default() {
+        b"turn_context" if entries => {
+            if let Some(cwd) = payload.cwd {
+                sink.meta(Meta::Cwd, &cwd);
+            }
+        }
+        b"event_msg" if entries && payload.ty.is_some_and(|t| t.is(b"turn_aborted")) => {
+            sink.marker(Marker::Aborted, ts);
+        }
         b"session_meta" => {
             if let Some(id) = payload.id {
                 sink.meta(Meta::SessionId, &id);
@@ -1072,7 +1132,8 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
             let arguments = p.arguments.map(|a| decode_raw(a.raw)).unwrap_or_default();
             let input = tool_input(arguments.as_bytes(), &name, &PRIMARY_KEYS);
             let primary = input.primary.map(|t| Text::Joined(t.trimmed(usize::MAX)));
-            let name = if input.files.is_empty() {
+            // The entry reader keeps the name the line gives (`shell` running `apply_patch`).
+            let name = if input.files.is_empty() || p.want_entries {
                 name
             } else {
                 "apply_patch".to_owned()
@@ -1083,6 +1144,10 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                 primary,
                 files: input.files,
                 details: input.details,
+                arguments: p
+                    .arguments
+                    .filter(|_| p.want_entries)
+                    .map(Arguments::Encoded),
             };
             sink.tool_use(call, ts);
         }
@@ -1107,10 +1172,13 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                 primary,
                 files,
                 details,
+                arguments: p.input.filter(|_| p.want_entries).map(Arguments::Text),
             };
             sink.tool_use(call, ts);
         }
-        b"function_call_output" | b"custom_tool_call_output" if p.want_results => {
+        b"function_call_output" | b"custom_tool_call_output" | b"local_shell_call_output"
+            if p.want_results =>
+        {
             let (failed, text) = codex_output(p);
             sink.tool_result(call_id, failed, text);
         }
@@ -1134,6 +1202,7 @@ fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
                     primary,
                     files,
                     details,
+                    arguments: p.action.filter(|_| p.want_entries).map(Arguments::Json),
                 },
                 ts,
             );

@@ -5,6 +5,7 @@
 
 pub mod activity;
 pub mod declared;
+pub mod entries;
 pub mod error;
 pub mod formats;
 pub mod json;
@@ -15,6 +16,7 @@ pub mod tail;
 pub use activity::{
     Activity, Categories, Category, Options, ToolUse, FILES_TOUCHED_KEPT, TOOL_USES_KEPT,
 };
+pub use entries::{read_entries, Chunk, Limits, LogEntry};
 pub use error::Error;
 pub use formats::Format;
 pub use scan::{

@@ -141,7 +141,7 @@ impl Window {
     }
 }
 
-fn open(path: &Path) -> Result<(File, Metadata), Error> {
+pub(crate) fn open(path: &Path) -> Result<(File, Metadata), Error> {
     open_checked(path, false)
 }
 

@@ -47,6 +47,24 @@ pub fn for_each_line_from(
     read: &[u8],
     mut each: impl FnMut(&[u8]),
 ) -> io::Result<Lines> {
+    let each = |line: &[u8]| {
+        each(line);
+        true
+    };
+    for_each_line_while(file, start, end, max_line_bytes, cancel, read, each)
+}
+
+/// [`for_each_line_from`] that stops after the line for which `each` returns false: the returned
+/// `end` is then just past that line.
+pub fn for_each_line_while(
+    file: &File,
+    start: u64,
+    end: u64,
+    max_line_bytes: usize,
+    cancel: &AtomicBool,
+    read: &[u8],
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> io::Result<Lines> {
     let mut result = Lines {
         end: start,
         too_long: 0,
@@ -128,8 +146,9 @@ pub fn for_each_line_from(
                 if !is_blank(line) {
                     result.too_long += 1;
                 }
-            } else {
-                each(line);
+            } else if !each(line) {
+                result.end = base + nl as u64 + 1;
+                return Ok(result);
             }
             line_start = nl + 1;
         }

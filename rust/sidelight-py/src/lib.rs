@@ -14,10 +14,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use sidelight_core::activity::Sink;
+use sidelight_core::activity::{Meta, Sink};
 use sidelight_core::declared::{report_events, Event, KeyPath, LineDecoder, Spec, ToolEntrySpec};
 use sidelight_core::{
-    Activity, Categories, Category, Cursor, Error, Format, Options, Request, Scan,
+    Activity, Categories, Category, Cursor, Error, Format, Limits, LogEntry, Options, Request, Scan,
 };
 
 type CursorTuple = (u64, u64, u64, u64, u64, u64, u64);
@@ -483,6 +483,134 @@ fn recent_entries<'py>(
         )?)?;
     }
     Ok(out)
+}
+
+/// An entry of [`read_entries`]: `(kind, timestamp, id, name, text, data, is_error, lines)`.
+type LogEntryTuple = (
+    &'static str,
+    Option<String>,
+    Option<u64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+    u64,
+);
+
+/// What [`read_entries`] returns: `(entries, next_offset, lines_read, lines_skipped, first_timestamp,
+/// last_timestamp)`.
+type EntryChunk = (
+    Vec<LogEntryTuple>,
+    u64,
+    u64,
+    u64,
+    Option<String>,
+    Option<String>,
+);
+
+fn log_entry_tuple(entry: LogEntry) -> LogEntryTuple {
+    match entry {
+        LogEntry::Prompt { text, timestamp } => {
+            ("user", timestamp, None, None, Some(text), None, false, 0)
+        }
+        LogEntry::Reply { text, timestamp } => (
+            "assistant",
+            timestamp,
+            None,
+            None,
+            Some(text),
+            None,
+            false,
+            0,
+        ),
+        LogEntry::Tool {
+            id,
+            name,
+            arguments,
+            input,
+            timestamp,
+        } => (
+            "tool",
+            timestamp,
+            id,
+            Some(name),
+            input,
+            arguments,
+            false,
+            0,
+        ),
+        LogEntry::Result {
+            id,
+            is_error,
+            text,
+            lines,
+            details,
+        } => (
+            "result",
+            None,
+            id,
+            None,
+            Some(text),
+            details,
+            is_error,
+            lines,
+        ),
+        LogEntry::Meta { which, value } => {
+            let kind = match which {
+                Meta::SessionId => "session_id",
+                Meta::Cwd => "cwd",
+                _ => "title",
+            };
+            (kind, None, None, None, Some(value), None, false, 0)
+        }
+        LogEntry::Marker { marker, timestamp } => {
+            (marker.name(), timestamp, None, None, None, None, false, 0)
+        }
+    }
+}
+
+/// The entries of the complete lines of `path` from `start_offset` on, in order, in one chunk.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn read_entries(
+    py: Python<'_>,
+    path: &str,
+    format: &str,
+    start_offset: u64,
+    max_entries: usize,
+    max_bytes: usize,
+    max_line_bytes: usize,
+    text_limit: usize,
+    result_limit: usize,
+) -> PyResult<EntryChunk> {
+    let format = parse_format(format)?;
+    let limits = Limits {
+        max_entries: max_entries.max(1),
+        max_bytes: max_bytes.max(1),
+        max_line_bytes,
+        text_limit,
+        result_limit,
+    };
+    let file = PathBuf::from(path);
+    let never = AtomicBool::new(false);
+    let work = || sidelight_core::read_entries(&file, format, start_offset, &limits, &never);
+    let chunk = if let Some(decoder) = external(format) {
+        let found = work();
+        decoder.raise_pending(py)?;
+        found
+    } else {
+        py.detach(work)
+    }
+    .map_err(to_py_err)?;
+    let entries = chunk.entries.into_iter().map(log_entry_tuple).collect();
+    Ok((
+        entries,
+        chunk.next_offset,
+        chunk.lines_read,
+        chunk.lines_skipped,
+        chunk.first_timestamp,
+        chunk.last_timestamp,
+    ))
 }
 
 /// The format of `path` judged from its first lines, or None.
@@ -967,8 +1095,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("TOOL_USES_KEPT", sidelight_core::TOOL_USES_KEPT)?;
     m.add("FILES_TOUCHED_KEPT", sidelight_core::FILES_TOUCHED_KEPT)?;
-    // The core's word on which user texts a client wrote, for the Python readers that decode lines
-    // themselves (the recap): one list, here.
+    // The core's word on which user texts a client wrote (every reader decodes through the core; the
+    // lists are here for the tests and benchmarks that check against it).
     m.add(
         "SYNTHETIC_PROMPT_PREFIXES",
         PyTuple::new(m.py(), sidelight_core::activity::SYNTHETIC_PROMPT_PREFIXES)?,
@@ -981,6 +1109,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_many, m)?)?;
     m.add_function(wrap_pyfunction!(scan_many_counts, m)?)?;
     m.add_function(wrap_pyfunction!(recent_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(read_entries, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(file_cursor, m)?)?;
     m.add_function(wrap_pyfunction!(tail_offset, m)?)?;
