@@ -39,13 +39,14 @@ redis-server:  ## Debian's redis-server for the fleet tests, installed with apt-
 	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || [ "$$SIDELIGHT_SKIP_REDIS" = 1 ] || \
 		{ echo "redis-server could not be installed; set SIDELIGHT_SKIP_REDIS=1 to skip the fleet tests" >&2; exit 1; }
 
-lint: build-dev  ## cargo fmt/clippy, ruff, mypy --strict, stubtest
+lint: build-dev  ## cargo fmt/clippy, ruff, mypy --strict, stubtest, the layer check
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest sidelight._core
+	$(PY) -m tests.support.layers
 
 fmt:
 	cargo fmt --all

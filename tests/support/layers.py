@@ -79,6 +79,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 TEMPLATES = "sidelight.templates"
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 @dataclass(frozen=True, slots=True)
 class Import:
     source: str
@@ -212,7 +217,7 @@ def python_findings(package: Path = PACKAGE) -> list[str]:
         if module == "sidelight._core":
             continue
         for imp in imports_of(module, path, modules):
-            where = f"{path.relative_to(ROOT)}:{imp.line}"
+            where = f"{_shown(path)}:{imp.line}"
             if imp.runtime:
                 runtime[module].add(imp.target)
             source_layer, target_layer = layer_of(module), layer_of(imp.target)
@@ -259,7 +264,7 @@ def rust_findings(src: Path = CORE) -> list[str]:
             if path.parent == src:  # `super::` of a top-level file is the crate root
                 targets |= set(_SUPER_PATH.findall(text))
             graph[name] |= {t for t in targets if t in graph and t != name}
-    return [f"module loop in {src.relative_to(ROOT)}: {' -> '.join(c)}" for c in _cycles(graph)]
+    return [f"module loop in {_shown(src)}: {' -> '.join(c)}" for c in _cycles(graph)]
 
 
 def main() -> int:

@@ -37,7 +37,10 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.recap.collapse import Chunk, Line, TranscriptLog, is_acknowledgement
+from sidelight.formats import categories_for
+from sidelight.reads import decoder_for
+from sidelight.recap.collapse import TranscriptLog, is_acknowledgement
+from sidelight.records import Chunk, Line
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
@@ -763,11 +766,10 @@ def build_recap(
     count = count or get_counter(plugins)
     categories = None
     if plugins is not None and session is not None:
+        if format == "auto":
+            format = decoder_for(session, plugins)
         spec = plugins.formats().get(session.format)
         if spec is not None:
-            format = spec.decoder if format == "auto" else format
-            from sidelight.formats import categories_for
-
             categories = categories_for(spec.decoder, spec.categories)
     log = TranscriptLog(path, format, categories=categories, start_offset=_start(path, recap.tail_bytes))
     reading = _read(log, plugins, recap)

@@ -39,7 +39,7 @@ from sidelight import _core
 from sidelight.formats import categories_for
 from sidelight.reader import squeeze_blank_lines
 from sidelight.records import KINDS, Chunk, Line, LineKind
-from sidelight.redact import redact, sanitize
+from sidelight.redact import sanitize, sanitize_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -988,5 +988,4 @@ def _clean_text(text: str) -> str:
     squeezed, cut to :data:`TEXT_LIMIT` characters."""
     if len(text) > TEXT_LIMIT:
         text = text[:TEXT_LIMIT] + " …"
-    lines = [sanitize(line, len(line) + 1) for line in redact(text).split("\n")]
-    return "\n".join(squeeze_blank_lines(lines))
+    return "\n".join(squeeze_blank_lines(sanitize_lines(text).split("\n")))
