@@ -48,10 +48,16 @@ from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
 from sidelight.lifecycle import SessionCounts, format_duration
-from sidelight.reads import category_tables, decoder_for, entry_data, first_look_cursor, saved_cursor
+from sidelight.reads import (
+    category_tables,
+    cursor_entry,
+    decoder_for,
+    entry_data,
+    first_look_cursor,
+    saved_cursor,
+)
 from sidelight.records import HostEvent, Session
 from sidelight.timestamps import epoch_seconds
-from sidelight.types import CURSOR_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -127,9 +133,6 @@ class WatchRequest:
     action: str  # "suspend" or "resume"
     session: str  # the session's key
     time: float
-
-
-_FIELD_SET = frozenset(CURSOR_FIELDS)
 
 
 @dataclass(slots=True)
@@ -969,32 +972,12 @@ class Watcher:
         self._dirty_state = True
 
     def _entry(self, key: str) -> dict[str, Any] | None:
-        """The cursor-store entry of ``key`` (the seed's shape, see :mod:`sidelight.cursors`): the main
+        """The cursor-store entry of ``key`` (:func:`sidelight.reads.cursor_entry`): the main
         transcript's cursor, and ``extra`` for subagent files."""
         session = self._sessions.get(key)
         row = self._rows.get(key)
-        main = os.fspath(session.path) if session is not None else (row.path if row is not None else None)
-        saved = self._entries.get(key)
-        mine = self._cursors.get(key)
-        if (
-            mine is not None
-            and len(mine) == 1
-            and main in mine
-            and (saved is None or saved.keys() <= _FIELD_SET)
-        ):
-            # The common case, a session of one transcript: its cursor is the whole entry.
-            return dict(zip(CURSOR_FIELDS, mine[main], strict=True))
-        entry = dict(saved or {})
-        extra = dict(entry.get("extra") or {})
-        for name, cursor in self._cursors.get(key, {}).items():
-            fields = dict(zip(CURSOR_FIELDS, cursor, strict=True))
-            if name == main:
-                entry.update(fields)
-            else:
-                extra[name] = fields
-        if extra:
-            entry["extra"] = extra
-        return entry if "offset" in entry else None
+        main = os.fspath(session.path) if session is not None else (row.path if row is not None else "")
+        return cursor_entry(self._entries.get(key), main, self._cursors.get(key) or {})
 
     def _account(
         self,
