@@ -667,12 +667,8 @@ def test_the_status_row_is_a_view_of_the_one_record_the_tracker_shares(tmp_path,
     assert state is not None and state.counts is row.counts  # one record, counted once
     assert state.messages == {"user": 1, "assistant": 1}
     view = status_row(row)
-    assert (view["user_messages"], view["assistant_messages"], view["messages"], view["lines"]) == (
-        1,
-        1,
-        2,
-        2,
-    )
+    counted_here = (view["user_messages"], view["assistant_messages"], view["messages"], view["lines"])
+    assert counted_here == (1, 1, 2, 2)
     assert view["categories"] == state.categories == {"edit": 1, "read": 0, "command": 0, "other": 0}
     assert view["tools"] == state.tools == {"Edit": 1}
     assert (view["last_timestamp"], view["recent_files"]) == (stamp, ["/a.py"])
