@@ -27,7 +27,7 @@ from sidelight.cursors import CursorStore
 from sidelight.hookspecs import hookimpl
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
-from sidelight.records import SinkEvent, SinkSpec
+from sidelight.records import Session, SinkEvent, SinkSpec
 from sidelight.watch.watcher import (
     COOL_AFTER,
     COOL_EVERY,
@@ -40,6 +40,7 @@ from sidelight.watch.watcher import (
     request_resume,
     request_suspend,
     running_watcher,
+    status_row,
     watch_options,
 )
 from tests import conftest
@@ -622,3 +623,63 @@ def test_temporaries_left_by_killed_writers_are_swept_at_start(home, settings, p
     with make_watcher(settings, plugins):
         pass
     assert not stale.exists() and fresh.exists()
+
+
+def _scan_counts(user: int, assistant: int, edits: int, stamp: str, touched: list[str]) -> tuple[Any, ...]:
+    """A ``_core.scan_many_counts`` tuple: (cursor, reset, lines, user, assistant, by category, tools,
+    tool uses, files touched, first and last user text, last reply, last timestamp)."""
+    tools = {"Edit": edits} if edits else None
+    uses = [("Edit", "edit", touched[0], stamp, None, "a", "b")] * edits if edits else None
+    return (
+        (0, 0, 0, 0, 0, 0, 0),
+        None,
+        user + assistant,
+        user,
+        assistant,
+        (edits, 0, 0, 0),
+        tools,
+        uses,
+        touched or None,
+        "hi" if user else None,
+        "hi" if user else None,
+        None,
+        stamp,
+    )
+
+
+def test_the_status_row_is_a_view_of_the_one_record_the_tracker_shares(tmp_path, settings, plugins):
+    clock = Clock()
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=60, max_duration=3600), clock=clock)
+    watcher = Watcher(settings, plugins, tracker=tracker, clock=clock)
+    session = Session(
+        key="claude-code:one",
+        name="one",
+        path=tmp_path / "one.jsonl",
+        format="claude-code",
+        group="proj",
+        resolver="claude-code",
+    )
+    stamp = iso(clock.now)
+    events: list[SinkEvent] = []
+    watcher._account(session, [_scan_counts(1, 1, 1, stamp, ["/a.py"])], False, clock.now, events)
+    row = watcher._rows[session.key]
+    state = tracker.get(session.key)
+    assert state is not None and state.counts is row.counts  # one record, counted once
+    assert state.messages == {"user": 1, "assistant": 1}
+    view = status_row(row)
+    counted_here = (view["user_messages"], view["assistant_messages"], view["messages"], view["lines"])
+    assert counted_here == (1, 1, 2, 2)
+    assert view["categories"] == state.categories == {"edit": 1, "read": 0, "command": 0, "other": 0}
+    assert view["tools"] == state.tools == {"Edit": 1}
+    assert (view["last_timestamp"], view["recent_files"]) == (stamp, ["/a.py"])
+    # A second pass changes the record; the next view shows it, the first view is left as it was.
+    watcher._account(session, [_scan_counts(2, 0, 0, stamp, ["/b.py"])], False, clock.now, events)
+    assert status_row(row)["user_messages"] == 3 == state.messages["user"]
+    assert status_row(row)["recent_files"] == ["/a.py", "/b.py"]
+    assert view["user_messages"] == 1
+    # Without a tracker the watcher keeps the same record, and the snapshot the same view.
+    alone = Watcher(settings, plugins)
+    alone._account(session, [_scan_counts(1, 1, 1, stamp, ["/a.py"])], False, clock.now, [])
+    assert {**status_row(alone._rows[session.key]), "last_activity": None} == {**view, "last_activity": None}
+    (record,) = alone.sessions_snapshot()["sessions"]
+    assert {k: record[k] for k in view} == status_row(alone._rows[session.key])

@@ -45,6 +45,7 @@ from sidelight.paths import short_id
 from sidelight.records import Session, SinkEvent
 from sidelight.redact import sanitize
 from sidelight.statefile import write_atomic
+from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -55,8 +56,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENT_KINDS",
+    "RECENT_FILES",
     "STATES",
     "LifecycleSettings",
+    "SessionCounts",
     "SessionState",
     "SessionTracker",
     "State",
@@ -273,6 +276,103 @@ def _entities_in(text: str) -> list[str]:
     return found
 
 
+#: How many recently touched files :class:`SessionCounts` keeps.
+RECENT_FILES: Final = 10
+
+
+@dataclass(slots=True)
+class SessionCounts:
+    """What one session's transcripts held, counted once per scan: messages, tool uses by category and
+    by name, complete lines, the last timestamp and the files touched.
+
+    The watcher keeps one per session, with or without a tracker (its status row is a view of it,
+    :func:`sidelight.watch.watcher.status_row`); a tracker the watcher feeds shares it as its
+    :attr:`SessionState.counts`, so the counts are added once, here (:meth:`add_scans`). A tracker fed
+    on its own (:meth:`SessionTracker.observe`) adds to its state's with :meth:`add`."""
+
+    user_messages: int = 0
+    assistant_messages: int = 0
+    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    tools: dict[str, int] = field(default_factory=dict)
+    lines: int = 0
+    last_timestamp: str | None = None
+    #: Epoch seconds of the last activity (the last timestamp seen, else when it was read), as of the
+    #: last read of :attr:`last_activity`.
+    activity_seconds: float | None = None
+    #: The files the scans reported touched, oldest first, at most :data:`RECENT_FILES` (as the core
+    #: gives them; the tracker's context keeps its own, sanitized, in :attr:`SessionState.recent_files`).
+    touched_files: list[str] = field(default_factory=list)
+    #: A timestamp not yet turned into ``activity_seconds``, and when it was read (the fallback when it
+    #: cannot be read): a busy session gets a new one every pass, and is shown once a second.
+    pending: tuple[str, float] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def last_activity(self) -> float | None:
+        """Epoch seconds of the last activity."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = None
+            moment = epoch_seconds(pending[0])
+            self.activity_seconds = moment if moment is not None else pending[1]
+        return self.activity_seconds
+
+    def add(
+        self,
+        user: int,
+        assistant: int,
+        by_category: tuple[int, int, int, int],
+        by_tool: Mapping[str, int] | None,
+    ) -> bool:
+        """Adds messages and tool uses (counts in :data:`CATEGORIES` order, and by tool name); whether
+        there were any."""
+        if user:
+            self.user_messages += user
+        if assistant:
+            self.assistant_messages += assistant
+        return add_tool_counts(self.categories, self.tools, by_category, by_tool) or bool(user or assistant)
+
+    def add_scans(self, outcomes: Iterable[ScanCounts], now: float) -> None:
+        """Adds what ``_core.scan_many_counts`` found in one pass over a session's transcripts (``now``:
+        when, the last activity when no line had a timestamp). The watcher's hot path: unrolled."""
+        last: str | None = None
+        busy = False
+        for (
+            _cursor,
+            _reset,
+            lines,
+            user,
+            assistant,
+            by_category,
+            tools,
+            _tool_uses,
+            touched,
+            _first_user,
+            _last_user,
+            _last_reply,
+            stamp,
+        ) in outcomes:
+            self.lines += lines
+            if user or assistant:
+                self.user_messages += user
+                self.assistant_messages += assistant
+                busy = True
+            busy = add_tool_counts(self.categories, self.tools, by_category, tools) or busy
+            if touched:
+                recent = self.touched_files
+                for path in touched:
+                    if path in recent:
+                        recent.remove(path)
+                    recent.append(path)
+                del recent[:-RECENT_FILES]
+            if stamp is not None and (last is None or stamp > last):
+                last = stamp
+        if last is not None:
+            self.last_timestamp = last
+            self.pending = (last, now)
+        elif busy:
+            self.activity_seconds, self.pending = now, None
+
+
 @dataclass(slots=True)
 class SessionState:
     """Everything the tracker knows about one session; JSON round trip with :meth:`as_dict` /
@@ -302,9 +402,9 @@ class SessionState:
     unsuspended_at: float | None = None
     #: How many lives this session had (1 for the first; an ended session that comes back starts another).
     lives: int = 1
-    messages: dict[str, int] = field(default_factory=lambda: {"user": 0, "assistant": 0})
-    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
-    tools: dict[str, int] = field(default_factory=dict)
+    #: What the session's transcripts held: the watcher's own record of the session when the watcher
+    #: feeds the tracker (see :meth:`SessionTracker.observe_counts`), so that both read one set of counts.
+    counts: SessionCounts = field(default_factory=SessionCounts)
     #: The last events, oldest first: ``{"kind", "time", "detail"}`` (never changed once made).
     events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
     #: Most recent first, unique.
@@ -319,6 +419,22 @@ class SessionState:
     hot_memory: list[str] = field(default_factory=list)
     #: Prompts a hook reported that the transcript has not shown yet (they are not reported twice).
     pending_prompts: int = 0
+
+    @property
+    def messages(self) -> dict[str, int]:
+        """``{"user": N, "assistant": N}`` from :attr:`counts` (a new dict: read, do not change)."""
+        counts = self.counts
+        return {"user": counts.user_messages, "assistant": counts.assistant_messages}
+
+    @property
+    def categories(self) -> dict[str, int]:
+        """Tool uses by category (:attr:`counts`' own dict)."""
+        return self.counts.categories
+
+    @property
+    def tools(self) -> dict[str, int]:
+        """Tool uses by tool name (:attr:`counts`' own dict)."""
+        return self.counts.tools
 
     @property
     def key_entities(self) -> list[str]:
@@ -396,6 +512,7 @@ class SessionState:
             if state not in STATES:
                 raise ValueError(f"unknown session state {state!r}")
             context = data.get("context") or {}
+            messages = data.get("messages") or {}
 
             def optional_float(name: str) -> float | None:
                 value = data.get(name)
@@ -420,9 +537,12 @@ class SessionState:
                 suspended_total=float(data.get("suspended_total") or 0.0),
                 unsuspended_at=optional_float("unsuspended_at"),
                 lives=int(data.get("lives") or 1),
-                messages={k: int(v) for k, v in (data.get("messages") or {}).items()},
-                categories={k: int(v) for k, v in (data.get("categories") or {}).items()},
-                tools={str(k): int(v) for k, v in (data.get("tools") or {}).items()},
+                counts=SessionCounts(
+                    user_messages=int(messages.get("user") or 0),
+                    assistant_messages=int(messages.get("assistant") or 0),
+                    categories={k: int(v) for k, v in (data.get("categories") or {}).items()},
+                    tools={str(k): int(v) for k, v in (data.get("tools") or {}).items()},
+                ),
                 events=deque((dict(e) for e in data.get("events") or ()), maxlen=events_kept),
                 recent_files=[str(f) for f in context.get("recent_files") or ()],
                 recent_tools=[str(t) for t in context.get("recent_tools") or ()],
@@ -553,10 +673,16 @@ class SessionTracker:
             activity.last_assistant_text,
         )
 
-    def observe_counts(self, session: Session, counts: ScanCounts) -> list[SinkEvent]:
+    def observe_counts(
+        self, session: Session, counts: ScanCounts, counted: SessionCounts | None = None
+    ) -> list[SinkEvent]:
         """:meth:`observe` for the tuple ``sidelight._core.scan_many_counts`` gives for a scan, as it is:
         the watcher's hot path, which builds no :class:`~sidelight.types.Activity` for thousands of
-        scans a second."""
+        scans a second.
+
+        ``counted``: the caller's record of the session, to which it already added this scan
+        (:meth:`SessionCounts.add_scans`): the state shares it as its :attr:`SessionState.counts`
+        rather than count the scan a second time."""
         return self._observe(
             session,
             counts[2],
@@ -569,6 +695,7 @@ class SessionTracker:
             counts[8],
             counts[7],
             counts[11],
+            counted,
         )
 
     def _observe(
@@ -584,8 +711,10 @@ class SessionTracker:
         files_touched: Iterable[str] | None,
         tool_uses: Sequence[CoreToolUse] | None,
         last_assistant_text: str | None,
+        counted: SessionCounts | None = None,
     ) -> list[SinkEvent]:
-        """``categories``: the counts of ``edit``, ``read``, ``command`` and ``other`` tool uses."""
+        """``categories``: the counts of ``edit``, ``read``, ``command`` and ``other`` tool uses;
+        ``counted``: see :meth:`observe_counts`."""
         if not (lines > 0 or prompts or replies or tool_uses):
             return []
         now = self.clock()
@@ -593,12 +722,10 @@ class SessionTracker:
         state = self._wake(session, now, out, source="transcript")
         state.last_activity = max(state.last_activity, now)
 
-        messages = state.messages
-        if prompts:
-            messages["user"] = messages.get("user", 0) + prompts
-        if replies:
-            messages["assistant"] = messages.get("assistant", 0) + replies
-        add_tool_counts(state.categories, state.tools, categories, tools)
+        if counted is None:
+            state.counts.add(prompts, replies, categories, tools)
+        elif state.counts is not counted:
+            state.counts = counted
 
         if prompts:
             self._prompts(state, prompts, first_user_text, last_user_text, now, out)

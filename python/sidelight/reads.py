@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight import _core
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
-from sidelight.types import Activity, Cursor, CursorTuple
+from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,6 +33,7 @@ __all__ = [
     "TranscriptRead",
     "category_tables",
     "commit_reads",
+    "cursor_entry",
     "cursor_file",
     "decoder_for",
     "entry_data",
@@ -108,6 +109,41 @@ def entry_data(
     extra = entry.get("extra")
     data = extra.get(str(path)) if isinstance(extra, Mapping) else None
     return data if isinstance(data, Mapping) else None
+
+
+def cursor_entry(
+    saved: Mapping[str, Any] | None, main: str, cursors: Mapping[str, CursorTuple]
+) -> dict[str, Any] | None:
+    """A reader's cursor entry for one session (the shape :mod:`sidelight.cursors` describes): ``saved``
+    (the entry it had, ``None`` for none) with the new ``cursors`` of the session's transcripts (path ->
+    cursor tuple) put in. The main transcript's (``main``) fields make the top level, replacing what it
+    held (``extra`` aside); each other file's go under ``extra``, beside the saved ones. ``None`` when
+    the entry would have no ``offset`` (the main transcript was never read): it waits for a later read.
+
+    The one builder of cursor entries: the digest's, the fleet publisher's and the watcher's.
+
+    >>> cursor_entry(None, "/a.jsonl", {"/a.jsonl": (10, 1, 2, 3, 4, 5, 6)})["offset"]
+    10
+    """
+    if len(cursors) == 1 and (saved is None or "extra" not in saved):
+        # The common case, a session of one transcript read again: its cursor is the whole entry.
+        cursor = cursors.get(main)
+        if cursor is not None:
+            return dict(zip(CURSOR_FIELDS, cursor, strict=True))
+    found = saved.get("extra") if saved is not None else None
+    extra = dict(found) if isinstance(found, Mapping) else {}
+    top = cursors.get(main)
+    entry: dict[str, Any]
+    if top is not None:
+        entry = dict(zip(CURSOR_FIELDS, top, strict=True))
+    else:
+        entry = {k: v for k, v in saved.items() if k != "extra"} if saved is not None else {}
+    for name, cursor in cursors.items():
+        if name != main:
+            extra[name] = dict(zip(CURSOR_FIELDS, cursor, strict=True))
+    if extra:
+        entry["extra"] = extra
+    return entry if "offset" in entry else None
 
 
 def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
@@ -261,23 +297,21 @@ def commit_reads(
     results: Sequence[Activity | Exception],
     saved: Mapping[str, Mapping[str, Any]],
 ) -> None:
-    entries: dict[str, dict[str, Any]] = {}
+    found: dict[str, tuple[Session, dict[str, CursorTuple]]] = {}
     for read, result in zip(reads, results, strict=True):
         if isinstance(result, Exception):
             continue
-        entry = entries.setdefault(read.session.key, _copy_entry(saved.get(read.session.key)))
-        cursor = result.cursor.as_dict()
-        if read.path == read.session.path:
-            extra = entry.get("extra")
-            entry.clear()
-            entry.update(cursor)
-            if extra:
-                entry["extra"] = extra
-        else:
-            entry.setdefault("extra", {})[str(read.path)] = cursor
+        key = read.session.key
+        if key not in found:
+            found[key] = (read.session, {})
+        found[key][1][str(read.path)] = result.cursor.as_tuple()
     # An entry needs its main transcript's cursor (a subagent file read while the main one failed
     # waits for the next prompt rather than be stored without an offset).
-    complete = {key: entry for key, entry in entries.items() if "offset" in entry}
+    complete: dict[str, dict[str, Any]] = {}
+    for key, (session, cursors) in found.items():
+        entry = cursor_entry(saved.get(key), str(session.path), cursors)
+        if entry is not None:
+            complete[key] = entry
     if not complete:
         return
     try:
@@ -285,12 +319,3 @@ def commit_reads(
     except (OSError, ValueError):
         # The digest still goes out; the next prompt may repeat part of it.
         logger.warning("could not save the cursors in %s", store.path, exc_info=True)
-
-
-def _copy_entry(entry: Mapping[str, Any] | None) -> dict[str, Any]:
-    if not entry:
-        return {}
-    copied = dict(entry)
-    if isinstance(copied.get("extra"), Mapping):
-        copied["extra"] = dict(copied["extra"])
-    return copied

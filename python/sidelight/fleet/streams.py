@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
     from sidelight.reads import TranscriptRead
-    from sidelight.types import Activity
+    from sidelight.types import Activity, CursorTuple
 
 __all__ = [
     "PUBLISHER_CURSORS",
@@ -562,7 +562,7 @@ class Publisher:
         """Scans the batch: the records to publish (session key -> record), the cursor entries to store
         once they are published (or at once, for sessions with nothing to say), and the sessions to drop
         (their transcript is gone)."""
-        from sidelight.reads import plan_reads, scan_with_resets
+        from sidelight.reads import cursor_entry, plan_reads, scan_with_resets
 
         reads = plan_reads(list(batch.values()), saved, self.settings, skip_unchanged=False)
         results = scan_with_resets(reads, self.plugins, self.settings)
@@ -585,23 +585,21 @@ class Publisher:
             session = batch[key]
             first = any(read.first_look for read, _ in found)
             activity = SessionActivity.merge(session, [a for _, a in found], first_look=first)
-            entry: dict[str, Any] = {}
-            extra: dict[str, Any] = {}
+            cursors: dict[str, CursorTuple] = {}
             ranges: list[tuple[str, int, int, int]] = []
             for read, result in found:
                 cursor = result.cursor
                 start = read.cursor.offset if read.cursor is not None else 0
                 span = (str(read.path), cursor.inode, start, cursor.offset)
+                cursors[str(read.path)] = cursor.as_tuple()
                 if read.path == session.path:
-                    entry.update(cursor.as_dict())
                     ranges.insert(0, span)
                 else:
-                    extra[str(read.path)] = cursor.as_dict()
                     ranges.append(span)
-            if "offset" not in entry:
+            # Built afresh from this round's reads (every transcript of the batch is read).
+            entry = cursor_entry(None, str(session.path), cursors)
+            if entry is None:
                 continue  # the main transcript was not read: the next round tries again
-            if extra:
-                entry["extra"] = extra
             entry["session"] = _session_info(session)
             entries[key] = entry
             if not activity.is_empty or activity.files_touched:

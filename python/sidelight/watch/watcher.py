@@ -47,12 +47,18 @@ from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import CATEGORIES, add_tool_counts, format_duration
-from sidelight.reads import category_tables, decoder_for, entry_data, first_look_cursor, saved_cursor
+from sidelight.lifecycle import SessionCounts, format_duration
+from sidelight.reads import (
+    category_tables,
+    cursor_entry,
+    decoder_for,
+    entry_data,
+    first_look_cursor,
+    saved_cursor,
+)
 from sidelight.records import HostEvent, Session
 from sidelight.statefile import write_atomic
 from sidelight.timestamps import epoch_seconds
-from sidelight.types import CURSOR_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -83,6 +89,7 @@ __all__ = [
     "request_resume",
     "request_suspend",
     "running_watcher",
+    "status_row",
     "watch_options",
     "write_json_atomic",
 ]
@@ -129,12 +136,11 @@ class WatchRequest:
     time: float
 
 
-_FIELD_SET = frozenset(CURSOR_FIELDS)
-
-
 @dataclass(slots=True)
 class _Row:
-    """What the watcher has counted of one session since it first saw it."""
+    """One session the watcher follows: where it is and what it is called (as of the last listing its
+    scans came from), and its counts, the one record of them (:class:`SessionCounts`, which a tracker
+    the watcher feeds shares). What ``sidelight status`` shows of it is a view, :func:`status_row`."""
 
     key: str
     name: str
@@ -142,53 +148,13 @@ class _Row:
     group: str
     path: str
     resolver: str
-    user_messages: int = 0
-    assistant_messages: int = 0
-    categories: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
-    tools: dict[str, int] = field(default_factory=dict)
-    lines: int = 0
-    last_timestamp: str | None = None
-    #: Epoch seconds of the last activity (the last timestamp seen, else when it was read), as of the
-    #: last read of :attr:`last_activity`.
-    activity_seconds: float | None = None
-    recent_files: list[str] = field(default_factory=list)
+    counts: SessionCounts = field(default_factory=SessionCounts)
     #: The listing's Session object the name and group were last taken from.
     seen: Session | None = field(default=None, repr=False, compare=False)
-    #: A timestamp not yet turned into ``activity_seconds``, and when it was read (the fallback when it
-    #: cannot be read): a busy session gets a new one every pass, and is shown once a second.
-    pending: tuple[str, float] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def last_activity(self) -> float | None:
-        """Epoch seconds of the last activity."""
-        pending = self.pending
-        if pending is not None:
-            self.pending = None
-            moment = epoch_seconds(pending[0])
-            self.activity_seconds = moment if moment is not None else pending[1]
-        return self.activity_seconds
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "name": self.name,
-            "agent": self.agent,
-            "group": self.group,
-            "path": self.path,
-            "resolver": self.resolver,
-            "user_messages": self.user_messages,
-            "assistant_messages": self.assistant_messages,
-            "messages": self.user_messages + self.assistant_messages,
-            "categories": dict(self.categories),
-            "tools": dict(self.tools),
-            "lines": self.lines,
-            "last_timestamp": self.last_timestamp,
-            "last_activity": self.last_activity,
-            "recent_files": list(self.recent_files),
-        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> _Row:
+        """The row :func:`status_row` rendered (a snapshot's session record)."""
         row = cls(
             key=str(data["key"]),
             name=str(data.get("name") or data["key"]),
@@ -197,25 +163,45 @@ class _Row:
             path=str(data.get("path") or ""),
             resolver=str(data.get("resolver") or ""),
         )
-        row.user_messages = int(data.get("user_messages") or 0)
-        row.assistant_messages = int(data.get("assistant_messages") or 0)
+        counts = row.counts
+        counts.user_messages = int(data.get("user_messages") or 0)
+        counts.assistant_messages = int(data.get("assistant_messages") or 0)
         found = data.get("categories")
         if isinstance(found, dict):
-            row.categories.update({k: int(v) for k, v in found.items() if isinstance(v, int)})
+            counts.categories.update({k: int(v) for k, v in found.items() if isinstance(v, int)})
         tools = data.get("tools")
         if isinstance(tools, dict):
-            row.tools = {str(k): int(v) for k, v in tools.items() if isinstance(v, int)}
-        row.lines = int(data.get("lines") or 0)
-        row.last_timestamp = data.get("last_timestamp")
+            counts.tools = {str(k): int(v) for k, v in tools.items() if isinstance(v, int)}
+        counts.lines = int(data.get("lines") or 0)
+        counts.last_timestamp = data.get("last_timestamp")
         last = data.get("last_activity")
-        row.activity_seconds = float(last) if isinstance(last, int | float) else None
+        counts.activity_seconds = float(last) if isinstance(last, int | float) else None
         files = data.get("recent_files")
-        row.recent_files = [str(f) for f in files] if isinstance(files, list) else []
+        counts.touched_files = [str(f) for f in files] if isinstance(files, list) else []
         return row
 
 
-#: How many recently touched files a row keeps.
-RECENT_FILES = 10
+def status_row(row: _Row) -> dict[str, Any]:
+    """The status row of a session (a record of ``status.json``'s ``sessions``, before its state): a
+    view of the watcher's record, rendered when the snapshot is written."""
+    counts = row.counts
+    return {
+        "key": row.key,
+        "name": row.name,
+        "agent": row.agent,
+        "group": row.group,
+        "path": row.path,
+        "resolver": row.resolver,
+        "user_messages": counts.user_messages,
+        "assistant_messages": counts.assistant_messages,
+        "messages": counts.user_messages + counts.assistant_messages,
+        "categories": dict(counts.categories),
+        "tools": dict(counts.tools),
+        "lines": counts.lines,
+        "last_timestamp": counts.last_timestamp,
+        "last_activity": counts.last_activity,
+        "recent_files": list(counts.touched_files),
+    }
 
 
 def _row_for(session: Session) -> _Row:
@@ -993,32 +979,12 @@ class Watcher:
         self._dirty_state = True
 
     def _entry(self, key: str) -> dict[str, Any] | None:
-        """The cursor-store entry of ``key`` (the seed's shape, see :mod:`sidelight.cursors`): the main
+        """The cursor-store entry of ``key`` (:func:`sidelight.reads.cursor_entry`): the main
         transcript's cursor, and ``extra`` for subagent files."""
         session = self._sessions.get(key)
         row = self._rows.get(key)
-        main = os.fspath(session.path) if session is not None else (row.path if row is not None else None)
-        saved = self._entries.get(key)
-        mine = self._cursors.get(key)
-        if (
-            mine is not None
-            and len(mine) == 1
-            and main in mine
-            and (saved is None or saved.keys() <= _FIELD_SET)
-        ):
-            # The common case, a session of one transcript: its cursor is the whole entry.
-            return dict(zip(CURSOR_FIELDS, mine[main], strict=True))
-        entry = dict(saved or {})
-        extra = dict(entry.get("extra") or {})
-        for name, cursor in self._cursors.get(key, {}).items():
-            fields = dict(zip(CURSOR_FIELDS, cursor, strict=True))
-            if name == main:
-                entry.update(fields)
-            else:
-                extra[name] = fields
-        if extra:
-            entry["extra"] = extra
-        return entry if "offset" in entry else None
+        main = os.fspath(session.path) if session is not None else (row.path if row is not None else "")
+        return cursor_entry(self._entries.get(key), main, self._cursors.get(key) or {})
 
     def _account(
         self,
@@ -1036,55 +1002,20 @@ class Watcher:
         if row.seen is not session:
             # A new listing of the sessions (a title read, a project renamed): refresh what shows.
             row.name, row.group, row.seen = session.name, session.group, session
-        last: str | None = None
-        busy = False
-        for (
-            _cursor,
-            _reset,
-            lines,
-            user,
-            assistant,
-            by_category,
-            tools,
-            _tool_uses,
-            touched,
-            _first_user,
-            _last_user,
-            _last_reply,
-            stamp,
-        ) in outcomes:
-            row.lines += lines
-            if user or assistant:
-                row.user_messages += user
-                row.assistant_messages += assistant
-                busy = True
-            busy = add_tool_counts(row.categories, row.tools, by_category, tools) or busy
-            if touched:
-                recent = row.recent_files
-                for path in touched:
-                    if path in recent:
-                        recent.remove(path)
-                    recent.append(path)
-                del recent[:-RECENT_FILES]
-            if stamp is not None and (last is None or stamp > last):
-                last = stamp
-        if last is not None:
-            row.last_timestamp = last
-            row.pending = (last, now)
-        elif busy:
-            row.activity_seconds, row.pending = now, None
+        counts = row.counts
+        counts.add_scans(outcomes, now)
         tracker = self.tracker
         if tracker is None:
             return
         # A first look at a transcript that went quiet long ago is history: the session ended before
         # the watcher came, and its row shows as much (see _snapshot).
         if was_first:
-            last_activity = row.last_activity
+            last_activity = counts.last_activity
             if last_activity is not None and now - last_activity >= 2 * tracker.settings.idle_timeout:
                 return
         for outcome in outcomes:
             try:
-                events.extend(tracker.observe_counts(session, outcome))
+                events.extend(tracker.observe_counts(session, outcome, counts))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
         if session.key in self._suspended:
@@ -1166,6 +1097,11 @@ class Watcher:
                     )
                 except Exception:
                     logger.warning("cannot restore the lifecycle state; starting afresh", exc_info=True)
+            # One record of the counts: the restored rows' (saved with their cursors, every flush).
+            for key, row in self._rows.items():
+                state = tracker.get(key)
+                if state is not None:
+                    state.counts = row.counts
             for key in self._suspended:
                 state = tracker.get(key)
                 if state is not None and state.state not in ("suspended", "ended"):
@@ -1215,14 +1151,14 @@ class Watcher:
         now = self.clock()
         sessions = []
         for key, row in self._rows.items():
-            record = row.as_dict()
+            record = status_row(row)
             state = states.get(key)
             if state is not None:
                 record.update(state)
             else:
                 # Not followed by the tracker (no tracker, or quiet since before the watcher came).
                 record["state"] = derive_state(
-                    row.last_activity, now, idle_timeout, suspended=key in self._suspended
+                    row.counts.last_activity, now, idle_timeout, suspended=key in self._suspended
                 )
                 record["hot_memory"] = 0
             sessions.append(record)
