@@ -15,7 +15,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use sidelight_core::activity::{Meta, Sink};
-use sidelight_core::declared::{report_events, Event, KeyPath, LineDecoder, Spec, ToolEntrySpec};
+use sidelight_core::formats::declared::{
+    report_events, Event, KeyPath, LineDecoder, Spec, ToolEntrySpec,
+};
+use sidelight_core::formats::PRIMARY_KEYS;
 use sidelight_core::{
     Activity, Categories, Category, Cursor, Error, Format, Limits, LogEntry, Options, Request, Scan,
 };
@@ -282,7 +285,7 @@ fn scan_requests(
             None => {
                 let table = match categories.get(f.name()) {
                     Some(map) => parse_categories(map)?,
-                    None => declared_categories(f.name()),
+                    None => f.categories(),
                 };
                 option_sets.push(options(table, max_line_bytes, text_limit));
                 option_index.insert(f, option_sets.len() - 1);
@@ -762,6 +765,10 @@ impl LineDecoder for PyDecoder {
         &self.name
     }
 
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn decode(&self, line: &[u8], sink: &mut dyn Sink) -> bool {
         if self.cancel.load(Ordering::Relaxed) {
             return false;
@@ -783,32 +790,12 @@ impl LineDecoder for PyDecoder {
     }
 }
 
-/// The keys of a tool's arguments that name what it acts on (as the built-in decoders use them).
-const PRIMARY_KEYS: [&[u8]; 8] = [
-    b"file_path",
-    b"notebook_path",
-    b"command",
-    b"cmd",
-    b"pattern",
-    b"query",
-    b"url",
-    b"path",
-];
-
-/// The Python decoders registered, to find the one behind an external format.
-static PY_DECODERS: std::sync::RwLock<Vec<&'static PyDecoder>> = std::sync::RwLock::new(Vec::new());
-
+/// The Python decoder behind an external format.
 fn external(format: Format) -> Option<&'static PyDecoder> {
     let Format::External(d) = format else {
         return None;
     };
-    let decoders = PY_DECODERS.read().unwrap_or_else(|e| e.into_inner());
-    decoders.iter().copied().find(|p| {
-        std::ptr::eq(
-            *p as *const PyDecoder as *const u8,
-            d as *const dyn LineDecoder as *const u8,
-        )
-    })
+    d.as_any().downcast_ref::<PyDecoder>()
 }
 
 /// Reads a description dict field by field; every error names its field.
@@ -999,28 +986,6 @@ fn spec_from(description: &Bound<'_, PyDict>) -> PyResult<Spec> {
     })
 }
 
-/// The tool categories a declared or registered format was given, for requests that bring none.
-static DECLARED_CATEGORIES: std::sync::RwLock<Vec<(String, Categories)>> =
-    std::sync::RwLock::new(Vec::new());
-
-fn remember_categories(name: &str, categories: Categories) {
-    let mut all = DECLARED_CATEGORIES
-        .write()
-        .unwrap_or_else(|e| e.into_inner());
-    all.retain(|(n, _)| n != name);
-    all.push((name.to_owned(), categories));
-}
-
-fn declared_categories(name: &str) -> Categories {
-    let all = DECLARED_CATEGORIES
-        .read()
-        .unwrap_or_else(|e| e.into_inner());
-    all.iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, c)| c.clone())
-        .unwrap_or_default()
-}
-
 /// Compile a format description and register it under `name` (replacing one of that name).
 #[pyfunction]
 fn declare_format(
@@ -1037,9 +1002,8 @@ fn declare_format(
     let spec = spec_from(description).map_err(|e| {
         PyValueError::new_err(format!("format {name:?}: {}", e.value(description.py())))
     })?;
-    sidelight_core::formats::declare(name, &spec)
+    sidelight_core::formats::declare(name, &spec, table)
         .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))?;
-    remember_categories(name, table);
     Ok(())
 }
 
@@ -1070,13 +1034,8 @@ fn register_decoder(
         cancel: AtomicBool::new(false),
         pending: std::sync::Mutex::new(None),
     }));
-    sidelight_core::formats::register(Format::External(decoder))
+    sidelight_core::formats::register(Format::External(decoder), table)
         .map_err(|e| PyValueError::new_err(format!("format {name:?}: {e}")))?;
-    PY_DECODERS
-        .write()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(decoder);
-    remember_categories(name, table);
     Ok(())
 }
 
