@@ -219,6 +219,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "SYNTHETIC_PROMPT_PREFIXES",
         PyTuple::new(m.py(), sidelight_core::activity::SYNTHETIC_PROMPT_PREFIXES)?,
     )?;
+    // The keys of a tool's arguments that name what it acts on, as the built-in decoders read them:
+    // the default of a described format's `primary_keys` (`sidelight.formats.Layout`).
+    m.add(
+        "PRIMARY_KEYS",
+        PyTuple::new(m.py(), sidelight_core::formats::PRIMARY_KEYS)?,
+    )?;
     m.add(
         "CODEX_CONTEXT_PREFIXES",
         PyTuple::new(m.py(), sidelight_core::formats::CODEX_CONTEXT_PREFIXES)?,
