@@ -1,9 +1,9 @@
 //! `sidelight._core`: the thin binding of sidelight-core. Primitive arguments in, plain data out, the
 //! GIL released while files are read, and Ctrl-C honoured during long scans.
 //!
-//! This file holds the module's functions and its initialisation; [`convert`] turns core types into
-//! Python data and back, [`scans`] runs the core's scans without the GIL, [`decoders`] bridges line
-//! decoders written in Python, and [`spec`] reads a format description.
+//! This file holds the module's functions and its initialisation; `convert` turns core types into
+//! Python data and back, `scans` runs the core's scans without the GIL, `decoders` bridges line
+//! decoders written in Python, and `spec` reads a format description.
 
 use std::path::PathBuf;
 

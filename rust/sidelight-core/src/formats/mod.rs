@@ -3,12 +3,12 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! ([`claude_code`], [`pi`], [`codex`], [`declared`]), over shared helpers ([`read`]: a line's end;
-//! [`tools`]: what tool calls and results say; [`message`]: the `message` object of Claude Code and
-//! Pi). A format declared at run time is a compiled description ([`declared::Declared`]) or a decoder
-//! written outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
-//! [`declare`]) and named like a built-in one. Adding a built-in format: a decoder file, a variant
-//! of [`Format`], and its arms in `name`, `decode` and `guess` below.
+//! (`claude_code`, `pi`, `codex`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
+//! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
+//! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
+//! [`declare`]) and named like a built-in one. Adding a built-in format: a decoder file, a variant of
+//! [`Format`], and its arms in `name`, `decode` and `guess` below.
 
 use std::sync::RwLock;
 
@@ -220,7 +220,7 @@ impl Format {
 mod tests {
     use super::testing::{options, run};
     use super::*;
-    use crate::activity::Activity;
+    use crate::activity::{Activity, Category};
 
     #[test]
     fn malformed_lines_are_counted_not_fatal() {
@@ -233,6 +233,17 @@ mod tests {
             ],
         );
         assert_eq!(a.skipped.malformed_json, 3);
+    }
+
+    #[test]
+    fn registered_formats_keep_their_tool_categories() {
+        let table = crate::activity::Categories::new([("Shell".to_owned(), Category::Command)]);
+        let f = declare("categories-test", &declared::samples::gemini(), table).unwrap();
+        assert_eq!(f.categories().of("shell"), Category::Command);
+        let again = Format::parse("categories-test").unwrap();
+        assert_eq!(again.categories().of("SHELL"), Category::Command);
+        // A built-in format's categories are the caller's.
+        assert_eq!(Format::Pi.categories().of("bash"), Category::Other);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! How every decoder reads a line: where its object ends, and why a line was not decoded.
+//! How every decoder reads a line: whether its object ends well, how a value that may end the reading
+//! is read, and why a line was not decoded.
 
 use crate::json::{Flow, Reader};
 use crate::simd;
