@@ -11,6 +11,7 @@ __all__ = [
     "CODEX_CONTEXT_PREFIXES",
     "FILES_TOUCHED_KEPT",
     "FORMATS",
+    "PRIMARY_KEYS",
     "SYNTHETIC_PROMPT_PREFIXES",
     "TOOL_USES_KEPT",
     "__version__",
@@ -36,6 +37,10 @@ _CursorTuple = tuple[int, int, int, int, int, int, int]
 _EntryTuple = tuple[str | None, str, str | None, str | None, str | None, str | None, bool]
 
 FORMATS: Final[tuple[str, ...]]
+#: The argument keys that name what a tool acts on, most telling first: a tool use's primary argument
+#: is the value of the first of them that is a non-empty string (docs/activity.md). The built-in
+#: decoders use them, and a described format's ``primary_keys`` defaults to them.
+PRIMARY_KEYS: Final[tuple[str, ...]]
 #: Prefixes of user text that a client wrote on the person's behalf (Claude Code's command and
 #: reminder blocks, "[Request interrupted by user"…): not prompts.
 SYNTHETIC_PROMPT_PREFIXES: Final[tuple[str, ...]]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
+from sidelight import _core
 from sidelight.errors import SidelightError
 
 if TYPE_CHECKING:
@@ -312,16 +313,7 @@ class Layout:
     #: person's; the built-in list (``<system-reminder>``…, docs/activity.md) applies as well.
     skip_prompt_prefixes: tuple[str, ...] = ()
     #: The argument keys that name what a tool acts on, most telling first (default: the built-ins').
-    primary_keys: tuple[str, ...] = (
-        "file_path",
-        "notebook_path",
-        "command",
-        "cmd",
-        "pattern",
-        "query",
-        "url",
-        "path",
-    )
+    primary_keys: tuple[str, ...] = _core.PRIMARY_KEYS
 
     def __post_init__(self) -> None:
         _normalize(
@@ -517,8 +509,6 @@ def register_format(spec: FormatSpec) -> bool:
         return True
     if spec.name in {f.value for f in Format}:
         raise FormatDeclarationError(f"format {spec.name!r}: name: a built-in format's; choose another")
-    from sidelight import _core
-
     table = {tool.translate(_ASCII_LOWER): str(category) for tool, category in spec.categories.items()}
     try:
         if spec.layout is not None:

@@ -193,7 +193,7 @@ pub trait Sink {
     fn tool_result(&mut self, _id: Option<u64>, _is_error: bool, _text: Option<Text<'_>>) {}
     /// An entry of a transcript that is a tree (Pi): the hashes of its id and of its parent's id.
     fn entry_link(&mut self, _id: u64, _parent: Option<u64>) {}
-    /// True for the entry reader's sink ([`crate::entries`]), which also [wants results](Sink::wants_results).
+    /// True for the entry reader's sink (`read_entries`), which also [wants results](Sink::wants_results).
     /// Only then do the decoders report what a log of the session needs beyond a count: a tool call's
     /// [`Arguments`], a result's details, [`Marker`]s and every line's timestamp.
     fn wants_entries(&self) -> bool {
@@ -250,9 +250,17 @@ pub struct ToolCall<'a> {
     /// Paths an edit tool reports beside its primary argument (every file of a patch).
     pub files: Vec<String>,
     /// What a hot memory shows of it: lines written, an edit's old and new text.
-    pub details: crate::formats::Details,
+    pub details: Details,
     /// Its arguments, for a sink that [wants entries](Sink::wants_entries) (else `None`).
     pub arguments: Option<Arguments<'a>>,
+}
+
+/// A tool use's details for a hot memory; see docs/activity.md, "Tool details".
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
+pub struct Details {
+    pub lines: Option<u64>,
+    pub old_text: Option<String>,
+    pub new_text: Option<String>,
 }
 
 /// A kept tool use.

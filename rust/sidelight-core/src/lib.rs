@@ -4,7 +4,6 @@
 //! is `docs/activity.md` at the repository root.
 
 pub mod activity;
-pub mod declared;
 pub mod entries;
 pub mod error;
 pub mod formats;

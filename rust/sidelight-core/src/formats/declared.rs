@@ -14,8 +14,9 @@
 //! [`LineDecoder`] is the other way in: a decoder written elsewhere (the Python fallback) that reports
 //! [`Event`]s for a line.
 
-use crate::activity::{hash64, Arguments, Meta, Sink, Text, ToolCall};
-use crate::formats::{line_end, tool_input, Bad, Details, PRIMARY_KEYS};
+use super::read::{line_end, Bad};
+use super::tools::{tool_input, PRIMARY_KEYS};
+use crate::activity::{hash64, Arguments, Details, Meta, Sink, Text, ToolCall};
 use crate::json::{Flow, RawStr, Reader};
 
 /// Object keys from the top of a line down to a value: `["message", "role"]`.
@@ -130,10 +131,7 @@ impl Default for Spec {
             result_id: None,
             result_error: None,
             skip_prompt_prefixes: Vec::new(),
-            primary_keys: PRIMARY_KEYS
-                .iter()
-                .map(|k| String::from_utf8_lossy(k).into_owned())
-                .collect(),
+            primary_keys: PRIMARY_KEYS.iter().map(|k| (*k).to_owned()).collect(),
         }
     }
 }
@@ -722,7 +720,7 @@ impl Declared {
     }
 
     /// Decodes one line into `sink`.
-    pub(crate) fn decode<S: Sink + ?Sized>(&self, line: &[u8], sink: &mut S) -> Result<(), Bad> {
+    pub(super) fn decode<S: Sink + ?Sized>(&self, line: &[u8], sink: &mut S) -> Result<(), Bad> {
         let mut r = Reader::new(line);
         let mut f = Fields::default();
         let needs_identity = sink.needs_identity();
@@ -1227,7 +1225,7 @@ fn raw<'a>(e: &'a (std::borrow::Cow<'_, [u8]>, bool)) -> RawStr<'a> {
 }
 
 /// Reports the events of one line, as a built-in decoder reports what it finds.
-pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]], sink: &mut S) {
+pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&str], sink: &mut S) {
     let typed = events.iter().find_map(|e| match e {
         Event::Type(t) => Some(t),
         _ => None,
@@ -1305,11 +1303,15 @@ pub fn report_events<S: Sink + ?Sized>(events: &[Event], primary_keys: &[&[u8]],
     }
 }
 
-/// A line decoder written outside the core (the Python fallback). It must not panic; it returns false
-/// for a line it cannot read, which is counted as malformed.
+/// A line decoder written outside the core (the Python fallback), registered as a
+/// [`Format::External`](super::Format::External). It must not panic; it returns false for a line it
+/// cannot read, which is counted as malformed.
 pub trait LineDecoder: Send + Sync {
     fn name(&self) -> &str;
     fn decode(&self, line: &[u8], sink: &mut dyn Sink) -> bool;
+    /// The decoder as its own type, for the code that registered it to find it again behind a format
+    /// (the binding scans a format written in Python with the GIL held).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl std::fmt::Debug for dyn LineDecoder {
@@ -1662,18 +1664,21 @@ mod tests {
             assert!(error.starts_with(field), "{error:?} should name {field}");
             assert!(!error.contains('\n'));
         }
-        assert!(crate::formats::declare("pi", &Spec::default())
-            .unwrap_err()
-            .contains("built-in"));
+        assert!(
+            crate::formats::declare("pi", &Spec::default(), Categories::default())
+                .unwrap_err()
+                .contains("built-in")
+        );
     }
 
     #[test]
     fn registered_formats_are_found_by_name() {
-        let f = crate::formats::declare("registry-test", &samples::gemini()).unwrap();
+        let f = crate::formats::declare("registry-test", &samples::gemini(), Categories::default())
+            .unwrap();
         assert_eq!(Format::parse("registry-test"), Some(f));
         assert!(crate::formats::registered().contains(&"registry-test"));
         // Declaring a name again replaces it.
-        crate::formats::declare("registry-test", &samples::pi()).unwrap();
+        crate::formats::declare("registry-test", &samples::pi(), Categories::default()).unwrap();
         let again = Format::parse("registry-test").unwrap();
         assert!(matches!(again, Format::Declared(d) if std::ptr::eq(d.name(), again.name())));
     }

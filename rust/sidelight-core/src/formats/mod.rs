@@ -1,0 +1,292 @@
+//! The transcript formats: the one registry of them (the built-in decoders, and the formats declared or
+//! registered at run time with their tool categories), how a format is named and guessed from a line,
+//! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
+//!
+//! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
+//! (`claude_code`, `pi`, `codex`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
+//! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
+//! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
+//! [`declare`]) and named like a built-in one. Adding a built-in format: a decoder file, a variant of
+//! [`Format`], and its arms in `name`, `decode` and `guess` below.
+
+use std::sync::RwLock;
+
+use crate::activity::{Categories, Sink};
+use crate::json::{Flow, Reader};
+
+mod claude_code;
+mod codex;
+pub mod declared;
+mod message;
+mod pi;
+mod read;
+#[cfg(test)]
+mod testing;
+mod tools;
+
+pub use codex::CODEX_CONTEXT_PREFIXES;
+pub use tools::PRIMARY_KEYS;
+
+use declared::{Declared, LineDecoder, Spec};
+use read::Bad;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Format {
+    ClaudeCode,
+    Pi,
+    Codex,
+    /// A declared format: a description compiled into a decoder (see [`declared`]).
+    Declared(&'static Declared),
+    /// A decoder written outside the core (the Python fallback).
+    External(&'static dyn LineDecoder),
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+/// The formats declared or registered at run time, by name, each with the tool categories it was
+/// given. A declaration is compiled once and lives as long as the process (it is leaked): scans in
+/// flight keep using the one they started with.
+static REGISTRY: RwLock<Vec<(Format, Categories)>> = RwLock::new(Vec::new());
+
+/// Registers a declared or external format under its name, with the tool categories a scan of it
+/// uses when it is given none, replacing one of the same name. The names of the built-in formats
+/// cannot be taken.
+pub fn register(format: Format, categories: Categories) -> Result<(), String> {
+    let name = format.name();
+    if Format::ALL.iter().any(|f| f.name() == name) {
+        return Err(format!(
+            "the name {name:?} is a built-in format's; choose another"
+        ));
+    }
+    if matches!(format, Format::ClaudeCode | Format::Pi | Format::Codex) {
+        return Err("only declared and external formats are registered".to_owned());
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    registry.retain(|(f, _)| f.name() != name);
+    registry.push((format, categories));
+    Ok(())
+}
+
+/// Compiles `spec` and registers it as `name`, with its tool categories.
+pub fn declare(name: &str, spec: &Spec, categories: Categories) -> Result<Format, String> {
+    let declared = Declared::compile(name, spec)?;
+    if Format::ALL.iter().any(|f| f.name() == name) {
+        return Err(format!(
+            "name: {name:?} is a built-in format's; choose another"
+        ));
+    }
+    let format = Format::Declared(Box::leak(Box::new(declared)));
+    register(format, categories)?;
+    Ok(format)
+}
+
+/// The names of the formats registered at run time, in the order they were registered.
+pub fn registered() -> Vec<&'static str> {
+    let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    registry.iter().map(|(f, _)| f.name()).collect()
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::ClaudeCode, Format::Pi, Format::Codex];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Pi => "pi",
+            Format::Codex => "codex",
+            Format::Declared(d) => d.name(),
+            Format::External(d) => d.name(),
+        }
+    }
+
+    /// A built-in format, or one registered at run time, by name.
+    pub fn parse(name: &str) -> Option<Format> {
+        if let Some(f) = Format::ALL.into_iter().find(|f| f.name() == name) {
+            return Some(f);
+        }
+        let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+        registry.iter().map(|(f, _)| *f).find(|f| f.name() == name)
+    }
+
+    /// The tool categories the format was registered with, for a scan that is given none. A built-in
+    /// format has none here: its defaults are the caller's (`sidelight.formats.DEFAULT_CATEGORIES`).
+    pub fn categories(self) -> Categories {
+        let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+        let name = self.name();
+        registry
+            .iter()
+            .find(|(f, _)| f.name() == name)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default()
+    }
+
+    /// Decodes one complete line (without its newline) into `sink`.
+    pub fn decode<S: Sink>(self, line: &[u8], sink: &mut S) {
+        let ok = match self {
+            Format::ClaudeCode => claude_code::decode(line, sink),
+            Format::Pi => pi::decode(line, sink),
+            Format::Codex => codex::decode(line, sink),
+            Format::Declared(d) => d.decode(line, sink),
+            Format::External(d) => {
+                if d.decode(line, sink) {
+                    Ok(())
+                } else {
+                    Err(Bad::Malformed)
+                }
+            }
+        };
+        match ok {
+            Ok(()) => {}
+            // A line that is not UTF-8 is counted as such, whatever else is wrong with it.
+            Err(Bad::Malformed) if simdutf8::basic::from_utf8(line).is_err() => sink.invalid_utf8(),
+            Err(Bad::Malformed) => sink.malformed(),
+            Err(Bad::InvalidUtf8) => sink.invalid_utf8(),
+        }
+    }
+
+    /// Judges a format from one line; `None` when the line says nothing.
+    pub fn guess(line: &[u8]) -> Option<Format> {
+        let mut ty = None;
+        let mut keys = 0u32;
+        let (mut payload, mut session_id, mut parent_uuid, mut message) =
+            (false, false, false, false);
+        Reader::new(line).object(|r, key| {
+            keys += 1;
+            match key.raw {
+                b"type" => ty = r.string_or_skip()?.map(|t| t.raw),
+                b"payload" => {
+                    payload = true;
+                    r.skip()?;
+                }
+                b"sessionId" => {
+                    session_id = true;
+                    r.skip()?;
+                }
+                b"parentUuid" | b"isSidechain" | b"uuid" | b"leafUuid" => {
+                    parent_uuid = true;
+                    r.skip()?;
+                }
+                b"message" => {
+                    message = true;
+                    r.skip()?;
+                }
+                _ => r.skip()?,
+            }
+            Some(Flow::Continue)
+        })?;
+        let ty = ty?;
+        if payload
+            && matches!(
+                ty,
+                b"session_meta" | b"response_item" | b"event_msg" | b"turn_context" | b"compacted"
+            )
+        {
+            return Some(Format::Codex);
+        }
+        if session_id || parent_uuid {
+            return Some(Format::ClaudeCode);
+        }
+        match ty {
+            b"session"
+            | b"model_change"
+            | b"thinking_level_change"
+            | b"custom_message"
+            | b"session_info"
+            | b"branch_summary"
+            | b"label" => Some(Format::Pi),
+            b"message" if message => Some(Format::Pi),
+            b"summary" | b"queue-operation" | b"file-history-snapshot" | b"custom-title" => {
+                Some(Format::ClaudeCode)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::{options, run};
+    use super::*;
+    use crate::activity::{Activity, Category};
+
+    #[test]
+    fn malformed_lines_are_counted_not_fatal() {
+        let a = run(
+            Format::ClaudeCode,
+            &[
+                r#"{"type":"user","message":{"role":"us"#,
+                "not json",
+                "[1,2]",
+            ],
+        );
+        assert_eq!(a.skipped.malformed_json, 3);
+    }
+
+    #[test]
+    fn registered_formats_keep_their_tool_categories() {
+        let table = crate::activity::Categories::new([("Shell".to_owned(), Category::Command)]);
+        let f = declare("categories-test", &declared::samples::gemini(), table).unwrap();
+        assert_eq!(f.categories().of("shell"), Category::Command);
+        let again = Format::parse("categories-test").unwrap();
+        assert_eq!(again.categories().of("SHELL"), Category::Command);
+        // A built-in format's categories are the caller's.
+        assert_eq!(Format::Pi.categories().of("bash"), Category::Other);
+    }
+
+    #[test]
+    fn guesses_formats_from_one_line() {
+        assert_eq!(
+            Format::guess(br#"{"type":"session","version":3,"id":"x","cwd":"/"}"#),
+            Some(Format::Pi)
+        );
+        assert_eq!(
+            Format::guess(br#"{"timestamp":"t","type":"session_meta","payload":{}}"#),
+            Some(Format::Codex)
+        );
+        assert_eq!(
+            Format::guess(br#"{"type":"queue-operation","sessionId":"s"}"#),
+            Some(Format::ClaudeCode)
+        );
+        assert_eq!(Format::guess(br#"{"hello":1}"#), None);
+    }
+
+    #[test]
+    fn decoders_never_panic_on_arbitrary_bytes() {
+        use proptest::prelude::*;
+        let mut runner = proptest::test_runner::TestRunner::default();
+        let pieces = prop_oneof![
+            Just(r#"{"type":"user","message":{"role":"user","content":"#.to_owned()),
+            Just(r#"{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","name":"Edit","input":{"#.to_owned()),
+            Just(r#"{"type":"message","message":{"role":"assistant","content":["#.to_owned()),
+            Just(r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","arguments":""#.to_owned()),
+            Just("\\u12".to_owned()),
+            Just("\\\"".to_owned()),
+            Just("}]".to_owned()),
+            "[a-z\"\\\\{}\\[\\],:]{0,12}",
+        ];
+        runner
+            .run(&proptest::collection::vec(pieces, 0..12), |parts| {
+                let line = parts.concat();
+                for f in Format::ALL {
+                    let mut a = Activity::new(&options(), 0);
+                    f.decode(line.as_bytes(), &mut a);
+                    let _ = Format::guess(line.as_bytes());
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+}
