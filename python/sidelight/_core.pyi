@@ -9,6 +9,7 @@ from typing import Any, Final
 
 __all__ = [
     "CODEX_CONTEXT_PREFIXES",
+    "DEFAULT_CATEGORIES",
     "FILES_TOUCHED_KEPT",
     "FORMATS",
     "PRIMARY_KEYS",
@@ -37,6 +38,9 @@ _CursorTuple = tuple[int, int, int, int, int, int, int]
 _EntryTuple = tuple[str | None, str, str | None, str | None, str | None, str | None, bool]
 
 FORMATS: Final[tuple[str, ...]]
+#: Per built-in format, its tools by lowercase name and category (``edit``, ``read``, ``command``); a
+#: tool not listed counts as ``other``. Each decoder's own table, in its file of the core.
+DEFAULT_CATEGORIES: Final[dict[str, dict[str, str]]]
 #: The argument keys that name what a tool acts on, most telling first: a tool use's primary argument
 #: is the value of the first of them that is a non-empty string (docs/activity.md). The built-in
 #: decoders use them, and a described format's ``primary_keys`` defaults to them.

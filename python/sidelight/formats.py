@@ -78,30 +78,10 @@ class Category(StrEnum):
     OTHER = "other"
 
 
-def _categories(edit: str, read: str, command: str) -> dict[str, str]:
-    table: dict[str, str] = {}
-    for category, names in ((Category.EDIT, edit), (Category.READ, read), (Category.COMMAND, command)):
-        table.update(dict.fromkeys(names.split(), category.value))
-    return table
-
-
-#: Per format, the lowercase tool name → category. A tool not listed counts as ``other``.
+#: Per format, the lowercase tool name → category. A tool not listed counts as ``other``. The core's
+#: table (each built-in decoder's own, in ``rust/sidelight-core/src/formats/``).
 DEFAULT_CATEGORIES: Final[dict[str, dict[str, str]]] = {
-    Format.CLAUDE_CODE.value: _categories(
-        edit="edit multiedit write notebookedit",
-        read="read glob grep ls notebookread lsp webfetch websearch readmcpresourcetool",
-        command="bash powershell monitor bashoutput killshell taskoutput taskstop",
-    ),
-    Format.PI.value: _categories(
-        edit="edit write",
-        read="read grep find ls",
-        command="bash bashexecution",
-    ),
-    Format.CODEX.value: _categories(
-        edit="apply_patch",
-        read="view_image",
-        command="shell shell_command exec_command write_stdin local_shell_call container.exec",
-    ),
+    name: dict(table) for name, table in _core.DEFAULT_CATEGORIES.items()
 }
 
 #: The Pi ``customType`` of the messages our own digests are injected as. The core never counts a Pi

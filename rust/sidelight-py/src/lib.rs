@@ -211,6 +211,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "FORMATS",
         PyTuple::new(m.py(), Format::ALL.map(Format::name))?,
     )?;
+    // The one table of the built-in formats' tool categories (`sidelight.formats.DEFAULT_CATEGORIES`).
+    let defaults = PyDict::new(m.py());
+    for format in Format::ALL {
+        let table = PyDict::new(m.py());
+        for (tool, category) in format.default_tools() {
+            table.set_item(*tool, category.name())?;
+        }
+        defaults.set_item(format.name(), table)?;
+    }
+    m.add("DEFAULT_CATEGORIES", defaults)?;
     m.add("TOOL_USES_KEPT", sidelight_core::TOOL_USES_KEPT)?;
     m.add("FILES_TOUCHED_KEPT", sidelight_core::FILES_TOUCHED_KEPT)?;
     // The core's word on which user texts a client wrote (every reader decodes through the core; the

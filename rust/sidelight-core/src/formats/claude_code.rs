@@ -3,8 +3,32 @@
 use super::message::{message, report_assistant, Message};
 use super::read::{line_end, object_value, Bad};
 use super::tools::ResultText;
-use crate::activity::{hash64, Meta, Sink};
+use crate::activity::{hash64, Category, Meta, Sink};
 use crate::json::{Flow, RawStr, Reader};
+
+/// Claude Code's tools by lowercase name and category; a tool not listed counts as `other`.
+pub(super) const TOOLS: &[(&str, Category)] = &[
+    ("edit", Category::Edit),
+    ("multiedit", Category::Edit),
+    ("write", Category::Edit),
+    ("notebookedit", Category::Edit),
+    ("read", Category::Read),
+    ("glob", Category::Read),
+    ("grep", Category::Read),
+    ("ls", Category::Read),
+    ("notebookread", Category::Read),
+    ("lsp", Category::Read),
+    ("webfetch", Category::Read),
+    ("websearch", Category::Read),
+    ("readmcpresourcetool", Category::Read),
+    ("bash", Category::Command),
+    ("powershell", Category::Command),
+    ("monitor", Category::Command),
+    ("bashoutput", Category::Command),
+    ("killshell", Category::Command),
+    ("taskoutput", Category::Command),
+    ("taskstop", Category::Command),
+];
 
 /// Claude Code: see docs/activity.md.
 pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {

@@ -4,7 +4,9 @@ use super::read::{line_end, object_value, Bad};
 use super::tools::{
     integer, patch_details, patch_files, result_content, tool_input, ResultText, PRIMARY_KEYS,
 };
-use crate::activity::{decode_raw, hash64, Arguments, Details, Marker, Meta, Sink, Text, ToolCall};
+use crate::activity::{
+    decode_raw, hash64, Arguments, Category, Details, Marker, Meta, Sink, Text, ToolCall,
+};
 use crate::json::{Flow, RawStr, Reader};
 
 /// Codex user messages that carry instructions or environment, not the person's words.
@@ -113,6 +115,18 @@ fn codex_payload<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<Flow> {
         Some(Flow::Continue)
     })
 }
+
+/// Codex's tools by lowercase name and category; a tool not listed counts as `other`.
+pub(super) const TOOLS: &[(&str, Category)] = &[
+    ("apply_patch", Category::Edit),
+    ("view_image", Category::Read),
+    ("shell", Category::Command),
+    ("shell_command", Category::Command),
+    ("exec_command", Category::Command),
+    ("write_stdin", Category::Command),
+    ("local_shell_call", Category::Command),
+    ("container.exec", Category::Command),
+];
 
 /// Codex rollouts: see docs/activity.md.
 pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {

@@ -12,7 +12,7 @@
 
 use std::sync::RwLock;
 
-use crate::activity::{Categories, Sink};
+use crate::activity::{Categories, Category, Sink};
 use crate::json::{Flow, Reader};
 
 mod claude_code;
@@ -121,9 +121,26 @@ impl Format {
         registry.iter().map(|(f, _)| *f).find(|f| f.name() == name)
     }
 
-    /// The tool categories the format was registered with, for a scan that is given none. A built-in
-    /// format has none here: its defaults are the caller's (`sidelight.formats.DEFAULT_CATEGORIES`).
+    /// A built-in format's tools by lowercase name and category (empty for a registered one).
+    pub fn default_tools(self) -> &'static [(&'static str, Category)] {
+        match self {
+            Format::ClaudeCode => claude_code::TOOLS,
+            Format::Pi => pi::TOOLS,
+            Format::Codex => codex::TOOLS,
+            Format::Declared(_) | Format::External(_) => &[],
+        }
+    }
+
+    /// The format's tool categories, for a scan that is given none: a built-in format's defaults
+    /// ([`Format::default_tools`]), or those a registered one was registered with.
     pub fn categories(self) -> Categories {
+        if !matches!(self, Format::Declared(_) | Format::External(_)) {
+            return Categories::new(
+                self.default_tools()
+                    .iter()
+                    .map(|(name, category)| ((*name).to_owned(), *category)),
+            );
+        }
         let registry = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
         let name = self.name();
         registry
@@ -242,8 +259,10 @@ mod tests {
         assert_eq!(f.categories().of("shell"), Category::Command);
         let again = Format::parse("categories-test").unwrap();
         assert_eq!(again.categories().of("SHELL"), Category::Command);
-        // A built-in format's categories are the caller's.
-        assert_eq!(Format::Pi.categories().of("bash"), Category::Other);
+        // A built-in format's are its decoder's defaults.
+        assert_eq!(Format::Pi.categories().of("bash"), Category::Command);
+        assert_eq!(Format::Codex.categories().of("apply_patch"), Category::Edit);
+        assert_eq!(Format::ClaudeCode.categories().of("Read"), Category::Read);
     }
 
     #[test]

@@ -2,8 +2,20 @@
 
 use super::message::{message, report_assistant, Message};
 use super::read::{line_end, object_value, Bad};
-use crate::activity::{hash64, Arguments, Details, Marker, Meta, Sink, Text, ToolCall};
+use crate::activity::{hash64, Arguments, Category, Details, Marker, Meta, Sink, Text, ToolCall};
 use crate::json::{Flow, RawStr, Reader};
+
+/// Pi's tools by lowercase name and category; a tool not listed counts as `other`.
+pub(super) const TOOLS: &[(&str, Category)] = &[
+    ("edit", Category::Edit),
+    ("write", Category::Edit),
+    ("read", Category::Read),
+    ("grep", Category::Read),
+    ("find", Category::Read),
+    ("ls", Category::Read),
+    ("bash", Category::Command),
+    ("bashexecution", Category::Command),
+];
 
 /// Pi: see docs/activity.md.
 pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
