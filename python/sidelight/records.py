@@ -8,7 +8,7 @@ needs nothing from sidelight but these classes and the ``hookimpl`` marker.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,19 +16,19 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.formats import Event, Layout
+    from sidelight.lines import KINDS as KINDS
+    from sidelight.lines import Chunk as Chunk
+    from sidelight.lines import Line as Line
+    from sidelight.lines import LineKind as LineKind
     from sidelight.plugins import Plugins
     from sidelight.types import Activity
 
 __all__ = [
-    "KINDS",
-    "Chunk",
     "ChunkSummarizerSpec",
     "EmbedderSpec",
     "FormatSpec",
     "HostEvent",
     "InjectorSpec",
-    "Line",
-    "LineKind",
     "ResolverSpec",
     "Session",
     "SessionActivity",
@@ -38,69 +38,22 @@ __all__ = [
     "TokenCounterSpec",
 ]
 
-#: What a collapsed transcript line (:mod:`sidelight.recap.collapse`) records.
-LineKind: TypeAlias = Literal["user", "assistant", "observational", "consequential", "meta"]
-KINDS: Final[tuple[str, ...]] = ("user", "assistant", "observational", "consequential", "meta")
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of the collapsed log."""
-
-    kind: LineKind
-    text: str
-    timestamp: str | None = None
-    #: The tool's name, for tool lines.
-    tool: str | None = None
-    #: The file a consequential tool changed (as shown: relative to the session's directory when in it).
-    path: str | None = None
-    #: The tool call failed (an error result, a non-zero exit code, failing tests).
-    failed: bool = False
-
-    def render(self) -> str:
-        """The line as the recap shows it."""
-        if self.kind == "user":
-            return f"User: {self.text}"
-        if self.kind == "assistant":
-            return f"Assistant: {self.text}"
-        return self.text
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """A run of whole turns of the collapsed log, the unit the recap ranks and summarizes.
-
-    ``index`` counts chunks from 0 in session order; ``turn`` is the number of the first user turn in it
-    (1-based; 0 for what came before the first prompt).
-    """
-
-    index: int
-    lines: tuple[Line, ...]
-    turn: int = 0
-    first_timestamp: str | None = None
-    last_timestamp: str | None = None
-
-    @property
-    def consequential(self) -> int:
-        """How many consequential tool calls the chunk holds."""
-        return sum(1 for line in self.lines if line.kind == "consequential")
-
-    @property
-    def files_edited(self) -> tuple[str, ...]:
-        """The files the chunk's tools changed, in order of first change."""
-        return tuple(dict.fromkeys(line.path for line in self.lines if line.path))
-
-    @property
-    def user_texts(self) -> tuple[str, ...]:
-        return tuple(line.text for line in self.lines if line.kind == "user")
-
-    def text(self) -> str:
-        """The chunk's lines, one per line."""
-        return "\n".join(line.render() for line in self.lines)
-
 
 #: The host events sidelight handles.
 EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+
+
+#: The records of a collapsed transcript (:mod:`sidelight.lines`: ``Line``, ``Chunk``, ``LineKind``,
+#: ``KINDS``), importable from here like the other records and made on first use.
+_LINE_RECORDS: frozenset[str] = frozenset({"KINDS", "Chunk", "Line", "LineKind"})
+
+
+def __getattr__(name: str) -> object:
+    if name in _LINE_RECORDS:
+        from sidelight import lines  # on first use only: a prompt hook never needs them
+
+        return getattr(lines, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)

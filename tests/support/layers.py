@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.cursors",
             "sidelight.formats",
             "sidelight.types",
+            "sidelight.lines",
             "sidelight.records",
             "sidelight.sessions",
             "sidelight.hookspecs",

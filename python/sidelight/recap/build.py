@@ -38,9 +38,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.formats import categories_for
+from sidelight.lines import Chunk, Line
 from sidelight.reads import decoder_for
 from sidelight.recap.collapse import TranscriptLog, is_acknowledgement
-from sidelight.records import Chunk, Line
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from sidelight import _core
 from sidelight.formats import categories_for
+from sidelight.lines import KINDS, Chunk, Line, LineKind
 from sidelight.reader import squeeze_blank_lines
-from sidelight.records import KINDS, Chunk, Line, LineKind
 from sidelight.redact import sanitize, sanitize_lines
 
 if TYPE_CHECKING:

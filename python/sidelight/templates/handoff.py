@@ -29,7 +29,8 @@ from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, Token
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from sidelight.records import Chunk, Session, SinkEvent
+    from sidelight.lines import Chunk
+    from sidelight.records import Session, SinkEvent
 
 __all__ = [
     "sidelight_chunk_summarizers",
