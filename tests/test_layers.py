@@ -61,6 +61,7 @@ def test_the_check_finds_an_upward_import_a_cycle_and_a_template_import(tmp_path
             "hook.py": "from sidelight.templates import default\n",
             "templates/__init__.py": "",
             "templates/default.py": "",
+            "templates/volute.py": "from sidelight.templates import default\n",
             "mystery.py": "",
         },
     )
@@ -68,6 +69,7 @@ def test_the_check_finds_an_upward_import_a_cycle_and_a_template_import(tmp_path
     assert "sidelight.errors (contract) imports sidelight.digest (features), a higher layer" in found
     assert "import cycle at run time: sidelight.digest -> sidelight.reader" in found
     assert "sidelight.hook imports the built-in template sidelight.templates.default" in found
+    assert "sidelight.templates.volute imports the built-in template sidelight.templates.default" in found
     assert "sidelight.mystery: in no layer" in found
 
 

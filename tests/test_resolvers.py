@@ -47,9 +47,9 @@ def _fresh_caches() -> None:
     paths.real.cache_clear()
     paths.find_volute_mind.cache_clear()
     claude_code._project_cwds.clear()
-    claude_code._flat_parents.clear()
+    paths._claude_flat_parents.clear()
     pi._folder_cwds.clear()
-    pi._header_ids.clear()
+    paths._pi_header_ids.clear()
     codex._meta.clear()
     volute._seen_minds.clear()
 

@@ -26,17 +26,24 @@ from sidelight.records import Session
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from sidelight.config import Settings
+
 __all__ = [
     "CLAUDE_MAX_SANITIZED",
     "TitledSession",
+    "claude_dirs",
+    "claude_flat_parent",
     "claude_project_dir",
     "claude_project_dirs",
     "claude_sanitize",
+    "claude_subagent_paths",
+    "claude_subagents_under",
     "find_volute_mind",
     "head_string_field",
     "is_volute_mind",
     "js_hash36",
     "pi_encode_cwd",
+    "pi_session_uuid",
     "read_title",
     "real",
     "short_id",
@@ -360,3 +367,71 @@ class TitledSession(Session):
     @name.setter
     def name(self, value: str) -> None:
         _NAME_SLOT.__set__(self, value)
+
+
+# --- Claude Code and Pi: where a session's files are, what a file name says ---------------------------
+
+_claude_flat_parents: dict[tuple[str, int, int], str | None] = {}
+_pi_header_ids: dict[str, str | None] = {}
+_PI_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def claude_dirs(settings: Settings) -> list[Path]:
+    """The Claude folders, each once (``~/.config/claude`` may be a link to ``~/.claude``)."""
+    seen: set[str] = set()
+    out = []
+    for d in settings.claude_dirs:
+        r = real(os.fspath(d))
+        if r not in seen:
+            seen.add(r)
+            out.append(d)
+    return out
+
+
+def claude_subagents_under(session_folder: Path) -> list[Path]:
+    """``agent-*.jsonl`` anywhere under ``<session>/subagents/`` (workflow runs nest them deeper)."""
+    found: list[Path] = []
+    top = session_folder / "subagents"
+    for folder, dirs, files in os.walk(top, onerror=lambda error: None):
+        dirs.sort()
+        found.extend(
+            Path(folder, f) for f in sorted(files) if f.startswith("agent-") and f.endswith(".jsonl")
+        )
+    return found
+
+
+def claude_flat_parent(path: str) -> str | None:
+    """The parent session of an old-layout ``agent-<id>.jsonl``: the ``sessionId`` of its lines."""
+    key = stat_key(path)
+    if key is None:
+        return None
+    if key not in _claude_flat_parents:
+        _claude_flat_parents[key] = head_string_field(path, "sessionId")
+    return _claude_flat_parents[key]
+
+
+def claude_subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:
+    """The subagent transcripts of one session (new layout, then old flat files naming it)."""
+    found = claude_subagents_under(project / session_id)
+    try:
+        with os.scandir(project) as entries:
+            flat = sorted(
+                (e.path for e in entries if e.name.startswith("agent-") and e.name.endswith(".jsonl")),
+            )
+    except OSError:
+        flat = []
+    found.extend(Path(p) for p in flat if claude_flat_parent(p) == session_id)
+    return tuple(found)
+
+
+def pi_session_uuid(path: Path | str) -> str | None:
+    """The uuid of ``<timestamp>_<uuid>.jsonl``, else the ``session`` header's ``id``."""
+    stem = os.path.basename(os.fspath(path))  # noqa: PTH119 (a str or a path; as the Pi template read it)
+    stem = stem[:-6] if stem.endswith(".jsonl") else stem
+    tail = stem.rsplit("_", 1)[-1]
+    if _PI_UUID.fullmatch(tail):
+        return tail.lower()
+    key = os.fspath(path)
+    if key not in _pi_header_ids:
+        _pi_header_ids[key] = head_string_field(path, "id", limit=4096)
+    return _pi_header_ids[key]

@@ -39,12 +39,15 @@ from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
 from sidelight.paths import (
     TitledSession,
+    claude_dirs,
+    claude_flat_parent,
     claude_project_dir,
     claude_project_dirs,
+    claude_subagent_paths,
+    claude_subagents_under,
     head_string_field,
     real,
     short_id,
-    stat_key,
 )
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path", "subagent_paths"]
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,29 +81,16 @@ _OTHER_HOSTS = frozenset({"codex", "pi"})
 _CWD_TRIES = 4
 
 _project_cwds: dict[str, str] = {}
-_flat_parents: dict[tuple[str, int, int], str | None] = {}
 
 
 def roots(settings: Settings) -> list[Path]:
     """The ``projects`` folders of the Claude folders that exist."""
-    return [d / "projects" for d in _claude_dirs(settings) if (d / "projects").is_dir()]
-
-
-def _claude_dirs(settings: Settings) -> list[Path]:
-    """The Claude folders, each once (``~/.config/claude`` may be a link to ``~/.claude``)."""
-    seen: set[str] = set()
-    out = []
-    for d in settings.claude_dirs:
-        r = real(os.fspath(d))
-        if r not in seen:
-            seen.add(r)
-            out.append(d)
-    return out
+    return [d / "projects" for d in claude_dirs(settings) if (d / "projects").is_dir()]
 
 
 def list_sessions(settings: Settings) -> Iterator[Session]:
     """Every Claude Code session under the Claude folders, subagents folded into their parents."""
-    for claude_dir in _claude_dirs(settings):
+    for claude_dir in claude_dirs(settings):
         for project in claude_project_dirs(claude_dir):
             try:
                 yield from _project_sessions(Path(project.path))
@@ -127,11 +117,11 @@ def _project_sessions(project: Path) -> Iterator[Session]:
     extras: dict[str, list[Path]] = {}
     for session_id, folder in folders.items():
         if session_id in mains:
-            found = _subagents_under(Path(folder))
+            found = claude_subagents_under(Path(folder))
             if found:
                 extras[session_id] = found
     for agent in sorted(flat_agents, key=lambda e: e.name):
-        parent = _flat_parent(agent.path)
+        parent = claude_flat_parent(agent.path)
         if parent in mains:
             extras.setdefault(parent, []).append(Path(agent.path))
     group = _project_group(project, (e.path for e in mains.values()))
@@ -156,42 +146,6 @@ def _is(test: Callable[[], bool]) -> bool:
         return test()
     except OSError:
         return False
-
-
-def _subagents_under(session_folder: Path) -> list[Path]:
-    """``agent-*.jsonl`` anywhere under ``<session>/subagents/`` (workflow runs nest them deeper)."""
-    found: list[Path] = []
-    top = session_folder / "subagents"
-    for folder, dirs, files in os.walk(top, onerror=lambda error: None):
-        dirs.sort()
-        found.extend(
-            Path(folder, f) for f in sorted(files) if f.startswith("agent-") and f.endswith(".jsonl")
-        )
-    return found
-
-
-def _flat_parent(path: str) -> str | None:
-    """The parent session of an old-layout ``agent-<id>.jsonl``: the ``sessionId`` of its lines."""
-    key = stat_key(path)
-    if key is None:
-        return None
-    if key not in _flat_parents:
-        _flat_parents[key] = head_string_field(path, "sessionId")
-    return _flat_parents[key]
-
-
-def subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:
-    """The subagent transcripts of one session (new layout, then old flat files naming it)."""
-    found = _subagents_under(project / session_id)
-    try:
-        with os.scandir(project) as entries:
-            flat = sorted(
-                (e.path for e in entries if e.name.startswith("agent-") and e.name.endswith(".jsonl")),
-            )
-    except OSError:
-        flat = []
-    found.extend(Path(p) for p in flat if _flat_parent(p) == session_id)
-    return tuple(found)
 
 
 def _project_group(project: Path, transcripts: Iterable[str], fallback_cwd: Path | None = None) -> str:
@@ -224,7 +178,7 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
         group=group,
         resolver=NAME,
         id=session_id,
-        extra_paths=subagent_paths(project, session_id),
+        extra_paths=claude_subagent_paths(project, session_id),
         title_format="claude-code",
         fallback=short_id(session_id),
     )
@@ -249,7 +203,7 @@ def find_by_id(settings: Settings, session_id: str) -> Path | None:
     """The transcript of a session id under any Claude folder, or ``None``."""
     if not session_id or "/" in session_id or "\\" in session_id:
         return None
-    for claude_dir in _claude_dirs(settings):
+    for claude_dir in claude_dirs(settings):
         for project in claude_project_dirs(claude_dir):
             candidate = Path(project.path, f"{session_id}.jsonl")
             if candidate.is_file():
@@ -279,7 +233,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
     if given is not None and given.suffix == ".jsonl":
         return session_for_path(given, event)  # written lazily: not there yet
     if event.session_id and event.cwd is not None:
-        dirs = _claude_dirs(settings)
+        dirs = claude_dirs(settings)
         if not dirs:
             return None
         project = claude_project_dir(Path(real(os.fspath(dirs[0] / "projects"))), event.cwd)

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
-from sidelight.paths import TitledSession, head_string_field, real, short_id
+from sidelight.paths import TitledSession, head_string_field, pi_session_uuid, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -57,10 +56,8 @@ FORMAT = FormatSpec(
     description="Pi coding agent sessions (~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl)",
 )
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 _folder_cwds: dict[str, str] = {}
-_header_ids: dict[str, str | None] = {}
 
 
 def sessions_dir(settings: Settings) -> Path | None:
@@ -70,19 +67,6 @@ def sessions_dir(settings: Settings) -> Path | None:
 def roots(settings: Settings) -> list[Path]:
     folder = sessions_dir(settings)
     return [folder] if folder is not None and folder.is_dir() else []
-
-
-def session_uuid(path: Path | str) -> str | None:
-    """The uuid of ``<timestamp>_<uuid>.jsonl``, else the ``session`` header's ``id``."""
-    stem = os.path.basename(os.fspath(path))
-    stem = stem[:-6] if stem.endswith(".jsonl") else stem
-    tail = stem.rsplit("_", 1)[-1]
-    if _UUID.fullmatch(tail):
-        return tail.lower()
-    key = os.fspath(path)
-    if key not in _header_ids:
-        _header_ids[key] = head_string_field(path, "id", limit=4096)
-    return _header_ids[key]
 
 
 def decode_folder(name: str) -> str:
@@ -133,7 +117,7 @@ def _folder_sessions(folder: str) -> Iterator[Session]:
         return
     group = _folder_group(folder, (e.path for e in files))
     for entry in files:
-        uuid = session_uuid(entry.path)
+        uuid = pi_session_uuid(entry.path)
         if uuid is None:
             continue
         yield _session(Path(entry.path), uuid, group)
@@ -154,7 +138,7 @@ def _session(path: Path, uuid: str, group: str) -> Session:
 
 def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
     """The Pi session whose transcript is ``path`` (which may not exist yet)."""
-    uuid = session_uuid(path)
+    uuid = pi_session_uuid(path)
     if uuid is None:
         if event is None or not event.session_id:
             return None

@@ -39,9 +39,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight.hookspecs import hookimpl
-from sidelight.paths import claude_project_dir, find_volute_mind, is_volute_mind, real
+from sidelight.paths import (
+    claude_dirs,
+    claude_project_dir,
+    claude_subagent_paths,
+    find_volute_mind,
+    is_volute_mind,
+    pi_session_uuid,
+    real,
+)
 from sidelight.records import HostEvent, ResolverSpec, Session
-from sidelight.templates import claude_code, pi
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -82,7 +89,7 @@ def roots(settings: Settings) -> list[Path]:
     out: list[Path] = []
     for mind in minds(settings):
         out.append(Path(mind, ".volute"))
-        for claude_dir in claude_code._claude_dirs(settings):
+        for claude_dir in claude_dirs(settings):
             project = claude_project_dir(claude_dir / "projects", Path(mind, "home"))
             if project.is_dir():
                 out.append(project)
@@ -105,7 +112,7 @@ def _claude_transcript(settings: Settings, mind: str, session_id: str) -> Path |
     where it will be written (the first Claude folder); ``None`` without any Claude folder."""
     home = Path(mind, "home")
     first: Path | None = None
-    for claude_dir in claude_code._claude_dirs(settings):
+    for claude_dir in claude_dirs(settings):
         projects = Path(real(os.fspath(claude_dir / "projects")))
         candidate = claude_project_dir(projects, home) / f"{session_id}.jsonl"
         if candidate.is_file():
@@ -175,7 +182,7 @@ def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) 
             group=mind,
             resolver=NAME,
             id=session_id,
-            extra_paths=claude_code.subagent_paths(path.parent, session_id),
+            extra_paths=claude_subagent_paths(path.parent, session_id),
             cursor_file=cursor_file,
         )
     for name in _names(state / "pi-sessions", None):
@@ -194,7 +201,7 @@ def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) 
             format="pi",
             group=mind,
             resolver=NAME,
-            id=pi.session_uuid(newest),
+            id=pi_session_uuid(newest),
             cursor_file=cursor_file,
         )
 
@@ -262,7 +269,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
                     format="pi",
                     group=mind,
                     resolver=NAME,
-                    id=pi.session_uuid(given),
+                    id=pi_session_uuid(given),
                     cursor_file=Path(mind, ".volute", "session-cursors.json"),
                 )
     return None
@@ -271,7 +278,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
 def _with_path(session: Session, path: Path) -> Session:
     from dataclasses import replace
 
-    return replace(session, path=path, id=pi.session_uuid(path))
+    return replace(session, path=path, id=pi_session_uuid(path))
 
 
 RESOLVER = ResolverSpec(
