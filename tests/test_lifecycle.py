@@ -14,10 +14,12 @@ import pytest
 
 import sidelight
 from sidelight.lifecycle import (
+    RESUME_LIMIT,
     LifecycleSettings,
     SessionState,
     SessionTracker,
     archive_session,
+    entry_events,
     format_duration,
     hot_memory_line,
     resume_context,
@@ -610,8 +612,10 @@ def test_resume_context(clock: Clock, transcript: Transcript) -> None:
     assert text.startswith("Welcome back. Session fix tests was idle for 2h 5m.\n")
     assert "Current task: Make the login page faster" in text
     assert "Recent files: /src/login.py" in text
-    assert "- 10:00 tool_executed: Edited /src/login.py" in text
-    assert "- 10:00 response_completed: Done." in text
+    assert (
+        "Last events (UTC):\n- 10:00 prompt: Make the login page faster\n- 10:00 Edited /src/login.py" in text
+    )
+    assert text.endswith("\n- 10:00 reply: Done.")
     assert "sk-ant" not in text
 
 
@@ -630,7 +634,7 @@ def test_resume_context_after_the_resume_and_its_cap(clock: Clock, transcript: T
     # Asked right after the resume (the state is active again), it still tells the quiet time.
     text = resume_context(state, clock.now)
     assert text.startswith("Welcome back. Session fix tests was idle for 50m.")
-    assert len(text) <= 2000 and "session_resume" not in text and "session_start" not in text
+    assert len(text) <= RESUME_LIMIT and "session_resume" not in text and "session_start" not in text
     assert "Created /src/" in text or "Edited /src/" in text
     assert len(resume_context(state, clock.now, limit=300)) <= 300
     # Resumed a day later (the session had ended): a new life, and the same welcome.
@@ -640,8 +644,47 @@ def test_resume_context_after_the_resume_and_its_cap(clock: Clock, transcript: T
     assert state.state == "active" and state.lives == 2
     text = resume_context(state, clock.now)
     assert text.startswith("Welcome back. Session fix tests was idle for 1d.")
-    assert len(text) <= 2000 and "Current task: ppp" in text
+    assert len(text) <= RESUME_LIMIT and "Current task: ppp" in text
     assert len(resume_context(state, clock.now, limit=300)) <= 300
+
+
+def test_the_welcome_back_keeps_its_events_in_order_with_their_own_times_within_its_budget(
+    clock: Clock, transcript: Transcript
+) -> None:
+    state = busy_state(clock, transcript)
+    state.events.clear()
+    state.events.extend(
+        entry_events(
+            [
+                ("2026-01-01T09:58:10Z", "user", "Make it faster", None, None),
+                ("2026-01-01T09:59:00Z", "tool", None, "Edit", "/src/login.py"),
+                ("2026-01-01T10:01:30Z", "tool", None, "Bash", "make test"),
+                ("2026-01-01T10:02:00Z", "assistant", "All " + "fast " * 40, None, None),
+                ("2025-12-31T23:50:00Z", "tool", None, "Read", "/src/old.py"),
+            ],
+            {"edit": "edit", "bash": "command"},
+        )
+    )
+    text = resume_context(state, clock.now + 3600)
+    events = text.split("Last events (UTC):\n")[1].splitlines()
+    assert events[:3] == [
+        "- 09:58 prompt: Make it faster",
+        "- 09:59 Edited /src/login.py",
+        "- 10:01 Ran: make test",
+    ]
+    assert events[3].startswith("- 10:02 reply: All fast fast") and events[3].endswith("…")
+    assert len(events[3]) <= 90  # each event is cut short
+    assert text.endswith("\n- 12-31 23:50 Read /src/old.py")  # another day: its date too
+    assert RESUME_LIMIT == 600 and len(text) <= RESUME_LIMIT
+    # Many long events: the most recent are the ones kept, still in order, within the budget.
+    state.events.extend(
+        {"kind": "prompt_submitted", "time": f"2026-01-01T10:{n:02d}:00Z", "detail": f"{n} " + "x" * 200}
+        for n in range(10, 30)
+    )
+    text = resume_context(state, clock.now + 3600)
+    assert len(text) <= RESUME_LIMIT and "- 10:29 prompt: 29 " in text and "- 10:10 " not in text
+    times = [line[2:7] for line in text.split("Last events (UTC):\n")[1].splitlines()]
+    assert times == sorted(times)
 
 
 def test_format_duration() -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from sidelight.config import ConfigError, Settings
 from sidelight.hook import handle_hook
 from sidelight.paths import claude_sanitize, pi_encode_cwd
 from sidelight.plugins import Plugins
@@ -51,6 +52,11 @@ def start(workspace: Path, session_id: str, home: Path, source: str = "startup")
     return handle_hook("claude-code", json.dumps(payload), plugins=Plugins(entry_points=False))
 
 
+def stored(workspace: Path) -> Path:
+    """Where the handoff of ``workspace`` is kept (the state directory, by default)."""
+    return handoff.handoff_path(workspace, Settings.load())
+
+
 def context(output: str | None) -> str | None:
     if output is None:
         return None
@@ -70,8 +76,11 @@ def test_the_next_claude_session_gets_the_handoff_once(home: Path, workspace: Pa
     assert text is not None and text.startswith(handoff.FRAME)
     assert 'Last request: "What does notes.txt say now?"' in text
     assert "Files edited last: notes.txt." in text
-    # The previous session had no handoff (no watcher ran): it was built, and written to the workspace.
-    written = handoff.read_handoff(workspace)
+    # The previous session had no handoff (no watcher ran): it was built, and written to the state
+    # directory (0600), not to the project.
+    written = handoff.read_handoff(stored(workspace))
+    assert stored(workspace).stat().st_mode & 0o777 == 0o600
+    assert not (workspace / "_handoff.md").exists()
     assert written is not None and written[0]["session"] == "claude-code:11111111-1111-4111-8111-111111111111"
     assert written[1].rstrip() in text
     # Once: a third session (or the same one starting again) gets nothing.
@@ -86,7 +95,8 @@ def test_a_written_handoff_is_used_as_it_is(home: Path, workspace: Path) -> None
         "size": previous.stat().st_size,
         "transcript": str(previous),
     }
-    (workspace / "_handoff.md").write_text(
+    stored(workspace).parent.mkdir(parents=True)
+    stored(workspace).write_text(
         f"<!-- sidelight handoff {json.dumps(meta)} -->\nTHE RECAP\n", encoding="utf-8"
     )
     assert (
@@ -122,7 +132,7 @@ def test_handoffs_can_be_turned_off(home: Path, workspace: Path, monkeypatch: py
     claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
     monkeypatch.setenv("SIDELIGHT_HANDOFF", "off")
     assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
-    assert not (workspace / "_handoff.md").exists()
+    assert not (workspace / "_handoff.md").exists() and not stored(workspace).exists()
 
 
 def test_a_broken_previous_transcript_never_breaks_the_hook(home: Path, workspace: Path) -> None:
@@ -163,6 +173,7 @@ def test_pi_gets_the_handoff_with_its_first_prompt(home: Path, workspace: Path) 
         "pi", pi_payload("before_agent_start", current, workspace, prompt="go on"), plugins=plugins
     )
     assert first is not None and first.startswith(handoff.FRAME) and "Files edited last: notes.txt." in first
+    assert "[Session Activity]" not in first  # the digest does not report what the handoff covered
     second = handle_hook(
         "pi", pi_payload("before_agent_start", current, workspace, prompt="and now?"), plugins=plugins
     )
@@ -187,12 +198,13 @@ def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path)
     sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "hook"}))  # queued once
     assert handoff_plugin.wait_for_handoffs(30), "the handoff writer finishes"
     assert handoff_plugin._writer is None  # and no thread is left behind
-    found = handoff.read_handoff(workspace)
+    assert not (workspace / "_handoff.md").exists()
+    found = handoff.read_handoff(stored(workspace))
     assert found is not None
     meta, text = found
     assert meta == {"session": "claude-code:1111", "size": path.stat().st_size, "transcript": str(path)}
     assert text.startswith('# Recap of the previous session "notes" (claude-code)')
-    assert not list(workspace.glob(".*.tmp"))
+    assert not list(stored(workspace).parent.glob(".*.tmp"))
 
 
 def test_the_sink_never_raises(home: Path, tmp_path: Path) -> None:
@@ -208,3 +220,137 @@ def test_the_sink_never_raises(home: Path, tmp_path: Path) -> None:
         SinkEvent(kind="session_end", session=session)
     )  # nothing to read: nothing written, no error
     assert handoff_plugin.wait_for_handoffs(30)
+
+
+# -- where the handoff file goes --------------------------------------------------------------------
+
+
+def git(workspace: Path, *args: str) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "-C", str(workspace), *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_the_handoff_goes_to_the_project_when_configured_and_never_shows_in_git_status(
+    home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = workspace.parent
+    git(repo, "init", "-q")
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
+    assert stored(workspace) == workspace / "_handoff.md"
+    assert context(start(workspace, "22222222-2222-4222-8222-222222222222", home)) is not None
+    assert (workspace / "_handoff.md").is_file()
+    assert (workspace / "_handoff.md").stat().st_mode & 0o777 == 0o644
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    exclude = (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8")
+    assert exclude.splitlines().count("/proj/_handoff.md") == 1  # anchored to this workspace
+    # Written again: listed once.
+    handoff.store_handoff(workspace, Settings.load(), "again")
+    assert (repo / ".git" / "info" / "exclude").read_text(encoding="utf-8") == exclude
+
+
+def test_a_project_that_is_not_a_git_repository_just_gets_the_file(
+    home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
+    assert handoff.exclude_from_git(workspace / "_handoff.md") is None
+    assert handoff.store_handoff(workspace, Settings.load(), "x") == workspace / "_handoff.md"
+
+
+def test_the_handoff_location_setting(home: Path, tmp_path: Path) -> None:
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    assert Settings.load(env=env).handoff_location == "state"
+    config = tmp_path / "config.toml"
+    config.write_text('handoff_location = "project"\n', encoding="utf-8")
+    assert Settings.load(env={**env, "SIDELIGHT_CONFIG": str(config)}).handoff_location == "project"
+    assert Settings.load(env={**env, "SIDELIGHT_HANDOFF_LOCATION": "state"}).handoff_location == "state"
+    with pytest.raises(ConfigError, match="handoff_location"):
+        Settings.load(env={**env, "SIDELIGHT_HANDOFF_LOCATION": "repo"})
+    # Workspaces get folders of their own in the state directory.
+    settings = Settings.load(env=env)
+    first, second = (
+        handoff.handoff_path(tmp_path / "a", settings),
+        handoff.handoff_path(tmp_path / "b", settings),
+    )
+    assert first.parent.parent == second.parent.parent == home / "state" / "handoffs" and first != second
+
+
+def test_a_volute_mind_s_handoff_is_in_its_workspace(home: Path, tmp_path: Path) -> None:
+    mind = tmp_path / "minds" / "ada"
+    (mind / ".volute" / "sessions").mkdir(parents=True)
+    (mind / "home").mkdir()
+    settings = Settings.load()
+    assert (
+        handoff.handoff_path((mind / "home").resolve(), settings) == (mind / "home").resolve() / "_handoff.md"
+    )
+
+
+# -- only a new session gets it ---------------------------------------------------------------------
+
+
+def test_a_session_that_ran_alongside_gets_no_handoff(home: Path, workspace: Path) -> None:
+    claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
+    # The other session's transcript already holds prompts from before the first one ended.
+    claude_transcript(home, workspace, "22222222-2222-4222-8222-222222222222", mtime=time.time() - 7200)
+    assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
+    assert not (home / "state" / "handoffs" / "delivered").exists()
+
+
+def test_a_session_resumed_after_its_end_is_not_handed_off(home: Path, workspace: Path) -> None:
+    sid = "11111111-1111-4111-8111-111111111111"
+    claude_transcript(home, workspace, sid, mtime=time.time() - 30)
+    events = [("SessionEnd", {}), ("SessionStart", {"source": "resume"})]
+    for name, extra in events:
+        payload = {"session_id": sid, "cwd": str(workspace), "hook_event_name": name, **extra}
+        handle_hook("claude-code", json.dumps(payload), plugins=Plugins(entry_points=False))
+    # It ended, then came back: it is running again, so a new session gets no handoff of it.
+    assert start(workspace, "22222222-2222-4222-8222-222222222222", home) is None
+
+
+def test_a_pi_session_that_ends_or_resumes_before_its_first_prompt_loses_its_handoff(
+    home: Path, workspace: Path
+) -> None:
+    folder = home / ".pi" / "agent" / "sessions" / pi_encode_cwd(str(workspace))
+    folder.mkdir(parents=True)
+    text = (DATA / "pi" / "four-tools-continue.jsonl").read_text(encoding="utf-8")
+    previous = folder / "2026-11-21T21-20-27-365Z_01a1fffb-62e4-7073-aed8-e9b7ed9e653b.jsonl"
+    previous.write_text(text.replace("/tmp/sidelight-samples/pi/project", str(workspace)), encoding="utf-8")
+    os.utime(previous, (OLD, OLD))
+    current = folder / "2026-11-22T09-00-00-000Z_0b1b2b3b-0000-4000-8000-000000000001.jsonl"
+    plugins = Plugins(entry_points=False)
+    handle_hook("pi", pi_payload("session_start", current, workspace, reason="startup"), plugins=plugins)
+    assert list((home / "state" / "handoffs" / "pending").iterdir())  # kept for its first prompt
+    handle_hook("pi", pi_payload("session_shutdown", current, workspace), plugins=plugins)
+    assert not list((home / "state" / "handoffs" / "pending").iterdir())  # ended before it: dropped
+    handle_hook("pi", pi_payload("session_start", current, workspace, reason="resume"), plugins=plugins)
+    out = handle_hook(
+        "pi", pi_payload("before_agent_start", current, workspace, prompt="hi"), plugins=plugins
+    )
+    assert out is None or handoff.FRAME not in out
+
+
+# -- the digest does not repeat what the handoff said -----------------------------------------------
+
+
+def test_the_handoff_moves_the_digest_cursor_past_what_it_covered(home: Path, workspace: Path) -> None:
+    from sidelight.cursors import CursorStore
+
+    previous_id, current_id = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+    previous = claude_transcript(home, workspace, previous_id)
+    assert context(start(workspace, current_id, home)) is not None
+    store = CursorStore(home / "state" / "cursors" / f"claude-code_{current_id}.json")
+    entry = store.read(f"claude-code:{current_id}")[f"claude-code:{previous_id}"]
+    assert entry["offset"] == previous.stat().st_size and entry["inode"] == previous.stat().st_ino
+    # The first prompt's digest has nothing to say about the session the handoff covered.
+    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
+    prompt = {
+        "session_id": current_id,
+        "transcript_path": str(folder / f"{current_id}.jsonl"),
+        "cwd": str(workspace),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on",
+    }
+    assert handle_hook("claude-code", json.dumps(prompt), plugins=Plugins(entry_points=False)) is None

@@ -1,4 +1,4 @@
-"""Welcome back: the resume context on Claude Code's resume, after an idle spell, and for Pi.
+"""Welcome back: the resume context after a real absence (Claude Code's resume, an idle spell, Pi), once.
 
 The transcripts are the real ones in tests/data (written by the real CLIs), placed in a throwaway HOME
 where the built-in resolvers find them; the hooks run through `handle_hook` with the real plugins.
@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from sidelight import resume
 from sidelight.config import Settings
+from sidelight.discovery import list_sessions
 from sidelight.hook import handle_hook
+from sidelight.lifecycle import RESUME_LIMIT
 from sidelight.plugins import Plugins
 
 DATA = Path(__file__).parent / "data"
@@ -67,23 +70,80 @@ def context_of(output: str | None) -> str:
     return str(json.loads(output)["hookSpecificOutput"]["additionalContext"])
 
 
-def test_a_resumed_claude_code_session_is_welcomed_back_at_its_start(home: Path) -> None:
-    path, session_id, cwd = claude_session(home)
+def shift_timestamps(path: Path, last: float) -> None:
+    """Moves every timestamp of the transcript at ``path`` so that its last one is ``last``."""
+    from datetime import UTC, datetime
+
+    from sidelight.timestamps import epoch_seconds
+
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    stamps = [epoch_seconds(e["timestamp"]) for e in lines if isinstance(e.get("timestamp"), str)]
+    delta = last - max(t for t in stamps if t is not None)
+    for entry in lines:
+        moment = epoch_seconds(entry.get("timestamp")) if isinstance(entry.get("timestamp"), str) else None
+        if moment is not None:
+            stamp = datetime.fromtimestamp(moment + delta, UTC).isoformat(timespec="milliseconds")
+            entry["timestamp"] = stamp.replace("+00:00", "Z")
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+
+
+def test_a_resumed_claude_code_session_is_welcomed_back_once_with_its_first_prompt(home: Path) -> None:
+    path, session_id, cwd = claude_session(home)  # its last activity was days ago
     settings = settings_for(home)
-    out = handle_hook(
-        "claude-code",
-        claude_event(path, session_id, cwd, "SessionStart", source="resume"),
-        settings=settings,
-        plugins=Plugins(entry_points=False),
-    )
-    assert json.loads(out or "{}")["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-    text = context_of(out)
+    plugins = Plugins(entry_points=False)
+    # Claude Code drops what a resumed session's SessionStart adds: the welcome waits for the prompt.
+    start = claude_event(path, session_id, cwd, "SessionStart", source="resume")
+    assert handle_hook("claude-code", start, settings=settings, plugins=plugins) is None
+    prompt = claude_event(path, session_id, cwd, "UserPromptSubmit", prompt="where was I?")
+    text = context_of(handle_hook("claude-code", prompt, settings=settings, plugins=plugins))
     assert text.startswith(f"Welcome back. Session {session_id[:8]} was idle for ")
     assert "notes.txt" in text  # the files it worked on
-    assert len(text) <= 2000
+    assert len(text) <= RESUME_LIMIT == 600
+    # Once: not again with the next prompt, nor at a new start right after.
+    assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None
+    assert handle_hook("claude-code", start, settings=settings, plugins=plugins) is None
+    assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None
     # A new session (source: startup) gets nothing at its start.
-    start = claude_event(path, session_id, cwd, "SessionStart", source="startup")
-    assert handle_hook("claude-code", start, settings=settings, plugins=Plugins(entry_points=False)) is None
+    new = claude_event(path, session_id, cwd, "SessionStart", source="startup")
+    assert handle_hook("claude-code", new, settings=settings, plugins=plugins) is None
+
+
+def test_a_resume_within_the_idle_timeout_gets_no_welcome_back(home: Path) -> None:
+    path, session_id, cwd = claude_session(home)
+    shift_timestamps(path, time.time() - 20)  # it replied 20 seconds ago
+    settings = settings_for(home, SIDELIGHT_IDLE_TIMEOUT="1m")
+    plugins = Plugins(entry_points=False)
+    start = claude_event(path, session_id, cwd, "SessionStart", source="resume")
+    prompt = claude_event(path, session_id, cwd, "UserPromptSubmit", prompt="and now?")
+    for _ in range(2):  # resumed twice within a minute
+        assert handle_hook("claude-code", start, settings=settings, plugins=plugins) is None
+        assert handle_hook("claude-code", prompt, settings=settings, plugins=plugins) is None
+    # The same session quiet (no reply, no prompt) for longer than the idle timeout is welcomed back.
+    shift_timestamps(path, time.time() - 90)
+    marker = next((home / "state" / "prompts").iterdir())
+    os.utime(marker, (time.time() - 90, time.time() - 90))
+    assert handle_hook("claude-code", start, settings=settings, plugins=plugins) is None
+    assert context_of(handle_hook("claude-code", prompt, settings=settings, plugins=plugins)).startswith(
+        f"Welcome back. Session {session_id[:8]} was idle for 1m."
+    )
+
+
+def test_the_welcome_back_lists_each_event_at_its_own_time_in_order(home: Path) -> None:
+    path, _, _ = claude_session(home)
+    settings, plugins = settings_for(home), Plugins(entry_points=False)
+    session = next(s for s in list_sessions(settings, plugins) if s.path == path)
+    text = resume.welcome_back(session, settings, plugins, time.time())
+    assert text is not None
+    events = text.split("Last events (UTC):\n", 1)[1].splitlines()
+    # The sample's last turn: the prompt, the command it ran, the reply; each after the one before.
+    assert [e.split(" ", 3)[3] for e in events[-3:]] == [
+        "prompt: What does notes.txt say now?",
+        "Ran: wc -l /tmp/sidelight-samples/claude-code/project/…",
+        "reply: It says alpha and gamma.",
+    ]
+    assert events[-4].endswith("reply: notes.txt now reads alpha, gamma.")
+    assert all(e.startswith("- 11-21 21:20 ") for e in events)  # its own day and time, not today's
+    assert len(text) <= RESUME_LIMIT
 
 
 def test_the_first_prompt_after_an_idle_spell_is_welcomed_back(home: Path) -> None:

@@ -17,11 +17,14 @@ from sidelight.errors import SidelightError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["EVENTS_FILE", "ConfigError", "Settings", "parse_duration"]
+__all__ = ["EVENTS_FILE", "HANDOFF_LOCATIONS", "ConfigError", "Settings", "parse_duration"]
 
 #: The file, in the state directory, where the hooks record session starts and ends (the watcher and the
 #: handoff read it).
 EVENTS_FILE: Final = "events.jsonl"
+
+#: Where a handoff file can go (``Settings.handoff_location``).
+HANDOFF_LOCATIONS: Final = ("state", "project")
 
 
 class ConfigError(SidelightError, ValueError):
@@ -90,6 +93,10 @@ class Settings:
     host_id: str | None = None
     #: The fleet's scope: machines that share it see each other, through the stream ``sidelight:<scope>``.
     fleet_scope: str = "default"
+    #: Where a plain agent session's ``_handoff.md`` is written: ``"state"`` (in the state directory,
+    #: ``handoffs/<workspace hash>/``, ``0600``) or ``"project"`` (in the workspace itself, listed in the
+    #: repository's ``.git/info/exclude``). A volute mind's is always in its workspace.
+    handoff_location: str = "state"
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -158,6 +165,12 @@ class Settings:
         fleet_scope = str(setting("fleet_scope", "SIDELIGHT_FLEET_SCOPE") or "").strip()
         if fleet_scope:
             settings = replace(settings, fleet_scope=fleet_scope)
+        location = setting("handoff_location", "SIDELIGHT_HANDOFF_LOCATION")
+        if location is not None:
+            value = str(location).strip().lower()
+            if value not in HANDOFF_LOCATIONS:
+                raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
+            settings = replace(settings, handoff_location=value)
         return settings
 
 

@@ -60,6 +60,7 @@ def handle_hook(
             return None
         if event.event == "SessionEnd":
             _record(settings, event)
+            _drop_pending(event, settings, plugins)
             return None
         from sidelight.facts import with_long_term  # the [Long-term context] block, where it is due
 
@@ -67,8 +68,13 @@ def handle_hook(
             _record(settings, event)
             text = _on_start(event, settings, plugins)
             return injector.render(event, with_long_term(event, settings, plugins, text))
+        from sidelight.recap import handoff
+
+        # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers, so it
+        # is taken before the digest is read.
+        recap = handoff.pending_for_prompt(event, settings, plugins)
         text = get_session_updates(event, settings=settings, plugins=plugins)
-        welcome = _welcome_back(event, settings, plugins)
+        welcome = recap if recap is not None else _welcome_back(event, settings, plugins)
         if welcome is not None:
             text = welcome if text is None else f"{welcome}\n\n{text}"
         return injector.render(event, with_long_term(event, settings, plugins, text))
@@ -83,9 +89,11 @@ def handle_hook(
 
 
 def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """At a session's start: a resumed session's welcome back where the host can take it (Claude
-    Code and Codex: ``source: resume``; Pi cannot inject at start, so its next prompt gets it), and the
-    ``[SESSION CONTEXT]`` block after a compaction or a clear."""
+    """At a session's start: a new session's handoff (Pi gets it with its first prompt); for a session
+    that comes back after at least ``idle_timeout`` (Claude Code and Codex ``source: resume``, a Pi
+    ``session_start``), a welcome back kept for its first prompt (Claude Code drops what a resumed
+    session's ``SessionStart`` adds, Pi cannot inject at start); and the ``[SESSION CONTEXT]`` block
+    after a compaction or a clear."""
     from sidelight import resume
     from sidelight.recap import handoff
 
@@ -96,43 +104,49 @@ def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | N
     session = current_session(event, settings, plugins)
     if session is None or not session.path.exists():
         return None
-    if event.raw.get("source") == "resume":
-        text = resume.resume_text(session, settings, plugins)
-        if text is not None:
-            logger.info("resume context for %s at its start: %s", session.name, text.split("\n", 1)[0])
-        return text
-    if event.raw.get("source") in ("compact", "clear"):
+    source = event.raw.get("source")
+    if source in ("compact", "clear"):
         # The conversation was just compacted or cleared: the session's own state, as its
         # transcript shows it, is what it lost.
         return resume.context_text(session, settings, plugins)
-    if event.host == "pi":
-        state = resume.recent_state(session, settings, plugins)
-        if state is not None and time.time() - state.last_activity >= settings.idle_timeout:
-            resume.set_pending(session, settings)
+    if source == "resume" or event.host == "pi":
+        last = resume.last_prompt(session, settings)
+        text = resume.welcome_back(session, settings, plugins, last_prompt=last)
+        if text is not None:
+            logger.info("resume context for %s kept for its prompt: %s", session.name, text.split("\n", 1)[0])
+            resume.set_pending(session, settings, text)
     return None
 
 
 def _welcome_back(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """The resume context for the first prompt after ``idle_timeout`` without one (or after a Pi
-    session came back), else ``None``."""
+    """The welcome back for this prompt, once per absence: the one its session's start kept, else one
+    when the session had no prompt or start for ``idle_timeout`` and its transcript has been quiet that
+    long (:func:`sidelight.resume.welcome_back`); else ``None``."""
     from sidelight import resume
-    from sidelight.recap import handoff
 
-    recap = handoff.pending_for_prompt(event, settings, plugins)  # Pi: the recap kept at its start
-    if recap is not None:
-        return recap
     session = current_session(event, settings, plugins)
     if session is None:
         return None
     now = time.time()
     previous = resume.mark_prompt(session, settings, now)
-    pending = resume.take_pending(session, settings)
-    if pending or (previous is not None and now - previous >= settings.idle_timeout):
-        text = resume.resume_text(session, settings, plugins, now)
-        if text is not None:
-            logger.info("resume context for %s with its prompt: %s", session.name, text.split("\n", 1)[0])
-        return text
-    return None
+    text = resume.take_pending(session, settings)
+    if text is None and previous is not None:
+        text = resume.welcome_back(session, settings, plugins, now, prompt=event.prompt, last_prompt=previous)
+    if text is not None:
+        logger.info("resume context for %s with its prompt: %s", session.name, text.split("\n", 1)[0])
+    return text
+
+
+def _drop_pending(event: HostEvent, settings: Settings, plugins: Plugins) -> None:
+    """A session that ends before its next prompt loses what was kept for that prompt: the handoff of a
+    new Pi session, a welcome back. When it is resumed, its start judges afresh."""
+    from sidelight import resume
+    from sidelight.recap import handoff
+
+    session = current_session(event, settings, plugins)
+    if session is not None:
+        handoff.void_pending(session, settings)
+        resume.take_pending(session, settings)
 
 
 def _record(settings: Settings, event: HostEvent) -> None:

@@ -65,6 +65,7 @@ __all__ = [
     "State",
     "add_tool_counts",
     "archive_session",
+    "entry_events",
     "format_duration",
     "hot_memory_line",
     "resume_context",
@@ -109,8 +110,9 @@ TASK_LIMIT: Final = 500
 #: How many key entities are reported, and how many candidates are counted.
 ENTITIES_REPORTED: Final = 10
 ENTITIES_COUNTED: Final = 100
-#: The resume context is at most this many characters (500 tokens at 4 characters a token).
-RESUME_LIMIT: Final = 2000
+#: A welcome back (the resume context) is at most this many characters (150 tokens at 4 characters a
+#: token): the host keeps it in the conversation, so every later turn pays for it again.
+RESUME_LIMIT: Final = 600
 #: The session context block is at most this many characters.
 CONTEXT_LIMIT: Final = 1500
 
@@ -1148,11 +1150,61 @@ _QUIET_KINDS: Final = frozenset(
     {"session_start", "session_idle", "session_resume", "session_suspend", "session_unsuspend", "session_end"}
 )
 
+#: How a welcome back names the kinds of events it lists (a tool use is its own description).
+_EVENT_LABELS: Final = {"prompt_submitted": "prompt: ", "response_completed": "reply: ", "tool_executed": ""}
+
+#: At most this many of the last events are listed in a welcome back.
+RESUME_EVENTS: Final = 6
+
+
+def _event_stamp(stamp: object, now: float) -> str:
+    """``HH:MM`` (UTC) of an event on the day of ``now``, ``MM-DD HH:MM`` of an earlier one, ``""``
+    when the event has no time."""
+    moment = epoch_seconds(stamp) if isinstance(stamp, str) else None
+    if moment is None:
+        return ""
+    when = datetime.fromtimestamp(moment, UTC)
+    if when.date() == datetime.fromtimestamp(now, UTC).date():
+        return when.strftime("%H:%M")
+    return when.strftime("%m-%d %H:%M")
+
+
+def entry_events(
+    entries: Iterable[tuple[str | None, str, str | None, str | None, str | None]],
+    categories: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Events (``{"kind", "time", "detail"}``, the shape of :attr:`SessionState.events`) of transcript
+    entries ``(timestamp, role, text, tool_name, primary_arg)`` (:class:`sidelight.types.Entry`'s first
+    fields), in their order, each with its own time: a prompt, a tool use (its hot-memory line, else
+    ``Name arg``; ``categories`` maps lowercase tool names to their category) or a reply.
+
+    >>> entry_events([("2026-01-01T10:00:00Z", "user", "fix it", None, None)])[0]["kind"]
+    'prompt_submitted'
+    """
+    events: list[dict[str, Any]] = []
+    for stamp, role, text, tool, primary_arg in entries:
+        if role == "user":
+            if not text or is_digest_text(text):
+                continue
+            events.append({"kind": "prompt_submitted", "time": stamp, "detail": sanitize(text, DETAIL_LIMIT)})
+        elif role == "assistant":
+            if text:
+                events.append(
+                    {"kind": "response_completed", "time": stamp, "detail": sanitize(text, DETAIL_LIMIT)}
+                )
+        elif tool:
+            category = (categories or {}).get(tool.lower(), "other")
+            line = hot_memory_line(tool, category, primary_arg) or _tool_description(tool, primary_arg)
+            events.append({"kind": "tool_executed", "time": stamp, "detail": line})
+    return events
+
 
 def resume_context(state: SessionState, now: float, limit: int = RESUME_LIMIT) -> str:
     """``Welcome back. Session NAME was idle for 2h 5m.`` with the current task, the recent files and
-    the last events that say what the session did (prompts, tool uses, replies with their text): at
-    most ``limit`` characters (2,000: 500 tokens at four characters a token).
+    the last events that say what the session did (prompts, tool uses, replies), oldest first, each
+    with its own time (UTC, ``HH:MM``; ``MM-DD HH:MM`` before the day of ``now``): at most ``limit``
+    characters (``RESUME_LIMIT``, 600: the host keeps it in the conversation, so it is paid for on every
+    later turn). The most recent events are the ones kept when not all fit.
 
     The idle time is the quiet time until ``now`` when the session is still idle (or ended), else the
     quiet time before its last resume.
@@ -1164,15 +1216,23 @@ def resume_context(state: SessionState, now: float, limit: int = RESUME_LIMIT) -
     name = sanitize(state.name, 60) or "session"
     lines = [f"Welcome back. Session {name} was idle for {format_duration(quiet)}."]
     if state.current_task:
-        lines.append(f"Current task: {sanitize(state.current_task, 300)}")
+        lines.append(f"Current task: {sanitize(state.current_task, 120)}")
     if state.recent_files:
-        lines.append(f"Recent files: {', '.join(sanitize(f, 120) for f in state.recent_files[:5])}")
-    events = [e for e in state.events if e.get("kind") not in _QUIET_KINDS and e.get("detail")][-10:]
-    if events:
-        lines.append("Last events:")
-        for event in events:
-            stamp = str(event.get("time") or "")[11:16]
-            detail = event.get("detail")
-            text = f"{event.get('kind')}: {detail}" if detail else str(event.get("kind"))
-            lines.append(f"- {stamp} {sanitize(text, 160)}" if stamp else f"- {sanitize(text, 160)}")
-    return _cap_lines(lines, limit)
+        lines.append(f"Recent files: {sanitize(', '.join(state.recent_files[:3]), 120)}")
+    head = _cap_lines(lines, limit)
+    events = [e for e in state.events if e.get("kind") not in _QUIET_KINDS and e.get("detail")]
+    title = "Last events (UTC):"
+    budget = limit - len(head) - len(title) - 2  # the two newlines that join them
+    kept: list[str] = []
+    for event in reversed(events[-RESUME_EVENTS:]):  # the most recent first, while they fit
+        stamp = _event_stamp(event.get("time"), now)
+        label = _EVENT_LABELS.get(str(event.get("kind")), f"{event.get('kind')}: ")
+        text = sanitize(label + str(event.get("detail")), 80)
+        line = f"- {stamp} {text}" if stamp else f"- {text}"
+        if len(line) + 1 > budget:
+            break
+        kept.append(line)
+        budget -= len(line) + 1
+    if not kept:
+        return head
+    return "\n".join([head, title, *reversed(kept)])

@@ -1,15 +1,22 @@
-"""Welcome back: what a session is told when it comes back after a quiet spell.
+"""Welcome back: what a session is told when it comes back after a real absence.
 
 A hook has no watcher to ask, so it rebuilds the session's recent state from the tail of its own
 transcript (through the same :class:`~sidelight.lifecycle.SessionTracker` the watcher uses) and turns it
-into :func:`~sidelight.lifecycle.resume_context`. It is given
+into :func:`~sidelight.lifecycle.resume_context`, whose last events are the transcript's last entries,
+each with its own time, in the order they happened. It is given once per absence, only when the
+session's transcript has been quiet for at least ``Settings.idle_timeout`` (:func:`welcome_back`):
 
-- on Claude Code's ``SessionStart`` with ``source: resume`` (and Codex's, which speaks the same protocol);
-- on the first prompt after ``idle_timeout`` without one (every host), and on the first prompt after a
-  Pi ``session_start`` of a session that was idle (Pi cannot inject at session start);
+- on Claude Code's ``SessionStart`` with ``source: resume`` (and Codex's, which speaks the same
+  protocol); a resume after a shorter spell gets nothing;
+- on the first prompt after ``idle_timeout`` without a prompt or a start of the session (every host),
+  and on the first prompt after a Pi ``session_start`` of a session that was idle (Pi cannot inject at
+  session start).
 
-and after a compaction or a clear (Claude Code ``SessionStart`` with ``source: compact`` or ``clear``)
-the session gets its own ``[SESSION CONTEXT]`` block.
+A welcome judged at a start is kept for the session's first prompt (:func:`set_pending`), which then
+gets no second one; every prompt is marked (:func:`mark_prompt`), and a prompt within the idle timeout
+counts as presence as much as the transcript does. After a compaction or a clear (Claude Code
+``SessionStart`` with ``source: compact`` or ``clear``) the session gets its own ``[SESSION CONTEXT]``
+block.
 """
 
 from __future__ import annotations
@@ -18,8 +25,10 @@ import logging
 import os
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from sidelight.redact import sanitize
+from sidelight.statefile import write_atomic
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
@@ -33,12 +42,24 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import Session
 
-__all__ = ["mark_prompt", "recent_state", "resume_text", "set_pending", "take_pending"]
+__all__ = [
+    "context_text",
+    "last_prompt",
+    "mark_prompt",
+    "recent_state",
+    "resume_text",
+    "set_pending",
+    "take_pending",
+    "welcome_back",
+]
 
 logger = logging.getLogger(__name__)
 
 #: How much of a session's own transcript is read to rebuild its recent state.
 TAIL_BYTES = 256 * 1024
+
+#: How many of the session's last transcript entries a welcome back reads for its last events.
+ENTRIES_READ = 40
 
 
 def recent_state(session: Session, settings: Settings, plugins: Plugins) -> SessionState | None:
@@ -70,14 +91,79 @@ def recent_state(session: Session, settings: Settings, plugins: Plugins) -> Sess
 def resume_text(
     session: Session, settings: Settings, plugins: Plugins, now: float | None = None
 ) -> str | None:
-    """The resume context of ``session`` (``None`` when its transcript shows nothing yet)."""
+    """The resume context of ``session`` (``None`` when its transcript shows nothing yet), whatever
+    the time since its last activity (:func:`welcome_back` decides whether it is due)."""
+    return _welcome(session, settings, plugins, time.time() if now is None else now, None, None)
+
+
+def welcome_back(
+    session: Session,
+    settings: Settings,
+    plugins: Plugins,
+    now: float | None = None,
+    prompt: str | None = None,
+    last_prompt: float | None = None,
+) -> str | None:
+    """The resume context of ``session`` when it has been quiet for at least ``settings.idle_timeout``
+    until ``now``: its transcript, and its last prompt (``last_prompt``, as :func:`mark_prompt` recorded
+    it) too; else (or when its transcript shows nothing yet) ``None``.
+
+    ``prompt``: the prompt being submitted, which the host may have written to the transcript before
+    its hook ran; a last entry that is this prompt is not activity before the absence."""
+    now = time.time() if now is None else now
+    if last_prompt is not None and now - last_prompt < settings.idle_timeout:
+        return None
+    return _welcome(session, settings, plugins, now, settings.idle_timeout, prompt)
+
+
+def _welcome(
+    session: Session,
+    settings: Settings,
+    plugins: Plugins,
+    now: float,
+    idle_timeout: float | None,
+    prompt: str | None,
+) -> str | None:
     from sidelight.lifecycle import resume_context
 
     state = recent_state(session, settings, plugins)
-    if state is None or not state.events:
+    if state is None:
+        return None
+    # The tracker saw the tail as one activity, stamped with its last time and grouped by kind; the
+    # transcript's own entries give each event its time and order.
+    events = _entry_events(session, plugins)
+    if events and prompt and events[-1]["kind"] == "prompt_submitted":
+        said = sanitize(prompt, 200)
+        if said and str(events[-1]["detail"] or "").startswith(said[:100]):
+            events.pop()  # the prompt being submitted, already in the transcript
+            stamps = [t for t in (epoch_seconds(e["time"]) for e in events) if t is not None]
+            state.last_activity = max(stamps) if stamps else state.last_activity
+    if idle_timeout is not None and now - state.last_activity < idle_timeout:
+        return None
+    if events:
+        state.events.clear()
+        state.events.extend(events)
+    if not state.events:
         return None
     state.state = "idle"
-    return resume_context(state, time.time() if now is None else now)
+    return resume_context(state, now)
+
+
+def _entry_events(session: Session, plugins: Plugins) -> list[dict[str, Any]]:
+    """The events of the session's last transcript entries, each with its own time (none when the
+    transcript cannot be read)."""
+    from sidelight.lifecycle import entry_events
+    from sidelight.reads import category_tables, decoder_for
+    from sidelight.scanning import recent_entries
+
+    decoder = decoder_for(session, plugins)
+    try:
+        entries = recent_entries(session.path, decoder, ENTRIES_READ, text_limit=400)
+    except (OSError, ValueError):
+        logger.info("cannot read the last entries of %s", session.path, exc_info=True)
+        return []
+    rows = [(e.timestamp, e.role, e.text, e.tool_name, e.primary_arg) for e in entries]
+    return entry_events(rows, category_tables(plugins).get(decoder))
 
 
 def context_text(
@@ -97,13 +183,18 @@ def _marker(settings: Settings, session: Session, kind: str) -> Path:
     return settings.state_dir / kind / safe
 
 
+def last_prompt(session: Session, settings: Settings) -> float | None:
+    """When :func:`mark_prompt` last recorded a prompt of ``session`` (``None``: never)."""
+    try:
+        return _marker(settings, session, "prompts").stat().st_mtime
+    except OSError:
+        return None
+
+
 def mark_prompt(session: Session, settings: Settings, now: float | None = None) -> float | None:
     """Records a prompt of ``session`` and returns when its previous one was (``None``: first seen)."""
     marker = _marker(settings, session, "prompts")
-    try:
-        previous: float | None = marker.stat().st_mtime
-    except OSError:
-        previous = None
+    previous = last_prompt(session, settings)
     now = time.time() if now is None else now
     try:
         marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -114,21 +205,23 @@ def mark_prompt(session: Session, settings: Settings, now: float | None = None) 
     return previous
 
 
-def set_pending(session: Session, settings: Settings) -> None:
-    """Keeps a resume context for the session's next prompt (hosts that cannot inject at start)."""
+def set_pending(session: Session, settings: Settings, text: str) -> None:
+    """Keeps ``text`` (a welcome back) for the session's next prompt: Claude Code drops what a resumed
+    session's ``SessionStart`` adds, and Pi cannot inject at its start."""
     marker = _marker(settings, session, "pending-resume")
     try:
         marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        marker.touch(mode=0o600)
+        write_atomic(marker, text.encode("utf-8"))
     except OSError:
         logger.info("cannot keep a pending resume context in %s", marker, exc_info=True)
 
 
-def take_pending(session: Session, settings: Settings) -> bool:
-    """True once after :func:`set_pending`."""
+def take_pending(session: Session, settings: Settings) -> str | None:
+    """The text :func:`set_pending` kept, once (``None``: none)."""
     marker = _marker(settings, session, "pending-resume")
     try:
+        text = marker.read_text(encoding="utf-8")
         marker.unlink()
-    except OSError:
-        return False
-    return True
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None

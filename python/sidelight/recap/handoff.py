@@ -1,14 +1,27 @@
-"""The handoff: the previous session's recap, delivered once to the next session of its workspace.
+"""The handoff: the previous session's recap, delivered once to the next *new* session of its workspace.
 
 Delivery (:func:`at_session_start`, :func:`pending_for_prompt`): Claude Code and Codex get the handoff
 with ``SessionStart`` (``additionalContext``); Pi cannot inject at its ``session_start``, so the handoff
-waits in the state directory for the session's first prompt. The previous session is the workspace's
-most recent other session that has ended (a ``SessionEnd`` was recorded) or been quiet for
-``HANDOFF_QUIET`` seconds, and is not older than ``HANDOFF_MAX_AGE``. When no ``_handoff.md`` for it
-exists (no watcher ran, the session was killed), the recap is built then, from the transcript's last
+waits in the state directory for the session's first prompt. Only a new session gets one: a start with
+``source`` ``startup`` (or none; never ``resume``, ``compact`` or ``clear``, nor a Pi ``reason`` of
+``resume`` or ``fork``) whose transcript holds no prompt yet (a session that ran alongside the previous
+one has prompts from before it ended). A session that ends, or is resumed, before its first prompt loses
+the handoff it was keeping (:func:`void_pending`).
+
+The previous session is the workspace's most recent other session that has ended (its last recorded
+hook event is a ``SessionEnd``) or been quiet for ``HANDOFF_QUIET`` seconds (since its transcript last
+changed and its last recorded start), and is not older than ``HANDOFF_MAX_AGE``. When no handoff file for
+it exists (no watcher ran, the session was killed), the recap is built then, from the transcript's last
 ``HOOK_TAIL_BYTES``, and written too. Which handoffs were delivered is recorded under
 ``<state dir>/handoffs/delivered/`` (one file per previous session and transcript size, created
-exclusively: two sessions starting at once cannot both get it). ``SIDELIGHT_HANDOFF=off`` turns writing
+exclusively: two sessions starting at once cannot both get it). What a delivered handoff covers (the
+previous session's transcript up to its size then) moves the receiving session's digest cursor for that
+session, so its digest does not report the same activity again.
+
+Where the handoff file goes (:func:`handoff_path`): ``<state dir>/handoffs/<workspace hash>/_handoff.md``
+(``0600``) by default; in the workspace itself for a volute mind, or with ``handoff_location =
+"project"`` (``SIDELIGHT_HANDOFF_LOCATION=project``), in which case it is listed in the repository's
+``.git/info/exclude`` when the workspace is in a git repository. ``SIDELIGHT_HANDOFF=off`` turns writing
 and delivery off. The built-in ``handoff`` sink (:mod:`sidelight.templates.handoff`) writes the file when
 a session ends.
 
@@ -22,12 +35,14 @@ import json
 import logging
 import os
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
-from sidelight.reads import decoder_for
+from sidelight.paths import find_volute_mind
+from sidelight.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
@@ -39,14 +54,20 @@ if TYPE_CHECKING:
 __all__ = [
     "FRAME",
     "HANDOFF_FILE",
+    "Delivery",
     "at_session_start",
     "build_for_session",
+    "exclude_from_git",
     "handoff_document",
+    "handoff_path",
     "is_enabled",
     "load_memories",
     "pending_for_prompt",
     "previous_session",
     "read_handoff",
+    "store_handoff",
+    "void_pending",
+    "workspace_of",
     "write_for_session",
     "write_handoff",
 ]
@@ -132,10 +153,13 @@ def handoff_document(recap: Recap, session: Session | None = None, size: int | N
     return f"{_MARKER} {json.dumps(meta, sort_keys=True)} -->\n{recap.text}"
 
 
-def read_handoff(workspace: Path) -> tuple[dict[str, object], str] | None:
-    """``(meta, recap text)`` of the workspace's ``_handoff.md``, or ``None`` (none, or not ours)."""
+def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
+    """``(meta, recap text)`` of the handoff file ``path`` (a folder: its ``_handoff.md``), or ``None``
+    (none, or not ours)."""
     try:
-        text = (workspace / HANDOFF_FILE).read_text(encoding="utf-8")
+        if path.is_dir():
+            path = path / HANDOFF_FILE
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     first, _, body = text.partition("\n")
@@ -148,11 +172,95 @@ def read_handoff(workspace: Path) -> tuple[dict[str, object], str] | None:
     return (meta, body) if isinstance(meta, dict) else None
 
 
-def write_handoff(path: Path | str, text: str) -> Path:
-    """Writes ``text`` to ``path`` atomically (``0644``: a file of the workspace, for people to read)."""
+def write_handoff(path: Path | str, text: str, mode: int = 0o644) -> Path:
+    """Writes ``text`` to ``path`` atomically (``0644`` unless told: a file for people to read)."""
     target = Path(path)
-    write_atomic(target, text.encode("utf-8"), mode=0o644)
+    write_atomic(target, text.encode("utf-8"), mode=mode)
     return target
+
+
+def _workspace_key(workspace: Path) -> str:
+    import hashlib  # only when a handoff is written or delivered: hashlib is slow to load
+
+    return hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+
+
+def _in_project(workspace: Path, settings: Settings) -> bool:
+    return settings.handoff_location == "project" or find_volute_mind(str(workspace)) is not None
+
+
+def handoff_path(workspace: Path, settings: Settings) -> Path:
+    """Where the handoff file of ``workspace`` (resolved) goes: in the workspace for a volute mind or
+    with ``handoff_location = "project"``, else ``<state dir>/handoffs/<workspace hash>/_handoff.md``."""
+    if _in_project(workspace, settings):
+        return workspace / HANDOFF_FILE
+    return settings.state_dir / "handoffs" / _workspace_key(workspace) / HANDOFF_FILE
+
+
+def store_handoff(workspace: Path, settings: Settings, document: str) -> Path:
+    """Writes the handoff ``document`` of ``workspace`` (resolved) where :func:`handoff_path` says:
+    ``0600`` in the state directory; ``0644`` in the workspace, listed in its repository's
+    ``.git/info/exclude`` so that it never shows in ``git status``."""
+    path = handoff_path(workspace, settings)
+    if not _in_project(workspace, settings):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return write_handoff(path, document, mode=0o600)
+    try:
+        exclude_from_git(path)
+    except OSError:
+        logger.info("could not list %s in the repository's info/exclude", path, exc_info=True)
+    return write_handoff(path, document)
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """The git directory whose ``info/exclude`` applies to the work tree at ``folder`` (the common
+    directory of a linked worktree), ``None`` when ``folder`` holds no ``.git``."""
+    dot = folder / ".git"
+    if dot.is_dir():
+        return dot
+    if not dot.is_file():
+        return None
+    text = dot.read_text(encoding="utf-8").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
+    common = git_dir / "commondir"
+    if common.is_file():
+        return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
+    return git_dir
+
+
+def _exclude_pattern(relative: str) -> str:
+    """An anchored gitignore pattern that matches exactly ``relative`` (a POSIX path)."""
+    escaped = "".join(f"\\{c}" if c in "*?[\\" else c for c in relative)
+    if escaped.endswith(" "):
+        escaped = escaped[:-1] + "\\ "
+    return "/" + escaped
+
+
+def exclude_from_git(path: Path) -> Path | None:
+    """Lists ``path`` in the ``info/exclude`` of the git repository it is in (once); returns that file,
+    or ``None`` when ``path`` is not in a git work tree."""
+    parent = path.parent.resolve()
+    for folder in (parent, *parent.parents):
+        git_dir = _git_dir(folder)
+        if git_dir is None:
+            continue
+        pattern = _exclude_pattern((parent / path.name).relative_to(folder).as_posix())
+        exclude = git_dir / "info" / "exclude"
+        try:
+            current = exclude.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = ""
+        if pattern in current.splitlines():
+            return exclude
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a", encoding="utf-8") as file:
+            if current and not current.endswith("\n"):
+                file.write("\n")
+            file.write(f"# sidelight's handoff file\n{pattern}\n")
+        return exclude
+    return None
 
 
 def workspace_of(session: Session, recap_cwd: str | None = None) -> Path | None:
@@ -170,8 +278,8 @@ def workspace_of(session: Session, recap_cwd: str | None = None) -> Path | None:
 def write_for_session(
     session: Session, settings: Settings, plugins: Plugins, tail_bytes: int = 0
 ) -> Path | None:
-    """Builds the session's recap and writes it to ``_handoff.md`` in its workspace (``None``: the
-    session has no workspace folder to write to, or no transcript)."""
+    """Builds the session's recap and writes it to its workspace's handoff file (:func:`handoff_path`);
+    ``None``: the session has no workspace folder, or no transcript."""
     try:
         size = session.path.stat().st_size
     except OSError:
@@ -180,29 +288,35 @@ def write_for_session(
     workspace = workspace_of(session, recap.cwd)
     if workspace is None:
         return None
-    return write_handoff(workspace / HANDOFF_FILE, handoff_document(recap, session, size))
+    return store_handoff(workspace.resolve(), settings, handoff_document(recap, session, size))
 
 
-def _ended_ids(settings: Settings) -> set[str]:
-    """Session ids whose ``SessionEnd`` the hooks recorded (from the end of the events file)."""
-
+def _hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
+    """Per session id, when the hooks last recorded its start and its end (``0.0``: never), from the
+    end of the events file."""
     path = settings.state_dir / EVENTS_FILE
-    ended: set[str] = set()
+    lives: dict[str, tuple[float, float]] = {}
     try:
         with path.open("rb") as file:
             size = file.seek(0, os.SEEK_END)
             file.seek(max(0, size - 256 * 1024))
             data = file.read()
     except OSError:
-        return ended
+        return lives
     for raw in data.splitlines():
-        if b"SessionEnd" not in raw and b"session_shutdown" not in raw:
+        ended = b"SessionEnd" in raw or b"session_shutdown" in raw
+        if not ended and b"SessionStart" not in raw and b"session_start" not in raw:
             continue
         with contextlib.suppress(ValueError):
             record = json.loads(raw)
-            if isinstance(record, dict) and isinstance(record.get("session_id"), str):
-                ended.add(record["session_id"].lower())
-    return ended
+            if not isinstance(record, dict) or not isinstance(record.get("session_id"), str):
+                continue
+            moment = record.get("time")
+            moment = float(moment) if isinstance(moment, int | float) else 0.0
+            key = record["session_id"].lower()
+            started, stopped = lives.get(key, (0.0, 0.0))
+            lives[key] = (started, max(stopped, moment)) if ended else (max(started, moment), stopped)
+    return lives
 
 
 def previous_session(
@@ -211,7 +325,7 @@ def previous_session(
     """The workspace's most recent other session that has ended (see the module docstring)."""
 
     now = time.time() if now is None else now
-    ended = _ended_ids(settings)
+    lives = _hook_lives(settings)
     best: tuple[float, str, Session] | None = None
     for session in list_sessions(settings, plugins):
         if session.group != current.group or session.key == current.key:
@@ -222,7 +336,9 @@ def previous_session(
             continue
         if now - mtime > HANDOFF_MAX_AGE:
             continue
-        done = (session.id or "").lower() in ended or now - mtime >= HANDOFF_QUIET
+        started, stopped = lives.get((session.id or "").lower(), (0.0, 0.0))
+        # Ended by its host (and not started again since), or quiet since its last sign of life.
+        done = (stopped > 0.0 and stopped >= started) or now - max(mtime, started) >= HANDOFF_QUIET
         if not done:
             continue
         if best is None or (mtime, session.key) > best[:2]:
@@ -258,8 +374,19 @@ def _is_delivered(settings: Settings, workspace: Path, source: Session, size: in
     return (settings.state_dir / "handoffs" / "delivered" / digest).exists()
 
 
-def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: Plugins) -> str | None:
-    """The framed handoff for a new session ``current`` in ``workspace``, once (``None``: nothing new)."""
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A handoff for a new session: its framed text, and what it covers (the previous session's key
+    and main transcript, up to ``size`` bytes)."""
+
+    text: str
+    session: str
+    transcript: str
+    size: int
+
+
+def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: Plugins) -> Delivery | None:
+    """The handoff for a new session ``current`` in ``workspace``, once (``None``: nothing new)."""
     previous = previous_session(current, settings, plugins)
     if previous is None:
         return None
@@ -269,7 +396,7 @@ def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: 
         return None
     if _is_delivered(settings, workspace, previous, size):
         return None
-    found = read_handoff(workspace)
+    found = read_handoff(handoff_path(workspace, settings))
     if found is not None and found[0].get("session") == previous.key and found[0].get("size") == size:
         text = found[1]
     else:
@@ -277,30 +404,51 @@ def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: 
         recap = build_for_session(previous, settings, plugins, HOOK_TAIL_BYTES)
         text = recap.text
         with contextlib.suppress(OSError):
-            write_handoff(workspace / HANDOFF_FILE, handoff_document(recap, previous, size))
+            store_handoff(workspace, settings, handoff_document(recap, previous, size))
     if not text.strip() or not _claim(settings, workspace, previous, size):
         return None
     logger.info("handoff of %s delivered to %s", previous.name, current.name)
-    return f"{FRAME}\n\n{text.rstrip()}"
+    return Delivery(f"{FRAME}\n\n{text.rstrip()}", previous.key, str(previous.path), size)
 
 
-def _start(event: HostEvent, settings: Settings, plugins: Plugins) -> tuple[Session, str] | None:
+def _advance_digest(current: Session, delivery: Delivery, settings: Settings) -> None:
+    """Moves ``current``'s digest cursor for the handed-off session to the end of what the handoff
+    covered (never back), so the digest does not report that activity again."""
+    from sidelight import _core
+    from sidelight.cursors import CursorStore
 
-    if event.raw.get("source") in ("resume", "compact", "clear") or event.raw.get("reason") in (
-        "resume",
-        "fork",
-    ):
-        return None  # not a new session: it has its own context
+    store = CursorStore(cursor_file(current, settings))
+    saved = store.read(current.key).get(delivery.session)
+    offset = saved.get("offset") if saved is not None else None
+    if isinstance(offset, int) and offset >= delivery.size:
+        return
+    cursor = _core.file_cursor(delivery.transcript, delivery.size)
+    entry = cursor_entry(saved, delivery.transcript, {delivery.transcript: cursor})
+    if entry is not None:
+        store.update(current.key, {delivery.session: entry})
+
+
+def _is_new(event: HostEvent) -> bool:
+    """The host says the session starts anew (not a resume, a compaction, a clear or a fork)."""
+    return event.raw.get("source") in (None, "startup") and event.raw.get("reason") not in ("resume", "fork")
+
+
+def _start(event: HostEvent, settings: Settings, plugins: Plugins) -> tuple[Session, Delivery] | None:
     session = current_session(event, settings, plugins)
-    if session is None or _has_prompts(session, plugins):
-        # A session whose transcript already holds prompts is going on (Pi starts a continued session
-        # as a new process, with no "resume" in its event): it has its own context.
+    if session is None:
+        return None
+    if not _is_new(event):
+        _pending_file(settings, session).unlink(missing_ok=True)  # it has its own context
+        return None
+    if _has_prompts(session, plugins):
+        # A session whose transcript already holds prompts is going on (it ran alongside the previous
+        # session, or Pi starts a continued session as a new process with no "resume" in its event).
         return None
     workspace = Path(event.cwd) if event.cwd is not None else workspace_of(session)
     if workspace is None or not workspace.is_dir():
         return None
-    text = handoff_for(session, workspace.resolve(), settings, plugins)
-    return None if text is None else (session, text)
+    found = handoff_for(session, workspace.resolve(), settings, plugins)
+    return None if found is None else (session, found)
 
 
 def _has_prompts(session: Session, plugins: Plugins) -> bool:
@@ -319,27 +467,37 @@ def _pending_file(settings: Settings, session: Session) -> Path:
 
 def at_session_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
     """At a new session's start: the handoff to inject now (Claude Code, Codex), or ``None``. For Pi,
-    which cannot inject at start, the handoff is kept for :func:`pending_for_prompt`. Never raises."""
+    which cannot inject at start, the handoff is kept for :func:`pending_for_prompt`. A start that is not
+    new drops a handoff kept for the session. Never raises."""
     if not is_enabled():
         return None
     try:
         found = _start(event, settings, plugins)
         if found is None:
             return None
-        session, text = found
+        session, delivery = found
         if event.host != "pi":
-            return text
+            _advance(session, delivery, settings)
+            return delivery.text
         pending = _pending_file(settings, session)
         pending.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_handoff(pending, text)
+        write_atomic(pending, json.dumps(asdict(delivery)).encode("utf-8"))
         return None
     except Exception:
         logger.warning("no handoff at the session's start", exc_info=True)
         return None
 
 
+def _advance(session: Session, delivery: Delivery, settings: Settings) -> None:
+    try:
+        _advance_digest(session, delivery, settings)
+    except (OSError, ValueError):
+        logger.warning("could not move %s's digest past the handoff", session.name, exc_info=True)
+
+
 def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """A handoff kept for this session's first prompt (Pi), once. Never raises."""
+    """A handoff kept for this session's first prompt (Pi), once; it moves the session's digest cursor
+    past what it covers, so call it before the digest. Never raises."""
     if not is_enabled():
         return None
     try:
@@ -348,11 +506,21 @@ def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -
             return None
         pending = _pending_file(settings, session)
         try:
-            text = pending.read_text(encoding="utf-8")
+            data = json.loads(pending.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         pending.unlink()
-        return text or None
+        delivery = Delivery(**data)
+        _advance(session, delivery, settings)
+        return delivery.text or None
     except Exception:
         logger.warning("no pending handoff for the prompt", exc_info=True)
         return None
+
+
+def void_pending(session: Session, settings: Settings) -> None:
+    """Drops the handoff kept for the first prompt of ``session`` (it ended before one). Never raises."""
+    try:
+        _pending_file(settings, session).unlink(missing_ok=True)
+    except OSError:
+        logger.warning("could not drop a pending handoff", exc_info=True)
