@@ -212,7 +212,8 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
         "settings, plugins = Settings.load(), get_plugins()\n"
         "print(write_for_session(resolve_session(sys.argv[1], settings, plugins), settings, plugins))\n"
     )
-    env = _env(installed, home)
+    # In the workspace itself (it is not a git repository): by default it would be in the state directory.
+    env = {**_env(installed, home), "SIDELIGHT_HANDOFF_LOCATION": "project"}
     result = subprocess.run(
         [sys.executable, "-c", code, "gemini-6a6a6a6a"], env=env, capture_output=True, text=True, check=False
     )

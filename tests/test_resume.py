@@ -138,10 +138,11 @@ def test_the_welcome_back_lists_each_event_at_its_own_time_in_order(home: Path) 
     # The sample's last turn: the prompt, the command it ran, the reply; each after the one before.
     assert [e.split(" ", 3)[3] for e in events[-3:]] == [
         "prompt: What does notes.txt say now?",
-        "Ran: wc -l /tmp/sidelight-samples/claude-code/project/…",
+        "Ran: wc -l notes.txt",  # in the session's own folder: shown from there
         "reply: It says alpha and gamma.",
     ]
     assert events[-4].endswith("reply: notes.txt now reads alpha, gamma.")
+    assert "Recent files: notes.txt\n" in text
     assert all(e.startswith("- 11-21 21:20 ") for e in events)  # its own day and time, not today's
     assert len(text) <= RESUME_LIMIT
 

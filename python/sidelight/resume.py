@@ -143,6 +143,9 @@ def _welcome(
     if events:
         state.events.clear()
         state.events.extend(events)
+    base = _base(session)
+    if base is not None:
+        state.recent_files = [f.removeprefix(base) for f in state.recent_files]
     if not state.events:
         return None
     state.state = "idle"
@@ -162,8 +165,25 @@ def _entry_events(session: Session, plugins: Plugins) -> list[dict[str, Any]]:
     except (OSError, ValueError):
         logger.info("cannot read the last entries of %s", session.path, exc_info=True)
         return []
-    rows = [(e.timestamp, e.role, e.text, e.tool_name, e.primary_arg) for e in entries]
+    base = _base(session)
+    rows = [
+        (
+            e.timestamp,
+            e.role,
+            e.text,
+            e.tool_name,
+            e.primary_arg.replace(base, "") if base and e.primary_arg else e.primary_arg,
+        )
+        for e in entries
+    ]
     return entry_events(rows, category_tables(plugins).get(decoder))
+
+
+def _base(session: Session) -> str | None:
+    """The session's own folder with a trailing slash (``None``: not a folder path): paths in it are
+    shown from there, as the welcome back has a small budget."""
+    group = session.group.rstrip("/")
+    return f"{group}/" if group.startswith("/") and len(group) > 1 else None
 
 
 def context_text(

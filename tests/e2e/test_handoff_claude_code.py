@@ -1,5 +1,6 @@
-"""The handoff with the real Claude Code CLI: a session ends, and the next session of the same workspace
-gets its recap at its start (`SessionStart` additionalContext), once."""
+"""The handoff with the real Claude Code CLI: a session ends, and the next new session of the same
+workspace gets its recap at its start (`SessionStart` additionalContext), once; a resumed one does not,
+and the project gets no `_handoff.md`."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_the_next_claude_code_session_gets_the_handoff_once(agents: AgentEnv) ->
                 say("The parser is fixed; the docs still need the new syntax."),
             ],
             [say("You were fixing the parser.")],
+            [say("Yes.")],
             [say("Nothing to pick up.")],
         ]
     )
@@ -42,8 +44,13 @@ def test_the_next_claude_code_session_gets_the_handoff_once(agents: AgentEnv) ->
     assert RECAP_TITLE in text, agents.sidelight_log
     assert "fix the parser in app.py, then update the docs" in text  # the last request
     assert "app.py" in text and "the docs still need the new syntax" in text  # files, where it stopped
-    handoff = agents.project / "_handoff.md"
-    assert handoff.is_file() and RECAP_TITLE in handoff.read_text(encoding="utf-8")
+    # The handoff file is kept in the state directory (0600), not in the project.
+    assert not (agents.project / "_handoff.md").exists()
+    (handoff,) = (agents.home / ".local" / "state" / "sidelight" / "handoffs").glob("*/_handoff.md")
+    assert RECAP_TITLE in handoff.read_text(encoding="utf-8") and handoff.stat().st_mode & 0o777 == 0o600
+    # Resumed, the second session gets no handoff again.
+    agents.claude("still there?", resume=second.session_id)
+    assert RECAP_TITLE not in first_request_with(agents, "still there?").split("still there?", 1)[1]
 
     # The third session gets the second one's recap: the first one's is not given twice, and the
     # recap injected into the second session is not echoed from its transcript.

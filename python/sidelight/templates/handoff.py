@@ -5,10 +5,11 @@ Hooks it implements:
 - ``sidelight_token_counters``: ``estimate`` (:func:`sidelight.tokens.estimate_tokens`);
 - ``sidelight_embedders``: ``hashed-ngrams`` (:func:`sidelight.recap.build.hashed_ngram_vectors`);
 - ``sidelight_chunk_summarizers``: ``extractive`` (:func:`sidelight.recap.build.extractive_summary`);
-- ``sidelight_sinks``: ``handoff``, which writes ``_handoff.md`` into a session's workspace (its cwd
+- ``sidelight_sinks``: ``handoff``, which writes the ``_handoff.md`` of a session's workspace (its cwd
   as the transcript records it) when the watcher says the session ended (``session_end``: the host's
   ``SessionEnd``, or no activity for twice the idle timeout, which is how an interrupted session
-  ends).
+  ends): in the state directory, or in the workspace itself for a volute mind or with
+  ``handoff_location = "project"`` (:func:`sidelight.recap.handoff.handoff_path`).
 
 The delivery to the next session is :mod:`sidelight.recap.handoff`.
 
@@ -94,7 +95,7 @@ def sidelight_sinks() -> Iterator[SinkSpec]:
 
 
 def _on_event(event: SinkEvent) -> None:
-    """On ``session_end``: queues the session's recap for ``_handoff.md`` in its workspace, written by a
+    """On ``session_end``: queues the session's recap for its workspace's ``_handoff.md``, written by a
     thread of its own: a recap reads up to ``SINK_TAIL_BYTES`` of transcript (about a second), and an
     idle sweep can end hundreds of sessions in one pass of the watcher, which must not wait for them.
     A handoff lost when the process stops first is built by the next session's start. Never raises."""
