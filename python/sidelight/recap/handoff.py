@@ -506,11 +506,11 @@ def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -
             return None
         pending = _pending_file(settings, session)
         try:
-            data = json.loads(pending.read_text(encoding="utf-8"))
+            raw = pending.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        pending.unlink()
-        delivery = Delivery(**data)
+        pending.unlink()  # once, even when it cannot be read (a plain-text one of an older version)
+        delivery = Delivery(**json.loads(raw))
         _advance(session, delivery, settings)
         return delivery.text or None
     except Exception:
