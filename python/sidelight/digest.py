@@ -358,7 +358,7 @@ def _with_shared(activity: SessionActivity, touched: frozenset[str]) -> SessionA
     """``activity`` with the files it changed that the reader touched too (its ``shared_files``)."""
     if not touched:
         return activity
-    shared = tuple(f for f in activity.files_changed if absolute_path(f, activity.cwd) in touched)
+    shared = tuple(f for f in activity.files_changed if absolute_path(f, activity.directory) in touched)
     return replace(activity, shared_files=shared) if shared else activity
 
 

@@ -137,7 +137,8 @@ class SessionActivity:
     #: The most recent tool uses (each transcript's last ``sidelight._core.TOOL_USES_KEPT``), oldest
     #: first: name, category, primary argument (a path, a command…), timestamp.
     tool_uses: tuple[ToolUse, ...] = ()
-    #: The sibling's working directory, when its transcript or its group says it (``None``: unknown).
+    #: The sibling's working directory, when its transcript says it (``None``: unknown; see
+    #: :attr:`directory`).
     cwd: str | None = None
     #: Files the sibling edited or wrote that the reading session has itself edited, written or read
     #: (as :attr:`files_changed` names them, most recent first): a possible conflict.
@@ -151,6 +152,12 @@ class SessionActivity:
     def is_empty(self) -> bool:
         """Nothing happened: no message and no tool use."""
         return self.messages == 0 and not any(self.categories.values())
+
+    @property
+    def directory(self) -> str | None:
+        """Where the sibling works: its ``cwd``, else its session's :attr:`Session.directory`; relative
+        paths of its tool uses are relative to it."""
+        return self.cwd or self.session.directory
 
     @property
     def files_changed(self) -> tuple[str, ...]:
@@ -223,7 +230,7 @@ class SessionActivity:
             first_look=first_look,
             age_seconds=_age(last, now),
             tool_uses=tuple(uses),
-            cwd=cwd or session.directory,
+            cwd=cwd,
         )
 
 

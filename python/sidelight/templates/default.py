@@ -87,7 +87,7 @@ def changes(activity: SessionActivity) -> list[str]:
         written = {u.primary_arg for u in activity.tool_uses if u.category == "edit" and u.lines is not None}
         edited = {u.primary_arg for u in activity.tool_uses if u.category == "edit" and u.lines is None}
         verb = "wrote" if written and not edited and written.issuperset(files) else "edited"
-        parts.append(f"{verb} {_paths(files, activity.cwd)}")
+        parts.append(f"{verb} {_paths(files, activity.directory)}")
     elif edits:
         parts.append(count(edits, "edited 1 file", "edited {n} files"))
     commands = activity.commands
@@ -125,7 +125,7 @@ def summarize(activity: SessionActivity) -> str | None:
         else f"- {name} ({', '.join(details)})"
     )
     if activity.shared_files:
-        line += f" [also touched by you: {_paths(activity.shared_files, activity.cwd)}]"
+        line += f" [also touched by you: {_paths(activity.shared_files, activity.directory)}]"
     done = "; ".join(changes(activity))
     first = _quote(activity.first_user_text, TEXT_LIMIT)
     if first and done:
