@@ -416,7 +416,8 @@ def test_default_lines_end_to_end():
     assert render_digest(lines) == "\n".join(
         [
             FRAMING,
-            '- claude discord (3m ago, 4 messages): "how do I deploy this?" -> edited 2 files; ran 3 commands',
+            '- claude discord (3m ago, 4 messages): "how do I deploy this?"'
+            " -> edited 2 files; ran 3 commands",
             '- claude main (50m ago, 2 messages): "hello"',
         ]
     )

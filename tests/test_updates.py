@@ -319,8 +319,8 @@ def test_the_reader_remembers_its_files_and_reads_only_its_new_lines(world) -> N
     assert own["files"] == ["/p/parser.py", "/p/lexer.py"]
 
 
-def test_a_reader_far_behind_reads_only_its_recent_tail(world, monkeypatch) -> None:
-    sessions, updates, settings = world
+def test_a_reader_far_behind_reads_only_its_recent_tail(world) -> None:
+    sessions, updates, _ = world
     main, discord = sessions["main"].path, sessions["discord"].path
     append(main, prompt("start"))
     append(discord, prompt("hello"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
-import os
+import posixpath
 import re
 import time
 from dataclasses import dataclass, replace
@@ -154,14 +154,15 @@ def _age_key(line: DigestLine) -> tuple[bool, float]:
 
 def absolute_path(path: str, cwd: str | None) -> str:
     """``path`` made absolute against ``cwd`` (when it is relative and ``cwd`` is known) and normalized,
-    without touching the file system: how a session's files are compared with another's.
+    without touching the file system: how a session's files are compared with another's. Paths are
+    compared as the transcripts write them: POSIX strings.
 
     >>> absolute_path("src/../app.py", "/p"), absolute_path("/q/./b.py", None)
     ('/p/app.py', '/q/b.py')
     """
-    if cwd and not os.path.isabs(path):
-        path = os.path.join(cwd, path)
-    return os.path.normpath(path)
+    if cwd and not posixpath.isabs(path):
+        path = posixpath.join(cwd, path)
+    return posixpath.normpath(path)
 
 
 #: A path shown in a digest line is at most about this long; a longer one keeps its last components.
@@ -172,15 +173,15 @@ def short_path(path: str, cwd: str | None) -> str:
     """``path`` as a digest line shows it: relative to ``cwd`` when inside it, else (or when still
     long) its last two components after ``…/``.
 
-    >>> short_path("/p/src/app.py", "/p"), short_path("/etc/nginx/nginx.conf", "/p"), short_path("./a.md", None)
-    ('src/app.py', '…/nginx/nginx.conf', 'a.md')
+    >>> short_path("/p/src/app.py", "/p"), short_path("/etc/nginx/nginx.conf", "/p")
+    ('src/app.py', '…/nginx/nginx.conf')
     """
     full = absolute_path(path, cwd)
-    if cwd and os.path.isabs(full):
-        base = os.path.normpath(cwd)
+    if cwd and posixpath.isabs(full):
+        base = posixpath.normpath(cwd)
         if full.startswith(base.rstrip("/") + "/"):
             full = full[len(base.rstrip("/")) + 1 :]
-    if not os.path.isabs(full) and len(full) <= PATH_LIMIT:
+    if not posixpath.isabs(full) and len(full) <= PATH_LIMIT:
         return full
     parts = [part for part in full.split("/") if part]
     return full if len(parts) <= 2 else "…/" + "/".join(parts[-2:])

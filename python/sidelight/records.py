@@ -7,7 +7,7 @@ needs nothing from sidelight but these classes and the ``hookimpl`` marker.
 
 from __future__ import annotations
 
-import os
+import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -91,7 +91,7 @@ class Session:
     def directory(self) -> str | None:
         """The session's directory when its ``group`` is one (the agents' resolvers group sessions by
         working directory, volute by mind folder), else ``None``."""
-        return self.group if os.path.isabs(self.group) else None
+        return self.group if posixpath.isabs(self.group) else None
 
 
 #: Short agent names for formats whose name is long.

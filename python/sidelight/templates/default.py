@@ -2,7 +2,7 @@
 
 ::
 
-    - pi 3f5dc7bd (2m ago, 6 messages): "write the plan" -> wrote plan.md; ran grep -c hello (+1) — last: "Plan written."
+    - pi 3f5dc7bd (2m ago, 6 messages): "write the plan" -> wrote plan.md; ran grep -c hello (+1) — last: "OK"
     - codex 5e6f7a8b (just now, 2 messages) [also touched by you: app.py]: "fix it" -> edited app.py
 
 The agent (``claude``, ``pi``, ``codex``, a plugin's format), the session's name (a volute name, a
