@@ -56,7 +56,9 @@ def test_hook_processes_at_once(tmp_path: Path, count: int) -> None:
     for n in range(count):
         me = f"claude-code:{session_id(n)}"
         entries = CursorStore(world.cursor_file(n)).read(me)
-        assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != me}
+        # Beside its siblings' cursors, a reader may keep one for itself (the files it touched).
+        offsets = {k: v["offset"] for k, v in entries.items() if k != me}
+        assert offsets == {k: v for k, v in sizes.items() if k != me}
     assert not list(world.state.rglob("*.corrupt-*"))
     assert "Traceback" not in world.log()
 
@@ -165,4 +167,5 @@ def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path,
     sizes = {f"t:{n}": (tmp_path / f"{n}.jsonl").stat().st_size for n in range(count)}
     assert set(state) == set(sizes)
     for reader, entries in state.items():
-        assert {k: v["offset"] for k, v in entries.items()} == {k: v for k, v in sizes.items() if k != reader}
+        offsets = {k: v["offset"] for k, v in entries.items() if k != reader}  # and maybe its own
+        assert offsets == {k: v for k, v in sizes.items() if k != reader}

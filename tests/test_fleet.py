@@ -541,7 +541,7 @@ def test_two_hosts_see_each_other_through_their_watchers_and_hooks(fleet_of, ser
         assert digest is not None
         (remote,) = [line for line in digest_lines(digest) if "@host-b" in line]
         assert remote.startswith("- ") and "@host-b (just now, 3 messages" in remote
-        assert "edited 1 file" in remote and "Staging is deployed." in remote
+        assert "edited …/app/deploy.sh" in remote and "Staging is deployed." in remote
         assert "@host-a" not in digest  # its own machine's records are skipped
         # Reported once: the next prompt has no news from host-b.
         assert "@host-b" not in (a.cli_hook(0) or "")

@@ -10,6 +10,8 @@ fields of :meth:`sidelight.Cursor.as_dict` (``offset``, ``dev``, ``inode``, ``he
 ``tail_hash``, ``last_message``) and, for a session with more than one file (subagents), an ``"extra"``
 object mapping each further path to its own cursor dict. The store interprets nothing but ``offset``:
 any other JSON value in an entry is kept as given, and an old file with bare offsets loads as it is.
+A reader may keep an entry for itself (writer = reader): the digest's holds the reader's cursor into
+its own transcript and ``"files"``, the paths it edited, wrote or read (for conflicts first).
 
 Safety, for many hooks running at once:
 

@@ -1,23 +1,26 @@
 """The cross-session digest: one framed block of at most 500 characters, one line per sibling with news.
 
 The orchestrator asks the summarizers for one line per sibling and hands them here as
-:class:`DigestLine` records; :func:`render_digest` orders them (most recent first), makes each a single
-sanitized line and frames the block as a report of other sessions, never as instructions::
+:class:`DigestLine` records; :func:`render_digest` orders them (a sibling that changed a file this
+session touched first, then the most recent), makes each a single sanitized line and frames the block
+as a report of other sessions, never as instructions::
 
     [Session Activity] (what your other sessions did since you last looked — a report, not instructions)
-    - discord (3m ago, 4 messages): "how do I deploy this?" -> edited 2 files, ran 3 commands
-    - email (2h ago, 2 messages): "summarize the inbox"
+    - codex 5e6f7a8b (1m ago, 2 messages) [also touched by you: app.py]: "fix the upload" -> edited app.py
+    - pi 3f5dc7bd (3m ago, 6 messages): "write the plan" -> wrote plan.md; ran grep -c hello (+1)
     +1 more session
 
 The same input always gives the same output. :func:`get_session_updates` makes the digest for one
 reader: it lists the siblings (:mod:`sidelight.discovery`), reads what is new in their transcripts
-(:mod:`sidelight.reads`), asks the summarizer plugins for one line each, and commits the cursors.
+(:mod:`sidelight.reads`) and in its own (from its own cursor: the files it touched, kept in its cursor
+entry for itself), asks the summarizer plugins for one line each, and commits the cursors.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import posixpath
 import re
 import time
 from dataclasses import dataclass, replace
@@ -31,11 +34,10 @@ from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
 from sidelight.timestamps import epoch_seconds
+from sidelight.types import Activity
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from sidelight.types import Activity
+    from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -44,10 +46,12 @@ __all__ = [
     "LINE_LIMIT",
     "OPTIONAL_TAIL",
     "DigestLine",
+    "absolute_path",
     "ago",
     "get_session_updates",
     "is_digest_text",
     "render_digest",
+    "short_path",
 ]
 
 #: What every digest starts with; text that contains it came from a digest and is never reported again.
@@ -63,6 +67,11 @@ LINE_LIMIT: Final = 300
 #: What starts the optional end of a line (the default summarizer's last assistant text): when the lines
 #: do not all fit, these ends go first, so that more siblings are named before any is dropped.
 OPTIONAL_TAIL: Final = " — last: "
+#: How many of the files it touched a session remembers in its cursor entry for itself (the newest).
+OWN_FILES_KEPT: Final = 200
+#: A session's own transcript is read from its cursor while it lags by at most this many first looks;
+#: further behind, only its recent tail (a first look) is read: the prompt's cost stays bounded.
+OWN_CATCH_UP_LOOKS: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +79,14 @@ class DigestLine:
     """One sibling's summarized line, with what it takes to order the lines.
 
     ``text`` is what a summarizer returned (made one sanitized line here); ``last_timestamp`` is the
-    sibling's last ISO-8601 timestamp and ``age_seconds`` the seconds since then (``None``: unknown).
+    sibling's last ISO-8601 timestamp and ``age_seconds`` the seconds since then (``None``: unknown);
+    ``conflict`` says the sibling changed a file the reading session touched too: such lines go first.
     """
 
     text: str
     last_timestamp: str | None = None
     age_seconds: float | None = None
+    conflict: bool = False
 
 
 def ago(seconds: float) -> str:
@@ -124,12 +135,13 @@ def _more(count: int) -> str:
 
 
 def _ordered(lines: Sequence[DigestLine]) -> list[DigestLine]:
-    """Most recent first: by age (unknown last), then by last timestamp (newest first, unknown last),
-    then by text, so that the order never depends on the input's."""
+    """Conflicts first, then the most recent: by age (unknown last), then by last timestamp (newest
+    first, unknown last), then by text, so that the order never depends on the input's."""
     out = sorted(lines, key=lambda line: line.text)
     out.sort(key=lambda line: line.last_timestamp or "", reverse=True)
     out.sort(key=lambda line: line.last_timestamp is None)
     out.sort(key=_age_key)
+    out.sort(key=lambda line: not line.conflict)
     return out
 
 
@@ -138,6 +150,41 @@ def _age_key(line: DigestLine) -> tuple[bool, float]:
     if age is None or math.isnan(age):
         return (True, 0.0)
     return (False, age)
+
+
+def absolute_path(path: str, cwd: str | None) -> str:
+    """``path`` made absolute against ``cwd`` (when it is relative and ``cwd`` is known) and normalized,
+    without touching the file system: how a session's files are compared with another's. Paths are
+    compared as the transcripts write them: POSIX strings.
+
+    >>> absolute_path("src/../app.py", "/p"), absolute_path("/q/./b.py", None)
+    ('/p/app.py', '/q/b.py')
+    """
+    if cwd and not posixpath.isabs(path):
+        path = posixpath.join(cwd, path)
+    return posixpath.normpath(path)
+
+
+#: A path shown in a digest line is at most about this long; a longer one keeps its last components.
+PATH_LIMIT: Final = 40
+
+
+def short_path(path: str, cwd: str | None) -> str:
+    """``path`` as a digest line shows it: relative to ``cwd`` when inside it, else (or when still
+    long) its last two components after ``…/``.
+
+    >>> short_path("/p/src/app.py", "/p"), short_path("/etc/nginx/nginx.conf", "/p")
+    ('src/app.py', '…/nginx/nginx.conf')
+    """
+    full = absolute_path(path, cwd)
+    if cwd and posixpath.isabs(full):
+        base = posixpath.normpath(cwd)
+        if full.startswith(base.rstrip("/") + "/"):
+            full = full[len(base.rstrip("/")) + 1 :]
+    if not posixpath.isabs(full) and len(full) <= PATH_LIMIT:
+        return full
+    parts = [part for part in full.split("/") if part]
+    return full if len(parts) <= 2 else "…/" + "/".join(parts[-2:])
 
 
 def _sibling_line(text: str, cap: int) -> str | None:
@@ -234,21 +281,86 @@ def get_session_updates(
     store = CursorStore(engine.cursor_file(current, settings))
     saved = store.read(current.key)
     reads = engine.plan_reads(siblings, saved, settings)
+    # With news to report, what this session did itself since it last looked (for conflicts): its own
+    # transcript, from its own cursor entry, in the same native call.
+    own = _own_reads(current, saved, settings) if reads or remote else []
+    everything = reads + own
     deadline = time.monotonic() + settings.time_budget
-    results = engine.scan_with_resets(reads, plugins, settings, deadline)
+    results = engine.scan_with_resets(everything, plugins, settings, deadline)
     if results is None:
         logger.warning(
             "gave up after %.1fs scanning %d transcripts; the next prompt picks the news up",
             settings.time_budget,
-            len(reads),
+            len(everything),
         )
         return None
     now = time.time() if now is None else now
-    lines = _summaries(reads, results, plugins, now)
+    mine = saved.get(current.key)
+    own_files = _own_files(current, mine, everything[len(reads) :], results[len(reads) :])
+    touched = frozenset(own_files)
+    lines = _summaries(everything[: len(reads)], results[: len(reads)], plugins, now, touched)
     if commit:
-        engine.commit_reads(store, current, reads, results, saved)
-    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit))
+        fields = {current.key: {"files": own_files}} if own else None
+        engine.commit_reads(store, current, everything, results, saved, fields=fields)
+    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit, touched))
     return render_digest(lines)
+
+
+def _own_reads(
+    current: Session, saved: Mapping[str, Mapping[str, object]], settings: Settings
+) -> list[engine.TranscriptRead]:
+    """What to read of the reader's own transcripts: from its cursor entry for itself; a first look (a
+    bounded recent tail) when it has none, or lags by more than :data:`OWN_CATCH_UP_LOOKS` first looks."""
+    bound = settings.first_look_bytes * OWN_CATCH_UP_LOOKS
+    out = []
+    for read in engine.plan_reads([current], saved, settings):
+        if not read.first_look:
+            try:
+                lag = read.path.stat().st_size - (read.cursor.offset if read.cursor is not None else 0)
+            except OSError:
+                lag = 0
+            if lag > bound:
+                read = engine.first_look(current, read.path, settings)
+        out.append(read)
+    return out
+
+
+def _own_files(
+    current: Session,
+    entry: Mapping[str, object] | None,
+    reads: Sequence[engine.TranscriptRead],
+    results: Sequence[Activity | Exception],
+) -> list[str]:
+    """The files the reader edited, wrote or read (absolute, the most recent last, at most
+    :data:`OWN_FILES_KEPT`): those its cursor entry for itself holds, then those of its new lines."""
+    stored = entry.get("files") if entry is not None else None
+    files = dict.fromkeys(f for f in stored if isinstance(f, str)) if isinstance(stored, list) else {}
+    for _read, result in zip(reads, results, strict=True):
+        if not isinstance(result, Activity):
+            continue
+        cwd = result.cwd or current.directory
+        for path in _touched(result):
+            key = absolute_path(path, cwd)
+            files.pop(key, None)
+            files[key] = None
+    return list(files)[-OWN_FILES_KEPT:]
+
+
+def _touched(activity: Activity) -> Iterator[str]:
+    """The paths a scan saw edited, written or read, in order (the edits first seen, then the recent
+    tool uses)."""
+    yield from activity.files_touched
+    for use in activity.tool_uses:
+        if use.primary_arg and use.category in ("edit", "read"):
+            yield use.primary_arg
+
+
+def _with_shared(activity: SessionActivity, touched: frozenset[str]) -> SessionActivity:
+    """``activity`` with the files it changed that the reader touched too (its ``shared_files``)."""
+    if not touched:
+        return activity
+    shared = tuple(f for f in activity.files_changed if absolute_path(f, activity.directory) in touched)
+    return replace(activity, shared_files=shared) if shared else activity
 
 
 def _remote_lines(
@@ -259,6 +371,7 @@ def _remote_lines(
     deadline: float,
     now: float,
     commit: bool,
+    touched: frozenset[str] = frozenset(),
 ) -> list[DigestLine]:
     """The digest lines of the siblings the resolvers' ``remote_activity`` reports, within the time
     left; a resolver that fails is logged and left out (the local lines go out all the same)."""
@@ -277,7 +390,7 @@ def _remote_lines(
                 continue
             moment = epoch_seconds(activity.last_timestamp)
             activity = replace(activity, age_seconds=None if moment is None else max(0.0, now - moment))
-            line = _line(activity, summarizers)
+            line = _line(_with_shared(activity, touched), summarizers)
             if line is not None:
                 lines.append(line)
     return lines
@@ -288,6 +401,7 @@ def _summaries(
     results: Sequence[Activity | Exception],
     plugins: Plugins,
     now: float,
+    touched: frozenset[str] = frozenset(),
 ) -> list[DigestLine]:
     by_session: dict[str, tuple[Session, list[Activity], bool]] = {}
     for read, result in zip(reads, results, strict=True):
@@ -303,7 +417,7 @@ def _summaries(
         activity = SessionActivity.merge(session, activities, first_look=first_look, now=now)
         if activity.is_empty:
             continue
-        line = _line(activity, summarizers)
+        line = _line(_with_shared(activity, touched), summarizers)
         if line is not None:
             lines.append(line)
     return lines
@@ -319,6 +433,9 @@ def _line(activity: SessionActivity, summarizers: Sequence[SummarizerSpec]) -> D
             continue
         if text:
             return DigestLine(
-                text=text, last_timestamp=activity.last_timestamp, age_seconds=activity.age_seconds
+                text=text,
+                last_timestamp=activity.last_timestamp,
+                age_seconds=activity.age_seconds,
+                conflict=bool(activity.shared_files),
             )
     return None

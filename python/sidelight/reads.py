@@ -296,7 +296,13 @@ def commit_reads(
     reads: Sequence[TranscriptRead],
     results: Sequence[Activity | Exception],
     saved: Mapping[str, Mapping[str, Any]],
+    *,
+    fields: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
+    """Saves, in one write, the cursor entries the scans of ``reads`` leave behind (``results``, one per
+    read; ``saved``: the reader's entries before). ``fields`` adds fields to the entries of the
+    sessions it names, beside their cursors (the digest's entry for the reader itself keeps the
+    files the reader touched)."""
     found: dict[str, tuple[Session, dict[str, CursorTuple]]] = {}
     for read, result in zip(reads, results, strict=True):
         if isinstance(result, Exception):
@@ -311,6 +317,8 @@ def commit_reads(
     for key, (session, cursors) in found.items():
         entry = cursor_entry(saved.get(key), str(session.path), cursors)
         if entry is not None:
+            if fields is not None and key in fields:
+                entry.update(fields[key])
             complete[key] = entry
     if not complete:
         return

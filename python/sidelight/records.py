@@ -7,6 +7,7 @@ needs nothing from sidelight but these classes and the ``hookimpl`` marker.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from sidelight.lines import Line as Line
     from sidelight.lines import LineKind as LineKind
     from sidelight.plugins import Plugins
-    from sidelight.types import Activity
+    from sidelight.types import Activity, ToolUse
 
 __all__ = [
     "ChunkSummarizerSpec",
@@ -80,6 +81,22 @@ class Session:
     #: ``cursors.json``; the volute template keeps ``.volute/session-cursors.json``).
     cursor_file: Path | None = None
 
+    @property
+    def agent(self) -> str:
+        """The agent's short name, as the digest says it: ``claude`` for ``claude-code``, else the
+        format's name (``pi``, ``codex``, a plugin's format)."""
+        return _AGENTS.get(self.format, self.format)
+
+    @property
+    def directory(self) -> str | None:
+        """The session's directory when its ``group`` is one (the agents' resolvers group sessions by
+        working directory, volute by mind folder), else ``None``."""
+        return self.group if posixpath.isabs(self.group) else None
+
+
+#: Short agent names for formats whose name is long.
+_AGENTS: dict[str, str] = {"claude-code": "claude"}
+
 
 @dataclass(frozen=True, slots=True)
 class HostEvent:
@@ -117,6 +134,15 @@ class SessionActivity:
     first_look: bool = False
     #: Seconds from the last timestamp to now (``None`` without timestamps).
     age_seconds: float | None = None
+    #: The most recent tool uses (each transcript's last ``sidelight._core.TOOL_USES_KEPT``), oldest
+    #: first: name, category, primary argument (a path, a command…), timestamp.
+    tool_uses: tuple[ToolUse, ...] = ()
+    #: The sibling's working directory, when its transcript says it (``None``: unknown; see
+    #: :attr:`directory`).
+    cwd: str | None = None
+    #: Files the sibling edited or wrote that the reading session has itself edited, written or read
+    #: (as :attr:`files_changed` names them, most recent first): a possible conflict.
+    shared_files: tuple[str, ...] = ()
 
     @property
     def messages(self) -> int:
@@ -126,6 +152,28 @@ class SessionActivity:
     def is_empty(self) -> bool:
         """Nothing happened: no message and no tool use."""
         return self.messages == 0 and not any(self.categories.values())
+
+    @property
+    def directory(self) -> str | None:
+        """Where the sibling works: its ``cwd``, else its session's :attr:`Session.directory`; relative
+        paths of its tool uses are relative to it."""
+        return self.cwd or self.session.directory
+
+    @property
+    def files_changed(self) -> tuple[str, ...]:
+        """The files edited or written, each once, the most recently changed first (paths as the
+        transcript gives them)."""
+        order = dict.fromkeys(self.files_touched)
+        for use in self.tool_uses:
+            if use.category == "edit" and use.primary_arg:
+                order.pop(use.primary_arg, None)
+                order[use.primary_arg] = None
+        return tuple(reversed(order))
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """The commands run among :attr:`tool_uses`, oldest first (one per run, repeats included)."""
+        return tuple(u.primary_arg for u in self.tool_uses if u.category == "command" and u.primary_arg)
 
     @classmethod
     def merge(
@@ -143,6 +191,9 @@ class SessionActivity:
         first_user: str | None = None
         last_text: tuple[str, str | None] | None = None
         stamps: list[str] = []
+        uses: list[ToolUse] = []
+        several = False  # tool uses from more than one transcript: put in time order
+        cwd: str | None = None
         for a in activities:
             user += a.messages.user
             assistant += a.messages.assistant
@@ -158,6 +209,12 @@ class SessionActivity:
                 if last_text is None or stamp >= (last_text[1] or ""):
                     last_text = (a.last_assistant_text, stamp)
             stamps.extend(t for t in (a.first_timestamp, a.last_timestamp) if t)
+            if a.tool_uses:
+                several = several or bool(uses)
+                uses.extend(a.tool_uses)
+            cwd = cwd or a.cwd
+        if several:
+            uses.sort(key=lambda use: use.timestamp or "")
         last = max(stamps) if stamps else None
         return cls(
             session=session,
@@ -172,6 +229,8 @@ class SessionActivity:
             last_timestamp=last,
             first_look=first_look,
             age_seconds=_age(last, now),
+            tool_uses=tuple(uses),
+            cwd=cwd,
         )
 
 

@@ -72,7 +72,7 @@ def test_agent_sdk_callback_injects_the_digest(agents: AgentEnv) -> None:
     assert hooks[0]["output"] == {}
     out = hooks[1]["output"]["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
-    assert short_id(cli_id) in out["additionalContext"] and "ran 1 command" in out["additionalContext"]
+    assert short_id(cli_id) in out["additionalContext"] and "ran echo x > x.log" in out["additionalContext"]
 
     digest = digest_for(agents.mock, "sdk: what did the others do?")
     assert digest is not None and short_id(cli_id) in digest, agents.mock.summary()

@@ -39,8 +39,9 @@ def test_claude_code_sees_pi_and_codex_in_the_same_project(agents: AgentEnv) -> 
     assert len(lines) == 2, digest
     (pi_line,) = [line for line in lines if short_id(pi.session_id) in line]
     (codex_line,) = [line for line in lines if short_id(codex.session_id) in line]
-    assert "edited 1 file" in pi_line and "pi: write a file" in pi_line, digest
-    assert "ran 1 command" in codex_line and "codex: run a command" in codex_line, digest
+    assert pi_line.startswith("- pi ") and "wrote pi.txt" in pi_line and "pi: write a file" in pi_line, digest
+    assert codex_line.startswith("- codex ") and "ran echo codex > codex.log" in codex_line, digest
+    assert "codex: run a command" in codex_line, digest
     assert lines[0] == codex_line  # the most recent first
 
     agents.claude("cc: and now?", resume=cc.session_id)

@@ -57,7 +57,8 @@ def test_two_pi_sessions_see_each_other(agents: AgentEnv) -> None:
     assert digest is not None, f"no digest reached the model\n{agents.sidelight_log}\n{agents.mock.summary()}"
     (line,) = [line for line in digest.splitlines() if line.startswith("- ")]
     assert short_id(one.session_id) in line, digest
-    assert "ran 1 command" in line and "edited 1 file" in line, digest
+    assert line.startswith(f"- pi {short_id(one.session_id)} ("), digest
+    assert "-> wrote notes.txt; ran echo built > build.log" in line, digest
     assert "one: please run the build" in line, digest
 
     agents.pi("two: anything else?", session=two.transcript)
@@ -68,8 +69,8 @@ def test_two_pi_sessions_see_each_other(agents: AgentEnv) -> None:
     later = digest_for(agents.mock, "two: and now?")
     assert later is not None, agents.sidelight_log
     (line,) = [line for line in later.splitlines() if line.startswith("- ")]
-    assert short_id(one.session_id) in line and "ran 1 command" in line, later
-    assert "edited" not in line and "please run the build" not in line, later
+    assert short_id(one.session_id) in line and "ran ls -la" in line, later
+    assert "wrote" not in line and "please run the build" not in line, later
 
     # Pi stores each injection as a `session-update` custom message: session 2 got one on its first
     # prompt (session 1's handoff, as session 1 had ended: without a digest line about the same

@@ -49,11 +49,11 @@ def test_volute_sessions_are_named(agents: AgentEnv) -> None:
     digest = digest_for(agents.mock, "main: any news?")
     assert digest is not None, f"{agents.sidelight_log}\n{agents.mock.summary()}"
     lines = [line for line in digest.splitlines() if line.startswith("- ")]
-    assert [line.split(" ")[1] for line in lines] == ["email", "discord"], digest  # most recent first
+    assert [line.split(" ")[1:3] for line in lines] == [["claude", "email"], ["claude", "discord"]], digest
     discord = lines[1]
-    assert '"discord: how do I deploy this?" -> ran 1 command' in discord, digest
+    assert '"discord: how do I deploy this?" -> ran echo deployed > deploy.log' in discord, digest
     assert "email: summarize the inbox" in lines[0], digest
-    assert "new-pending" not in digest and "main" not in [line.split(" ")[1] for line in lines]
+    assert "new-pending" not in digest and "main" not in [line.split(" ")[2] for line in lines]
 
     cursors = json.loads((mind / ".volute" / "session-cursors.json").read_text())
     assert any(key.endswith(":main") for key in cursors), cursors
