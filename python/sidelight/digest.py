@@ -37,7 +37,7 @@ from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterator, Mapping, Sequence
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -50,6 +50,7 @@ __all__ = [
     "ago",
     "get_session_updates",
     "is_digest_text",
+    "plan_session_updates",
     "render_digest",
     "short_path",
 ]
@@ -265,6 +266,40 @@ def get_session_updates(
     ``current_session`` is a :class:`HostEvent` from a hook, a :class:`Session`, or a session's key,
     id, name or transcript path. Reading advances this session's cursors (``commit=False``: a dry run).
     """
+    text, apply = _plan(current_session, settings, plugins, now, None, commit_remote=commit)
+    if commit:
+        apply()
+    return text
+
+
+def _nothing() -> None:
+    return None
+
+
+def plan_session_updates(
+    current_session: str | Session | HostEvent,
+    *,
+    settings: Settings | None = None,
+    plugins: Plugins | None = None,
+    now: float | None = None,
+    cursors: Mapping[str, Mapping[str, object]] | None = None,
+) -> tuple[str | None, Callable[[], None]]:
+    """The digest (as :func:`get_session_updates` makes it) without moving anything, and what moves
+    this session's cursors past it (call it once the digest went out). ``cursors``: cursor entries
+    that stand in for the saved ones (a handoff about to move them, :mod:`sidelight.recap.handoff`).
+    A fleet's resolver (``remote_activity``) is asked again, to commit, when it is applied."""
+    return _plan(current_session, settings, plugins, now, cursors, commit_remote=False)
+
+
+def _plan(
+    current_session: str | Session | HostEvent,
+    settings: Settings | None,
+    plugins: Plugins | None,
+    now: float | None,
+    cursors: Mapping[str, Mapping[str, object]] | None,
+    *,
+    commit_remote: bool,
+) -> tuple[str | None, Callable[[], None]]:
     settings = settings or Settings.load()
     plugins = plugins or get_plugins()
     sessions = list_sessions(settings, plugins)
@@ -272,14 +307,16 @@ def get_session_updates(
     if current is None:
         what = describe_spec(current_session)
         logger.warning("cannot tell which session this is (%s); nothing injected", what)
-        return None
+        return None, _nothing
     siblings = siblings_of(current, sessions, settings.scope)
     # Resolvers of siblings with no transcript here (a fleet's other machines, docs/fleet.md).
     remote = [r for r in plugins.resolvers().values() if r.remote_activity is not None]
     if not siblings and not remote:
-        return None
+        return None, _nothing
     store = CursorStore(engine.cursor_file(current, settings))
     saved = store.read(current.key)
+    if cursors:
+        saved = {**saved, **cursors}
     reads = engine.plan_reads(siblings, saved, settings)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
@@ -293,17 +330,26 @@ def get_session_updates(
             settings.time_budget,
             len(everything),
         )
-        return None
+        return None, _nothing
     now = time.time() if now is None else now
     mine = saved.get(current.key)
     own_files = _own_files(current, mine, everything[len(reads) :], results[len(reads) :])
     touched = frozenset(own_files)
     lines = _summaries(everything[: len(reads)], results[: len(reads)], plugins, now, touched)
-    if commit:
+    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit_remote, touched))
+
+    def apply() -> None:
         fields = {current.key: {"files": own_files}} if own else None
         engine.commit_reads(store, current, everything, results, saved, fields=fields)
-    lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit, touched))
-    return render_digest(lines)
+        for resolver in [] if commit_remote else remote:  # a remote resolver moves its own cursors when asked to commit
+            if resolver.remote_activity is not None:
+                try:
+                    for _ in resolver.remote_activity(current, settings, deadline, True):
+                        pass
+                except Exception:
+                    logger.warning("resolver %s could not commit", resolver.name, exc_info=True)
+
+    return render_digest(lines), apply
 
 
 def _own_reads(
