@@ -35,9 +35,9 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
@@ -46,6 +46,8 @@ from sidelight.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
     from sidelight.recap.build import Recap
@@ -55,14 +57,18 @@ __all__ = [
     "FRAME",
     "HANDOFF_FILE",
     "Delivery",
+    "Planned",
     "at_session_start",
     "build_for_session",
     "exclude_from_git",
+    "find_handoff",
     "handoff_document",
     "handoff_path",
     "is_enabled",
     "load_memories",
     "pending_for_prompt",
+    "plan_prompt",
+    "plan_start",
     "previous_session",
     "read_handoff",
     "store_handoff",
@@ -387,6 +393,17 @@ class Delivery:
 
 def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: Plugins) -> Delivery | None:
     """The handoff for a new session ``current`` in ``workspace``, once (``None``: nothing new)."""
+    found = find_handoff(current, workspace, settings, plugins)
+    if found is None or not found[1]():
+        return None
+    return found[0]
+
+
+def find_handoff(
+    current: Session, workspace: Path, settings: Settings, plugins: Plugins
+) -> tuple[Delivery, Callable[[], bool]] | None:
+    """The handoff :func:`handoff_for` would deliver, without claiming it or writing anything, and
+    what claims it (``False``: another session got it first); ``None``: nothing new."""
     previous = previous_session(current, settings, plugins)
     if previous is None:
         return None
@@ -396,6 +413,7 @@ def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: 
         return None
     if _is_delivered(settings, workspace, previous, size):
         return None
+    document: str | None = None
     found = read_handoff(handoff_path(workspace, settings))
     if found is not None and found[0].get("session") == previous.key and found[0].get("size") == size:
         text = found[1]
@@ -403,17 +421,25 @@ def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: 
         # No handoff of it yet (no watcher, or the session was killed): build it now, and keep it.
         recap = build_for_session(previous, settings, plugins, HOOK_TAIL_BYTES)
         text = recap.text
-        with contextlib.suppress(OSError):
-            store_handoff(workspace, settings, handoff_document(recap, previous, size))
-    if not text.strip() or not _claim(settings, workspace, previous, size):
+        document = handoff_document(recap, previous, size)
+    if not text.strip():
         return None
-    logger.info("handoff of %s delivered to %s", previous.name, current.name)
-    return Delivery(f"{FRAME}\n\n{text.rstrip()}", previous.key, str(previous.path), size)
+
+    def claim() -> bool:
+        if document is not None:
+            with contextlib.suppress(OSError):
+                store_handoff(workspace, settings, document)
+        if not _claim(settings, workspace, previous, size):
+            return False
+        logger.info("handoff of %s delivered to %s", previous.name, current.name)
+        return True
+
+    return Delivery(f"{FRAME}\n\n{text.rstrip()}", previous.key, str(previous.path), size), claim
 
 
-def _advance_digest(current: Session, delivery: Delivery, settings: Settings) -> None:
-    """Moves ``current``'s digest cursor for the handed-off session to the end of what the handoff
-    covered (never back), so the digest does not report that activity again."""
+def _advanced_entry(current: Session, delivery: Delivery, settings: Settings) -> dict[str, Any] | None:
+    """``current``'s digest cursor entry for the handed-off session moved to the end of what the
+    handoff covered (``None``: it is there or further already)."""
     from sidelight import _core
     from sidelight.cursors import CursorStore
 
@@ -421,11 +447,19 @@ def _advance_digest(current: Session, delivery: Delivery, settings: Settings) ->
     saved = store.read(current.key).get(delivery.session)
     offset = saved.get("offset") if saved is not None else None
     if isinstance(offset, int) and offset >= delivery.size:
-        return
+        return None
     cursor = _core.file_cursor(delivery.transcript, delivery.size)
-    entry = cursor_entry(saved, delivery.transcript, {delivery.transcript: cursor})
+    return cursor_entry(saved, delivery.transcript, {delivery.transcript: cursor})
+
+
+def _advance_digest(current: Session, delivery: Delivery, settings: Settings) -> None:
+    """Moves ``current``'s digest cursor for the handed-off session to the end of what the handoff
+    covered (never back), so the digest does not report that activity again."""
+    from sidelight.cursors import CursorStore
+
+    entry = _advanced_entry(current, delivery, settings)
     if entry is not None:
-        store.update(current.key, {delivery.session: entry})
+        CursorStore(cursor_file(current, settings)).update(current.key, {delivery.session: entry})
 
 
 def _is_new(event: HostEvent) -> bool:
@@ -433,22 +467,20 @@ def _is_new(event: HostEvent) -> bool:
     return event.raw.get("source") in (None, "startup") and event.raw.get("reason") not in ("resume", "fork")
 
 
-def _start(event: HostEvent, settings: Settings, plugins: Plugins) -> tuple[Session, Delivery] | None:
+def _start(
+    event: HostEvent, settings: Settings, plugins: Plugins
+) -> tuple[Session | None, tuple[Delivery, Callable[[], bool]] | None]:
     session = current_session(event, settings, plugins)
-    if session is None:
-        return None
-    if not _is_new(event):
-        _pending_file(settings, session).unlink(missing_ok=True)  # it has its own context
-        return None
+    if session is None or not _is_new(event):
+        return session, None
     if _has_prompts(session, plugins):
         # A session whose transcript already holds prompts is going on (it ran alongside the previous
         # session, or Pi starts a continued session as a new process with no "resume" in its event).
-        return None
+        return session, None
     workspace = Path(event.cwd) if event.cwd is not None else workspace_of(session)
     if workspace is None or not workspace.is_dir():
-        return None
-    found = handoff_for(session, workspace.resolve(), settings, plugins)
-    return None if found is None else (session, found)
+        return session, None
+    return session, find_handoff(session, workspace.resolve(), settings, plugins)
 
 
 def _has_prompts(session: Session, plugins: Plugins) -> bool:
@@ -465,24 +497,67 @@ def _pending_file(settings: Settings, session: Session) -> Path:
     return settings.state_dir / "handoffs" / "pending" / safe
 
 
-def at_session_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """At a new session's start: the handoff to inject now (Claude Code, Codex), or ``None``. For Pi,
-    which cannot inject at start, the handoff is kept for :func:`pending_for_prompt`. A start that is not
-    new drops a handoff kept for the session. Never raises."""
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """What a host event would get from the handoff, decided without changing anything: ``text`` to
+    inject now (``None``: none), ``cursors`` (the digest cursor entries it moves, for a dry-run digest)
+    and ``apply``, which makes it so (``False``: another session claimed the handoff first; do not send
+    ``text``)."""
+
+    text: str | None = None
+    cursors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    apply: Callable[[], bool] = field(default=lambda: True)
+
+
+def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
+    """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi, which cannot
+    inject at start, applying it keeps the handoff for :func:`plan_prompt`. A start that is not new
+    drops a handoff kept for the session. Never raises."""
     if not is_enabled():
-        return None
+        return Planned()
     try:
-        found = _start(event, settings, plugins)
+        session, found = _start(event, settings, plugins)
+        if session is None:
+            return Planned()
+        if not _is_new(event):
+            pending = _pending_file(settings, session)
+            return Planned(apply=lambda: _drop(pending))  # it has its own context
         if found is None:
-            return None
-        session, delivery = found
+            return Planned()
+        delivery, claim = found
         if event.host != "pi":
-            _advance(session, delivery, settings)
-            return delivery.text
-        pending = _pending_file(settings, session)
-        pending.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_atomic(pending, json.dumps(asdict(delivery)).encode("utf-8"))
-        return None
+
+            def deliver() -> bool:
+                if not claim():
+                    return False
+                _advance(session, delivery, settings)
+                return True
+
+            return Planned(delivery.text, apply=deliver)
+
+        def keep() -> bool:
+            if claim():
+                pending = _pending_file(settings, session)
+                pending.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                write_atomic(pending, json.dumps(asdict(delivery)).encode("utf-8"))
+            return True
+
+        return Planned(apply=keep)
+    except Exception:
+        logger.warning("no handoff at the session's start", exc_info=True)
+        return Planned()
+
+
+def _drop(pending: Path) -> bool:
+    pending.unlink(missing_ok=True)
+    return True
+
+
+def at_session_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
+    """:func:`plan_start`, applied: the handoff to inject now, or ``None``. Never raises."""
+    planned = plan_start(event, settings, plugins)
+    try:
+        return planned.text if planned.apply() else None
     except Exception:
         logger.warning("no handoff at the session's start", exc_info=True)
         return None
@@ -495,24 +570,47 @@ def _advance(session: Session, delivery: Delivery, settings: Settings) -> None:
         logger.warning("could not move %s's digest past the handoff", session.name, exc_info=True)
 
 
-def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """A handoff kept for this session's first prompt (Pi), once; it moves the session's digest cursor
-    past what it covers, so call it before the digest. Never raises."""
+def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
+    """A handoff kept for this session's first prompt (Pi): its text, the digest cursor entries it
+    moves (a digest planned before it is applied must start from them) and, to apply, taking it (once,
+    even when it cannot be read: a plain-text one of an older version) and moving the cursor. Never
+    raises."""
     if not is_enabled():
-        return None
+        return Planned()
     try:
         session = current_session(event, settings, plugins)
         if session is None:
-            return None
+            return Planned()
         pending = _pending_file(settings, session)
         try:
             raw = pending.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return None
-        pending.unlink()  # once, even when it cannot be read (a plain-text one of an older version)
-        delivery = Delivery(**json.loads(raw))
-        _advance(session, delivery, settings)
-        return delivery.text or None
+            return Planned()
+        try:
+            delivery = Delivery(**json.loads(raw))
+        except (TypeError, ValueError):
+            logger.warning("no pending handoff for the prompt", exc_info=True)
+            return Planned(apply=lambda: _drop(pending))
+        entry = _advanced_entry(session, delivery, settings)
+
+        def take() -> bool:
+            pending.unlink(missing_ok=True)
+            _advance(session, delivery, settings)
+            return True
+
+        cursors = {} if entry is None else {delivery.session: entry}
+        return Planned(delivery.text or None, cursors, take)
+    except Exception:
+        logger.warning("no pending handoff for the prompt", exc_info=True)
+        return Planned()
+
+
+def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
+    """:func:`plan_prompt`, applied: a handoff kept for this session's first prompt (Pi), once; it moves
+    the session's digest cursor past what it covers, so call it before the digest. Never raises."""
+    planned = plan_prompt(event, settings, plugins)
+    try:
+        return planned.text if planned.apply() else None
     except Exception:
         logger.warning("no pending handoff for the prompt", exc_info=True)
         return None
