@@ -97,6 +97,12 @@ class Settings:
     #: ``handoffs/<workspace hash>/``, ``0600``) or ``"project"`` (in the workspace itself, listed in the
     #: repository's ``.git/info/exclude``). A volute mind's is always in its workspace.
     handoff_location: str = "state"
+    #: At most about this many tokens of sidelight's blocks go with one prompt (the digest is always
+    #: kept; ``SIDELIGHT_PROMPT_BUDGET``, ``prompt_budget``).
+    prompt_budget: int = 200
+    #: At most about this many tokens go at a session's start (``SIDELIGHT_START_BUDGET``,
+    #: ``start_budget``).
+    start_budget: int = 800
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -171,7 +177,21 @@ class Settings:
             if value not in HANDOFF_LOCATIONS:
                 raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
             settings = replace(settings, handoff_location=value)
+        for name in ("prompt_budget", "start_budget"):
+            value = setting(name, f"SIDELIGHT_{name.upper()}")
+            if value is not None:
+                settings = replace(settings, **{name: _tokens(name, value)})
         return settings
+
+
+def _tokens(name: str, value: Any) -> int:
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigError(f"{name} must be a number of tokens (0 or more), not {value!r}")
+    return number
 
 
 def _parse_scope(value: Any) -> str | frozenset[str]:

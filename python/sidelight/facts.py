@@ -32,7 +32,7 @@ from sidelight.statefile import shared_json
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from pathlib import Path
 
     from sidelight.config import Settings
@@ -54,6 +54,7 @@ __all__ = [
     "load_fact_texts",
     "long_term_context",
     "normalize_fact",
+    "plan_long_term",
     "with_long_term",
 ]
 
@@ -387,44 +388,68 @@ def with_long_term(
     event: HostEvent, settings: Settings, plugins: Plugins | None, text: str | None
 ) -> str | None:
     """``text`` (what a hook injects) with the ``[Long-term context]`` block before it, when this event
-    is where the session gets it; never raises (it runs in hooks).
-
-    The block goes out at every ``SessionStart`` where the host injects at start (Claude Code, Codex:
-    a new, resumed, cleared or compacted context), else with the session's first prompt (Pi, whose
-    extension cannot inject at start, and the Agent SDK callback, which sees prompts only). A session
-    is known by its host and id (else transcript path); a marker in ``<state dir>/long-term-given/``
-    records that it got the block, so later prompts cost one ``stat``. A session start also records a
-    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`).
-    """
+    is where the session gets it (:func:`plan_long_term`, applied); never raises (it runs in hooks)."""
+    block, apply = plan_long_term(event, settings, plugins)
     try:
-        block = _block_for(event, settings, plugins)
+        apply()
     except Exception:
-        logger.warning("cannot add the long-term context", exc_info=True)
-        return text
+        logger.warning("cannot record the long-term context", exc_info=True)
     if block is None:
         return text
     return block if not text else f"{block}\n\n{text}"
 
 
-def _block_for(event: HostEvent, settings: Settings, plugins: Plugins | None) -> str | None:
+def plan_long_term(
+    event: HostEvent, settings: Settings, plugins: Plugins | None
+) -> tuple[str | None, Callable[[], None]]:
+    """The ``[Long-term context]`` block due at this event (``None``: none), decided without changing
+    anything, and what records that the session got it; never raises (it runs in hooks).
+
+    The block is due at every ``SessionStart`` where the host injects at start (Claude Code, Codex:
+    a new, resumed, cleared or compacted context; the hook leaves out a block the session already
+    received), else with the session's first prompt (Pi, whose extension cannot inject at start, and
+    the Agent SDK callback, which sees prompts only). A session is known by its host and id (else
+    transcript path); a marker in ``<state dir>/long-term-given/`` records that it got the block, so
+    later prompts cost one ``stat``. Applying it at a session start also records a host-named session's
+    transcript for its key's history (:func:`sidelight.history.note_session`).
+    """
+    try:
+        return _block_for(event, settings, plugins)
+    except Exception:
+        logger.warning("cannot add the long-term context", exc_info=True)
+        return None, _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def _block_for(
+    event: HostEvent, settings: Settings, plugins: Plugins | None
+) -> tuple[str | None, Callable[[], None]]:
     ident = event.session_id or (str(event.transcript_path) if event.transcript_path else None)
     if ident is None:
-        return None  # no way to tell its prompts apart: better never than on every prompt
+        return None, _nothing  # no way to tell its prompts apart: better never than on every prompt
     marker = _given_marker(settings, f"{event.host}:{ident}")
-    if event.event == "SessionStart":
-        _note_start(event, settings, plugins)
-        if event.host in NO_START_INJECTION:
-            return None
-    elif event.event != "UserPromptSubmit" or marker.exists():
-        return None
+    start = event.event == "SessionStart"
+    if start and event.host in NO_START_INJECTION:
+        return None, lambda: _note_start(event, settings, plugins)
+    if not start and (event.event != "UserPromptSubmit" or marker.exists()):
+        return None, _nothing
     text = long_term_context(settings=settings)
-    if text is not None:
+
+    def apply() -> None:
+        if start:
+            _note_start(event, settings, plugins)
+        if text is None:
+            return
         try:
             marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             marker.touch(mode=0o600)
         except OSError:
             logger.info("cannot record that %s got its long-term context", ident, exc_info=True)
-    return text
+
+    return text, apply
 
 
 def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -> None:

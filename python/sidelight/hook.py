@@ -9,19 +9,26 @@ import json
 import logging
 import os
 import time
+import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.config import EVENTS_FILE, Settings
-from sidelight.digest import get_session_updates
+from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.plugins import get_plugins
 
-if TYPE_CHECKING:
-    from sidelight.plugins import Plugins
-    from sidelight.records import HostEvent
+from sidelight.statefile import write_atomic
 
-__all__ = ["LOG_FILE", "handle_hook"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from sidelight.plugins import Plugins
+    from sidelight.records import HostEvent, Session
+
+__all__ = ["LOG_FILE", "Block", "LeftOut", "Plan", "apply_plan", "handle_hook", "plan_event"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,22 +69,7 @@ def handle_hook(
             _record(settings, event)
             _drop_pending(event, settings, plugins)
             return None
-        from sidelight.facts import with_long_term  # the [Long-term context] block, where it is due
-
-        if event.event == "SessionStart":
-            _record(settings, event)
-            text = _on_start(event, settings, plugins)
-            return injector.render(event, with_long_term(event, settings, plugins, text))
-        from sidelight.recap import handoff
-
-        # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers, so it
-        # is taken before the digest is read.
-        recap = handoff.pending_for_prompt(event, settings, plugins)
-        text = get_session_updates(event, settings=settings, plugins=plugins)
-        welcome = recap if recap is not None else _welcome_back(event, settings, plugins)
-        if welcome is not None:
-            text = welcome if text is None else f"{welcome}\n\n{text}"
-        return injector.render(event, with_long_term(event, settings, plugins, text))
+        return injector.render(event, apply_plan(plan_event(event, settings, plugins)))
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
         return None
@@ -88,53 +80,330 @@ def handle_hook(
                 handler.close()
 
 
-def _on_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """At a session's start: a new session's handoff (Pi gets it with its first prompt); for a session
-    that comes back after at least ``idle_timeout`` (Claude Code and Codex ``source: resume``, a Pi
-    ``session_start``), a welcome back kept for its first prompt (Claude Code drops what a resumed
-    session's ``SessionStart`` adds, Pi cannot inject at start); and the ``[SESSION CONTEXT]`` block
-    after a compaction or a clear."""
+# --- the plan: what a host event gets, decided without changing anything ------------------------------
+
+#: The blocks, in the order they are composed (and kept within the budget).
+BLOCK_ORDER: Final = ("digest", "long-term", "handoff", "welcome-back", "session-context")
+#: How many hashes of the blocks it was given a session keeps (the oldest go first).
+RECEIVED_KEPT: Final = 64
+#: The folder, in the state directory, of the hashes of the blocks each session was given.
+RECEIVED_DIR: Final = "received"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One block of the answer: its ``name`` (one of :data:`BLOCK_ORDER`), the ``text`` sent (cut to
+    the budget when ``cut``), its size, and its full text's hash (what "already received" compares)."""
+
+    name: str
+    text: str
+    tokens: int
+    chars: int
+    cut: bool = False
+    digest: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "tokens": self.tokens,
+            "chars": self.chars,
+            "cut": self.cut,
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """A block that is not sent: ``reason`` is ``"budget"`` or ``"already received"``."""
+
+    name: str
+    reason: str
+    tokens: int
+    chars: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "reason": self.reason, "tokens": self.tokens, "chars": self.chars}
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a host event gets (:func:`plan_event`): the blocks, what was left out, and the effects that
+    :func:`apply_plan` carries out (cursors, markers, claims), none of which has happened yet."""
+
+    event: str
+    session: str | None
+    budget: int
+    blocks: list[Block] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
+    #: ``(block name or None, effect)``: an effect that returns ``False`` withdraws its block (a handoff
+    #: another session claimed first).
+    effects: list[tuple[str | None, Callable[[], object]]] = field(default_factory=list)
+    #: Where the hashes of the blocks sent are recorded (``None``: nowhere) and the ones kept there.
+    received_file: Path | None = None
+    received: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str | None:
+        """The answer: the blocks, one blank line apart (``None``: nothing)."""
+        return "\n\n".join(b.text for b in self.blocks) or None
+
+    @property
+    def tokens(self) -> int:
+        return sum(b.tokens for b in self.blocks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "session": self.session,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "blocks": [b.as_dict() for b in self.blocks],
+            "left_out": [b.as_dict() for b in self.left_out],
+            "text": self.text,
+        }
+
+
+def plan_event(event: HostEvent, settings: Settings, plugins: Plugins, *, measure: bool = False) -> Plan:
+    """What ``event`` (a session start or a prompt) gets, decided without moving a cursor or writing
+    anything: the digest first (prompts), then long-term facts, a handoff, a welcome back, the session's
+    own context, as they apply; a block the session already received is left out, and the rest is kept
+    within the budget (:func:`_fit`). ``measure``: count the tokens of a digest that goes alone too (the
+    hook does not: it is always sent, and the counter stays off the prompt's path)."""
+    session = current_session(event, settings, plugins)
+    start = event.event == "SessionStart"
+    budget = settings.start_budget if start else settings.prompt_budget
+    plan = Plan("start" if start else "prompt", None if session is None else session.name, budget)
+    candidates: dict[str, str] = {}
+    if start:
+        plan.effects.append((None, lambda: _record(settings, event)))
+        _plan_start(event, session, settings, plugins, plan, candidates)
+    else:
+        _plan_prompt(event, session, settings, plugins, plan, candidates)
+    if not start and candidates.keys() & {"long-term", "handoff", "kept-welcome"}:
+        # What a start keeps for the first prompt (a host that cannot inject at start: Pi, the Agent
+        # SDK; a welcome back Claude Code would drop at a resume) comes with the start's budget.
+        plan.budget = settings.start_budget
+    if "kept-welcome" in candidates:
+        candidates["welcome-back"] = candidates.pop("kept-welcome")
+    if candidates:
+        _fit(plan, candidates, event, session, settings, plugins, measure)
+    return plan
+
+
+def _plan_start(
+    event: HostEvent,
+    session: Session | None,
+    settings: Settings,
+    plugins: Plugins,
+    plan: Plan,
+    candidates: dict[str, str],
+) -> None:
+    """At a session's start: long-term facts; a new session's handoff (Pi gets it with its first
+    prompt); for a session that comes back after at least ``idle_timeout`` (Claude Code and Codex
+    ``source: resume``, a Pi ``session_start``), a welcome back kept for its first prompt (Claude Code
+    drops what a resumed session's ``SessionStart`` adds, Pi cannot inject at start); and the
+    ``[SESSION CONTEXT]`` block after a compaction or a clear."""
     from sidelight import resume
+    from sidelight.facts import plan_long_term
     from sidelight.recap import handoff
 
-    # A new session gets the previous session's recap (issue 5); Pi gets it with its first prompt.
-    recap = handoff.at_session_start(event, settings, plugins)
-    if recap is not None:
-        return recap
-    session = current_session(event, settings, plugins)
+    facts, note = plan_long_term(event, settings, plugins)
+    plan.effects.append(("long-term" if facts else None, note))
+    if facts:
+        candidates["long-term"] = facts
+    recap = handoff.plan_start(event, settings, plugins)
+    plan.effects.append(("handoff" if recap.text else None, recap.apply))
+    if recap.text is not None:
+        candidates["handoff"] = recap.text
+        return
     if session is None or not session.path.exists():
-        return None
+        return
     source = event.raw.get("source")
     if source in ("compact", "clear"):
         # The conversation was just compacted or cleared: the session's own state, as its
         # transcript shows it, is what it lost.
-        return resume.context_text(session, settings, plugins)
-    if source == "resume" or event.host == "pi":
+        context = resume.context_text(session, settings, plugins)
+        if context is not None:
+            candidates["session-context"] = context
+    elif source == "resume" or event.host == "pi":
         last = resume.last_prompt(session, settings)
         text = resume.welcome_back(session, settings, plugins, last_prompt=last)
         if text is not None:
-            logger.info("resume context for %s kept for its prompt: %s", session.name, text.split("\n", 1)[0])
-            resume.set_pending(session, settings, text)
-    return None
+
+            def keep(text: str = text) -> None:
+                logger.info(
+                    "resume context for %s kept for its prompt: %s", session.name, text.split("\n", 1)[0]
+                )
+                resume.set_pending(session, settings, text)
+
+            plan.effects.append((None, keep))
 
 
-def _welcome_back(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
-    """The welcome back for this prompt, once per absence: the one its session's start kept, else one
-    when the session had no prompt or start for ``idle_timeout`` and its transcript has been quiet that
-    long (:func:`sidelight.resume.welcome_back`); else ``None``."""
+def _plan_prompt(
+    event: HostEvent,
+    session: Session | None,
+    settings: Settings,
+    plugins: Plugins,
+    plan: Plan,
+    candidates: dict[str, str],
+) -> None:
+    """At a prompt: the digest; long-term facts with a first prompt (hosts that cannot inject at start);
+    a handoff kept for this first prompt (Pi), else a welcome back, once per absence: the one its
+    session's start kept, else one when the session had no prompt or start for ``idle_timeout`` and its
+    transcript has been quiet that long (:func:`sidelight.resume.welcome_back`)."""
+    from sidelight.facts import plan_long_term
+    from sidelight.recap import handoff
+
+    # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers: the
+    # digest is planned from the cursors it leaves, and the handoff is applied first.
+    recap = handoff.plan_prompt(event, settings, plugins)
+    digest, commit = plan_session_updates(event, settings=settings, plugins=plugins, cursors=recap.cursors)
+    plan.effects.append(("handoff" if recap.text else None, recap.apply))
+    plan.effects.append((None, commit))
+    if digest is not None:
+        candidates["digest"] = digest
+    facts, note = plan_long_term(event, settings, plugins)
+    plan.effects.append((None, note))
+    if facts:
+        candidates["long-term"] = facts
+    if recap.text is not None:
+        candidates["handoff"] = recap.text
+    elif session is not None:
+        _plan_welcome(event, session, settings, plugins, plan, candidates)
+
+
+def _plan_welcome(
+    event: HostEvent,
+    session: Session,
+    settings: Settings,
+    plugins: Plugins,
+    plan: Plan,
+    candidates: dict[str, str],
+) -> None:
     from sidelight import resume
 
-    session = current_session(event, settings, plugins)
-    if session is None:
-        return None
     now = time.time()
-    previous = resume.mark_prompt(session, settings, now)
-    text = resume.take_pending(session, settings)
+    previous = resume.last_prompt(session, settings)
+    text = resume.peek_pending(session, settings)
+    plan.effects.append((None, lambda: resume.mark_prompt(session, settings, now)))
+    plan.effects.append((None, lambda: resume.take_pending(session, settings)))
+    kept = text is not None
     if text is None and previous is not None:
         text = resume.welcome_back(session, settings, plugins, now, prompt=event.prompt, last_prompt=previous)
     if text is not None:
-        logger.info("resume context for %s with its prompt: %s", session.name, text.split("\n", 1)[0])
-    return text
+        candidates["kept-welcome" if kept else "welcome-back"] = text
+
+        def note(text: str = text) -> None:
+            logger.info("resume context for %s with its prompt: %s", session.name, text.split("\n", 1)[0])
+
+        plan.effects.append((None, note))
+
+
+def _fit(
+    plan: Plan,
+    candidates: Mapping[str, str],
+    event: HostEvent,
+    session: Session | None,
+    settings: Settings,
+    plugins: Plugins,
+    measure: bool,
+) -> None:
+    """Puts the candidate blocks in :data:`BLOCK_ORDER` into ``plan``: a block (other than the digest,
+    which its cursors keep from repeating) whose text the session already received is left out; the
+    digest is always kept; each other block is kept whole when it fits in what the budget has left,
+    else cut at a line boundary with a marker line when its first line (its frame) and at least one
+    more fit, else left out whole."""
+    if set(candidates) == {"digest"} and not measure:
+        # The digest alone is always sent, and ``sidelight.tokens`` stays off the prompt's path.
+        text = candidates["digest"]
+        plan.blocks.append(Block("digest", text, 0, len(text)))
+        return
+    from sidelight.tokens import get_counter
+
+    count = get_counter(plugins, settings=settings)
+    fresh = event.event == "SessionStart" and event.raw.get("source") in ("compact", "clear")
+    plan.received_file = _received_file(event, session, settings)
+    # A compaction or a clear loses what the session was given: it may be given all of it again.
+    plan.received = [] if fresh or plan.received_file is None else _read_received(plan.received_file)
+    used = 0
+    for name in BLOCK_ORDER:
+        text = candidates.get(name)
+        if text is None or not text.strip():
+            continue
+        tokens = count(text)
+        key = _hash(text)
+        if name != "digest" and key in plan.received:
+            plan.left_out.append(LeftOut(name, "already received", tokens, len(text)))
+            continue
+        room = plan.budget - used - (1 if plan.blocks else 0)  # a blank line between blocks
+        if name == "digest" or tokens <= room:
+            plan.blocks.append(Block(name, text, tokens, len(text), digest=key))
+            used += tokens + (1 if len(plan.blocks) > 1 else 0)
+            continue
+        cut = _cut(text, room, count)
+        if cut is None:
+            plan.left_out.append(LeftOut(name, "budget", tokens, len(text)))
+            continue
+        size = count(cut)
+        plan.blocks.append(Block(name, cut, size, len(cut), cut=True, digest=key))
+        used += size + (1 if len(plan.blocks) > 1 else 0)
+
+
+def _cut(text: str, room: int, count: Callable[[str], int]) -> str | None:
+    """``text``'s first lines that fit in ``room`` tokens with a marker line saying how many were left
+    out; ``None`` when not even its first two lines do."""
+    lines = text.rstrip().split("\n")
+    for keep in range(len(lines) - 1, 1, -1):
+        marker = f"[... {len(lines) - keep} more lines left out: sidelight's budget]"
+        cut = "\n".join([*lines[:keep], marker])
+        if count(cut) <= room:
+            return cut
+    return None
+
+
+def apply_plan(plan: Plan) -> str | None:
+    """Carries out ``plan``'s effects in order (a failing one is logged, the others still run) and
+    records the blocks sent as received by the session; returns the answer's text."""
+    withdrawn: set[str] = set()
+    for name, effect in plan.effects:
+        try:
+            if effect() is False and name is not None:
+                withdrawn.add(name)
+        except Exception:
+            logger.warning("could not apply what %s needs", name or "the answer", exc_info=True)
+    if withdrawn:
+        plan.blocks = [b for b in plan.blocks if b.name not in withdrawn]
+    sent = [b.digest for b in plan.blocks if b.name != "digest"]
+    if sent and plan.received_file is not None:
+        kept = [h for h in plan.received if h not in sent] + sent
+        try:
+            plan.received_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_atomic(plan.received_file, json.dumps(kept[-RECEIVED_KEPT:]).encode("utf-8"))
+        except OSError:
+            logger.info("cannot record the blocks %s received", plan.session, exc_info=True)
+    return plan.text
+
+
+def _hash(text: str) -> str:
+    """A short hash of ``text`` (zlib's checksums: hashlib is slow to import on the prompt path)."""
+    data = text.encode("utf-8")
+    return f"{zlib.crc32(data):08x}{zlib.adler32(data):08x}{len(data):x}"
+
+
+def _received_file(event: HostEvent, session: Session | None, settings: Settings) -> Path | None:
+    ident = session.key if session is not None else (event.session_id and f"{event.host}:{event.session_id}")
+    if not ident:
+        return None
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ident)
+    return settings.state_dir / RECEIVED_DIR / safe[-200:]
+
+
+def _read_received(path: Path) -> list[str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [h for h in data if isinstance(h, str)] if isinstance(data, list) else []
 
 
 def _drop_pending(event: HostEvent, settings: Settings, plugins: Plugins) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "context_text",
     "last_prompt",
     "mark_prompt",
+    "peek_pending",
     "recent_state",
     "resume_text",
     "set_pending",
@@ -234,6 +235,15 @@ def set_pending(session: Session, settings: Settings, text: str) -> None:
         write_atomic(marker, text.encode("utf-8"))
     except OSError:
         logger.info("cannot keep a pending resume context in %s", marker, exc_info=True)
+
+
+def peek_pending(session: Session, settings: Settings) -> str | None:
+    """The text :func:`set_pending` kept, left there (``None``: none)."""
+    try:
+        text = _marker(settings, session, "pending-resume").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
 
 
 def take_pending(session: Session, settings: Settings) -> str | None:
