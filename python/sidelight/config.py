@@ -177,10 +177,12 @@ class Settings:
             if value not in HANDOFF_LOCATIONS:
                 raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
             settings = replace(settings, handoff_location=value)
-        for name in ("prompt_budget", "start_budget"):
-            value = setting(name, f"SIDELIGHT_{name.upper()}")
-            if value is not None:
-                settings = replace(settings, **{name: _tokens(name, value)})
+        prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
+        if prompt_budget is not None:
+            settings = replace(settings, prompt_budget=_tokens("prompt_budget", prompt_budget))
+        start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
+        if start_budget is not None:
+            settings = replace(settings, start_budget=_tokens("start_budget", start_budget))
         return settings
 
 

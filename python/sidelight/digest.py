@@ -24,7 +24,7 @@ import posixpath
 import re
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import reads as engine
 from sidelight.config import Settings
@@ -282,7 +282,7 @@ def plan_session_updates(
     settings: Settings | None = None,
     plugins: Plugins | None = None,
     now: float | None = None,
-    cursors: Mapping[str, Mapping[str, object]] | None = None,
+    cursors: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[str | None, Callable[[], None]]:
     """The digest (as :func:`get_session_updates` makes it) without moving anything, and what moves
     this session's cursors past it (call it once the digest went out). ``cursors``: cursor entries
@@ -296,7 +296,7 @@ def _plan(
     settings: Settings | None,
     plugins: Plugins | None,
     now: float | None,
-    cursors: Mapping[str, Mapping[str, object]] | None,
+    cursors: Mapping[str, Mapping[str, Any]] | None,
     *,
     commit_remote: bool,
 ) -> tuple[str | None, Callable[[], None]]:
@@ -316,7 +316,7 @@ def _plan(
     store = CursorStore(engine.cursor_file(current, settings))
     saved = store.read(current.key)
     if cursors:
-        saved = {**saved, **cursors}
+        saved = {**saved, **{k: dict(v) for k, v in cursors.items()}}
     reads = engine.plan_reads(siblings, saved, settings)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
@@ -341,7 +341,9 @@ def _plan(
     def apply() -> None:
         fields = {current.key: {"files": own_files}} if own else None
         engine.commit_reads(store, current, everything, results, saved, fields=fields)
-        for resolver in [] if commit_remote else remote:  # a remote resolver moves its own cursors when asked to commit
+        for resolver in (
+            [] if commit_remote else remote
+        ):  # a remote resolver moves its own cursors when asked to commit
             if resolver.remote_activity is not None:
                 try:
                     for _ in resolver.remote_activity(current, settings, deadline, True):

@@ -18,7 +18,6 @@ from sidelight.config import EVENTS_FILE, Settings
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.plugins import get_plugins
-
 from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
@@ -315,8 +314,8 @@ def _fit(
     more fit, else left out whole."""
     if set(candidates) == {"digest"} and not measure:
         # The digest alone is always sent, and ``sidelight.tokens`` stays off the prompt's path.
-        text = candidates["digest"]
-        plan.blocks.append(Block("digest", text, 0, len(text)))
+        digest = candidates["digest"]
+        plan.blocks.append(Block("digest", digest, 0, len(digest)))
         return
     from sidelight.tokens import get_counter
 

@@ -38,6 +38,7 @@ PATH_WIDTH = 60
 #: ``run=`` (``run(parser, args) -> int``) and ``parser=`` defaults on them.
 COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.read",
+    "sidelight.cli.context",
     "sidelight.cli.hooks",
     "sidelight.cli.plugins",
     "sidelight.cli.watch",

@@ -1,0 +1,119 @@
+"""Command ``sidelight context``: what a session's next host event would receive, without moving anything."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail
+
+if TYPE_CHECKING:
+    import argparse
+
+    from sidelight.hook import Plan
+    from sidelight.records import HostEvent, Session
+
+__all__ = ["register"]
+
+EVENTS = {"prompt": "UserPromptSubmit", "start": "SessionStart"}
+SOURCES = ("startup", "resume", "compact", "clear")
+
+
+def register(commands: Any) -> None:
+    """Adds ``context``."""
+    context = commands.add_parser(
+        "context",
+        help="show what a session's next prompt or start would receive",
+        description="Show exactly what sidelight would inject at SESSION's next host event, and why: "
+        "each block (the digest, long-term facts, a handoff, a welcome back, the session's own "
+        "context) with its size, and what was left out for the budget or as already received. "
+        "Nothing moves: no cursor, no marker, no claim. SESSION is as for 'sidelight read'.",
+    )
+    context.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    context.add_argument(
+        "--event",
+        choices=tuple(EVENTS),
+        default="prompt",
+        help="the host event: its next prompt, or a start [default: prompt]",
+    )
+    context.add_argument(
+        "--source",
+        choices=SOURCES,
+        help="what kind of start (with --event start) [default: resume, or startup for an empty transcript]",
+    )
+    context.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: event, session, budget, tokens, blocks, left_out, text",
+    )
+    context.set_defaults(run=_context_command, parser=context)
+
+
+def host_event(session: Session, event: str, source: str | None, hosts: Any) -> HostEvent:
+    """The host event ``session``'s host would send for its next ``event`` (``prompt`` or ``start``)."""
+    from pathlib import Path
+
+    from sidelight.records import HostEvent
+
+    host = session.format if session.format in hosts else "claude-code"
+    raw: dict[str, Any] = {}
+    if event == "start":
+        if source is None:
+            try:
+                source = "resume" if session.path.stat().st_size > 0 else "startup"
+            except OSError:
+                source = "startup"
+        raw["source"] = source
+    cwd = Path(session.group) if session.group.startswith("/") and Path(session.group).is_dir() else None
+    return HostEvent(
+        host=host,
+        event=EVENTS[event],  # type: ignore[arg-type]
+        session_id=session.id,
+        transcript_path=session.path,
+        cwd=cwd,
+        raw=raw,
+    )
+
+
+def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.config import Settings
+    from sidelight.discovery import resolve_session
+    from sidelight.hook import plan_event
+    from sidelight.plugins import get_plugins
+
+    if args.source is not None and args.event != "start":
+        parser.error("--source goes with --event start")
+    try:
+        settings = Settings.load()
+        plugins = get_plugins()
+        session = resolve_session(args.session, settings, plugins)
+        event = host_event(session, args.event, args.source, plugins.injectors())
+        plan = plan_event(event, settings, plugins, measure=True)
+    except EXPECTED_ERRORS as error:
+        return fail(error)
+    out = sys.stdout
+    if args.json:
+        out.write(json.dumps(plan.as_dict(), ensure_ascii=False) + "\n")
+    else:
+        out.write(format_plan(plan))
+    return EXIT_OK
+
+
+def format_plan(plan: Plan) -> str:
+    """The plan as people read it: a heading, one line per block then its text, what was left out."""
+    lines = [
+        f"{plan.session or '?'}: next {plan.event}, {plan.tokens} of {plan.budget} tokens "
+        f"({len(plan.blocks)} block{'' if len(plan.blocks) == 1 else 's'})"
+    ]
+    for block in plan.blocks:
+        cut = ", cut to the budget" if block.cut else ""
+        lines += ["", f"== {block.name}: {block.tokens} tokens, {block.chars} characters{cut}", block.text]
+    for left in plan.left_out:
+        lines += [
+            "",
+            f"-- left out: {left.name} ({left.reason}): {left.tokens} tokens, {left.chars} characters",
+        ]
+    if not plan.blocks and not plan.left_out:
+        lines += ["", "(nothing to inject)"]
+    return "\n".join(lines) + "\n"
