@@ -354,3 +354,35 @@ def test_the_handoff_moves_the_digest_cursor_past_what_it_covered(home: Path, wo
         "prompt": "go on",
     }
     assert handle_hook("claude-code", json.dumps(prompt), plugins=Plugins(entry_points=False)) is None
+
+
+def test_the_plan_of_a_pi_first_prompt_shows_the_handoff_and_moves_nothing(
+    home: Path, workspace: Path
+) -> None:
+    from sidelight.config import Settings
+    from sidelight.hook import plan_event
+
+    folder = home / ".pi" / "agent" / "sessions" / pi_encode_cwd(str(workspace))
+    folder.mkdir(parents=True)
+    text = (DATA / "pi" / "four-tools-continue.jsonl").read_text(encoding="utf-8")
+    previous = folder / "2026-11-21T21-20-27-365Z_01a1fffb-62e4-7073-aed8-e9b7ed9e653b.jsonl"
+    previous.write_text(text.replace("/tmp/sidelight-samples/pi/project", str(workspace)), encoding="utf-8")
+    os.utime(previous, (OLD, OLD))
+    current = folder / "2026-11-22T09-00-00-000Z_0b1b2b3b-0000-4000-8000-000000000001.jsonl"
+    plugins = Plugins(entry_points=False)
+    handle_hook("pi", pi_payload("session_start", current, workspace, reason="startup"), plugins=plugins)
+    payload = pi_payload("before_agent_start", current, workspace, prompt="go on")
+    event = plugins.injectors()["pi"].read_event(json.loads(payload))
+    assert event is not None
+    settings = Settings.load()
+    state = settings.state_dir
+
+    def snapshot() -> dict[str, bytes]:
+        return {str(p): p.read_bytes() for p in state.rglob("*") if p.is_file() and p.name != "sidelight.log"}
+
+    before = snapshot()
+    plan = plan_event(event, settings, plugins, measure=True)
+    assert snapshot() == before  # the pending handoff is still there, no cursor moved
+    assert [b.name for b in plan.blocks] == ["handoff"] and plan.budget == settings.start_budget
+    assert plan.text is not None and "[Session Activity]" not in plan.text
+    assert handle_hook("pi", payload, plugins=plugins) == plan.text
