@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,10 @@ from sidelight.cli import main
 from sidelight.config import ConfigError, Settings
 from sidelight.discovery import current_session
 from sidelight.facts import add_fact
-from sidelight.hook import Plan, _fit, handle_hook
+from sidelight.hook import Plan, _fit, handle_hook, plan_event
+from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.records import HostEvent
+from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity
 from sidelight.tokens import estimate_tokens
 from tests.support.hook_world import HookWorld, session_id
 
@@ -185,3 +187,53 @@ def test_context_at_a_start_shows_what_was_left_out(world: HookWorld) -> None:
     assert again["blocks"] == []
     assert [(x["name"], x["reason"]) for x in again["left_out"]] == [("long-term", "already received")]
     assert "-- left out: long-term (already received)" in run_context(session_id(0), "--event", "start")
+
+
+class RemoteSiblings:
+    """A fleet-like plugin: its resolver reports one remote sibling and records how it was asked."""
+
+    def __init__(self) -> None:
+        self.asked: list[bool] = []
+
+    @hookimpl
+    def sidelight_resolvers(self) -> Iterator[ResolverSpec]:
+        yield ResolverSpec(
+            name="remote-test",
+            list_sessions=lambda settings: [],
+            current=lambda event, settings: None,
+            remote_activity=self.remote_activity,
+        )
+
+    def remote_activity(
+        self, current: Session, settings: Settings, deadline: float, commit: bool
+    ) -> list[SessionActivity]:
+        self.asked.append(commit)
+        far = Session(
+            key="remote:1",
+            name="far-away",
+            path=Path("/nowhere.jsonl"),
+            format="pi",
+            group="g",
+            resolver="remote-test",
+        )
+        return [SessionActivity(session=far, user_messages=1, first_user_text="on another machine")]
+
+
+def test_a_fleet_is_read_once_per_prompt_and_never_committed_by_a_dry_run(world: HookWorld) -> None:
+    remote = RemoteSiblings()
+    plugins = Plugins(entry_points=False)
+    plugins.register(remote, name="remote-test")
+    assert prompt(world, 0) is not None  # the first look (no remote plugin yet)
+    out = context_of(handle_hook("claude-code", world.payload(0), plugins=plugins))
+    assert out is not None and "on another machine" in out
+    assert remote.asked == [True]  # asked once, and it committed as it read: the digest went out
+    remote.asked.clear()
+    event = HostEvent(
+        host="claude-code",
+        event="UserPromptSubmit",
+        session_id=session_id(0),
+        transcript_path=world.transcript(0),
+    )
+    plan = plan_event(event, Settings.load(), plugins)
+    assert "on another machine" in (plan.text or "")
+    assert remote.asked == [False]  # a dry run reads without committing, and applies nothing

@@ -283,12 +283,16 @@ def plan_session_updates(
     plugins: Plugins | None = None,
     now: float | None = None,
     cursors: Mapping[str, Mapping[str, Any]] | None = None,
+    commit_remote: bool = False,
 ) -> tuple[str | None, Callable[[], None]]:
     """The digest (as :func:`get_session_updates` makes it) without moving anything, and what moves
     this session's cursors past it (call it once the digest went out). ``cursors``: cursor entries
     that stand in for the saved ones (a handoff about to move them, :mod:`sidelight.recap.handoff`).
-    A fleet's resolver (``remote_activity``) is asked again, to commit, when it is applied."""
-    return _plan(current_session, settings, plugins, now, cursors, commit_remote=False)
+    A fleet's resolver (``remote_activity``) moves its own cursors as it reads: with ``commit_remote``
+    (a caller that sends the digest whatever else it drops: the hook) it is asked once and commits
+    then; without it, it reads without committing and is asked again, to commit, when it is applied
+    (a dry run, ``sidelight context``, never applies)."""
+    return _plan(current_session, settings, plugins, now, cursors, commit_remote=commit_remote)
 
 
 def _plan(

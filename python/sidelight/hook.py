@@ -68,7 +68,7 @@ def handle_hook(
             _record(settings, event)
             _drop_pending(event, settings, plugins)
             return None
-        return injector.render(event, apply_plan(plan_event(event, settings, plugins)))
+        return injector.render(event, apply_plan(plan_event(event, settings, plugins, applying=True)))
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
         return None
@@ -162,12 +162,16 @@ class Plan:
         }
 
 
-def plan_event(event: HostEvent, settings: Settings, plugins: Plugins, *, measure: bool = False) -> Plan:
+def plan_event(
+    event: HostEvent, settings: Settings, plugins: Plugins, *, measure: bool = False, applying: bool = False
+) -> Plan:
     """What ``event`` (a session start or a prompt) gets, decided without moving a cursor or writing
     anything: the digest first (prompts), then long-term facts, a handoff, a welcome back, the session's
     own context, as they apply; a block the session already received is left out, and the rest is kept
     within the budget (:func:`_fit`). ``measure``: count the tokens of a digest that goes alone too (the
-    hook does not: it is always sent, and the counter stays off the prompt's path)."""
+    hook does not: it is always sent, and the counter stays off the prompt's path). ``applying``: the
+    plan will be applied (the hook), so a fleet's resolver commits as it reads, once, rather than read
+    again when the plan is applied: the digest always goes out."""
     session = current_session(event, settings, plugins)
     start = event.event == "SessionStart"
     budget = settings.start_budget if start else settings.prompt_budget
@@ -177,7 +181,7 @@ def plan_event(event: HostEvent, settings: Settings, plugins: Plugins, *, measur
         plan.effects.append((None, lambda: _record(settings, event)))
         _plan_start(event, session, settings, plugins, plan, candidates)
     else:
-        _plan_prompt(event, session, settings, plugins, plan, candidates)
+        _plan_prompt(event, session, settings, plugins, plan, candidates, applying=applying)
     if not start and candidates.keys() & {"long-term", "handoff", "kept-welcome"}:
         # What a start keeps for the first prompt (a host that cannot inject at start: Pi, the Agent
         # SDK; a welcome back Claude Code would drop at a resume) comes with the start's budget.
@@ -245,6 +249,8 @@ def _plan_prompt(
     plugins: Plugins,
     plan: Plan,
     candidates: dict[str, str],
+    *,
+    applying: bool = False,
 ) -> None:
     """At a prompt: the digest; long-term facts with a first prompt (hosts that cannot inject at start);
     a handoff kept for this first prompt (Pi), else a welcome back, once per absence: the one its
@@ -256,7 +262,9 @@ def _plan_prompt(
     # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers: the
     # digest is planned from the cursors it leaves, and the handoff is applied first.
     recap = handoff.plan_prompt(event, settings, plugins)
-    digest, commit = plan_session_updates(event, settings=settings, plugins=plugins, cursors=recap.cursors)
+    digest, commit = plan_session_updates(
+        event, settings=settings, plugins=plugins, cursors=recap.cursors, commit_remote=applying
+    )
     plan.effects.append(("handoff" if recap.text else None, recap.apply))
     plan.effects.append((None, commit))
     if digest is not None:
