@@ -11,8 +11,7 @@ import os
 import time
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from sidelight.config import EVENTS_FILE, Settings
 from sidelight.digest import plan_session_updates
@@ -89,8 +88,7 @@ RECEIVED_KEPT: Final = 64
 RECEIVED_DIR: Final = "received"
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
     """One block of the answer: its ``name`` (one of :data:`BLOCK_ORDER`), the ``text`` sent (cut to
     the budget when ``cut``), its size, and its full text's hash (what "already received" compares)."""
 
@@ -111,8 +109,7 @@ class Block:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class LeftOut:
+class LeftOut(NamedTuple):
     """A block that is not sent: ``reason`` is ``"budget"`` or ``"already received"``."""
 
     name: str
@@ -121,25 +118,30 @@ class LeftOut:
     chars: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "reason": self.reason, "tokens": self.tokens, "chars": self.chars}
+        return self._asdict()
 
 
-@dataclass(slots=True)
 class Plan:
     """What a host event gets (:func:`plan_event`): the blocks, what was left out, and the effects that
-    :func:`apply_plan` carries out (cursors, markers, claims), none of which has happened yet."""
+    :func:`apply_plan` carries out (cursors, markers, claims), none of which has happened yet.
 
-    event: str
-    session: str | None
-    budget: int
-    blocks: list[Block] = field(default_factory=list)
-    left_out: list[LeftOut] = field(default_factory=list)
-    #: ``(block name or None, effect)``: an effect that returns ``False`` withdraws its block (a handoff
-    #: another session claimed first).
-    effects: list[tuple[str | None, Callable[[], object]]] = field(default_factory=list)
-    #: Where the hashes of the blocks sent are recorded (``None``: nowhere) and the ones kept there.
-    received_file: Path | None = None
-    received: list[str] = field(default_factory=list)
+    Plain classes (named tuples and this one), not dataclasses: the prompt hook imports this module on
+    every prompt, and making a dataclass costs it about half a millisecond each."""
+
+    __slots__ = ("blocks", "budget", "effects", "event", "left_out", "received", "received_file", "session")
+
+    def __init__(self, event: str, session: str | None, budget: int) -> None:
+        self.event = event
+        self.session = session
+        self.budget = budget
+        self.blocks: list[Block] = []
+        self.left_out: list[LeftOut] = []
+        #: ``(block name or None, effect)``: an effect that returns ``False`` withdraws its block (a
+        #: handoff another session claimed first).
+        self.effects: list[tuple[str | None, Callable[[], object]]] = []
+        #: Where the hashes of the blocks sent are recorded (``None``: nowhere) and the ones kept there.
+        self.received_file: Path | None = None
+        self.received: list[str] = []
 
     @property
     def text(self) -> str | None:
