@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from sidelight.errors import SidelightError
-from sidelight.statefile import shared_json
+from sidelight.statefile import safe_name, shared_json
 
 if TYPE_CHECKING:
     import os
@@ -463,5 +463,5 @@ def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -
 
 
 def _given_marker(settings: Settings, session_key: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_key)
+    safe = safe_name(session_key)
     return settings.state_dir / GIVEN_DIR / safe[-200:]

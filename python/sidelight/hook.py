@@ -17,7 +17,7 @@ from sidelight.config import EVENTS_FILE, Settings
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.plugins import get_plugins
-from sidelight.statefile import write_atomic
+from sidelight.statefile import safe_name, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -403,7 +403,7 @@ def _received_file(event: HostEvent, session: Session | None, settings: Settings
     ident = session.key if session is not None else (event.session_id and f"{event.host}:{event.session_id}")
     if not ident:
         return None
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ident)
+    safe = safe_name(ident)
     return settings.state_dir / RECEIVED_DIR / safe[-200:]
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight import _core
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
+from sidelight.statefile import safe_name
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def cursor_file(session: Session, settings: Settings) -> Path:
     its shared ``.volute/session-cursors.json``)."""
     if session.cursor_file is not None:
         return session.cursor_file
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.key)
+    safe = safe_name(session.key)
     return settings.state_dir / "cursors" / f"{safe}.json"
 
 

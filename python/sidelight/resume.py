@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sidelight.redact import sanitize
-from sidelight.statefile import write_atomic
+from sidelight.statefile import safe_name, write_atomic
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
@@ -200,7 +200,7 @@ def context_text(
 
 
 def _marker(settings: Settings, session: Session, kind: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.key)
+    safe = safe_name(session.key)
     return settings.state_dir / kind / safe
 
 

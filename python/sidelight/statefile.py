@@ -31,6 +31,7 @@ __all__ = [
     "load_json_state",
     "move_aside",
     "parse_json_object",
+    "safe_name",
     "shared_json",
     "write_atomic",
 ]
@@ -269,3 +270,9 @@ def write_atomic(
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def safe_name(key: str) -> str:
+    """``key`` (a session key, ``host:id``…) as a file name: every character but a letter, a digit,
+    ``-``, ``_`` or ``.`` becomes ``_``. The one way state files named after a session are named."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)

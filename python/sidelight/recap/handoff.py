@@ -43,7 +43,7 @@ from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
 from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
-from sidelight.statefile import write_atomic
+from sidelight.statefile import safe_name, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -493,7 +493,7 @@ def _has_prompts(session: Session, plugins: Plugins) -> bool:
 
 
 def _pending_file(settings: Settings, session: Session) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.key)
+    safe = safe_name(session.key)
     return settings.state_dir / "handoffs" / "pending" / safe
 
 
