@@ -61,6 +61,20 @@ def test_a_block_that_does_not_fit_is_cut_at_a_line_with_a_marker(tmp_path: Path
     assert plan.text == f"{digest}\n\n{cut.text}"
 
 
+def test_a_cut_never_ends_on_a_heading_or_a_blank_line(tmp_path: Path) -> None:
+    head = lines("[Handoff] the previous session", 6)
+    failing = "\n".join(f"- failing {i} " + "word " * 12 for i in range(30))
+    handoff = f"{head}\n\n## Unfinished\n{failing}"
+    # Room for the heading and the marker, not for a line under the heading.
+    room = estimate_tokens(f"{head}\n\n## Unfinished\n[... 33 more lines left out: sidelight's budget]") + 3
+    plan = fitted({"handoff": handoff}, room, tmp_path)
+    (cut,) = plan.blocks
+    kept, marker = cut.text.splitlines()[:-1], cut.text.splitlines()[-1]
+    assert kept == head.splitlines()  # the blank line and the bare heading went with the rest
+    more = len(handoff.splitlines()) - len(kept)
+    assert marker == f"[... {more} more lines left out: sidelight's budget]"
+
+
 def test_a_block_whose_first_lines_do_not_fit_is_left_out_whole(tmp_path: Path) -> None:
     digest = lines("[Session Activity] (report)", 8)
     plan = fitted({"digest": digest, "welcome-back": lines("Welcome back. " + "x " * 60, 3)}, 90, tmp_path)

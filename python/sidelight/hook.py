@@ -360,11 +360,17 @@ def _fit(
 
 def _cut(text: str, room: int, count: Callable[[str], int]) -> str | None:
     """``text``'s first lines that fit in ``room`` tokens with a marker line saying how many were left
-    out; ``None`` when not even its first two lines do."""
+    out; ``None`` when not even its first two lines do. A cut never ends on a blank line or a heading
+    (``## Unfinished`` with nothing under it says nothing)."""
     lines = text.rstrip().split("\n")
     for keep in range(len(lines) - 1, 1, -1):
-        marker = f"[... {len(lines) - keep} more lines left out: sidelight's budget]"
-        cut = "\n".join([*lines[:keep], marker])
+        kept = lines[:keep]
+        while len(kept) > 1 and (not kept[-1].strip() or kept[-1].lstrip().startswith("#")):
+            kept.pop()
+        if len(kept) < 2:
+            continue
+        marker = f"[... {len(lines) - len(kept)} more lines left out: sidelight's budget]"
+        cut = "\n".join([*kept, marker])
         if count(cut) <= room:
             return cut
     return None
