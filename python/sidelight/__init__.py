@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+
+# Not ``typing``: the prompt hook imports this package on every prompt (see sidelight.warm).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "DEFAULT_CATEGORIES",

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,9 +69,10 @@ class CursorStore:
 
     __slots__ = ("_encode", "_file", "path")
 
-    def __init__(self, path: str | os.PathLike[str], *, fast: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fast: bool | None = None) -> None:
         """``fast``: encode and decode with orjson (the watcher saves a thousand cursors a second; a
-        hook, whose start-up cost counts, keeps the standard library's json)."""
+        hook, whose start-up cost counts, keeps the standard library's json). ``None``: read with orjson
+        when this process has already imported it (the watcher answering a hook), where it costs nothing."""
         #: The JSON file.
         self.path = Path(path)
         self._encode: Callable[[Any], bytes] = _dump
@@ -79,6 +81,9 @@ class CursorStore:
             import orjson
 
             self._encode, loads = orjson.dumps, orjson.loads
+        elif fast is None and "orjson" in sys.modules:
+            # Read with it; still write with json, which refuses NaN where orjson writes null.
+            loads = sys.modules["orjson"].loads
         self._file = SharedState(self.path, lambda data: _parse(data, self.path, loads), self._encode, logger)
 
     def __repr__(self) -> str:

@@ -7,8 +7,10 @@ asks the resolver plugins and nothing above them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,7 +18,7 @@ from sidelight.errors import SidelightError
 from sidelight.records import HostEvent, Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -30,7 +32,9 @@ __all__ = [
     "identify",
     "list_sessions",
     "resolve_session",
+    "serving",
     "siblings_of",
+    "working_directory",
 ]
 
 logger = logging.getLogger(__name__)
@@ -53,11 +57,40 @@ class AmbiguousSessionError(SidelightError, LookupError):
     """More than one session matches what was asked for."""
 
 
+#: While the watcher answers a hook (:func:`serving`): its own listing of the sessions, and the hook's
+#: working directory. Context variables, so that the watcher's other threads see neither.
+_LISTING: ContextVar[Callable[[], list[Session]] | None] = ContextVar("sidelight_listing", default=None)
+_DIRECTORY: ContextVar[str | None] = ContextVar("sidelight_directory", default=None)
+
+
+@contextlib.contextmanager
+def serving(listing: Callable[[], list[Session]] | None, directory: str) -> Iterator[None]:
+    """Within this block (in this thread), :func:`list_sessions` answers from ``listing`` (a watcher
+    that already listed every session, and keeps the list current from file events) and
+    :func:`working_directory` is ``directory`` (the hook's, not the watcher's)."""
+    listed = _LISTING.set(listing)
+    placed = _DIRECTORY.set(directory)
+    try:
+        yield
+    finally:
+        _DIRECTORY.reset(placed)
+        _LISTING.reset(listed)
+
+
+def working_directory() -> str:
+    """The directory the hook runs in: resolvers that look around it (volute's minds) ask this, not
+    :func:`os.getcwd`, so that a hook the watcher answers sees the hook's directory."""
+    return _DIRECTORY.get() or os.getcwd()  # noqa: PTH109 (a str, as the hook sends it)
+
+
 def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     """Every session every resolver knows, once per transcript: where two resolvers claim one file
     (a volute session is also a plain Claude Code session), the first resolver that is not a plain
     agent template wins, so the session keeps its volute name. Resolvers give resolved paths, so
     paths are compared as they are (resolving a thousand paths per prompt costs more than the scan)."""
+    listing = _LISTING.get()
+    if listing is not None:
+        return listing()
     by_path: dict[Path, Session] = {}
     for resolver in plugins.resolvers().values():
         try:
@@ -92,6 +125,15 @@ _last_current: tuple[HostEvent, Settings, Plugins, Session | None] | None = None
 
 
 def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    listing = _LISTING.get()
+    if listing is not None and event.transcript_path is not None:
+        # Answering for the watcher: its listing already holds a known transcript's session, with
+        # the most specific resolver's name (as identify finds it), and asking the resolver again
+        # would list the project folder for its subagent files.
+        wanted = str(event.transcript_path)
+        for session in listing():
+            if str(session.path) == wanted:
+                return session
     resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in GENERIC_RESOLVERS)
     for resolver in resolvers:
         try:

@@ -26,7 +26,17 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session
 
-__all__ = ["LOG_FILE", "Block", "LeftOut", "Plan", "apply_plan", "handle_hook", "plan_event"]
+__all__ = [
+    "LOG_FILE",
+    "Block",
+    "LeftOut",
+    "Plan",
+    "answer_hook",
+    "apply_plan",
+    "handle_hook",
+    "log_handler",
+    "plan_event",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +60,20 @@ def handle_hook(
         return None
     handler = _log_to_file(settings)
     try:
+        return answer_hook(host, payload, settings, plugins)
+    finally:
+        if handler is not None:
+            logging.getLogger("sidelight").removeHandler(handler)
+            with contextlib.suppress(OSError):  # a full disk: the digest still goes out
+                handler.close()
+
+
+def answer_hook(
+    host: str, payload: bytes | str | Mapping[str, Any], settings: Settings, plugins: Plugins | None = None
+) -> str | None:
+    """:func:`handle_hook` once the settings are loaded and the log is set up: the in-process hook and the
+    watcher's hook server (:mod:`sidelight.watch.serve`) both answer through here. Never raises."""
+    try:
         plugins = plugins or get_plugins()
         data = payload if isinstance(payload, Mapping) else json.loads(payload or "{}")
         if not isinstance(data, Mapping):
@@ -71,11 +95,6 @@ def handle_hook(
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
         return None
-    finally:
-        if handler is not None:
-            logging.getLogger("sidelight").removeHandler(handler)
-            with contextlib.suppress(OSError):  # a full disk: the digest still goes out
-                handler.close()
 
 
 # --- the plan: what a host event gets, decided without changing anything ------------------------------
@@ -460,6 +479,19 @@ class _HookLogHandler(logging.FileHandler):
 
 def _log_to_file(settings: Settings) -> logging.Handler | None:
     """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads."""
+    handler = log_handler(settings)
+    if handler is None:
+        return None
+    root = logging.getLogger("sidelight")
+    root.addHandler(handler)
+    if root.level == logging.NOTSET or root.level > logging.INFO:
+        root.setLevel(logging.INFO)
+    return handler
+
+
+def log_handler(settings: Settings) -> logging.Handler | None:
+    """A handler that writes to the hook's log file (``<state dir>/sidelight.log``), not yet added to
+    any logger (``None``: the file cannot be opened)."""
     try:
         settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = settings.state_dir / LOG_FILE
@@ -469,8 +501,4 @@ def _log_to_file(settings: Settings) -> logging.Handler | None:
     except OSError:
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger("sidelight")
-    root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > logging.INFO:
-        root.setLevel(logging.INFO)
     return handler

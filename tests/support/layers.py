@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.hookspecs",
             "sidelight.plugins",
             "sidelight.tokens",
+            "sidelight.warm",
         ),
     ),
     ("engine", ("sidelight.scanning", "sidelight.paths", "sidelight.discovery", "sidelight.reads")),

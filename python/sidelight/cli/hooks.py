@@ -8,15 +8,17 @@ always exits 0: a hook must never break its host. Anything that goes wrong is lo
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any
 
+# Not ``typing``: this module is imported on every prompt, and ``typing`` costs more than the warm
+# path's whole client.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import Any
 
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
@@ -34,33 +36,35 @@ def run_hook(argv: Sequence[str]) -> int:
         if not host or len(argv) > 1:
             _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")
             return 0
-        from sidelight.hook import handle_hook
+        # A running watcher answers in a few milliseconds what this process would take tens of ms to
+        # import its way to (DESIGN §9); without one, the hook answers itself.
+        from sidelight.warm import ask_watcher
 
-        output = handle_hook(host, payload)
+        output = ask_watcher(host, payload)
+        if output is None:
+            from sidelight.hook import handle_hook
+
+            output = handle_hook(host, payload)
         if output:
             sys.stdout.write(output if output.endswith("\n") else output + "\n")
             sys.stdout.flush()
     except BaseException as error:  # the promise: a hook never breaks its host
-        with contextlib.suppress(BaseException):
+        try:  # noqa: SIM105 (contextlib would cost every prompt an import)
             _log_failure(f"hook {host}: {type(error).__name__}: {error}")
+        except BaseException:
+            pass
     return 0
 
 
 def _log_failure(message: str) -> None:
     """Append one line to ``<state dir>/sidelight.log`` without importing the rest of sidelight."""
-    from pathlib import Path
+    from sidelight.warm import default_state_dir
 
-    env = os.environ
-    if env.get("SIDELIGHT_STATE_DIR"):
-        state_dir = Path(env["SIDELIGHT_STATE_DIR"])
-    else:
-        home = Path(env.get("HOME") or Path.home())
-        base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
-        state_dir = base / "sidelight"
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    state_dir = default_state_dir(os.environ)
+    os.makedirs(state_dir, mode=0o700, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     line = " ".join(message.split())
-    fd = os.open(state_dir / "sidelight.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(os.path.join(state_dir, "sidelight.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))
     finally:

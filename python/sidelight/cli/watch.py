@@ -77,6 +77,13 @@ def register(commands: Any) -> None:
         "file event per write; cheaper when many sessions write at once. Default: chosen at start, the "
         "stat pass past 100 live sessions [env: SIDELIGHT_STAT_APPENDS=true|false|auto]",
     )
+    watch.add_argument(
+        "--serve-hooks",
+        action=argparse.BooleanOptionalAction,
+        default=os.environ.get("SIDELIGHT_WARM", "").strip().lower() not in {"0", "off", "no", "false"},
+        help="answer the hooks on <state dir>/hook.sock, so that they need not load sidelight themselves "
+        "[env: SIDELIGHT_WARM=off turns it off; default: on]",
+    )
     watch.set_defaults(run=_watch_command, parser=watch)
 
     status = commands.add_parser(
@@ -150,6 +157,7 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         reconcile_interval=options.reconcile,
         modify_events=None if options.stat_appends is None else not options.stat_appends,
         own_gc=True,
+        serve_hooks=args.serve_hooks,
     )
     stop = threading.Event()
 

@@ -28,7 +28,7 @@ path, preferring this more specific resolver, and asks it first for the current 
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH109, PTH118, PTH120, PTH123
+# ruff: noqa: PTH118, PTH120, PTH123
 
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight.discovery import working_directory
 from sidelight.hookspecs import hookimpl
 from sidelight.paths import (
     claude_dirs,
@@ -75,7 +76,7 @@ def minds(settings: Settings) -> list[str]:
         else:
             logger.debug("volute: %s is not a mind (no .volute/ with sessions or home/)", folder)
     try:
-        here = find_volute_mind(os.getcwd())
+        here = find_volute_mind(working_directory())
     except OSError:
         here = None
     if here is not None:

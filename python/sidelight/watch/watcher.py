@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import SinkEvent
     from sidelight.types import CursorTuple
+    from sidelight.watch.serve import HookServer
 
 __all__ = [
     "CURSOR_FILE",
@@ -269,6 +270,7 @@ class Watcher:
         on_scan: Callable[[float, Sequence[tuple[str, int]]], None] | None = None,
         modify_events: bool | None = None,
         own_gc: bool = False,
+        serve_hooks: bool = False,
     ) -> None:
         self.settings = settings
         self.plugins = plugins
@@ -285,6 +287,8 @@ class Watcher:
         #: Whether the watcher chooses (and may change) how it finds appends: ``modify_events=None``.
         self.auto_appends = modify_events is None
         self.own_gc = own_gc
+        self.serve_hooks = serve_hooks
+        self._server: HookServer | None = None
         self._gc_was_enabled: bool | None = None
         self.state_dir = settings.state_dir
         self.status_path = settings.state_dir / STATUS_FILE
@@ -303,6 +307,8 @@ class Watcher:
 
         # Worker state (touched by the worker thread only once started).
         self._sessions: dict[str, Session] = {}
+        #: Whether ``_sessions`` holds a listing yet (the hook server answers from it).
+        self._listed = False
         #: When each session's object was taken from a listing (monotonic): see _refresh_sessions.
         self._named_at: dict[str, float] = {}
         self._by_path: dict[str, tuple[Session, Path]] = {}
@@ -366,9 +372,14 @@ class Watcher:
             self._observer = self._make_observer()
             self._observer.start()
             self._sink_calls("start", self.settings, self.plugins)
+            if self.serve_hooks:
+                self._serve_hooks()
             self._worker = threading.Thread(target=self._run, name="sidelight-watch-worker", daemon=True)
             self._worker.start()
         except BaseException:
+            if self._server is not None:
+                self._server.stop()
+                self._server = None
             self._sink_calls("stop")
             self._shutdown_observer()
             _release(self._lock_fd)
@@ -376,8 +387,31 @@ class Watcher:
             raise
         logger.info("watching the sessions; state in %s", self.state_dir)
 
+    def _serve_hooks(self) -> None:
+        from sidelight.watch.serve import HookServer
+
+        server = HookServer(self.settings, self.plugins, self._listing, on_answer=self._hook_answered)
+        try:
+            server.start()
+        except OSError as error:
+            logger.warning("cannot answer hooks on %s (%s); they answer themselves", server.path, error)
+        else:
+            self._server = server
+
+    def _hook_answered(self) -> None:
+        # The snapshot counts the answered hooks (`sidelight status`): written at the next flush.
+        self._dirty_state = True
+
+    def _listing(self) -> list[Session] | None:
+        """The sessions as the worker last listed them (the hook server's listing), ``None`` before the
+        first listing. Called from the server's threads: the worker replaces the dict, never edits it."""
+        return list(self._sessions.values()) if self._listed else None
+
     def stop(self) -> None:
         """Stop and join every thread, then flush the cursors and the snapshot and release the lock."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.stop()
         self._stopping.set()
         self._wake.set()
         self._shutdown_observer()
@@ -754,6 +788,7 @@ class Watcher:
                 continue
             named_at[session.key] = now
         self._sessions = {s.key: s for s in sessions}
+        self._listed = True
         for key in [k for k in named_at if k not in self._sessions]:
             del named_at[key]
         by_path: dict[str, tuple[Session, Path]] = {}
@@ -1172,6 +1207,7 @@ class Watcher:
             "suspended": sorted(self._suspended),
             "hook_events_offset": self._hook_offset,
             "idle_timeout": idle_timeout,
+            **({} if self._server is None else {"hooks": self._server.stats()}),
             "sessions": sessions,
         }
 

@@ -1,0 +1,255 @@
+"""The ``sidelight`` command line's parser, its ``scan`` command and its logging (``sidelight hook``
+never gets here: :func:`sidelight.cli.main` answers it first).
+
+Results go to stdout; messages go through the ``sidelight`` logger to stderr, one line each, never a
+traceback. Every option can also be set with an environment variable (shown in ``--help``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, logger, run
+from sidelight.errors import describe
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+    from sidelight.types import Activity, ScanFailure
+
+__all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
+
+
+FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+#: Exit codes: every path scanned; some path failed; the command line itself was wrong.
+
+# Human output: how much of a text, of a list of tools or files, and of one path fit on a line.
+TEXT_WIDTH = 100
+LIST_WIDTH = 120
+PATH_WIDTH = 60
+
+
+#: Modules that add commands: each has ``register(commands)``, which adds its subparsers and sets
+#: ``run=`` (``run(parser, args) -> int``) and ``parser=`` defaults on them.
+COMMAND_MODULES: tuple[str, ...] = (
+    "sidelight.cli.read",
+    "sidelight.cli.context",
+    "sidelight.cli.hooks",
+    "sidelight.cli.plugins",
+    "sidelight.cli.watch",
+    "sidelight.cli.history",
+    "sidelight.cli.recap",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # argparse is imported here, not with the module: the prompt hook (`main`'s fast path) never needs it.
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        """An argument parser whose usage errors are one line on stderr, like every other error."""
+
+        def error(self, message: str) -> NoReturn:
+            self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    class _Version(argparse.Action):
+        """``--version``, looked up only when asked for (reading package metadata is slow to import)."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+        def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+            from sidelight import __version__
+
+            sys.stdout.write(f"sidelight {__version__}\n")
+            parser.exit(EXIT_OK)
+
+    parser = _Parser(
+        prog="sidelight",
+        description="Count what AI coding agents did, from their transcripts (Claude Code, Pi, Codex).",
+        epilog="Environment: SIDELIGHT_LOG_LEVEL (debug, info, warning, error) sets the verbosity.",
+    )
+    parser.add_argument("--version", action=_Version)
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="say more (-vv: debug details)")
+    parser.add_argument("-q", "--quiet", action="count", default=0, help="say only errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+
+    scan = commands.add_parser(
+        "scan",
+        help="count the activity in transcripts",
+        description="Count messages, tool uses and touched files in each transcript, one block or "
+        "JSON line per file. A file that cannot be read is reported on stderr, the others still "
+        "are, and the exit code is 1.",
+    )
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="transcript files (.jsonl)")
+    scan.add_argument(
+        "-f",
+        "--format",
+        default=os.environ.get("SIDELIGHT_FORMAT", "auto"),
+        metavar="FORMAT",
+        help="auto (detect from the first lines), claude-code, pi or codex "
+        "[env: SIDELIGHT_FORMAT; default: auto]",
+    )
+    scan.add_argument(
+        "--json",
+        action="store_true",
+        default=_env_flag("SIDELIGHT_JSON"),
+        help="print one JSON object per file (JSON lines) [env: SIDELIGHT_JSON=1]",
+    )
+    scan.set_defaults(run=_scan_command, parser=scan)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(commands)
+    return parser
+
+
+def run_command(argv: Sequence[str] | None = None) -> int:
+    """Every command but the hook: parse the command line, set up logging, run the command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose - args.quiet)
+    return run(args.run, args.parser, args)
+
+
+def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from sidelight.scanning import scan, scan_many
+    from sidelight.types import ScanFailure
+
+    if args.format not in FORMAT_CHOICES:
+        parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
+
+    results: list[Activity | ScanFailure]
+    if len(args.paths) == 1:
+        try:
+            results = [scan(args.paths[0], args.format)]
+        except (OSError, ValueError) as error:
+            results = [ScanFailure(args.paths[0], error)]
+    else:
+        results = scan_many(args.paths, args.format)
+
+    out = sys.stdout
+    failed = 0
+    first_block = True
+    for result in results:
+        if isinstance(result, ScanFailure):
+            failed += 1
+            logger.error("%s", describe(result.error, result.path))
+            continue
+        logger.info("%s: %d lines, %d bytes", result.path, result.lines, result.bytes_consumed)
+        if args.json:
+            _print_json(result, out)
+        else:
+            if not first_block:
+                out.write("\n")
+            _print_human(result, out)
+            first_block = False
+        out.flush()
+    if failed:
+        logger.info("%d of %d files could not be scanned", failed, len(results))
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_json(activity: Activity, out: TextIO) -> None:
+    import json
+
+    record = activity.as_dict()
+    record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
+    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def _print_human(activity: Activity, out: TextIO) -> None:
+    rows: list[tuple[str, str]] = [("format", activity.format.value)]
+    if activity.title:
+        rows.append(("title", _clean(activity.title)))
+    messages = activity.messages
+    rows.append(("messages", f"{messages.user} user, {messages.assistant} assistant"))
+    categories = activity.categories
+    if categories.total:
+        by_category = ", ".join(f"{count} {name}" for name, count in categories.as_dict().items() if count)
+        top = sorted(activity.tools.items(), key=lambda item: (-item[1], item[0]))
+        head = f"{categories.total} ({by_category}): "
+        names = _fit([f"{_clean(name, 40)} {count}" for name, count in top], LIST_WIDTH - len(head))
+        rows.append(("tools", head + names))
+    else:
+        rows.append(("tools", "none"))
+    files = activity.files_touched
+    if files:
+        head = f"{len(files)} touched: "
+        shown = _fit([_short_path(path, activity.cwd) for path in files], LIST_WIDTH - len(head))
+        rows.append(("files", head + shown))
+    if activity.first_user_text:
+        rows.append(("first user", _quote(activity.first_user_text)))
+    if activity.last_assistant_text:
+        rows.append(("last reply", _quote(activity.last_assistant_text)))
+    if activity.first_timestamp or activity.last_timestamp:
+        span = f"{activity.first_timestamp or '?'} → {activity.last_timestamp or '?'}"
+        rows.append(("time", span))
+    skipped = activity.skipped
+    if skipped.total:
+        reasons = ", ".join(f"{name} {count}" for name, count in skipped.as_dict().items() if count)
+        lines = "line" if skipped.total == 1 else "lines"
+        rows.append(("skipped", f"{skipped.total} {lines} ({reasons})"))
+    out.write(_clean(activity.path, 1000) + "\n")
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        out.write(f"  {label:<{width}}  {value}\n")
+
+
+def _fit(items: list[str], width: int) -> str:
+    """As many of ``items`` as fit in ``width`` characters (at least one), then how many were left out."""
+    shown: list[str] = []
+    used = 0
+    for index, item in enumerate(items):
+        more = f" (+{len(items) - index} more)"
+        if shown and used + len(item) + len(more) > width:
+            return ", ".join(shown) + f" (+{len(items) - index} more)"
+        shown.append(item)
+        used += len(item) + 2
+    return ", ".join(shown)
+
+
+def _short_path(path: str, cwd: str | None) -> str:
+    """``path`` relative to the session's directory when inside it; long paths keep their end."""
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        path = path[len(cwd.rstrip("/")) + 1 :]
+    path = _clean(path, 10_000)
+    return path if len(path) <= PATH_WIDTH else "…" + path[-(PATH_WIDTH - 1) :]
+
+
+def _quote(text: str) -> str:
+    return f'"{_clean(text)}"'
+
+
+def _clean(text: str, width: int = TEXT_WIDTH) -> str:
+    """One line of at most ``width`` characters, with control characters (terminal escapes) removed."""
+    line = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _configure_logging(verbosity: int) -> None:
+    env_level = os.environ.get("SIDELIGHT_LOG_LEVEL", "").strip().upper()
+    if verbosity == 0 and env_level in {name.upper() for name in LOG_LEVELS}:
+        level = getattr(logging, env_level)
+    else:
+        level = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}.get(
+            verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
+        )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("sidelight: %(message)s"))
+    logger.handlers[:] = [handler]
+    logger.setLevel(level)
+    logger.propagate = False
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")

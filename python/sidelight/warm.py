@@ -1,0 +1,301 @@
+"""The warm path's client and its wire format (DESIGN §9).
+
+A running ``sidelight watch`` has every module loaded and every session listed; a hook process that asks
+it, rather than importing all of that itself, costs about a bare interpreter start. This module is the
+hook's side of that conversation, and everything both sides must agree on. The prompt hook imports it on
+every prompt, before anything else of sidelight's, so it imports only what a bare interpreter has already
+loaded (``os``, ``time``) and the C module ``_socket``: no ``typing``, no ``pathlib``, no ``json``.
+
+The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 0700 state directory):
+
+1. the hook sends ``SLH1 <meta bytes> <payload bytes>\\n``, the meta (NUL-separated: the build, the host,
+   the working directory, then ``NAME=VALUE`` for each variable of :func:`environment`) and the host's
+   payload as it came;
+2. the watcher answers ``A <seconds>\\n`` when it takes the request (then it has at most that long), or
+   ``D <reason>\\n`` when it declines it (another build or environment, too busy): the hook then runs
+   in-process;
+3. the hook says ``G`` if it still wants the answer. Only then does the watcher compose it and move the
+   cursors: a hook that gave up waiting for step 2 (``SIDELIGHT_WARM_TIMEOUT``, default 50 ms) and runs
+   in-process instead has closed the connection, and nothing moved twice;
+4. the watcher sends ``<length>\\n`` and the answer's bytes (length 0: print nothing).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import _socket
+    from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SOCKET_NAME",
+    "Reader",
+    "Request",
+    "ask_watcher",
+    "build_id",
+    "decode_header",
+    "decode_request",
+    "default_state_dir",
+    "encode_request",
+    "environment",
+    "short_address",
+]
+
+#: The socket, in the state directory.
+SOCKET_NAME = "hook.sock"
+#: The first word of every request (the protocol's version).
+MAGIC = b"SLH1"
+#: How long a hook waits for the watcher to take its request before it runs in-process (seconds).
+DEFAULT_TIMEOUT = 0.05
+#: ``SIDELIGHT_WARM_TIMEOUT``: that wait (``50ms``, ``0.1s``, ``0.05``); ``SIDELIGHT_WARM=off``: never ask.
+TIMEOUT_VARIABLE = "SIDELIGHT_WARM_TIMEOUT"
+SWITCH_VARIABLE = "SIDELIGHT_WARM"
+#: Beyond the watcher's own time budget, how long a hook waits for an answer it was promised.
+ANSWER_MARGIN = 2.0
+#: What a request may hold (bytes): its header line, its meta, its payload.
+MAX_HEADER = 64
+MAX_META = 1 << 20
+MAX_PAYLOAD = 64 << 20
+
+#: Variables outside ``SIDELIGHT_*`` that change what a hook answers (where the agents keep their
+#: sessions, where the state is).
+HOST_VARIABLES = frozenset(
+    {"HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR"}
+)
+#: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
+#: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.
+NOT_FOR_HOOKS = frozenset(
+    {
+        "SIDELIGHT_WARM",
+        "SIDELIGHT_WARM_TIMEOUT",
+        "SIDELIGHT_LOG_LEVEL",
+        "SIDELIGHT_POLLING",
+        "SIDELIGHT_DEBOUNCE",
+        "SIDELIGHT_RECONCILE",
+        "SIDELIGHT_STAT_APPENDS",
+        "SIDELIGHT_ARCHIVE_TRANSCRIPTS",
+        "SIDELIGHT_BIN",
+        "SIDELIGHT_INSTALL_SCOPE",
+        "SIDELIGHT_JSON",
+        "SIDELIGHT_FORMAT",
+    }
+)
+#: Longer socket paths do not fit a ``sockaddr_un`` (108 bytes on Linux, 104 on macOS): they are reached
+#: through the state directory's descriptor (``/proc/self/fd/N/hook.sock``, Linux).
+MAX_ADDRESS = 100
+_OFF = frozenset({"0", "off", "no", "false"})
+
+
+def environment(env: Mapping[str, str]) -> list[tuple[str, str]]:
+    """The variables a hook's answer depends on, sorted: a watcher answers a hook only when they match
+    its own (it would otherwise load other settings, or list other sessions, than the hook would)."""
+    return sorted(
+        (name, value)
+        for name, value in env.items()
+        if (name.startswith("SIDELIGHT_") and name not in NOT_FOR_HOOKS) or name in HOST_VARIABLES
+    )
+
+
+def default_state_dir(env: Mapping[str, str], home: str | None = None) -> str:
+    """The state directory before the config file is read: ``SIDELIGHT_STATE_DIR``, else
+    ``$XDG_STATE_HOME/sidelight``, else ``~/.local/state/sidelight``."""
+    given = env.get("SIDELIGHT_STATE_DIR")
+    if given is not None:
+        return given
+    if env.get("XDG_STATE_HOME"):
+        return os.path.join(env["XDG_STATE_HOME"], "sidelight")
+    home = home or env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".local", "state", "sidelight")
+
+
+def build_id() -> str:
+    """Which sidelight this is: its package folder and when it (and the hook's composer) last changed. A
+    watcher of another build (an upgrade installed while it runs) declines, and the hook answers itself."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    try:
+        stamps = (os.stat(package).st_mtime_ns, os.stat(os.path.join(package, "hook.py")).st_mtime_ns)
+    except OSError:
+        stamps = (0, 0)
+    return f"{package}:{stamps[0]}:{stamps[1]}"
+
+
+class Request:
+    """A hook request as the watcher reads it."""
+
+    __slots__ = ("build", "cwd", "environment", "host", "payload")
+
+    def __init__(
+        self, build: str, host: str, cwd: str, environment: list[tuple[str, str]], payload: bytes
+    ) -> None:
+        self.build = build
+        self.host = host
+        self.cwd = cwd
+        self.environment = environment
+        self.payload = payload
+
+
+def encode_request(
+    host: str, payload: bytes, cwd: str, variables: Iterable[tuple[str, str]], build: str
+) -> bytes:
+    fields = [build, host, cwd, *(f"{name}={value}" for name, value in variables)]
+    meta = "\0".join(fields).encode("utf-8", "surrogateescape")
+    return b"%s %d %d\n%s%s" % (MAGIC, len(meta), len(payload), meta, payload)
+
+
+def decode_header(line: bytes) -> tuple[int, int]:
+    """The meta's and the payload's lengths from a request's first line (``ValueError``: not one)."""
+    parts = line.split()
+    if len(parts) != 3 or parts[0] != MAGIC:
+        raise ValueError("not a sidelight hook request")
+    meta, payload = int(parts[1]), int(parts[2])
+    if not (0 <= meta <= MAX_META and 0 <= payload <= MAX_PAYLOAD):
+        raise ValueError("a hook request out of bounds")
+    return meta, payload
+
+
+def decode_request(meta: bytes, payload: bytes) -> Request:
+    fields = meta.decode("utf-8", "surrogateescape").split("\0")
+    if len(fields) < 3:
+        raise ValueError("a hook request without its build, host and directory")
+    variables = []
+    for field in fields[3:]:
+        name, equals, value = field.partition("=")
+        if not equals:
+            raise ValueError("a hook request with a malformed variable")
+        variables.append((name, value))
+    return Request(fields[0], fields[1], fields[2], sorted(variables), payload)
+
+
+def short_address(path: str) -> tuple[str, int | None]:
+    """An address ``bind``/``connect`` accept for the socket at ``path``, and the descriptor of its
+    folder to close afterwards (``None``: the path itself fits)."""
+    if len(os.fsencode(path)) <= MAX_ADDRESS:
+        return path, None
+    folder, name = os.path.split(path)
+    fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    return f"/proc/self/fd/{fd}/{name}", fd
+
+
+def _timeout(env: Mapping[str, str]) -> float:
+    text = env.get(TIMEOUT_VARIABLE, "").strip().lower()
+    if not text:
+        return DEFAULT_TIMEOUT
+    scale = 1.0
+    if text.endswith("ms"):
+        text, scale = text[:-2], 0.001
+    elif text.endswith("s"):
+        text = text[:-1]
+    try:
+        seconds = float(text) * scale
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return seconds if seconds == seconds and seconds >= 0 else DEFAULT_TIMEOUT  # NaN and negatives
+
+
+def _state_dir(env: Mapping[str, str]) -> str | None:
+    """The state directory as :meth:`sidelight.config.Settings.load` finds it; a config file that moves
+    it is read only then (``None``: it cannot be read, and the hook runs in-process and says why)."""
+    state = default_state_dir(env)
+    config = env.get("SIDELIGHT_CONFIG") or os.path.join(state, "config.toml")
+    try:
+        with open(config, "rb") as file:
+            text = file.read()
+    except OSError:
+        return state
+    if b"state_dir" not in text or "SIDELIGHT_STATE_DIR" in env:
+        return state
+    try:
+        from sidelight.config import Settings
+
+        return os.fspath(Settings.load(env).state_dir)
+    except Exception:
+        return None
+
+
+def ask_watcher(host: str, payload: bytes, env: Mapping[str, str] | None = None) -> str | None:
+    """The watcher's answer to a hook (``""``: print nothing), or ``None`` when no watcher took it
+    within the timeout (none runs, it is of another build or environment, it is busy, it failed):
+    then the hook runs in-process. Never raises."""
+    env = os.environ if env is None else env
+    if env.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
+        return None
+    try:
+        state = _state_dir(env)
+        if state is None:
+            return None
+        return _ask(os.path.join(state, SOCKET_NAME), host, payload, env)
+    except (OSError, ValueError, UnicodeError):
+        return None
+
+
+def _ask(path: str, host: str, payload: bytes, env: Mapping[str, str]) -> str | None:
+    import _socket
+
+    deadline = time.monotonic() + _timeout(env)
+    address, folder = short_address(path)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        try:
+            sock.connect(address)
+        finally:
+            if folder is not None:
+                os.close(folder)
+        sock.sendall(encode_request(host, payload, os.getcwd(), environment(env), build_id()))
+        reader = Reader(sock)
+        reply = reader.line(deadline)
+        if not reply.startswith(b"A "):
+            return None  # declined ("D <reason>"), or the connection closed
+        answer_deadline = time.monotonic() + float(reply[2:]) + ANSWER_MARGIN
+        sock.sendall(b"G")
+        # From here on the watcher may have moved the cursors: answering in-process as well could say
+        # the same news twice, so a lost answer is an empty one (the hook log of the watcher says why).
+        try:
+            length = int(reader.line(answer_deadline))
+            return reader.exactly(length, answer_deadline).decode("utf-8")
+        except (OSError, ValueError, UnicodeError):
+            return ""
+    finally:
+        sock.close()
+
+
+class Reader:
+    """Lines and counted bytes from a socket, each read before a deadline (both sides use it)."""
+
+    __slots__ = ("buffer", "sock")
+
+    def __init__(self, sock: _socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+
+    def _more(self, deadline: float) -> bool:
+        self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = self.sock.recv(1 << 16)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def line(self, deadline: float, limit: int = MAX_HEADER) -> bytes:
+        """Bytes up to a newline (without it); ``b""`` when the peer closed first."""
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return line
+            if len(self.buffer) > limit:
+                raise ValueError("an over-long line on the hook socket")
+            if not self._more(deadline):
+                return b""
+
+    def exactly(self, length: int, deadline: float) -> bytes:
+        """``length`` bytes (``ValueError`` when the peer closes first)."""
+        while len(self.buffer) < length:
+            if not self._more(deadline):
+                raise ValueError("the hook socket closed mid-message")
+        data = bytes(self.buffer[:length])
+        del self.buffer[:length]
+        return data

@@ -1,0 +1,248 @@
+"""The watcher's hook server: the warm path's other side (DESIGN §9, the protocol in :mod:`sidelight.warm`).
+
+A hook that finds ``<state dir>/hook.sock`` sends its host's payload there, and the watcher answers it
+with the same composer, settings and cursor store the hook would have used itself
+(:func:`sidelight.hook.answer_hook`): the answer is the one the hook would have printed, and the cursors
+move once, whoever answered. What the watcher saves a hook is the start-up (the imports, the plugins)
+and the listing of every session (it keeps its own current from file events).
+
+It declines, and the hook answers itself, when the hook is of another build or runs with other settings
+(:func:`sidelight.warm.environment`), when it is busy with :data:`CONCURRENCY` hooks already, or before
+its first listing. Each request has a thread of its own; a client that sends nothing for
+:data:`READ_TIMEOUT` is dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import stat
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Final
+
+from sidelight.config import Settings
+from sidelight.discovery import serving
+from sidelight.hook import answer_hook, log_handler
+from sidelight.warm import (
+    SOCKET_NAME,
+    Reader,
+    build_id,
+    decode_header,
+    decode_request,
+    environment,
+    short_address,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from sidelight.plugins import Plugins
+    from sidelight.records import Session
+
+__all__ = ["CONCURRENCY", "HookServer"]
+
+logger = logging.getLogger(__name__)
+
+#: Hooks answered at once; more are declined (and answer themselves) rather than queued behind them.
+CONCURRENCY: Final = 4
+#: How long a connected hook may take to send its request, or to say it still wants the answer.
+READ_TIMEOUT: Final = 2.0
+#: How long the answer may take beyond the hook's time budget (what the hook is told to wait).
+ANSWER_MARGIN: Final = 5.0
+#: The threads that answer hooks are named so; the hook log takes only their records.
+THREAD_PREFIX: Final = "sidelight-hook"
+
+
+class HookServer:
+    """Serves hooks on ``<state dir>/hook.sock`` until :meth:`stop`.
+
+    ``listing`` returns the watcher's current list of sessions, or ``None`` before it has one (the
+    hook's own listing is used then); it is used only for hooks whose settings equal ``settings``.
+    ``environ`` is the environment hooks must match (default: this process's); ``on_answer`` is called
+    after each answer (the watcher writes its snapshot then).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        plugins: Plugins,
+        listing: Callable[[], list[Session] | None],
+        *,
+        environ: dict[str, str] | None = None,
+        on_answer: Callable[[], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.on_answer = on_answer
+        self.plugins = plugins
+        self.listing = listing
+        self.path: Path = settings.state_dir / SOCKET_NAME
+        self.environment = environment(os.environ if environ is None else environ)
+        self.build = build_id()
+        self.answered = 0
+        self.declined = 0
+        self.last_answered: float | None = None
+        self._listener: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._slots = threading.BoundedSemaphore(CONCURRENCY)
+        self._counter_lock = threading.Lock()
+        self._log: logging.Handler | None = None
+        self._sequence = 0
+
+    def start(self) -> None:
+        """Bind the socket (replacing a dead watcher's: the caller holds the state directory's lock)
+        and start answering. Raises ``OSError`` when the socket cannot be made."""
+        folder = self.settings.state_dir
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if stat.S_IMODE(folder.stat().st_mode) & 0o077:
+            # Only this user may reach the socket: the directory is the gate (a socket's own mode is
+            # not honoured everywhere).
+            os.chmod(folder, 0o700)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            address, fd = short_address(os.fspath(self.path))
+            try:
+                listener.bind(address)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            os.chmod(self.path, 0o600)
+            listener.listen(64)
+            listener.settimeout(0.25)
+        except BaseException:
+            listener.close()
+            raise
+        self._listener = listener
+        handler = log_handler(self.settings)
+        if handler is not None:
+            handler.addFilter(lambda record: (record.threadName or "").startswith(THREAD_PREFIX))
+            logging.getLogger("sidelight").addHandler(handler)
+            self._log = handler
+        self._thread = threading.Thread(target=self._accept, name="sidelight-hook-server", daemon=True)
+        self._thread.start()
+        logger.info("answering hooks on %s", self.path)
+
+    def stop(self) -> None:
+        """Stop accepting, remove the socket, and wait for the hooks being answered."""
+        self._stopping.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5.0)
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.lstat(self.path).st_mode):
+                    os.unlink(self.path)
+        # The hooks being answered finish (a slot each) before the log closes.
+        for _ in range(CONCURRENCY):
+            self._slots.acquire(timeout=READ_TIMEOUT)
+        if self._log is not None:
+            logging.getLogger("sidelight").removeHandler(self._log)
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def stats(self) -> dict[str, Any]:
+        """For the watcher's status snapshot (``sidelight status``)."""
+        return {
+            "socket": os.fspath(self.path),
+            "answered": self.answered,
+            "declined": self.declined,
+            "last_answered": self.last_answered,
+        }
+
+    # -- the threads ---------------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            listener = self._listener
+            if listener is None:
+                return
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError as error:
+                if self._stopping.is_set():
+                    return
+                logger.warning("the hook socket failed (%s); hooks answer themselves", error)
+                return
+            if not self._slots.acquire(blocking=False):
+                self._decline(connection, "busy")
+                connection.close()
+                continue
+            self._sequence += 1
+            worker = threading.Thread(
+                target=self._serve, args=(connection,), name=f"{THREAD_PREFIX}-{self._sequence}", daemon=True
+            )
+            worker.start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            with connection:
+                self._converse(connection)
+        except Exception:
+            logger.warning("a hook request failed", exc_info=True)
+        finally:
+            self._slots.release()
+
+    def _converse(self, connection: socket.socket) -> None:
+        reader = Reader(connection)
+        deadline = time.monotonic() + READ_TIMEOUT
+        try:
+            meta_length, payload_length = decode_header(reader.line(deadline))
+            request = decode_request(
+                reader.exactly(meta_length, deadline), reader.exactly(payload_length, deadline)
+            )
+        except (OSError, ValueError) as error:
+            logger.debug("a malformed hook request: %s", error)
+            self._decline(connection, "malformed request")
+            return
+        if request.build != self.build:
+            self._decline(connection, "another build of sidelight")
+            return
+        if request.environment != self.environment:
+            self._decline(connection, "another environment")
+            return
+        try:
+            settings = Settings.load()
+        except Exception as error:
+            self._decline(connection, f"settings: {error}")
+            return
+        connection.sendall(b"A %.3f\n" % (settings.time_budget + ANSWER_MARGIN))
+        # Nothing moves until the hook says it still wants the answer: one that gave up waiting runs
+        # in-process, and must find the cursors where they were.
+        if not _said_go(reader):
+            return
+        listing = self.listing() if settings == self.settings else None
+        with serving(None if listing is None else lambda: listing, request.cwd):
+            output = answer_hook(request.host, request.payload, settings, self.plugins)
+        body = (output or "").encode("utf-8")
+        with self._counter_lock:
+            self.answered += 1
+            self.last_answered = time.time()
+        if self.on_answer is not None:
+            self.on_answer()
+        connection.sendall(b"%d\n%s" % (len(body), body))
+
+    def _decline(self, connection: socket.socket, reason: str) -> None:
+        with self._counter_lock:
+            self.declined += 1
+        with contextlib.suppress(OSError):
+            connection.sendall(b"D %s\n" % reason.encode("utf-8", "replace")[:200])
+
+
+def _said_go(reader: Reader) -> bool:
+    """Whether the hook's next byte is ``G`` (its go-ahead); it closing, or saying nothing in time, is
+    a no."""
+    try:
+        return reader.exactly(1, time.monotonic() + READ_TIMEOUT) == b"G"
+    except (OSError, ValueError):
+        return False

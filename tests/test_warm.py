@@ -1,0 +1,304 @@
+"""The warm path (DESIGN §9): a running watcher answers hooks on ``<state dir>/hook.sock``.
+
+In-process tests drive :class:`sidelight.watch.serve.HookServer` and :func:`sidelight.warm.ask_watcher`
+directly (the test process's environment is the world's); the subprocess tests run the real
+``sidelight watch`` and ``sidelight hook`` as a host would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidelight import warm
+from sidelight.config import Settings
+from sidelight.discovery import list_sessions
+from sidelight.hook import handle_hook
+from sidelight.plugins import get_plugins
+from sidelight.watch.serve import CONCURRENCY, HookServer
+from tests.conftest import cli_command
+from tests.support.hook_world import HookWorld, context_of
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
+    """Four sessions; session 0 has looked once, and 1 and 2 have news since. The test process runs in
+    the world's environment, as the watcher and its hooks would."""
+    world = HookWorld(tmp_path, sessions=4)
+    first = world.run_hook(0, SIDELIGHT_WARM="off")
+    assert first.returncode == 0, first.stderr
+    for n in (1, 2):
+        world.prompt(n, f"session {n} ran make test and fixed parser.py")
+    env = world.env()
+    for name in list(os.environ):
+        if name not in env:
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(world.project)
+    return world
+
+
+@pytest.fixture
+def server(world: HookWorld) -> Any:
+    settings = Settings.load()
+    plugins = get_plugins()
+    listed = list_sessions(settings, plugins)
+    hook_server = HookServer(settings, plugins, lambda: listed)
+    hook_server.start()
+    yield hook_server
+    hook_server.stop()
+
+
+def _keep(world: HookWorld, before: Path) -> None:
+    """A copy of the state directory (not the socket: that is the server's)."""
+    shutil.copytree(world.state, before, ignore=shutil.ignore_patterns(warm.SOCKET_NAME))
+
+
+def _restore(world: HookWorld, before: Path) -> None:
+    """The state directory as :func:`_keep` copied it (the socket stays)."""
+    for path in world.state.iterdir():
+        if path.name == warm.SOCKET_NAME:
+            continue
+        if path.is_dir():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    shutil.copytree(before, world.state, dirs_exist_ok=True)
+
+
+def _state(world: HookWorld) -> dict[str, Any]:
+    """What a hook leaves behind for session 0: its cursors and the hashes of the blocks it was given."""
+    cursors = json.loads(world.cursor_file(0).read_text())
+    received = {p.name: p.read_text() for p in (world.state / "received").glob("*")}
+    return {"cursors": cursors, "received": received}
+
+
+def test_the_watcher_answers_as_the_hook_itself_would(world: HookWorld, server: HookServer) -> None:
+    before = world.root / "state-before"
+    _keep(world, before)
+    payload = world.payload(0)
+
+    warm_answer = warm.ask_watcher("claude-code", payload)
+    assert server.answered == 1 and server.declined == 0
+    assert warm_answer is not None
+    context = context_of(warm_answer.encode())
+    assert context is not None and "session 1 ran make test" in context
+    warm_state = _state(world)
+
+    _restore(world, before)
+    cold_answer = handle_hook("claude-code", payload)
+    assert warm_answer == cold_answer
+    assert warm_state == _state(world)
+    # And the cursors moved once: asked again, either path has nothing new to say.
+    assert warm.ask_watcher("claude-code", payload) == ""
+
+
+def test_a_hook_of_other_settings_or_another_build_answers_itself(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    payload = world.payload(0)
+    assert warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_PROMPT_BUDGET": "999"}) is None
+    assert warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_WARM": "off"}) is None
+    monkeypatch.setattr(server, "build", "another build")
+    assert warm.ask_watcher("claude-code", payload) is None
+    assert server.declined == 2 and server.answered == 0
+    # Options that only the watcher or the command line read do not matter.
+    monkeypatch.setattr(server, "build", warm.build_id())
+    answer = warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_DEBOUNCE": "1s"})
+    assert answer and "session 1 ran make test" in answer
+    assert not world.cursor_file(1).exists()
+
+
+def test_a_hook_that_gave_up_waiting_finds_nothing_moved(world: HookWorld, server: HookServer) -> None:
+    cursors = world.cursor_file(0).read_bytes()
+    request = warm.encode_request(
+        "claude-code", world.payload(0), str(world.project), warm.environment(os.environ), warm.build_id()
+    )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(server.path))
+        sock.sendall(request)
+        assert sock.recv(64).startswith(b"A ")
+        # ...and closes without its go-ahead, as a hook past its timeout does.
+    deadline = time.monotonic() + 10
+    while server._slots._value < CONCURRENCY and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.answered == 0
+    assert world.cursor_file(0).read_bytes() == cursors
+    answer = warm.ask_watcher("claude-code", world.payload(0))
+    assert answer and "session 2 ran make test" in answer
+
+
+def test_a_busy_or_silent_watcher_leaves_the_hook_to_answer_itself(
+    world: HookWorld, server: HookServer
+) -> None:
+    taken = [server._slots.acquire(blocking=False) for _ in range(CONCURRENCY)]
+    try:
+        assert all(taken)
+        assert warm.ask_watcher("claude-code", world.payload(0)) is None
+        assert server.declined == 1
+    finally:
+        for _ in taken:
+            server._slots.release()
+
+    # A socket that takes connections and never answers: the hook's wait is bounded.
+    server.stop()
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.bind(str(server.path))
+    silent.listen(8)
+    try:
+        env = {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "30ms"}
+        assert warm.ask_watcher("claude-code", world.payload(0), env) is None
+        done = world.run_hook(0, timeout=60, SIDELIGHT_WARM_TIMEOUT="30ms")
+        assert done.returncode == 0, done.stderr
+        context = context_of(done.stdout)
+        assert context is not None and "session 1 ran make test" in context
+    finally:
+        silent.close()
+
+
+def test_the_socket_is_private_and_malformed_requests_are_declined(
+    world: HookWorld, server: HookServer
+) -> None:
+    assert stat.S_ISSOCK(server.path.stat().st_mode)
+    assert stat.S_IMODE(server.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(world.state.stat().st_mode) == 0o700
+    for junk in (b"GET / HTTP/1.1\r\n\r\n", b"SLH1 99999999999 0\n", b"SLH1 3 0\nab"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(server.path))
+            sock.sendall(junk)
+            sock.shutdown(socket.SHUT_WR)
+            assert sock.recv(64).startswith(b"D ")
+    assert server.answered == 0
+    answer = warm.ask_watcher("claude-code", world.payload(0))
+    assert answer and "session 1 ran make test" in answer
+    server.stop()
+    assert not server.path.exists()
+
+
+def test_a_state_directory_too_deep_for_a_socket_address_still_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    world = HookWorld(deep, sessions=2)
+    monkeypatch.setenv("HOME", str(world.home))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(world.state))
+    assert len(str(world.state / warm.SOCKET_NAME)) > warm.MAX_ADDRESS
+    settings = Settings.load()
+    hook_server = HookServer(settings, get_plugins(), lambda: None)
+    hook_server.start()
+    try:
+        assert warm.ask_watcher("claude-code", world.payload(0)) is not None
+        assert hook_server.answered == 1
+    finally:
+        hook_server.stop()
+
+
+def test_concurrent_hooks_of_different_sessions_are_each_answered_once(
+    world: HookWorld, server: HookServer
+) -> None:
+    answers: dict[int, str | None] = {}
+
+    def ask(n: int) -> None:
+        env = {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"}
+        answers[n] = warm.ask_watcher("claude-code", world.payload(n), env)
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in (0, 3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert server.answered == 2
+    assert answers[0] and "session 2 ran make test" in answers[0]
+    assert answers[3] is not None  # session 3's first look
+
+
+# --- the real processes ---------------------------------------------------------------------------------
+
+
+def _start_watcher(world: HookWorld) -> subprocess.Popen[bytes]:
+    watcher = subprocess.Popen(
+        [*cli_command(), "watch", "--reconcile", "1s"],
+        env=world.env(),
+        cwd=world.project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    status = world.state / "status.json"
+    while time.monotonic() < deadline:
+        if status.exists() and "hooks" in json.loads(status.read_text() or "{}"):
+            return watcher
+        if watcher.poll() is not None:
+            break
+        time.sleep(0.05)
+    watcher.kill()
+    raise AssertionError(f"the watcher did not start serving: {watcher.communicate()[1].decode()}")
+
+
+def _stop(watcher: subprocess.Popen[bytes]) -> None:
+    watcher.terminate()
+    watcher.communicate(timeout=30)
+
+
+PROBE = (
+    "import sys\n"
+    "from sidelight.cli import main\n"
+    "main(['hook', 'claude-code'])\n"
+    "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+)
+
+
+def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_path: Path) -> None:
+    world = HookWorld(tmp_path, sessions=3)
+    assert world.run_hook(0, SIDELIGHT_WARM="off").returncode == 0
+    world.prompt(1, "session 1 ran make test and fixed parser.py")
+    before = tmp_path / "state-before"
+    _keep(world, before)
+
+    watcher = _start_watcher(world)
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", PROBE],
+            input=world.payload(0),
+            capture_output=True,
+            env={**world.env(), "SIDELIGHT_WARM_TIMEOUT": "5s"},
+            cwd=world.project,
+            timeout=60,
+            check=False,
+        )
+        deadline = time.monotonic() + 30
+        answered = 0
+        while not answered and time.monotonic() < deadline:
+            time.sleep(0.1)
+            answered = json.loads((world.state / "status.json").read_text())["hooks"]["answered"]
+    finally:
+        _stop(watcher)
+    assert answered == 1
+    assert probe.returncode == 0, probe.stderr
+    warm_output = probe.stdout
+    context = context_of(warm_output)
+    assert context is not None and "session 1 ran make test" in context
+    modules = set(probe.stderr.decode().split())
+    for heavy in ("pluggy", "sidelight.plugins", "sidelight.records", "sidelight.hook", "typing", "json"):
+        assert heavy not in modules, f"the warm hook imported {heavy}"
+    assert not any(m.startswith("sidelight.templates") for m in modules)
+
+    _restore(world, before)
+    cold = world.run_hook(0, SIDELIGHT_WARM="off")
+    assert cold.stdout == warm_output
