@@ -23,7 +23,6 @@ import pytest
 
 from sidelight import warm
 from sidelight.config import Settings
-from sidelight.discovery import list_sessions
 from sidelight.hook import handle_hook
 from sidelight.plugins import get_plugins
 from sidelight.watch.serve import CONCURRENCY, HookServer
@@ -55,9 +54,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
 @pytest.fixture
 def server(world: HookWorld) -> Any:
     settings = Settings.load()
-    plugins = get_plugins()
-    listed = list_sessions(settings, plugins)
-    hook_server = HookServer(settings, plugins, lambda: listed)
+    hook_server = HookServer(settings, get_plugins(), placements=lambda: 0)
     hook_server.start()
     yield hook_server
     hook_server.stop()
@@ -200,7 +197,7 @@ def test_a_state_directory_too_deep_for_a_socket_address_still_serves(
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(world.state))
     assert len(str(world.state / warm.SOCKET_NAME)) > warm.MAX_ADDRESS
     settings = Settings.load()
-    hook_server = HookServer(settings, get_plugins(), lambda: None)
+    hook_server = HookServer(settings, get_plugins())
     hook_server.start()
     try:
         assert warm.ask_watcher("claude-code", world.payload(0)) is not None
@@ -302,3 +299,42 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
     _restore(world, before)
     cold = world.run_hook(0, SIDELIGHT_WARM="off")
     assert cold.stdout == warm_output
+
+
+def test_the_listing_is_made_again_when_a_transcript_is_placed(world: HookWorld) -> None:
+    placed = [0]
+    hook_server = HookServer(Settings.load(), get_plugins(), placements=lambda: placed[0])
+    hook_server.start()
+    try:
+        assert warm.ask_watcher("claude-code", world.payload(0))
+        newcomer = HookWorld(world.root, sessions=6)  # sessions 4 and 5 appear
+        newcomer.prompt(5, "session 5 is new here")
+        # Nothing said a file was placed: the listing stands (the watcher's file events move the count).
+        assert "claude 00000005" not in (warm.ask_watcher("claude-code", world.payload(0)) or "")
+        placed[0] += 1
+        answer = warm.ask_watcher("claude-code", world.payload(0))
+        assert answer and "claude 00000005" in answer
+    finally:
+        hook_server.stop()
+
+
+def test_the_watcher_counts_placements_and_distrusts_unwatched_roots(world: HookWorld) -> None:
+    from sidelight.watch.watcher import Watcher
+
+    watcher = Watcher(Settings.load(), get_plugins(), debounce=0.05, reconcile_interval=60)
+    watcher.start()
+    try:
+        deadline = time.monotonic() + 30
+        while watcher._placements_seen() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = watcher._placements_seen()
+        assert before is not None
+        HookWorld(world.root, sessions=5)  # session 4's transcript is created
+        while watcher._placements_seen() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert watcher._placements_seen() != before
+        # A root that appears after the watcher looked (Pi's first session) is not watched yet.
+        (world.home / ".pi" / "agent" / "sessions").mkdir(parents=True)
+        assert watcher._placements_seen() is None
+    finally:
+        watcher.stop()

@@ -4,12 +4,12 @@ A hook that finds ``<state dir>/hook.sock`` sends its host's payload there, and 
 with the same composer, settings and cursor store the hook would have used itself
 (:func:`sidelight.hook.answer_hook`): the answer is the one the hook would have printed, and the cursors
 move once, whoever answered. What the watcher saves a hook is the start-up (the imports, the plugins)
-and the listing of every session (it keeps its own current from file events).
+and the listing of every session, made again only when its file events say a transcript was created,
+deleted or moved.
 
 It declines, and the hook answers itself, when the hook is of another build or runs with other settings
-(:func:`sidelight.warm.environment`), when it is busy with :data:`CONCURRENCY` hooks already, or before
-its first listing. Each request has a thread of its own; a client that sends nothing for
-:data:`READ_TIMEOUT` is dropped.
+(:func:`sidelight.warm.environment`), or when it is busy with :data:`CONCURRENCY` hooks already. Each
+request has a thread of its own; a client that sends nothing for :data:`READ_TIMEOUT` is dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.config import Settings
-from sidelight.discovery import serving
+from sidelight.discovery import list_sessions, serving
 from sidelight.hook import answer_hook, log_handler
 from sidelight.warm import (
     SOCKET_NAME,
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import Session
 
-__all__ = ["CONCURRENCY", "HookServer"]
+__all__ = ["CONCURRENCY", "LISTING_KEPT", "HookServer"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +53,9 @@ CONCURRENCY: Final = 4
 READ_TIMEOUT: Final = 2.0
 #: How long the answer may take beyond the hook's time budget (what the hook is told to wait).
 ANSWER_MARGIN: Final = 5.0
+#: How long a listing of the sessions serves the hooks while no file was created, deleted or moved: the
+#: names in it (transcript titles, read once per listing) are at most this old.
+LISTING_KEPT: Final = 60.0
 #: The threads that answer hooks are named so; the hook log takes only their records.
 THREAD_PREFIX: Final = "sidelight-hook"
 
@@ -60,25 +63,26 @@ THREAD_PREFIX: Final = "sidelight-hook"
 class HookServer:
     """Serves hooks on ``<state dir>/hook.sock`` until :meth:`stop`.
 
-    ``listing`` returns the watcher's current list of sessions, or ``None`` before it has one (the
-    hook's own listing is used then); it is used only for hooks whose settings equal ``settings``.
-    ``environ`` is the environment hooks must match (default: this process's); ``on_answer`` is called
-    after each answer (the watcher writes its snapshot then).
+    ``placements`` returns a number that moves whenever a transcript may have been created, deleted or
+    moved under the resolvers' roots (the watcher counts its file events): while it stands still, a
+    listing of the sessions is used again for :data:`LISTING_KEPT` seconds (without it, or when it
+    returns ``None``, every hook lists them). ``environ`` is the environment hooks must match (default:
+    this process's); ``on_answer`` is called after each answer (the watcher writes its snapshot then).
     """
 
     def __init__(
         self,
         settings: Settings,
         plugins: Plugins,
-        listing: Callable[[], list[Session] | None],
         *,
+        placements: Callable[[], int | None] | None = None,
         environ: dict[str, str] | None = None,
         on_answer: Callable[[], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.on_answer = on_answer
         self.plugins = plugins
-        self.listing = listing
+        self.placements = placements
+        self.on_answer = on_answer
         self.path: Path = settings.state_dir / SOCKET_NAME
         self.environment = environment(os.environ if environ is None else environ)
         self.build = build_id()
@@ -92,6 +96,8 @@ class HookServer:
         self._counter_lock = threading.Lock()
         self._log: logging.Handler | None = None
         self._sequence = 0
+        #: The last listing: (placements when it was made, the settings, when (monotonic), the sessions).
+        self._listed: tuple[int, Settings, float, list[Session]] | None = None
 
     def start(self) -> None:
         """Bind the socket (replacing a dead watcher's: the caller holds the state directory's lock)
@@ -221,8 +227,7 @@ class HookServer:
         # in-process, and must find the cursors where they were.
         if not _said_go(reader):
             return
-        listing = self.listing() if settings == self.settings else None
-        with serving(None if listing is None else lambda: listing, request.cwd):
+        with serving(self._listing(settings), request.cwd):
             output = answer_hook(request.host, request.payload, settings, self.plugins)
         body = (output or "").encode("utf-8")
         with self._counter_lock:
@@ -231,6 +236,25 @@ class HookServer:
         if self.on_answer is not None:
             self.on_answer()
         connection.sendall(b"%d\n%s" % (len(body), body))
+
+    def _listing(self, settings: Settings) -> Callable[[], list[Session]] | None:
+        """The sessions as a listing made since the last file placement shows them (made now when there
+        is none); ``None``: the hook lists them itself."""
+        placements = self.placements
+        if placements is None:
+            return None
+        seen = placements()
+        if seen is None:
+            return None
+        listed = self._listed
+        now = time.monotonic()
+        if listed is None or listed[0] != seen or listed[1] != settings or now - listed[2] > LISTING_KEPT:
+            # Read before listing: a file placed while it lists moves the count, and the next hook lists
+            # again.
+            listed = (seen, settings, now, list_sessions(settings, self.plugins))
+            self._listed = listed
+        sessions = listed[3]
+        return lambda: sessions
 
     def _decline(self, connection: socket.socket, reason: str) -> None:
         with self._counter_lock:

@@ -219,12 +219,15 @@ def _row_for(session: Session) -> _Row:
 class _Handler:
     """The watchdog handler: marks the event's paths dirty and wakes the worker. Nothing else."""
 
-    def __init__(self, mark: Callable[[str, str | None], None]) -> None:
+    def __init__(self, mark: Callable[[str, str | None], None], placed: Callable[[], None]) -> None:
         self._mark = mark
+        self._placed = placed
 
     def dispatch(self, event: FileSystemEvent) -> None:
         src = event.src_path
         dest = event.dest_path
+        if event.event_type != "modified":
+            self._placed()  # created, deleted, moved: the listing may have changed
         self._mark(
             src if isinstance(src, str) else os.fsdecode(src),
             (dest if isinstance(dest, str) else os.fsdecode(dest)) if dest else None,
@@ -307,8 +310,8 @@ class Watcher:
 
         # Worker state (touched by the worker thread only once started).
         self._sessions: dict[str, Session] = {}
-        #: Whether ``_sessions`` holds a listing yet (the hook server answers from it).
-        self._listed = False
+        #: Moves when a file is created, deleted or moved under the roots (see _placements_seen).
+        self._placements = 0
         #: When each session's object was taken from a listing (monotonic): see _refresh_sessions.
         self._named_at: dict[str, float] = {}
         self._by_path: dict[str, tuple[Session, Path]] = {}
@@ -390,7 +393,9 @@ class Watcher:
     def _serve_hooks(self) -> None:
         from sidelight.watch.serve import HookServer
 
-        server = HookServer(self.settings, self.plugins, self._listing, on_answer=self._hook_answered)
+        server = HookServer(
+            self.settings, self.plugins, placements=self._placements_seen, on_answer=self._hook_answered
+        )
         try:
             server.start()
         except OSError as error:
@@ -398,14 +403,27 @@ class Watcher:
         else:
             self._server = server
 
+    def _placed(self) -> None:
+        self._placements += 1
+
+    def _placements_seen(self) -> int | None:
+        """A number that moves whenever a file under the roots was created, deleted or moved, or the
+        worker's listing changed: the hook server lists the sessions again then. ``None`` while a
+        resolver names a root that no watch covers yet (a folder that appeared since the last reconcile,
+        or one that cannot be watched): until the worker watches it, every hook lists the sessions."""
+        watched = [name.rstrip("/") + "/" for name in list(self._watches)]
+        for resolver in self.plugins.resolvers().values():
+            try:
+                roots = [os.path.realpath(root) + "/" for root in resolver.roots(self.settings)]
+            except Exception:
+                return None
+            if any(not root.startswith(tuple(watched)) for root in roots):
+                return None
+        return self._placements
+
     def _hook_answered(self) -> None:
         # The snapshot counts the answered hooks (`sidelight status`): written at the next flush.
         self._dirty_state = True
-
-    def _listing(self) -> list[Session] | None:
-        """The sessions as the worker last listed them (the hook server's listing), ``None`` before the
-        first listing. Called from the server's threads: the worker replaces the dict, never edits it."""
-        return list(self._sessions.values()) if self._listed else None
 
     def stop(self) -> None:
         """Stop and join every thread, then flush the cursors and the snapshot and release the lock."""
@@ -528,7 +546,7 @@ class Watcher:
             try:
                 identity = _identity(name)
                 watch = observer.schedule(
-                    _Handler(self._mark),  # type: ignore[arg-type]
+                    _Handler(self._mark, self._placed),  # type: ignore[arg-type]
                     name,
                     recursive=True,
                     event_filter=event_filter,
@@ -787,8 +805,9 @@ class Watcher:
                 sessions[i] = known
                 continue
             named_at[session.key] = now
+        if previous.keys() != {s.key for s in sessions}:
+            self._placements += 1
         self._sessions = {s.key: s for s in sessions}
-        self._listed = True
         for key in [k for k in named_at if k not in self._sessions]:
             del named_at[key]
         by_path: dict[str, tuple[Session, Path]] = {}

@@ -1,0 +1,82 @@
+"""The warm path with the real CLIs: a `sidelight watch` runs, and the Claude Code and Pi hooks it installed
+are answered by it (`<state dir>/hook.sock`) rather than by each hook process loading sidelight.
+
+A Pi session is told what a Claude Code session did and the other way round, each exactly once; the
+watcher's snapshot counts the hooks it answered and declined none.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from sidelight.paths import short_id
+from tests.e2e.conftest import AgentEnv, digest_for, sidelight_command
+from tests.e2e.mockapi import bash, say, write
+
+pytestmark = pytest.mark.e2e
+
+
+def _hooks(agents: AgentEnv) -> dict[str, int]:
+    status = agents.home / ".local" / "state" / "sidelight" / "status.json"
+    if not status.exists():
+        return {}
+    hooks: dict[str, int] = json.loads(status.read_text() or "{}").get("hooks", {})
+    return hooks
+
+
+def test_hooks_of_claude_code_and_pi_answered_by_the_watcher(agents: AgentEnv) -> None:
+    agents.install_sidelight("claude-code", "pi")
+    watcher = subprocess.Popen(
+        [*sidelight_command(), "watch"],
+        cwd=agents.project,
+        env=agents.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "socket" not in _hooks(agents) and watcher.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "socket" in _hooks(agents), "the watcher does not answer hooks"
+        agents.mock.set_script(
+            [
+                [say("cc: hello")],
+                [write(str(agents.project / "pi.txt"), "from pi\n"), say("pi: wrote it")],
+                [bash("echo built > build.log"), say("cc: built")],
+                [say("pi: noted")],
+                [say("cc: quiet")],
+            ]
+        )
+        cc = agents.claude("cc: start")
+        pi = agents.pi("pi: write a file")
+        agents.claude("cc: build it", resume=cc.session_id)
+        agents.pi("pi: what happened?", session=pi.transcript)
+        agents.claude("cc: anything new?", resume=cc.session_id)
+
+        told_cc = digest_for(agents.mock, "cc: build it")
+        assert cc.session_id and pi.session_id
+        assert told_cc is not None, f"{_hooks(agents)}\n{agents.sidelight_log}\n{agents.mock.summary()}"
+        assert short_id(pi.session_id) in told_cc and "wrote pi.txt" in told_cc, told_cc
+        told_pi = digest_for(agents.mock, "pi: what happened?")
+        assert told_pi is not None, agents.sidelight_log
+        assert short_id(cc.session_id) in told_pi and "ran echo built > build.log" in told_pi, told_pi
+        # Only what is new since: Pi's last prompt, not the file it wrote before (told once).
+        again = digest_for(agents.mock, "cc: anything new?")
+        assert again is not None and "pi: what happened?" in again, again
+        assert "wrote pi.txt" not in again, again
+
+        deadline = time.monotonic() + 30
+        while _hooks(agents).get("answered", 0) < 5 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        hooks = _hooks(agents)
+        # Claude Code's prompts and starts and Pi's prompts (at least one each), none declined.
+        assert hooks.get("answered", 0) >= 5 and hooks.get("declined") == 0, hooks
+    finally:
+        watcher.terminate()
+        _, errors = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, errors.decode()
+    assert "ERROR" not in agents.sidelight_log
