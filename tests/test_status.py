@@ -9,6 +9,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.conftest import cli_command
 # The throwaway HOME and the thread-leak check are the watcher tests' own fixtures.
 from tests.test_watch import (  # noqa: F401
     TIMEOUT,
+    append,
     edit_line,
     iso,
     no_thread_left,
@@ -365,3 +367,59 @@ def test_hooks_of_a_stale_snapshot_are_not_believed(home, watcher_lock):
         not hooks.warm
         and hooks.reason == "the watcher does not serve them: it has not written its status yet"
     )
+
+
+# -- the watcher counts a transcript whole at its first look (issue 18: it showed 28 of 29) --------------
+
+
+def watcher_row(settings: Settings, name: str, messages: int) -> Any:
+    def row() -> Any:
+        for record in (read_snapshot(settings) or {}).get("sessions") or ():
+            if record["name"] == name and record["messages"] == messages:
+                return record
+        return None
+
+    return wait_for(row, what=f"{name} with {messages} messages in the snapshot")
+
+
+def test_the_watcher_counts_the_whole_transcript_it_first_sees(home):
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
+    sample_session(home)
+    settings = Settings.load()
+    plugins = Plugins(entry_points=False)
+    events: list[Any] = []
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=10 * 365 * 86400), emit=events.append)
+    with Watcher(settings, plugins, tracker=tracker, debounce=0.02, flush_interval=0.0):
+        record = watcher_row(settings, "sample", 9)
+        assert record["categories"] == {"edit": 2, "read": 1, "command": 2, "other": 0}
+        # The tracker heard only the recent tail as news: the 2 prompts' first is before it.
+        assert [e.kind for e in events].count("prompt_submitted") == 1
+        append(transcript(home, "sample"), prompt_line("one more"))
+        watcher_row(settings, "sample", 10)  # from then on, what is appended
+    report = collect_status(settings, plugins)
+    assert [(row.name, row.messages, row.partial) for row in report.rows] == [("sample", 10, False)]
+
+
+def test_a_transcript_that_grows_during_the_first_look_is_counted_once(home, monkeypatch):
+    from sidelight import _core
+
+    path = sample_session(home)
+    real = _core.scan_many_counts
+    grown: list[bool] = []
+
+    def scan(requests, *args):
+        if not grown and requests and all(cursor is None for _p, _d, cursor in requests):
+            append(path, prompt_line("written between the two scans"))  # the whole scan sees it
+            grown.append(True)
+        return real(requests, *args)
+
+    monkeypatch.setattr(_core, "scan_many_counts", scan)  # the watcher calls it through the module
+    settings = Settings.load()
+    with Watcher(settings, Plugins(entry_points=False), debounce=0.02, flush_interval=0.0):
+        watcher_row(settings, "sample", 10)
+        append(path, prompt_line("and one after"))
+        watcher_row(settings, "sample", 11)
+        time.sleep(0.2)  # a few more passes: nothing is counted twice
+        assert watcher_row(settings, "sample", 11)
+    assert grown == [True]
