@@ -9,11 +9,13 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
+from sidelight.watch import status
 from sidelight.watch.status import StatusReport, StatusRow, collect_status, nothing_found, render_table
 from sidelight.watch.watcher import Watcher, read_snapshot, request_suspend
 from tests.conftest import cli_command
@@ -21,6 +23,7 @@ from tests.conftest import cli_command
 # The throwaway HOME and the thread-leak check are the watcher tests' own fixtures.
 from tests.test_watch import (  # noqa: F401
     TIMEOUT,
+    append,
     edit_line,
     iso,
     no_thread_left,
@@ -75,7 +78,8 @@ def test_rows_from_the_transcripts_without_a_watcher(home):
     ]  # fmt: skip
     assert lines[1].split() == ["active1", "claude-code", "active", "1m", "ago", "3", "1", "0", "1", "0", "2"]
     assert lines[2].split()[:4] == ["idle1", "claude-code", "idle", "45m"]
-    assert lines[-1].startswith("3 sessions, read from the transcripts")
+    assert lines[-2].startswith("3 sessions, read from the transcripts")
+    assert lines[-1] == "hooks: answered in-process (no watcher running)"
 
 
 def test_idle_timeout_from_the_config_file(home):
@@ -226,3 +230,196 @@ def test_status_watch_on_a_terminal_draws_a_live_table(home):
     assert text.count("active1") >= 2, text[-2000:]
     assert "\x1b[" in text  # drawn with terminal control sequences, not printed as plain lines
     assert any(corner in text for corner in ("┏", "┌", "╭", "━", "─")), "a rich table's box"
+
+
+# -- whole transcripts without a watcher (issue 18: 7 messages shown for a session with 9) --------------
+
+SAMPLE = Path(__file__).parent / "data" / "claude-code" / "four-tools-resume.jsonl"
+
+
+def sample_session(home: Path, name: str = "sample") -> Path:
+    path = transcript(home, name)
+    path.write_bytes(SAMPLE.read_bytes())
+    return path
+
+
+def test_without_a_watcher_the_whole_transcript_is_counted(home):
+    # 167 KB: its last 64 KiB hold 7 of its 9 messages and one of its two commands.
+    sample_session(home)
+    report = collect_status(Settings.load(), Plugins(entry_points=False))
+    [row] = report.rows
+    assert (row.messages, row.categories, row.partial) == (
+        9,
+        {"edit": 2, "read": 1, "command": 2, "other": 0},
+        False,
+    )
+    table = render_table(report)
+    assert table.splitlines()[1].split()[-6:] == ["9", "2", "1", "2", "0", "4"]
+    assert "+" not in table and "counted from the last" not in table
+
+
+def test_past_the_budget_the_least_recent_transcripts_are_partial_and_say_so(home, monkeypatch, run_cli):
+    old, new = sample_session(home, "older"), sample_session(home, "newer")
+    os.utime(old, (NOW - 3600, NOW - 3600))
+    os.utime(new, (NOW, NOW))
+    monkeypatch.setattr(status, "WHOLE_BYTES", SAMPLE.stat().st_size + 1)  # room for one
+    report = collect_status(Settings.load(), Plugins(entry_points=False))
+    rows = {row.name: row for row in report.rows}
+    assert (rows["newer"].messages, rows["newer"].partial) == (9, False)
+    assert (rows["older"].messages, rows["older"].partial) == (7, True)
+    lines = render_table(report).splitlines()
+    older = next(line for line in lines if line.startswith("older"))
+    assert older.split()[-6:] == ["7+", "2+", "1+", "1+", "0+", "3"]  # the counts, not hot memory
+    assert "+: counted from the last 64 KiB of the transcript only (1 session not read whole" in lines[-2]
+    assert rows["older"].as_dict(NOW)["partial"] is True
+
+
+# -- whether the hooks are answered warm ---------------------------------------------------------------
+
+
+def test_without_a_watcher_hooks_are_answered_in_process(home, run_cli):
+    sample_session(home)
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    result = run_cli("status", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "hooks: answered in-process (no watcher running)"
+    data = json.loads(run_cli("status", "--json", env=env).stdout)
+    assert data["hooks"]["warm"] is False
+    assert data["hooks"]["line"] == "hooks: answered in-process (no watcher running)"
+
+
+@pytest.fixture
+def watcher_lock(home):
+    """The state directory held as a running watcher holds it (this process's pid in the lock)."""
+    from sidelight.watch.watcher import _acquire, _release
+
+    state = home / "state"
+    state.mkdir(mode=0o700, exist_ok=True)
+    fd = _acquire(state)
+    yield state
+    _release(fd)
+
+
+def hook_snapshot(state: Path, socket_path: Path, **hooks: object) -> None:
+    record = {"socket": str(socket_path), "answered": 12, "declined": 0, "last_answered": NOW, **hooks}
+    snapshot = {"version": 1, "pid": os.getpid(), "sessions": [], "hooks": record}
+    (state / "status.json").write_text(json.dumps(snapshot), encoding="utf-8")
+
+
+def test_hooks_answered_warm_by_the_watcher(home, watcher_lock, run_cli):
+    import socket
+
+    sample_session(home)
+    path = watcher_lock / "hook.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(path))
+        hook_snapshot(watcher_lock, path, declined=2)
+        report = collect_status(Settings.load(), Plugins(entry_points=False))
+        assert report.hooks.warm and report.hooks.answered == 12
+        expected = (
+            f"hooks: answered warm by the watcher (pid {os.getpid()}, 12 answered, 2 declined, socket {path})"
+        )
+        assert render_table(report).splitlines()[-1] == expected
+        env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(watcher_lock)}
+        data = json.loads(run_cli("status", "--json", env=env).stdout)
+        assert data["hooks"] == {
+            "warm": True,
+            "reason": None,
+            "socket": str(path),
+            "answered": 12,
+            "declined": 2,
+            "last_answered": NOW,
+            "line": expected,
+        }
+    finally:
+        server.close()
+    # The socket gone (the server stopped, the snapshot not yet rewritten): not warm.
+    path.unlink()
+    report = collect_status(Settings.load(), Plugins(entry_points=False))
+    assert not report.hooks.warm
+    assert report.hooks.line(os.getpid()) == (
+        f"hooks: answered in-process (the watcher does not serve them: its socket {path} is missing)"
+    )
+
+
+def test_a_watcher_without_a_hook_server_does_not_answer_them(home, watcher_lock, run_cli):
+    transcript(home, "live").write_text(prompt_line("hello"), encoding="utf-8")
+    hook_snapshot(watcher_lock, watcher_lock / "hook.sock")
+    data = json.loads((watcher_lock / "status.json").read_text(encoding="utf-8"))
+    del data["hooks"]  # a watcher that does not serve the hooks writes no such record
+    (watcher_lock / "status.json").write_text(json.dumps(data), encoding="utf-8")
+    result = run_cli("status", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(watcher_lock)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "hooks: answered in-process (the watcher does not serve them: no hook server in its status)"
+    )
+
+
+def test_hooks_of_a_stale_snapshot_are_not_believed(home, watcher_lock):
+    # A snapshot left by an earlier watcher (another pid) says nothing about the one running now.
+    hook_snapshot(watcher_lock, watcher_lock / "hook.sock")
+    data = json.loads((watcher_lock / "status.json").read_text(encoding="utf-8"))
+    data["pid"] = os.getpid() + 1
+    (watcher_lock / "status.json").write_text(json.dumps(data), encoding="utf-8")
+    hooks = collect_status(Settings.load(), Plugins(entry_points=False)).hooks
+    assert (
+        not hooks.warm
+        and hooks.reason == "the watcher does not serve them: it has not written its status yet"
+    )
+
+
+# -- the watcher counts a transcript whole at its first look (issue 18: it showed 28 of 29) --------------
+
+
+def watcher_row(settings: Settings, name: str, messages: int) -> Any:
+    def row() -> Any:
+        for record in (read_snapshot(settings) or {}).get("sessions") or ():
+            if record["name"] == name and record["messages"] == messages:
+                return record
+        return None
+
+    return wait_for(row, what=f"{name} with {messages} messages in the snapshot")
+
+
+def test_the_watcher_counts_the_whole_transcript_it_first_sees(home):
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
+    sample_session(home)
+    settings = Settings.load()
+    plugins = Plugins(entry_points=False)
+    events: list[Any] = []
+    tracker = SessionTracker(LifecycleSettings(idle_timeout=10 * 365 * 86400), emit=events.append)
+    with Watcher(settings, plugins, tracker=tracker, debounce=0.02, flush_interval=0.0):
+        record = watcher_row(settings, "sample", 9)
+        assert record["categories"] == {"edit": 2, "read": 1, "command": 2, "other": 0}
+        # The tracker heard only the recent tail as news: the 2 prompts' first is before it.
+        assert [e.kind for e in events].count("prompt_submitted") == 1
+        append(transcript(home, "sample"), prompt_line("one more"))
+        watcher_row(settings, "sample", 10)  # from then on, what is appended
+    report = collect_status(settings, plugins)
+    assert [(row.name, row.messages, row.partial) for row in report.rows] == [("sample", 10, False)]
+
+
+def test_a_transcript_that_grows_during_the_first_look_is_counted_once(home, monkeypatch):
+    from sidelight import _core
+
+    path = sample_session(home)
+    real = _core.scan_many_counts
+    grown: list[bool] = []
+
+    def scan(requests, *args):
+        if not grown and requests and all(cursor is None for _p, _d, cursor in requests):
+            append(path, prompt_line("written between the two scans"))  # the whole scan sees it
+            grown.append(True)
+        return real(requests, *args)
+
+    monkeypatch.setattr(_core, "scan_many_counts", scan)  # the watcher calls it through the module
+    settings = Settings.load()
+    with Watcher(settings, Plugins(entry_points=False), debounce=0.02, flush_interval=0.0):
+        watcher_row(settings, "sample", 10)
+        append(path, prompt_line("and one after"))
+        watcher_row(settings, "sample", 11)
+        time.sleep(0.2)  # a few more passes: nothing is counted twice
+        assert watcher_row(settings, "sample", 11)
+    assert grown == [True]

@@ -25,7 +25,7 @@ __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
 HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -85,11 +85,13 @@ def register(commands: Any) -> None:
 
     install = commands.add_parser(
         "install",
-        help="install sidelight's hooks into an agent host",
+        help="install sidelight's hooks into an agent host, or the watcher as a service",
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents. Running it twice changes "
-        "nothing; a changed file is backed up first. The hooks call sidelight by absolute path.",
+        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents; service: a systemd user unit "
+        "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
+        "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
+        "and the service call sidelight by absolute path.",
     )
     install.add_argument("target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS))
     install.add_argument(
@@ -106,9 +108,9 @@ def register(commands: Any) -> None:
 
     uninstall = commands.add_parser(
         "uninstall",
-        help="remove sidelight's hooks from an agent host",
+        help="remove sidelight's hooks from an agent host, or the watcher's service",
         description="Remove only sidelight's own hook entries (other hooks and settings stay), "
-        "backing the file up first.",
+        "backing the file up first; service: stop and disable the watcher's service and remove its file.",
     )
     uninstall.add_argument(
         "target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS)
@@ -141,7 +143,7 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     from sidelight import install as installer
     from sidelight.cli.common import fail, logger
 
-    if scope == "project" and target in ("codex", "pi"):
+    if scope == "project" and target in ("codex", "pi", "service"):
         logger.warning("--scope project applies to claude-code and skill; %s is set up for the user", target)
     try:
         if target == "skill":

@@ -14,7 +14,8 @@ Threads and their jobs:
 Events are only hints: every ``reconcile_interval`` the worker lists the sessions again, stats every
 transcript and marks the changed ones dirty (missed events, new and deleted files), and schedules roots
 that did not exist before. A transcript seen for the first time is read, like a hook does, from a
-bounded recent tail (``Settings.first_look_bytes``), never from months back.
+bounded recent tail (``Settings.first_look_bytes``): the lifecycle hears that much of its history as
+news, never months of it; its status row counts the whole file, read once more for that.
 
 One watcher per state directory: it holds an exclusive ``flock`` on ``<state dir>/watch.lock`` (which
 also holds its pid) for as long as it runs.
@@ -47,7 +48,7 @@ from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import SessionCounts, format_duration
+from sidelight.lifecycle import SessionCounts, add_tool_counts, format_duration
 from sidelight.reads import (
     category_tables,
     cursor_entry,
@@ -954,7 +955,11 @@ class Watcher:
         if not jobs:
             return
         tables = category_tables(plugins)
+        # First looks that skipped the start of a transcript (its recent tail is what the tracker hears).
+        heads = [i for i, (_n, _d, cursor) in enumerate(requests) if jobs[i][3] and cursor and cursor[0] > 0]
         outcomes = _core.scan_many_counts(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+        if heads:
+            self._count_heads(heads, jobs, requests, outcomes, tables)
         again = [i for i, o in enumerate(outcomes) if not isinstance(o, Exception) and o[1] is not None]
         if again:
             # Truncated, replaced or rewritten in place: read its recent tail again, like a first look.
@@ -1006,6 +1011,56 @@ class Watcher:
         self._scans += 1
         if self.on_scan is not None:
             self.on_scan(now, offsets)
+
+    def _count_heads(
+        self,
+        heads: list[int],
+        jobs: list[tuple[Session, Path, str, bool]],
+        requests: list[tuple[str, str, CursorTuple | None]],
+        outcomes: list[ScanCounts | OSError | ValueError],
+        tables: dict[str, dict[str, str]],
+    ) -> None:
+        """Counts, into their status rows, what the first looks ``heads`` (indexes into ``jobs``) left
+        out: the part of each transcript before its recent tail, so that a row counts the whole
+        transcript as ``sidelight scan`` does (a row showed 7 messages of 9). The tracker still hears
+        only the tail: history is not news.
+
+        One full read of each such transcript, once, when the watcher first sees it (about 35 ms for
+        50 MB). The whole scan runs after the tail's: the head is the difference. Should the file have
+        grown in between, the watcher's cursor moves to the whole scan's, so that every line is counted
+        once (the tracker then misses the lines written in between)."""
+        whole = _core.scan_many_counts(
+            [(requests[i][0], requests[i][1], None) for i in heads],
+            tables,
+            DEFAULT_MAX_LINE_BYTES,
+            DEFAULT_TEXT_LIMIT,
+        )
+        for i, counted in zip(heads, whole, strict=True):
+            tail = outcomes[i]
+            if isinstance(counted, Exception) or isinstance(tail, Exception) or tail[1] is not None:
+                continue  # the tail scan's failure or reset is dealt with by the caller
+            session = jobs[i][0]
+            row = self._rows.get(session.key)
+            if row is None:
+                row = self._rows[session.key] = _row_for(session)
+            counts = row.counts
+            counts.lines += counted[2] - tail[2]
+            counts.user_messages += counted[3] - tail[3]
+            counts.assistant_messages += counted[4] - tail[4]
+            in_tail = tail[6] or {}
+            add_tool_counts(
+                counts.categories,
+                counts.tools,
+                (
+                    counted[5][0] - tail[5][0],
+                    counted[5][1] - tail[5][1],
+                    counted[5][2] - tail[5][2],
+                    counted[5][3] - tail[5][3],
+                ),
+                {k: n - in_tail.get(k, 0) for k, n in (counted[6] or {}).items() if n > in_tail.get(k, 0)},
+            )
+            if counted[0][0] != tail[0][0]:
+                outcomes[i] = (counted[0], *tail[1:])
 
     def _scan_failed(self, session: Session, path: Path, name: str, error: Exception) -> None:
         if isinstance(error, FileNotFoundError):
