@@ -75,6 +75,7 @@ def test_hooks_of_claude_code_and_pi_answered_by_the_watcher(agents: AgentEnv) -
         hooks = _hooks(agents)
         # Claude Code's prompts and starts and Pi's prompts (at least one each), none declined.
         assert hooks.get("answered", 0) >= 5 and hooks.get("declined") == 0, hooks
+        assert "hooks: answered warm by the watcher" in agents.sidelight("status").stdout
     finally:
         watcher.terminate()
         _, errors = watcher.communicate(timeout=60)
