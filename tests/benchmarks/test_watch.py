@@ -18,6 +18,9 @@ Reported in ``extra_info`` (never asserted, but for correctness):
   line also goes through the tracker, and its events to the sink plugins); and ``scan and count, stat
   pass for appends`` (``Watcher(modify_events=False)``: watchdog reports only new, deleted and moved
   files, and a stat pass over the known transcripts every ``debounce`` finds the appends);
+- ``with lifecycle and sinks, stat pass for appends, answering hooks``: as ``sidelight watch`` runs by
+  default at this size, while a real ``sidelight hook claude-code`` of one of the sessions runs every
+  half second (``hooks_fired``, ``hooks_answered_warm``, ``hook_ms_p50``; every one must be answered warm);
 - ``appends_per_second`` actually reached, ``scans`` (batched native calls), ``backlog`` (the writes
   still unread when the writer stopped).
 
@@ -117,9 +120,12 @@ def _prepare(home: Path, sessions: int) -> list[Path]:
 # -- the two processes ------------------------------------------------------------------------------------
 
 
-def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = True) -> None:
+def run_watcher(
+    home: Path, out: Path, lifecycle: bool, modify_events: bool = True, serve_hooks: bool = False
+) -> None:
     """The watcher process: runs until SIGTERM, then writes its scans and CPU samples to ``out``.
-    ``lifecycle``: with a tracker, whose events go to the sinks (the built-in JSONL event log)."""
+    ``lifecycle``: with a tracker, whose events go to the sinks (the built-in JSONL event log);
+    ``serve_hooks``: answering hooks on its socket, as ``sidelight watch`` does."""
     os.environ["HOME"] = str(home)
     os.environ["SIDELIGHT_STATE_DIR"] = str(home / "state")
     from sidelight.config import Settings
@@ -147,6 +153,7 @@ def run_watcher(home: Path, out: Path, lifecycle: bool, modify_events: bool = Tr
         on_scan=on_scan,
         modify_events=modify_events,
         own_gc=True,  # as `sidelight watch` runs it
+        serve_hooks=serve_hooks,
     )
     if DEBOUNCE:
         watcher.debounce = float(DEBOUNCE)
@@ -293,7 +300,46 @@ PEERS = {
     "scan and count, stat pass for appends": "core-stat",
     "with lifecycle and sinks": "lifecycle",
     "with lifecycle and sinks, stat pass for appends": "lifecycle-stat",
+    "with lifecycle and sinks, stat pass for appends, answering hooks": "lifecycle-stat-serve",
 }
+#: While the writer runs, a prompt hook of one of the sessions every this many seconds (the serving peer).
+HOOK_EVERY = 0.5
+
+
+def _fire_hooks(home: Path, paths: list[Path], stop: threading.Event, took: list[tuple[float, bool]]) -> None:
+    """Real `sidelight hook claude-code` processes, one every :data:`HOOK_EVERY`, each for another session;
+    ``took``: each one's wall time and whether it printed a digest or nothing (valid either way)."""
+    env = {**_env(home), "SIDELIGHT_WARM_TIMEOUT": "1s"}
+    command = [sys.executable, "-m", "sidelight", "hook", "claude-code"]
+    n = 0
+    while not stop.wait(HOOK_EVERY):
+        path = paths[(n * 37) % len(paths)]
+        n += 1
+        payload = {
+            "session_id": path.stem,
+            "transcript_path": str(path),
+            "cwd": "/work/" + path.parent.name.removeprefix("-work-"),
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "what did the others do?",
+        }
+        began = time.monotonic()
+        done = subprocess.run(
+            command, input=json.dumps(payload).encode(), capture_output=True, env=env, check=False
+        )
+        took.append(
+            (
+                time.monotonic() - began,
+                done.returncode == 0 and (not done.stdout or b"additionalContext" in done.stdout),
+            )
+        )
+
+
+def _answered(home: Path) -> int:
+    try:
+        data = json.loads((home / "state" / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return -1
+    return int((data.get("hooks") or {}).get("answered", -1))
 
 
 @pytest.mark.benchmark(group="watch")
@@ -309,6 +355,7 @@ def test_watcher_keeps_up(benchmark, benchmarks_enabled, tmp_path, peer):
     watcher_out, writer_out = tmp_path / "watcher.json", tmp_path / "writer.json"
     here = [sys.executable, "-m", "tests.benchmarks.test_watch"]
     result: dict[str, Any] = {}
+    hooks: list[tuple[float, bool]] = []
 
     def run() -> None:
         with subprocess.Popen(
@@ -324,15 +371,27 @@ def test_watcher_keeps_up(benchmark, benchmarks_enabled, tmp_path, peer):
                     lambda: (home / "watcher.ready").exists() or watcher.poll() is not None, 60, "the watcher"
                 )
                 _wait(lambda: _counted(home) == sessions, 60, "the first look at every session")
-                subprocess.run(
-                    [*here, "writer", str(home), str(sessions), str(seconds), str(rate), str(writer_out)],
-                    env=_env(home),
-                    cwd=ROOT,
-                    check=True,
-                    timeout=seconds + 120,
-                )
+                firing = threading.Event()
+                firer = threading.Thread(target=_fire_hooks, args=(home, paths, firing, hooks))
+                if mode.endswith("-serve"):
+                    firer.start()
+                try:
+                    subprocess.run(
+                        [*here, "writer", str(home), str(sessions), str(seconds), str(rate), str(writer_out)],
+                        env=_env(home),
+                        cwd=ROOT,
+                        check=True,
+                        timeout=seconds + 120,
+                    )
+                finally:
+                    firing.set()
+                    if firer.is_alive():
+                        firer.join(120)
                 written = len(json.loads(writer_out.read_text(encoding="utf-8"))["writes"])
                 _wait(lambda: _counted(home) >= sessions + written, CATCH_UP, "the watcher to catch up")
+                if hooks:
+                    _wait(lambda: _answered(home) >= len(hooks), 30, "the watcher to count its hooks")
+                    result["answered"] = _answered(home)
                 watcher.send_signal(signal.SIGTERM)
                 _out, err = watcher.communicate(timeout=60)
             finally:
@@ -371,11 +430,22 @@ def test_watcher_keeps_up(benchmark, benchmarks_enabled, tmp_path, peer):
         "cpu_seconds_by_thread": watched["threads"],
         "watcher_error": watched["error"],
     }
+    if hooks:
+        times = sorted(t for t, _ok in hooks)
+        info.update(
+            hooks_fired=len(hooks),
+            hooks_answered_warm=result.get("answered"),
+            hook_ms_p50=round(1000 * _percentile(times, 0.50), 1),
+            hook_ms_max=round(1000 * times[-1], 1),
+        )
     benchmark.extra_info.update(info)
     sys.stderr.write(f"\nwatcher benchmark: {json.dumps(info)}\n")
     assert result["counted"] == lines_written, "every line counted exactly once"
     assert unread == 0
     assert watched["error"] is None
+    if hooks:
+        assert all(ok for _t, ok in hooks), "every hook printed a digest or nothing"
+        assert result.get("answered") == len(hooks), "every hook answered by the watcher"
 
 
 if __name__ == "__main__":
@@ -386,7 +456,8 @@ if __name__ == "__main__":
             Path(home_arg),
             Path(rest[0]),
             mode.startswith("lifecycle"),
-            modify_events=not mode.endswith("-stat"),
+            modify_events="-stat" not in mode,
+            serve_hooks=mode.endswith("-serve"),
         )
     elif role == "writer":
         run_writer(Path(home_arg), int(rest[0]), float(rest[1]), float(rest[2]), Path(rest[3]))
