@@ -9,7 +9,8 @@ and check its event log against what was written (issue 18: events exactly once 
   times, and started again each time. At the end it is stopped with ``SIGTERM``.
 - Then ``<state dir>/activity-events.jsonl`` must hold every prompt and tool use written exactly once,
   with the timestamp of its line and its own text; every line of the log must be whole JSON with a
-  key, no key twice; and ``archive/`` must hold exactly one file per session end.
+  key, no key twice; and ``archive/`` must hold exactly one file per ``session_end`` logged, each from
+  another ``SessionEnd`` record.
 
 :func:`run` returns the figures and the problems found (empty: passed). The unit suite runs it with a
 few dozen kills (``tests/test_crash.py``); ``make soak`` with ``SOAK_KILLS`` runs it with more.
@@ -20,8 +21,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -54,12 +57,16 @@ class World:
     counter: int = 0
     #: Sessions ended and not written to since (their next line starts a new life).
     ended: set[str] = field(default_factory=set)
+    #: Sessions not written to until then (monotonic seconds).
+    quiet: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.home = self.root / "home"
         self.cwd = self.root / "project"
         self.cwd.mkdir(parents=True, exist_ok=True)
-        self.folder = self.home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(self.cwd))
+        self.folder = (
+            self.home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(self.cwd))
+        )
         self.folder.mkdir(parents=True, exist_ok=True)
         self.state = self.home / "state"
         self.ids = [str(uuid.UUID(int=self.rng.getrandbits(128))) for _ in range(self.sessions)]
@@ -91,6 +98,8 @@ class World:
     def step(self) -> None:
         """One write: a few lines to one session (sometimes cut in two writes), or a session's end."""
         session_id = self.rng.choice(self.ids)
+        if self.quiet.get(session_id, 0.0) > time.monotonic():
+            return
         if self.rng.random() < 0.03 and session_id not in self.ended and self.path(session_id).exists():
             self.end(session_id)
             return
@@ -102,7 +111,9 @@ class World:
             text = f"{kind} {self.counter} of {session_id[:8]}"
             # The time it happened: a few seconds before it is written, never when it is read.
             stamp = _iso(time.time() - self.rng.uniform(2.0, 6.0))
-            self.written[(session_id, "prompt_submitted" if kind == "prompt" else "tool_executed", text)] = stamp
+            self.written[(session_id, "prompt_submitted" if kind == "prompt" else "tool_executed", text)] = (
+                stamp
+            )
             data += self._line(session_id, kind, text, stamp)
         with self.path(session_id).open("ab") as file:
             if self.rng.random() < 0.2 and len(data) > 2:
@@ -129,6 +140,9 @@ class World:
             file.write(json.dumps(record) + "\n")
         self.ends += 1
         self.ended.add(session_id)
+        # Quiet for a while, so that a running watcher reads the end (every half second) before the
+        # session's next life begins: an end read after the next lines ends that life instead.
+        self.quiet[session_id] = time.monotonic() + 1.5
 
     def start_watcher(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -216,7 +230,11 @@ def check(world: World) -> tuple[dict[str, Any], list[str]]:
     missing = [k for k in world.written if k not in seen]
     repeated = {k: v for k, v in seen.items() if len(v) > 1}
     unknown = [k for k in seen if k not in world.written]
-    wrong_time = {k: (v[0], world.written[k]) for k, v in seen.items() if k in world.written and v[0] != world.written[k]}
+    wrong_time = {
+        k: (v[0], world.written[k])
+        for k, v in seen.items()
+        if k in world.written and v[0] != world.written[k]
+    }
     if missing:
         problems.append(f"{len(missing)} of {len(world.written)} written never logged, e.g. {missing[:3]}")
     if repeated:
@@ -224,23 +242,38 @@ def check(world: World) -> tuple[dict[str, Any], list[str]]:
     if unknown:
         problems.append(f"{len(unknown)} logged that were never written, e.g. {unknown[:3]}")
     if wrong_time:
-        problems.append(f"{len(wrong_time)} logged with another time (logged, written): {list(wrong_time.items())[:3]}")
-    archives = sorted(p.name for p in (world.state / "archive").glob("*.json")) if (world.state / "archive").is_dir() else []
-    ends = sum(1 for r in records if r.get("kind") == "session_end")
-    if len(archives) != world.ends or ends != world.ends:
         problems.append(
-            f"{world.ends} session ends written, {ends} session_end events logged, {len(archives)} archive files"
+            f"{len(wrong_time)} logged with another time (logged, written): {list(wrong_time.items())[:3]}"
         )
+    archives = (
+        sorted(p.name for p in (world.state / "archive").glob("*.json"))
+        if (world.state / "archive").is_dir()
+        else []
+    )
+    ends = [r for r in records if r.get("kind") == "session_end"]
+    # A SessionEnd of a session the watcher already saw end (its next lines were read first: hook
+    # records are read every half second, transcripts at once) ends nothing: at most one end each.
+    causes = [str(r.get("key")).rsplit("/", 1)[0] for r in ends]
+    if len(archives) != len(ends) or len(set(causes)) != len(ends) or len(ends) > world.ends:
+        problems.append(
+            f"{world.ends} session ends written, {len(ends)} session_end events logged "
+            f"({len(set(causes))} different records), {len(archives)} archive files"
+        )
+    if world.ends and not ends:
+        problems.append(f"{world.ends} session ends written, none logged")
     figures = {
         "written": len(world.written),
         "logged_events": len(records),
-        "session_ends": world.ends,
+        "session_ends_written": world.ends,
+        "session_ends_logged": len(ends),
         "archives": len(archives),
     }
     return figures, problems
 
 
-def run(root: Path, kills: int, sessions: int = 6, seed: int = 18, alive: tuple[float, float] = (0.05, 0.6)) -> tuple[dict[str, Any], list[str]]:
+def run(
+    root: Path, kills: int, sessions: int = 6, seed: int = 18, alive: tuple[float, float] = (0.05, 1.0)
+) -> tuple[dict[str, Any], list[str]]:
     """``kills`` rounds of: start the watcher, write while it runs, ``kill -9`` it after a random time
     (``alive`` seconds after it started); then a last run stopped with ``SIGTERM``, and :func:`check`."""
     rng = random.Random(seed)
@@ -250,7 +283,7 @@ def run(root: Path, kills: int, sessions: int = 6, seed: int = 18, alive: tuple[
         text = f"prompt 0 of {session_id[:8]}"
         world.written[(session_id, "prompt_submitted", text)] = stamp
         world.path(session_id).write_bytes(world._line(session_id, "prompt", text, stamp))
-    figures: dict[str, Any] = {"kills": 0, "exited_first": 0}
+    figures: dict[str, Any] = {"kills": 0, "exited_first": 0, "replays_dropped": 0}
     started = time.monotonic()
     for _ in range(kills):
         since = time.time()
@@ -268,8 +301,14 @@ def run(root: Path, kills: int, sessions: int = 6, seed: int = 18, alive: tuple[
             else:
                 figures["exited_first"] += 1
             _, err = process.communicate(timeout=TIMEOUT)
+        # What the event log dropped: events read again after a kill (the kill landed after the log
+        # had them, before the cursors were saved).
+        for found in re.finditer(rb"(\d+) events already logged", err):
+            figures["replays_dropped"] += int(found.group(1))
         if process.returncode not in (-signal.SIGKILL, 0):
-            return figures, [f"the watcher exited {process.returncode}: {err.decode(errors='replace')[-500:]}"]
+            return figures, [
+                f"the watcher exited {process.returncode}: {err.decode(errors='replace')[-500:]}"
+            ]
         # Written while no watcher runs: the next one must find it.
         for _ in range(rng.randint(0, 3)):
             world.step()
@@ -285,16 +324,28 @@ def run(root: Path, kills: int, sessions: int = 6, seed: int = 18, alive: tuple[
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=TIMEOUT)
     if process.returncode != 0:
-        return figures, [f"the last watcher exited {process.returncode}: {err.decode(errors='replace')[-500:]}"]
+        return figures, [
+            f"the last watcher exited {process.returncode}: {err.decode(errors='replace')[-500:]}"
+        ]
     figures["seconds"] = round(time.monotonic() - started, 1)
     found, problems = check(world)
     figures.update(found)
     return figures, problems
 
 
-if __name__ == "__main__":
-    import sys
+def soak(kills: int) -> int:
+    """The kill phase of ``make soak`` (``SOAK_KILLS`` kills, 0: none): figures as one JSON object on
+    stdout; 1 when a check failed."""
+    if kills <= 0:
+        return 0
     import tempfile
 
-    figures, problems = run(Path(tempfile.mkdtemp(prefix="sidelight-kills-")), int(sys.argv[1]) if len(sys.argv) > 1 else 25)
-    print(json.dumps({**figures, "problems": problems[:20]}, indent=1))
+    root = Path(tempfile.mkdtemp(prefix="sidelight-soak-kills-"))
+    figures, problems = run(root, kills, sessions=12, seed=kills, alive=(0.05, 1.5))
+    figures.update(root=str(root), problems=problems[:20], ok=not problems)
+    sys.stdout.write(json.dumps({"kill_watch": figures}, indent=1) + "\n")
+    return 0 if not problems else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(soak(int(sys.argv[1]) if len(sys.argv) > 1 else 25))

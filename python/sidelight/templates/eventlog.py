@@ -205,6 +205,9 @@ class EventLog:
                     keys.add(hashed)  # also drops a second copy within the batch
                     added.append(hashed)
                 fresh.append(event_line(event))
+            if len(fresh) < len(events):
+                # Read again after a restart (a crash left the watcher's cursors behind the log).
+                logger.info("event log %s: %d events already logged", self.path, len(events) - len(fresh))
             if not fresh:
                 return
             data = b"".join(fresh)
