@@ -303,8 +303,8 @@ def run(
             _, err = process.communicate(timeout=TIMEOUT)
         # What the event log dropped: events read again after a kill (the kill landed after the log
         # had them, before the cursors were saved).
-        for found in re.finditer(rb"(\d+) events already logged", err):
-            figures["replays_dropped"] += int(found.group(1))
+        for dropped in re.finditer(rb"(\d+) events already logged", err):
+            figures["replays_dropped"] += int(dropped.group(1))
         if process.returncode not in (-signal.SIGKILL, 0):
             return figures, [
                 f"the watcher exited {process.returncode}: {err.decode(errors='replace')[-500:]}"
