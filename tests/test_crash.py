@@ -1,7 +1,8 @@
 """State survives crashes (issue 7, guarantee 2).
 
-``kill -9`` at random moments, in a loop: of a real ``sidelight hook`` process, and of a process that
-does nothing but write cursors and watcher state. After every kill the files are readable and hold
+``kill -9`` at random moments, in a loop: of a real ``sidelight hook`` process, of a process that
+does nothing but write cursors and watcher state, and of a real ``sidelight watch`` while sessions
+append (its event log then holds every event once: issue 18). After every kill the files are readable and hold
 either the old or the new state, never half of one; a corrupt or truncated file is moved aside with a
 warning and rebuilt, and the next hook still works.
 
@@ -26,6 +27,7 @@ import pytest
 
 from sidelight.cursors import CursorStore
 from sidelight.statefile import load_json_state
+from tests.support import kill_watch
 from tests.support.hook_world import HookWorld, context_of, session_id
 
 
@@ -240,3 +242,23 @@ def test_the_watchers_state_loader_moves_a_damaged_file_aside(tmp_path: Path) ->
     path.write_bytes(b'{"sessions": [')
     assert watch._read_json(path) is None
     assert list(tmp_path.glob("status.json.corrupt-*"))
+
+
+# -- the watcher killed while sessions append: every event logged once (issue 18) ----------------------
+
+
+def test_killing_the_watcher_at_random_logs_every_event_once(tmp_path: Path) -> None:
+    """``kill -9`` of the real ``sidelight watch`` at random moments while sessions append prompts and
+    tool uses (some lines written in two pieces) and end; restarted each time. The event log then holds
+    every prompt and tool use written exactly once, with its line's timestamp and its text; each line
+    whole, with a key, no key twice; one archive per session end logged (tests/support/kill_watch.py).
+    ``make soak`` kills it more often (SOAK_KILLS)."""
+    kills = 25
+    figures, problems = kill_watch.run(tmp_path, kills, seed=kills)
+    assert not problems, (figures, problems)
+    assert figures["kills"] == kills
+    # Kills landed after the log had events and before the cursors said so (read again, dropped by
+    # the log), and session ends were read, or the loop proved nothing.
+    assert figures["replays_dropped"] > 0, figures
+    assert figures["session_ends_logged"] > 0, figures
+    assert figures["archives"] == figures["session_ends_logged"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import stat
 from dataclasses import replace
 from pathlib import Path
@@ -741,6 +742,61 @@ def test_event_log_rotates_and_never_raises(tmp_path: Path, caplog: pytest.LogCa
     (tmp_path / "blocked").write_text("a file, not a folder", encoding="utf-8")
     eventlog.EventLog(tmp_path / "blocked" / "events.jsonl").emit(event)  # logs, does not raise
     assert "cannot record a session_start event" in caplog.text
+
+
+def test_event_log_logs_each_key_once_across_restarts_and_cuts_off_a_cut_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A watcher killed -9 makes the events of the lines it reads again with the same keys: the log,
+    opened again, knows the keys of its last lines and drops them; a line cut short by the kill is cut
+    off (that event was not logged) and logged whole when it comes again."""
+    one = session(tmp_path / "t.jsonl")
+    made = [
+        SinkEvent("prompt_submitted", one, f"2026-01-01T10:00:0{n}.000Z", {"n": n}, f"k:{n}")
+        for n in range(4)
+    ]
+    path = tmp_path / "activity-events.jsonl"
+    first = eventlog.EventLog(path)
+    first.emit_many(made[:3])
+    first.emit_many(made[1:3])  # the same keys again in the same process
+    first.close()
+    with path.open("ab") as file:  # a writer killed in the middle of the next line
+        file.write(eventlog.event_line(made[3])[:25])
+    second = eventlog.EventLog(path)  # a new watcher
+    with caplog.at_level(logging.INFO, logger="sidelight.templates.eventlog"):
+        second.emit_many(made)  # read again from before the kill
+    second.emit(SinkEvent("session_idle", one, "t"))  # no key: always logged
+    second.close()
+    records = [json.loads(line) for line in path.read_bytes().splitlines()]
+    assert [r["key"] for r in records] == ["k:0", "k:1", "k:2", "k:3", None]
+    assert records[3]["data"] == {"n": 3} and records[0]["time"] == "2026-01-01T10:00:00.000Z"
+    assert second.replayed == 3 and first.replayed == 2
+    assert "cut off a line left incomplete" in caplog.text and "3 events already logged" in caplog.text
+    # After a rotation the previous file's keys are still known.
+    third = eventlog.EventLog(path, rotate_bytes=1)
+    third.emit(made[0])  # opens, knows k:0: nothing written
+    third.emit(SinkEvent("session_idle", one, "t"))  # rotates
+    third.close()
+    fourth = eventlog.EventLog(path)
+    fourth.emit_many(made)
+    assert fourth.replayed == 4
+    assert path.with_name(path.name + ".1").is_file()
+
+
+def test_a_keyed_archive_is_written_once(clock: Clock, transcript: Transcript, tmp_path: Path) -> None:
+    """The same session end (its key) archived again finds its archive, whenever it is seen again."""
+    tracker = SessionTracker(SETTINGS, clock=clock)
+    tracker.observe(session(transcript.path), transcript.append([cc_user("hi")]))
+    clock.now += 3600
+    tracker.hook_event(HostEvent(host="claude-code", event="SessionEnd", session_id="s1"))
+    state = tracker.get("claude-code:s1")
+    assert state is not None
+    archive_dir = tmp_path / "archive"
+    path = archive_session(state, archive_dir, key="h1-2:100/end")
+    state.ended_at = (state.ended_at or 0) + 120  # seen again two minutes later
+    assert archive_session(state, archive_dir, transcript.path, key="h1-2:100/end") == path
+    assert archive_session(state, archive_dir, key="h1-2:900/end") != path  # another end
+    assert len(list(archive_dir.glob("*.json"))) == 2
 
 
 # -- the watcher's fast path ------------------------------------------------------------------------

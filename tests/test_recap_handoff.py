@@ -205,6 +205,13 @@ def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path)
     assert meta == {"session": "claude-code:1111", "size": path.stat().st_size, "transcript": str(path)}
     assert text.startswith('# Recap of the previous session "notes" (claude-code)')
     assert not list(stored(workspace).parent.glob(".*.tmp"))
+    # The same end again (read again by a watcher restarted after a crash): the handoff is not rewritten.
+    before = stored(workspace).stat()
+    time.sleep(0.01)
+    sink.emit(SinkEvent(kind="session_end", session=session, data={"reason": "hook"}, key="k/end"))
+    assert handoff_plugin.wait_for_handoffs(30)
+    after = stored(workspace).stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
 def test_the_sink_never_raises(home: Path, tmp_path: Path) -> None:

@@ -584,7 +584,8 @@ def test_a_sink_with_emit_many_gets_each_pass_at_once(home, settings):
     assert not singles
     assert len(batches) == 1  # three sessions, one pass: one call
     kinds = sorted(e.kind for e in batches[0])
-    assert kinds == sorted(["session_start", "prompt_submitted", "tool_executed", "response_completed"] * 3)
+    # The edit line is a reply without text: a tool use, not a response_completed.
+    assert kinds == sorted(["session_start", "prompt_submitted", "tool_executed"] * 3)
 
 
 def test_own_gc_turns_the_collector_off_while_watching_and_back_on(home, settings, plugins):
@@ -683,3 +684,53 @@ def test_the_status_row_is_a_view_of_the_one_record_the_tracker_shares(tmp_path,
     assert {**status_row(alone._rows[session.key]), "last_activity": None} == {**view, "last_activity": None}
     (record,) = alone.sessions_snapshot()["sessions"]
     assert {k: record[k] for k in view} == status_row(alone._rows[session.key])
+
+
+def test_each_line_makes_its_own_events_with_its_time_and_key_and_a_replay_logs_nothing(
+    home, settings, plugins, events, monkeypatch
+):
+    """Issue 18: three prompts and a tool use read in one pass are four events, each with its line's
+    text and timestamp (not the time of the scan) and a key of its own. A watcher that restarts from
+    cursors saved before that pass (killed -9 before saving them) makes the same events with the same
+    keys: the sinks get them again (at least once), the event log drops them (exactly once)."""
+    monkeypatch.setattr("sidelight.templates.eventlog.RECHECK_SECONDS", 0.0)  # this test's state dir
+    path = transcript(home, "keys")
+    path.write_text(prompt_line("already there"), encoding="utf-8")
+    watcher = make_watcher(settings, plugins)
+    watcher._reconcile()
+    watcher._process(set(watcher._dirty))
+    watcher._flush(force=True)
+    saved = {name: (settings.state_dir / name).read_bytes() for name in (CURSOR_FILE, STATUS_FILE)}
+    base = time.time() - 100
+    append(
+        path,
+        prompt_line("one", base)
+        + prompt_line("two", base + 1)
+        + edit_line(1, "/src/a.py", base + 2)
+        + prompt_line("three", base + 3),
+    )
+    events.clear()
+    watcher._process({str(path)})
+    watcher._flush(force=True)
+    made = [(e.kind, e.data["detail"], e.timestamp) for e in events]
+    assert made == [
+        ("prompt_submitted", "one", iso(base)),
+        ("prompt_submitted", "two", iso(base + 1)),
+        ("tool_executed", "Edited /src/a.py: 'a' -> 'b'", iso(base + 2)),
+        ("prompt_submitted", "three", iso(base + 3)),
+    ]
+    keys = [e.key for e in events]
+    assert all(keys) and len(set(keys)) == 4
+    log = settings.state_dir / "activity-events.jsonl"
+    logged = log.read_bytes()
+    assert [json.loads(line)["key"] for line in logged.splitlines()[-4:]] == keys
+    # The crash: the cursors and the snapshot as they were before the pass.
+    for name, data in saved.items():
+        (settings.state_dir / name).write_bytes(data)
+    events.clear()
+    again = make_watcher(settings, plugins)
+    again._restore()
+    again._reconcile()
+    again._process(set(again._dirty))
+    assert [e.key for e in events if e.kind != "session_start"] == keys
+    assert log.read_bytes() == logged

@@ -134,6 +134,11 @@ def sidelight_injectors() -> Iterable[InjectorSpec]:
 def sidelight_sinks() -> Iterable[SinkSpec]:
     """Receivers of the watcher's activity events (a log, a webhook, a broker).
 
+    Delivery is at least once: after a crash the watcher hands on again the events of what it had read
+    since it last saved its cursors, each with the same :attr:`~sidelight.records.SinkEvent.key` and
+    timestamp. A sink that must not act twice drops a key it has seen (the built-in ``jsonl-log`` does,
+    so its file holds each event once).
+
     Example::
 
         import logging

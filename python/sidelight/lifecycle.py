@@ -79,6 +79,10 @@ CATEGORIES: Final = ("edit", "read", "command", "other")
 #: A tool use as the core reports it: ``(name, category, primary_arg, timestamp, lines, old_text,
 #: new_text)``.
 CoreToolUse: TypeAlias = tuple[str, str, "str | None", "str | None", "int | None", "str | None", "str | None"]
+#: One transcript line as the watcher hands it to :meth:`SessionTracker.observe_counts`: its key (where
+#: it is: the transcript and the byte offset of its end, see :attr:`SinkEvent.key`) and its entries
+#: (``_core.read_entries`` tuples: ``(kind, timestamp, id, name, text, data, is_error, lines)``).
+TranscriptLine: TypeAlias = tuple[str, "Sequence[tuple[Any, ...]]"]
 
 STATES: Final[tuple[str, ...]] = ("active", "idle", "suspended", "ended")
 
@@ -421,6 +425,10 @@ class SessionState:
     hot_memory: list[str] = field(default_factory=list)
     #: Prompts a hook reported that the transcript has not shown yet (they are not reported twice).
     pending_prompts: int = 0
+    #: Where the last input that touched the session comes from (a transcript line's or a hook record's
+    #: key, see :attr:`SinkEvent.key`): what the keys of the events that follow from it alone (an idle
+    #: or end timeout) are made of, so that they are the same when the input is read again.
+    cause: str | None = None
 
     @property
     def messages(self) -> dict[str, int]:
@@ -504,6 +512,7 @@ class SessionState:
             },
             "hot_memory": list(self.hot_memory),
             "pending_prompts": self.pending_prompts,
+            "cause": self.cause,
         }
 
     @classmethod
@@ -552,6 +561,7 @@ class SessionState:
                 current_task=None if context.get("current_task") is None else str(context["current_task"]),
                 hot_memory=[str(h) for h in data.get("hot_memory") or ()],
                 pending_prompts=int(data.get("pending_prompts") or 0),
+                cause=None if data.get("cause") is None else str(data["cause"]),
             )
         except (KeyError, TypeError, AttributeError) as error:
             raise ValueError(f"not a session state: {type(error).__name__}: {error}") from None
@@ -583,6 +593,45 @@ def add_tool_counts(
         for name, count in by_tool.items():
             tools[name] = get(name, 0) + count
     return True
+
+
+#: The entry kinds that are events of their own (a prompt, a reply's text, a tool call).
+_CONTENT: Final = frozenset({"user", "assistant", "tool"})
+
+
+def _line_time(stamp: str | None) -> str | None:
+    """A transcript line's timestamp as an event's time: ISO 8601 UTC with milliseconds and ``Z`` (the
+    shape every event has), ``None`` when the line has none or it cannot be read."""
+    if not stamp:
+        return None
+    if len(stamp) == 24 and stamp[10] == "T" and stamp[19] == "." and stamp[-1] == "Z":
+        return stamp  # already the shape (Claude Code's, Pi's)
+    moment = epoch_seconds(stamp)
+    return None if moment is None else _iso(moment)
+
+
+#: The events of what a session did (the others are transitions of its lifecycle).
+_CONTENT_EVENTS: Final = frozenset({"prompt_submitted", "tool_executed", "response_completed"})
+
+
+def _caused(cause: str | None, kind: str) -> str | None:
+    """The key of a transition that ``cause`` (an input's key) brought about."""
+    return None if cause is None else f"{cause}/{kind}"
+
+
+def _derived(state: SessionState, kind: str) -> str | None:
+    """The key of a transition that follows from the session's last input alone (a timeout)."""
+    return _caused(state.cause, kind)
+
+
+def _tool_data(name: str, category: str, primary_arg: str | None, line: str | None) -> dict[str, Any]:
+    """A ``tool_executed`` event's data."""
+    return {
+        "tool": name,
+        "category": category,
+        "primary_arg": None if primary_arg is None else sanitize(primary_arg, DETAIL_LIMIT),
+        "consequential": line is not None,
+    }
 
 
 def _prompt_text(text: str | None) -> str | None:
@@ -617,6 +666,9 @@ class SessionTracker:
         self._states: dict[str, SessionState] = {}
         self._sessions: dict[str, Session] = {}
         self._stamps: dict[int, str] = {}
+        #: How many lifecycle transitions (every event but a prompt, a tool use or a reply) were made:
+        #: the watcher saves the states again before its cursors when this changed.
+        self.transitions = 0
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -676,7 +728,12 @@ class SessionTracker:
         )
 
     def observe_counts(
-        self, session: Session, counts: ScanCounts, counted: SessionCounts | None = None
+        self,
+        session: Session,
+        counts: ScanCounts,
+        counted: SessionCounts | None = None,
+        lines: Sequence[TranscriptLine] | None = None,
+        categories: Mapping[str, str] | None = None,
     ) -> list[SinkEvent]:
         """:meth:`observe` for the tuple ``sidelight._core.scan_many_counts`` gives for a scan, as it is:
         the watcher's hot path, which builds no :class:`~sidelight.types.Activity` for thousands of
@@ -684,7 +741,17 @@ class SessionTracker:
 
         ``counted``: the caller's record of the session, to which it already added this scan
         (:meth:`SessionCounts.add_scans`): the state shares it as its :attr:`SessionState.counts`
-        rather than count the scan a second time."""
+        rather than count the scan a second time.
+
+        ``lines``: the entries of each line the scan read (:data:`TranscriptLine`, the watcher reads
+        them with ``_core.read_entries``). With them, the events are the lines' own: one
+        ``prompt_submitted`` per prompt with its text, one ``tool_executed`` per tool use, one
+        ``response_completed`` per reply text, each with the time of its line and a key made of the
+        line's (the same each time the line is read: a sink recognises an event read again after a
+        crash), and a start or resume keyed and timed by the first line. ``categories``: lowercase tool
+        name -> category, for a tool use the scan's list no longer holds (more than it keeps)."""
+        if lines is not None:
+            return self._observe_lines(session, counts, counted, lines, categories)
         return self._observe(
             session,
             counts[2],
@@ -699,6 +766,135 @@ class SessionTracker:
             counts[11],
             counted,
         )
+
+    def _observe_lines(
+        self,
+        session: Session,
+        counts: ScanCounts,
+        counted: SessionCounts | None,
+        lines: Sequence[TranscriptLine],
+        categories: Mapping[str, str] | None,
+    ) -> list[SinkEvent]:
+        if not (counts[2] > 0 or counts[3] or counts[4] or counts[7] or lines):
+            return []
+        now = self.clock()
+        out: list[SinkEvent] = []
+        # The first line that says something starts or resumes the session: its key and time.
+        first = next((line for line in lines if any(e[0] in _CONTENT for e in line[1])), None)
+        cause = None if first is None else first[0]
+        stamp = None if first is None else next((e[1] for e in first[1] if e[1]), None)
+        state = self._wake(session, now, out, "transcript", cause, _line_time(stamp))
+        state.last_activity = max(state.last_activity, now)
+        if counted is None:
+            state.counts.add(counts[3], counts[4], counts[5], counts[6])
+        elif state.counts is not counted:
+            state.counts = counted
+        described = self._context(state, counts[8], counts[7])
+        # The scan's tool uses are the line entries' tool calls less the ones written again (same id),
+        # and only the last TOOL_USES_KEPT: they are matched from the end.
+        calls: list[tuple[str, int, tuple[Any, ...]]] = []
+        seen_ids: set[int] = set()
+        for key, entries in lines:
+            for index, entry in enumerate(entries):
+                if entry[0] == "tool" and entry[3] is not None:
+                    if entry[2] is not None:
+                        if entry[2] in seen_ids:
+                            continue
+                        seen_ids.add(entry[2])
+                    calls.append((key, index, entry))
+        # The n-th call is matched with the scan's tool use as many from the end, when it still has one.
+        offset = len(described) - len(calls)
+        matched = {n: described[n + offset] for n in range(len(calls)) if n + offset >= 0}
+        wanted = {(key, index): n for n, (key, index, _entry) in enumerate(calls)}
+        task: str | None = None
+        for key, entries in lines:
+            for index, entry in enumerate(entries):
+                kind = entry[0]
+                if kind == "user":
+                    if state.pending_prompts:
+                        state.pending_prompts -= 1  # a hook reported it before the transcript had it
+                        continue
+                    text = _prompt_text(entry[4])
+                    if text:
+                        task = text
+                    detail = sanitize(text, DETAIL_LIMIT) if text else None
+                    out.append(
+                        self._event(
+                            state,
+                            "prompt_submitted",
+                            now,
+                            detail,
+                            None,
+                            f"{key}.{index}",
+                            _line_time(entry[1]),
+                        )
+                    )
+                elif kind == "assistant":
+                    detail = sanitize(entry[4], DETAIL_LIMIT) if entry[4] else None
+                    out.append(
+                        self._event(
+                            state,
+                            "response_completed",
+                            now,
+                            detail,
+                            None,
+                            f"{key}.{index}",
+                            _line_time(entry[1]),
+                        )
+                    )
+                elif kind == "tool":
+                    n = wanted.get((key, index))
+                    if n is None:
+                        continue  # the same call written again: the scan counted it once
+                    found = matched.get(n)
+                    if found is None:
+                        name = str(entry[3])
+                        category = (categories or {}).get(name.lower(), "other")
+                        found = (_tool_description(name, None), _tool_data(name, category, None, None))
+                    out.append(
+                        self._event(
+                            state,
+                            "tool_executed",
+                            now,
+                            found[0],
+                            found[1],
+                            f"{key}.{index}",
+                            _line_time(entry[1]),
+                        )
+                    )
+        if task:
+            self._set_task(state, task)
+        if lines:
+            state.cause = lines[-1][0]
+        return out if self.emit is None else self._send(out)
+
+    def _context(
+        self,
+        state: SessionState,
+        files_touched: Iterable[str] | None,
+        tool_uses: Sequence[CoreToolUse] | None,
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """Adds the files and tool uses of a scan to the session's context (recent files and tools, hot
+        memory); returns each tool use's event detail and data, in order."""
+        if files_touched:
+            for path in files_touched:
+                self._add_file(state, path)
+        described: list[tuple[str, dict[str, Any]]] = []
+        for name, category, primary_arg, _stamp, created_lines, old_text, new_text in tool_uses or ():
+            line = hot_memory_line(name, category, primary_arg, created_lines, old_text, new_text)
+            description = _tool_description(name, primary_arg)
+            if line is not None:
+                _push_front(state.hot_memory, line, self.settings.hot_kept, unique=False)
+            _push_front(state.recent_tools, description, self.settings.tools_kept, unique=False)
+            if (
+                primary_arg
+                and category in ("edit", "read")
+                and not (files_touched and primary_arg in files_touched)  # added above
+                and _looks_like_path(primary_arg)
+            ):
+                self._add_file(state, primary_arg)
+            described.append((line or description, _tool_data(name, category, primary_arg, line)))
+        return described
 
     def _observe(
         self,
@@ -732,29 +928,8 @@ class SessionTracker:
         if prompts:
             self._prompts(state, prompts, first_user_text, last_user_text, now, out)
 
-        if files_touched:
-            for path in files_touched:
-                self._add_file(state, path)
-        for name, category, primary_arg, _stamp, created_lines, old_text, new_text in tool_uses or ():
-            line = hot_memory_line(name, category, primary_arg, created_lines, old_text, new_text)
-            description = _tool_description(name, primary_arg)
-            if line is not None:
-                _push_front(state.hot_memory, line, self.settings.hot_kept, unique=False)
-            _push_front(state.recent_tools, description, self.settings.tools_kept, unique=False)
-            if (
-                primary_arg
-                and category in ("edit", "read")
-                and not (files_touched and primary_arg in files_touched)  # added above
-                and _looks_like_path(primary_arg)
-            ):
-                self._add_file(state, primary_arg)
-            data = {
-                "tool": name,
-                "category": category,
-                "primary_arg": None if primary_arg is None else sanitize(primary_arg, DETAIL_LIMIT),
-                "consequential": line is not None,
-            }
-            out.append(self._event(state, "tool_executed", now, line or description, data))
+        for description, data in self._context(state, files_touched, tool_uses):
+            out.append(self._event(state, "tool_executed", now, description, data))
 
         for index in range(replies):
             last = index == replies - 1
@@ -796,12 +971,23 @@ class SessionTracker:
             text = sanitize(detail, DETAIL_LIMIT) if detail else None
             out.append(self._event(state, "prompt_submitted", now, text))
 
-    def hook_event(self, event: HostEvent, session: Session | None = None) -> list[SinkEvent]:
+    def hook_event(
+        self,
+        event: HostEvent,
+        session: Session | None = None,
+        *,
+        key: str | None = None,
+        moment: float | None = None,
+    ) -> list[SinkEvent]:
         """A host hook: ``SessionStart`` starts or resumes the session, ``SessionEnd`` (also Pi's
         ``session_shutdown``) ends it, ``UserPromptSubmit`` is a prompt (and resumes an idle session).
 
         Without ``session``, the state is found by the event's session id or transcript path; an event
         of a session the tracker does not know and cannot build is ignored (``[]``).
+
+        ``key``: where the hook's record is (the watcher's is the events file and the record's byte
+        offset), what the events' keys are made of; ``moment``: when the hook recorded it (epoch
+        seconds), the events' time and the end's.
         """
         if session is None:
             known = self.find(event.session_id, event.transcript_path)
@@ -809,29 +995,51 @@ class SessionTracker:
                 return []
             session = self._sessions.get(known.key) or known.session()
         now = self.clock()
+        stamp = None if moment is None else _iso(moment)
         out: list[SinkEvent] = []
         if event.event == "SessionEnd":
             state = self._states.get(session.key)
             if state is None or state.state == "ended":
                 return []
             reason = event.raw.get("reason")
-            self._end(state, now, "hook", out, detail=None if reason is None else str(reason))
+            self._end(
+                state,
+                now if moment is None else moment,
+                "hook",
+                out,
+                detail=None if reason is None else str(reason),
+                key=None if key is None else f"{key}/end",
+            )
+            state.cause = key or state.cause
             return self._send(out)
         source = event.raw.get("source")
-        state = self._wake(session, now, out, source=str(source) if source else event.event)
+        state = self._wake(session, now, out, str(source) if source else event.event, key, stamp)
         state.last_activity = max(state.last_activity, now)
+        if key is not None:
+            state.cause = key
         if event.event == "UserPromptSubmit":
             state.pending_prompts += 1
             detail = None
             if event.prompt and not is_digest_text(event.prompt):
                 self._set_task(state, event.prompt)
                 detail = sanitize(event.prompt, DETAIL_LIMIT)
-            out.append(self._event(state, "prompt_submitted", now, detail, {"source": "hook"}))
+            out.append(
+                self._event(
+                    state,
+                    "prompt_submitted",
+                    now,
+                    detail,
+                    {"source": "hook"},
+                    None if key is None else f"{key}.0",
+                    stamp,
+                )
+            )
         return self._send(out)
 
-    def suspend(self, key: str) -> list[SinkEvent]:
+    def suspend(self, key: str, event_key: str | None = None) -> list[SinkEvent]:
         """Suspends a live session (no idle or end timer runs); ``[]`` when it is already suspended or
-        ended. Raises :class:`KeyError` for an unknown session."""
+        ended. Raises :class:`KeyError` for an unknown session. ``event_key``: the event's key (the
+        watcher's: the request's), else one made of the session's last input."""
         state = self._states[key]
         if state.state in ("suspended", "ended"):
             return []
@@ -840,12 +1048,15 @@ class SessionTracker:
         state.state = "suspended"
         state.suspended_since = now
         state.idle_since = None
-        return self._send([self._event(state, "session_suspend", now, None, {"previous": previous})])
+        event_key = event_key or _derived(state, "suspend")
+        return self._send(
+            [self._event(state, "session_suspend", now, None, {"previous": previous}, event_key)]
+        )
 
-    def unsuspend(self, key: str) -> list[SinkEvent]:
+    def unsuspend(self, key: str, event_key: str | None = None) -> list[SinkEvent]:
         """Lifts a suspension: the session is ``active`` again and its timers start over from now
         (suspended time does not count towards ``max_duration``). ``[]`` when it was not suspended.
-        Raises :class:`KeyError` for an unknown session."""
+        Raises :class:`KeyError` for an unknown session. ``event_key``: as for :meth:`suspend`."""
         state = self._states[key]
         if state.state != "suspended":
             return []
@@ -856,8 +1067,13 @@ class SessionTracker:
         state.unsuspended_at = now
         state.state = "active"
         detail = f"suspended for {format_duration(suspended)}"
+        event_key = event_key or _derived(state, "unsuspend")
         return self._send(
-            [self._event(state, "session_unsuspend", now, detail, {"suspended_seconds": suspended})]
+            [
+                self._event(
+                    state, "session_unsuspend", now, detail, {"suspended_seconds": suspended}, event_key
+                )
+            ]
         )
 
     def tick(self) -> list[SinkEvent]:
@@ -872,15 +1088,21 @@ class SessionTracker:
                 continue
             quiet_since = max(state.last_activity, state.unsuspended_at or 0.0)
             quiet = now - quiet_since
+            # Keyed by the last input: a timeout follows from it alone, and is the same when the watcher
+            # restarts from an older state and reaches it again.
             if now - state.started_at - state.suspended_total >= self.settings.max_duration:
-                self._end(state, now, "max_duration", out)
+                self._end(state, now, "max_duration", out, key=_derived(state, "end"))
             elif quiet >= 2 * timeout:
-                self._end(state, now, "idle_timeout", out)
+                self._end(state, now, "idle_timeout", out, key=_derived(state, "end"))
             elif state.state == "active" and quiet >= timeout:
                 state.state = "idle"
                 state.idle_since = quiet_since + timeout
                 detail = f"no activity for {format_duration(quiet)}"
-                out.append(self._event(state, "session_idle", now, detail, {"quiet_seconds": quiet}))
+                out.append(
+                    self._event(
+                        state, "session_idle", now, detail, {"quiet_seconds": quiet}, _derived(state, "idle")
+                    )
+                )
         return self._send(out)
 
     def forget(self, key: str) -> SessionState | None:
@@ -925,9 +1147,19 @@ class SessionTracker:
 
     # -- inner workings -----------------------------------------------------------------------------
 
-    def _wake(self, session: Session, now: float, out: list[SinkEvent], source: str) -> SessionState:
+    def _wake(
+        self,
+        session: Session,
+        now: float,
+        out: list[SinkEvent],
+        source: str,
+        cause: str | None = None,
+        stamp: str | None = None,
+    ) -> SessionState:
         """The live state of ``session``: a new one (``session_start``), a new life of an ended one,
-        an idle one resumed (``session_resume``). The session's name and path are refreshed."""
+        an idle one resumed (``session_resume``). The session's name and path are refreshed.
+        ``cause``: the key of the input that woke it (the event's key is made of it); ``stamp``: when
+        that happened (else ``now``)."""
         state = self._states.get(session.key)
         if state is not None and state.state == "active" and self._sessions.get(session.key) is session:
             return state  # the hot path: the same session, still active; nothing to refresh
@@ -935,7 +1167,8 @@ class SessionTracker:
         if state is None:
             state = self._new_state(session, now)
             self._states[session.key] = state
-            out.append(self._event(state, "session_start", now, None, {"source": source, "life": 1}))
+            data = {"source": source, "life": 1}
+            out.append(self._event(state, "session_start", now, None, data, _caused(cause, "start"), stamp))
             return state
         state.name, state.path, state.agent = session.name, str(session.path), session.format
         state.group, state.resolver = session.group, session.resolver
@@ -953,7 +1186,7 @@ class SessionTracker:
             state.last_idle_seconds = quiet
             detail = f"new life after {format_duration(quiet)}"
             data = {"source": source, "life": state.lives, "idle_seconds": quiet}
-            out.append(self._event(state, "session_start", now, detail, data))
+            out.append(self._event(state, "session_start", now, detail, data, _caused(cause, "start"), stamp))
             return state
         if state.state == "idle":
             quiet = max(0.0, now - max(state.last_activity, state.unsuspended_at or 0.0))
@@ -961,8 +1194,9 @@ class SessionTracker:
             state.idle_since = None
             state.last_idle_seconds = quiet
             detail = f"idle for {format_duration(quiet)}"
+            data = {"idle_seconds": quiet, "source": source}
             out.append(
-                self._event(state, "session_resume", now, detail, {"idle_seconds": quiet, "source": source})
+                self._event(state, "session_resume", now, detail, data, _caused(cause, "resume"), stamp)
             )
         return state
 
@@ -981,7 +1215,13 @@ class SessionTracker:
         )
 
     def _end(
-        self, state: SessionState, now: float, reason: str, out: list[SinkEvent], detail: str | None = None
+        self,
+        state: SessionState,
+        now: float,
+        reason: str,
+        out: list[SinkEvent],
+        detail: str | None = None,
+        key: str | None = None,
     ) -> None:
         state.state = "ended"
         state.ended_at = now
@@ -990,7 +1230,7 @@ class SessionTracker:
         state.suspended_since = None
         state.pending_prompts = 0
         text = reason if detail is None else f"{reason}: {sanitize(detail, 60)}"
-        out.append(self._event(state, "session_end", now, text, {"reason": reason}))
+        out.append(self._event(state, "session_end", now, text, {"reason": reason}, key))
 
     def _set_task(self, state: SessionState, text: str) -> None:
         task = sanitize(text, TASK_LIMIT)
@@ -1016,14 +1256,21 @@ class SessionTracker:
         now: float,
         detail: str | None,
         extra: Mapping[str, Any] | None = None,
+        key: str | None = None,
+        stamp: str | None = None,
     ) -> SinkEvent:
-        # A pass stamps thousands of events within a few milliseconds: each millisecond is formatted once.
-        millisecond = int(now * 1000)
-        stamp = self._stamps.get(millisecond)
+        """An event at ``stamp`` (when it happened: a line's time), else at ``now``, with ``key``."""
+        if kind not in _CONTENT_EVENTS:
+            self.transitions += 1
         if stamp is None:
-            if len(self._stamps) > 64:
-                self._stamps.clear()
-            stamp = self._stamps[millisecond] = _iso(now)
+            # A pass stamps thousands of events within a few milliseconds: each millisecond is formatted
+            # once.
+            millisecond = int(now * 1000)
+            stamp = self._stamps.get(millisecond)
+            if stamp is None:
+                if len(self._stamps) > 64:
+                    self._stamps.clear()
+                stamp = self._stamps[millisecond] = _iso(now)
         state.events.append({"kind": kind, "time": stamp, "detail": detail})
         data: dict[str, Any] = (
             {"state": state.state, "detail": detail, **extra}
@@ -1031,7 +1278,7 @@ class SessionTracker:
             else {"state": state.state, "detail": detail}
         )
         session = self._sessions.get(state.key) or state.session()
-        return SinkEvent(kind, session, stamp, data)
+        return SinkEvent(kind, session, stamp, data, key)
 
     def _send(self, events: list[SinkEvent]) -> list[SinkEvent]:
         if self.emit is not None:
@@ -1050,20 +1297,38 @@ def _archive_id(state: SessionState) -> str:
     return _UNSAFE.sub("-", text).strip("-.") or "session"
 
 
-def archive_session(state: SessionState, archive_dir: Path, transcript: Path | None = None) -> Path:
+def archive_session(
+    state: SessionState, archive_dir: Path, transcript: Path | None = None, key: str | None = None
+) -> Path:
     """Writes ``archive_dir/YYYY-MM-DD_HH-MM_<id>.json`` (UTC time of the end, else of the last
     activity; ``<id>`` the session's short id) with the session's state, events, context and hot
     memory, atomically and ``0600``; returns its path. An existing archive of the same minute and id is
     kept: the new one gets a ``-2``, ``-3``… suffix.
 
+    ``key``: the key of the ``session_end`` event (:attr:`SinkEvent.key`). The name then ends with a
+    hash of it (``<id>-<hash>``), and an end archived before is not archived again: its archive's path
+    is returned. The watcher archives an end it reads again after a crash once.
+
     With ``transcript``, a gzip copy of it is written beside the archive (same name, ``.jsonl.gz``).
     Raises :class:`OSError` when a file cannot be written (or the transcript read).
     """
     archive_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    name = _archive_id(state)
+    if key is not None:
+        import hashlib  # only when a session ends: hashlib is slow to load
+
+        name = f"{name}-{hashlib.blake2b(key.encode(), digest_size=6).hexdigest()}"
+        # The time in the name is when the end was seen, which differs when it is seen again.
+        done = sorted(archive_dir.glob(f"*_{name}.json"))
+        if done:
+            return done[0]
     moment = state.ended_at if state.ended_at is not None else state.last_activity
-    stem = f"{datetime.fromtimestamp(moment, UTC).strftime('%Y-%m-%d_%H-%M')}_{_archive_id(state)}"
+    stem = f"{datetime.fromtimestamp(moment, UTC).strftime('%Y-%m-%d_%H-%M')}_{name}"
     candidate, n = stem, 1
-    while (archive_dir / f"{candidate}.json").exists() or (archive_dir / f"{candidate}.jsonl.gz").exists():
+    # A keyed end has a name of its own (a copy of its transcript left by a crash is written again).
+    while key is None and (
+        (archive_dir / f"{candidate}.json").exists() or (archive_dir / f"{candidate}.jsonl.gz").exists()
+    ):
         n += 1
         candidate = f"{stem}-{n}"
     path = archive_dir / f"{candidate}.json"

@@ -248,12 +248,18 @@ def _age(timestamp: str | None, now: float | None) -> float | None:
 class SinkEvent:
     """An activity event for sinks (log, webhook, broker): see :class:`SinkSpec`. Every sink gets the
     same object: read it, never change it. (Not a frozen dataclass: the watcher makes thousands a second,
-    and a frozen one costs three times as much to make.)"""
+    and a frozen one costs three times as much to make.)
+
+    ``timestamp`` is when it happened (a transcript line's own time, the time a hook recorded), ``key``
+    what it is: the watcher gives every event a key made from where it comes from (the transcript, the
+    byte offset of its line and its place on the line; the offset of a hook's record), the same each
+    time it is read again, so that a sink can tell an event it already has after a restart."""
 
     kind: str
     session: Session
     timestamp: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,9 @@ model of what was written.
 
 Figures go to stdout as one JSON object; the exit status is 1 when a check failed.
 Run: ``python -m tests.support.soak`` (``SOAK_SECONDS``, default 120).
+
+Then ``SOAK_KILLS`` (100; 0: none) times ``kill -9`` of a watcher while sessions append, each time
+restarted, and its event log checked against what was written (:mod:`tests.support.kill_watch`).
 """
 
 from __future__ import annotations
@@ -343,4 +346,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from tests.support import kill_watch
+
+    # Then the watcher killed -9 at random while sessions append (SOAK_KILLS times, 0: not at all).
+    raise SystemExit(max(main(), kill_watch.soak(int(os.environ.get("SOAK_KILLS", "100")))))

@@ -285,7 +285,9 @@ def write_for_session(
     session: Session, settings: Settings, plugins: Plugins, tail_bytes: int = 0
 ) -> Path | None:
     """Builds the session's recap and writes it to its workspace's handoff file (:func:`handoff_path`);
-    ``None``: the session has no workspace folder, or no transcript."""
+    ``None``: the session has no workspace folder, or no transcript. A handoff file that already holds
+    this session's recap at this transcript size (its marker says so) is left as it is: one session end
+    makes one handoff, however often it is read."""
     try:
         size = session.path.stat().st_size
     except OSError:
@@ -294,7 +296,13 @@ def write_for_session(
     workspace = workspace_of(session, recap.cwd)
     if workspace is None:
         return None
-    return store_handoff(workspace.resolve(), settings, handoff_document(recap, session, size))
+    workspace = workspace.resolve()
+    path = handoff_path(workspace, settings)
+    found = read_handoff(path)
+    if found is not None and found[0].get("session") == session.key and found[0].get("size") == size:
+        # The same session end again (the watcher read it again after a crash): written once.
+        return path
+    return store_handoff(workspace, settings, handoff_document(recap, session, size))
 
 
 def _hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:

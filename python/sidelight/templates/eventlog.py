@@ -3,14 +3,22 @@
 
 ::
 
-    {"time":"2026-01-01T10:00:00.000Z","kind":"tool_executed","session":{"key":"claude-code:…",
-     "name":"fix tests","format":"claude-code","path":"/…/1f3c….jsonl","id":"1f3c…"},
-     "data":{"state":"active","detail":"Ran: pytest -q",…}}
+    {"key":"5d0c…:2049-1834:14321.1","time":"2026-01-01T10:00:00.000Z","kind":"tool_executed",
+     "session":{"key":"claude-code:…","name":"fix tests","format":"claude-code","path":"/…/1f3c….jsonl",
+     "id":"1f3c…"},"data":{"state":"active","detail":"Ran: pytest -q",…}}
 
-(one line in the file: compact JSON, UTF-8 text as it is).
+(one line in the file: compact JSON, UTF-8 text as it is). ``time`` is when it happened (the transcript
+line's own timestamp, the time the hook recorded), ``key`` what it is (:attr:`SinkEvent.key`).
+
+The log holds each event once, whatever happens to the watcher (``kill -9`` included). The watcher
+saves how far it read after the log has the events of what it read, so after a crash it reads the last
+lines again and makes the same events, with the same keys: the log knows the keys of its last lines
+(read from its own end when it is opened, the last :data:`DEDUPE_BYTES`) and drops an event whose key
+it has. A line cut short by a writer killed in the middle of it is cut off when the file is opened:
+that event was not logged, and is logged whole when it comes again.
 
 The file is created ``0600`` and only appended to (one ``write`` per event, or per pass of the watcher
-through ``emit_many``, whole lines only); when it passes
+through ``emit_many``, whole lines only), by one watcher at a time; when it passes
 :data:`ROTATE_BYTES` it is renamed to ``activity-events.jsonl.1`` (replacing the previous one) and a new
 file is started. It is not ``events.jsonl``, where the hooks record session starts and ends for the
 watcher. A sink never raises: a failure is logged and the event dropped.
@@ -35,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACTIVITY_EVENTS_FILE",
+    "DEDUPE_BYTES",
     "ROTATE_BYTES",
     "EventLog",
     "default_log",
@@ -51,11 +60,17 @@ logger = logging.getLogger(__name__)
 ACTIVITY_EVENTS_FILE: Final = "activity-events.jsonl"
 #: Past this size the log is rotated (one old generation is kept).
 ROTATE_BYTES: Final = 16 * 1024 * 1024
+#: When it is opened, the log reads the keys of its last lines, this many bytes of them (the current
+#: file, and the end of the previous one when the current one is shorter). A watcher killed -9 reads
+#: again at most what it read since it last saved its cursors (about a second of events) and what follows
+#: from its state saved before that: far less.
+DEDUPE_BYTES: Final = 8 * 1024 * 1024
 
 
 def event_record(event: SinkEvent) -> dict[str, Any]:
     """The JSON-ready record of one event, as the log writes it."""
     return {
+        "key": event.key,
         "time": event.timestamp,
         "kind": event.kind,
         "session": _session_record(event.session),
@@ -101,6 +116,8 @@ def event_line(event: SinkEvent) -> bytes:
     import orjson
 
     record = {
+        # First: the log reads the keys of its last lines from the start of each (_keys_in).
+        "key": event.key,
         "time": event.timestamp,
         "kind": event.kind,
         "session": orjson.Fragment(_session_json(event.session)),
@@ -121,15 +138,42 @@ def _plain(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else str(value)
 
 
-class EventLog:
-    """Appends events to one JSONL file; :meth:`emit` and :meth:`emit_many` never raise."""
+#: How a line of the log starts when its event has a key (event_line puts it first).
+_KEY_START: Final = b'{"key":"'
 
-    def __init__(self, path: Path | str, rotate_bytes: int = ROTATE_BYTES) -> None:
+
+def _keys_in(data: bytes) -> set[int]:
+    """The (hashed) keys of the whole lines in ``data``: read from the start of each line, no JSON
+    parsed (a watcher's keys hold no quote or backslash; one that does is missed, and only risks an
+    event logged twice)."""
+    found: set[int] = set()
+    start = len(_KEY_START)
+    for line in data.split(b"\n"):
+        if line.startswith(_KEY_START):
+            end = line.find(b'"', start)
+            if end > 0:
+                found.add(hash(line[start:end].decode("utf-8", "replace")))
+    return found
+
+
+class EventLog:
+    """Appends events to one JSONL file, each key once; :meth:`emit` and :meth:`emit_many` never raise."""
+
+    def __init__(
+        self, path: Path | str, rotate_bytes: int = ROTATE_BYTES, dedupe_bytes: int = DEDUPE_BYTES
+    ) -> None:
         self.path = Path(path)
         self.rotate_bytes = rotate_bytes
+        self.dedupe_bytes = dedupe_bytes
         # The file stays open between events: the watcher may log thousands a second.
         self._fd = -1
         self._size = 0
+        #: The keys logged (hashed: a number takes a fifth of the memory of the text), in the current
+        #: file and in the one before it; ``None`` until the file is opened.
+        self._keys: set[int] | None = None
+        self._older: set[int] = set()
+        #: Events dropped because the log had their key (read again after a crash).
+        self.replayed = 0
 
     def emit(self, event: SinkEvent) -> None:
         """Appends ``event`` as one line (logs and drops it when that fails)."""
@@ -140,13 +184,33 @@ class EventLog:
         if not events:
             return
         try:
-            data = b"".join([event_line(event) for event in events])
             if self._fd < 0:
                 self._open()
             elif self._size >= self.rotate_bytes:
                 self.close()
                 self.path.replace(self.path.with_name(self.path.name + ".1"))
+                self._older, self._keys = self._keys or set(), set()
                 self._open()
+            keys = self._keys
+            assert keys is not None  # loaded by _open
+            older = self._older
+            fresh: list[bytes] = []
+            added: list[int] = []
+            for event in events:
+                if event.key is not None:
+                    hashed = hash(event.key)
+                    if hashed in keys or hashed in older:
+                        self.replayed += 1
+                        continue
+                    keys.add(hashed)  # also drops a second copy within the batch
+                    added.append(hashed)
+                fresh.append(event_line(event))
+            if len(fresh) < len(events):
+                # Read again after a restart (a crash left the watcher's cursors behind the log).
+                logger.info("event log %s: %d events already logged", self.path, len(events) - len(fresh))
+            if not fresh:
+                return
+            data = b"".join(fresh)
             view = memoryview(data)
             while view:
                 # A regular file takes the whole write; a short one (a full disk) goes on where it stopped.
@@ -155,14 +219,37 @@ class EventLog:
                 view = view[written:]
         except Exception as error:  # a sink never breaks the watcher
             self.close()
+            # Not logged (or cut short: cut off when the file is opened again), so not known either.
+            self._keys = None
             kinds = f"a {events[0].kind} event" if len(events) == 1 else f"{len(events)} events"
             logger.warning("event log %s: cannot record %s: %s", self.path, kinds, error)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        self._fd = os.open(self.path, flags, 0o600)
-        self._size = os.fstat(self._fd).st_size
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(self.path, flags, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            tail = os.pread(fd, min(size, self.dedupe_bytes), max(0, size - self.dedupe_bytes))
+            whole = tail.rfind(b"\n") + 1
+            if whole < len(tail) and (whole or size <= self.dedupe_bytes):
+                # A line cut short (a writer killed in the middle of it): that event was not logged.
+                os.ftruncate(fd, size - (len(tail) - whole))
+                logger.warning("event log %s: cut off a line left incomplete", self.path)
+                size -= len(tail) - whole
+            if self._keys is None:
+                # The keys of the last lines: the current file's, and the previous one's end.
+                start = tail.find(b"\n") + 1 if size > self.dedupe_bytes else 0
+                self._keys = _keys_in(tail[start:whole])
+                self._older = set()
+                if size < self.dedupe_bytes:
+                    self._older = _keys_in(
+                        _tail_of(self.path.with_name(self.path.name + ".1"), self.dedupe_bytes - size)
+                    )
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd, self._size = fd, size
 
     def close(self) -> None:
         """Closes the file (the next event opens it again)."""
@@ -171,6 +258,18 @@ class EventLog:
                 os.close(self._fd)
             finally:
                 self._fd = -1
+
+
+def _tail_of(path: Path, limit: int) -> bytes:
+    """The whole lines in the last ``limit`` bytes of ``path`` (nothing when it cannot be read)."""
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - limit))
+            data = file.read(limit)
+    except OSError:
+        return b""
+    return data[data.find(b"\n") + 1 :] if size > limit else data
 
 
 # The environment that decides the state directory; the log is resolved again when it changes.

@@ -36,6 +36,7 @@ import os
 import threading
 import time
 import uuid
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -337,6 +338,14 @@ class Watcher:
         self._scans = 0
         self._hook_offset: int | None = None
         self._last_lifecycle_flush = 0.0
+        #: The tracker's transition count when its states were last saved (see _flush).
+        self._saved_transitions = 0
+        #: Per scan outcome of the current pass (by id): the transcript, its decoder and where the scan
+        #: started, to read the entries of the lines it counted (see _lines).
+        self._ranges: dict[int, tuple[str, str, int]] = {}
+        #: Session key -> the text that stands for it in event keys (see _event_prefix).
+        self._prefixes: dict[str, str] = {}
+        self._categories: dict[str, dict[str, str]] = {}
         self.lifecycle_path = settings.state_dir / LIFECYCLE_FILE
 
     # -- public ------------------------------------------------------------------------------------
@@ -705,9 +714,9 @@ class Watcher:
                     logger.warning("sink %s failed on %s", sink.name, event.kind, exc_info=True)
         for event in events:
             if event.kind == "session_end":
-                self._archive(event.session.key)
+                self._archive(event.session.key, event.key)
 
-    def _archive(self, key: str) -> None:
+    def _archive(self, key: str, event_key: str | None = None) -> None:
         from sidelight.lifecycle import archive_session
 
         tracker = self.tracker
@@ -718,7 +727,8 @@ class Watcher:
         if transcript is not None and not transcript.is_file():
             transcript = None
         try:
-            path = archive_session(state, self.state_dir / ARCHIVE_DIR, transcript)
+            # Keyed: an end read again after a crash finds its archive and is not archived twice.
+            path = archive_session(state, self.state_dir / ARCHIVE_DIR, transcript, event_key)
         except OSError as error:
             logger.warning("could not archive session %s: %s", state.name, error)
         else:
@@ -745,9 +755,19 @@ class Watcher:
             logger.warning("cannot read %s: %s", path, error)
             return
         complete = data.rfind(b"\n") + 1
+        offset = self._hook_offset
         self._hook_offset += complete
         self._dirty_state = True
-        for line in data[:complete].splitlines():
+        try:
+            info = path.stat()
+            file_id = f"{info.st_dev}-{info.st_ino}"
+        except OSError:
+            file_id = "0-0"
+        for line in data[:complete].split(b"\n")[:-1]:
+            # The record's key: the events file and the byte offset of its line, the same each time it
+            # is read (after a crash, from an older offset).
+            key = f"h{file_id}:{offset}"
+            offset += len(line) + 1
             try:
                 record = json.loads(line)
                 event = HostEvent(
@@ -764,13 +784,14 @@ class Watcher:
                 continue
             if event.event not in ("SessionStart", "SessionEnd", "UserPromptSubmit"):
                 continue
-            self._hook_event(event)
+            moment = record.get("time")
+            self._hook_event(event, key, float(moment) if isinstance(moment, int | float) else None)
 
     def hook_event(self, event: HostEvent) -> None:
         """Pass one host hook event to the tracker (call from the worker thread, or before start)."""
         self._hook_event(event)
 
-    def _hook_event(self, event: HostEvent) -> None:
+    def _hook_event(self, event: HostEvent, key: str | None = None, moment: float | None = None) -> None:
         tracker = self.tracker
         if tracker is None:
             return
@@ -788,9 +809,12 @@ class Watcher:
             except Exception:
                 session = None
         try:
-            self._events(tracker.hook_event(event, session))
+            self._events(tracker.hook_event(event, session, key=key, moment=moment))
         except Exception:
             logger.warning("the lifecycle tracker failed on a %s hook event", event.event, exc_info=True)
+            return
+        if session is not None and key is not None:
+            self._changed_entries.add(session.key)  # its last input (cause) is saved with its cursors
 
     def _refresh_sessions(self) -> None:
         now = time.monotonic()
@@ -954,7 +978,7 @@ class Watcher:
             requests.append((name, decoder, cursor))
         if not jobs:
             return
-        tables = category_tables(plugins)
+        tables = self._categories = category_tables(plugins)
         # First looks that skipped the start of a transcript (its recent tail is what the tracker hears).
         heads = [i for i, (_n, _d, cursor) in enumerate(requests) if jobs[i][3] and cursor and cursor[0] > 0]
         outcomes = _core.scan_many_counts(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
@@ -970,15 +994,17 @@ class Watcher:
                 for i in again
             ]
             redone = _core.scan_many_counts(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
-            for i, outcome in zip(again, redone, strict=True):
+            for i, outcome, request in zip(again, redone, redo, strict=True):
                 session, path, name, _first = jobs[i]
                 jobs[i] = (session, path, name, True)
                 outcomes[i] = outcome
+                requests[i] = request
         now = self.clock()
         by_session: dict[str, tuple[Session, list[ScanCounts], bool]] = {}
         offsets: list[tuple[str, int]] = []
         cursors, changed_entries = self._cursors, self._changed_entries
-        for (session, path, name, first), outcome in zip(jobs, outcomes, strict=True):
+        self._ranges.clear()
+        for i, ((session, path, name, first), outcome) in enumerate(zip(jobs, outcomes, strict=True)):
             if isinstance(outcome, Exception):
                 self._scan_failed(session, path, name, outcome)
                 continue
@@ -995,6 +1021,9 @@ class Watcher:
             offsets.append((name, cursor[0]))
             if not outcome[2]:  # no complete line
                 continue
+            if self.tracker is not None:
+                start = requests[i][2]
+                self._ranges[id(outcome)] = (name, requests[i][1], 0 if start is None else start[0])
             grouped = by_session.get(key)
             if grouped is None:
                 by_session[key] = (session, [outcome], first)
@@ -1006,6 +1035,7 @@ class Watcher:
         events: list[SinkEvent] = []
         for session, found_outcomes, was_first in by_session.values():
             self._account(session, found_outcomes, was_first, now, events)
+        self._ranges.clear()
         # The sinks get the whole pass at once: one write of the event log, not one per event.
         self._events(events)
         self._scans += 1
@@ -1093,7 +1123,13 @@ class Watcher:
         session = self._sessions.get(key)
         row = self._rows.get(key)
         main = os.fspath(session.path) if session is not None else (row.path if row is not None else "")
-        return cursor_entry(self._entries.get(key), main, self._cursors.get(key) or {})
+        entry = cursor_entry(self._entries.get(key), main, self._cursors.get(key) or {})
+        state = None if self.tracker is None else self.tracker.get(key)
+        if entry is not None and state is not None and state.cause is not None:
+            # The key of the session's last input, saved with the cursors (its lifecycle state is saved
+            # less often): a timeout after a restart is keyed as it was before the crash.
+            entry["cause"] = state.cause
+        return entry
 
     def _account(
         self,
@@ -1124,13 +1160,55 @@ class Watcher:
                 return
         for outcome in outcomes:
             try:
-                events.extend(tracker.observe_counts(session, outcome, counts))
+                found = self._ranges.get(id(outcome))
+                lines = None if found is None else self._lines(session, outcome, *found)
+                table = None if found is None else self._categories.get(found[1])
+                events.extend(tracker.observe_counts(session, outcome, counts, lines, table))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
         if session.key in self._suspended:
             state = tracker.get(session.key)
             if state is not None and state.state not in ("suspended", "ended"):
                 events.extend(tracker.suspend(session.key))
+
+    def _lines(
+        self, session: Session, outcome: ScanCounts, name: str, decoder: str, start: int
+    ) -> list[tuple[str, list[Any]]]:
+        """The entries of each line a scan read (from ``start`` to its cursor), with the line's key:
+        the session, the transcript (device and inode), the byte offset where the line ends and a
+        fingerprint of its first entry. Read again after a crash, a line has the same key, and so
+        have the events made of it: the event log drops those it has (at-least-once reading,
+        exactly-once logging)."""
+        end, dev, inode = outcome[0][0], outcome[0][1], outcome[0][2]
+        prefix = f"{self._event_prefix(session.key)}:{dev}-{inode}:"
+        lines: list[tuple[str, list[Any]]] = []
+        offset = start
+        read = _core.read_entries
+        while offset < end:
+            # max_bytes=1: one line a call, and where it ends (the key). One native call a line.
+            entries, after, _read, _skipped, _first, _last = read(
+                name, decoder, offset, 1 << 30, 1, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, 0
+            )
+            if after <= offset or after > end:
+                break  # the file changed under the scan (replaced): the next scan sees it
+            offset = after
+            if entries:
+                first = entries[0]
+                mark = zlib.crc32(f"{first[1]}\0{first[4] or first[3]}".encode()) & 0xFFFF
+                lines.append((f"{prefix}{after}-{mark:04x}", entries))
+        return lines
+
+    def _event_prefix(self, key: str) -> str:
+        """What stands for a session in its events' keys: its key, or a hash of one with characters
+        the event log's key reader does not take (a quote, a backslash, a control character)."""
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            if key.isprintable() and '"' not in key and "\\" not in key:
+                prefix = key
+            else:
+                prefix = f"#{zlib.crc32(key.encode('utf-8', 'surrogatepass')):08x}"
+            self._prefixes[key] = prefix
+        return prefix
 
     # -- requests ------------------------------------------------------------------------------------
 
@@ -1153,18 +1231,18 @@ class Watcher:
             with contextlib.suppress(OSError):
                 path.unlink()
             if request is not None:
-                self._apply(request)
+                self._apply(request, f"r:{name}")
 
-    def _apply(self, request: WatchRequest) -> None:
+    def _apply(self, request: WatchRequest, key: str | None = None) -> None:
         tracker = self.tracker
         if request.action == "suspend":
             self._suspended.add(request.session)
             if tracker is not None and tracker.get(request.session) is not None:
-                self._events(tracker.suspend(request.session))
+                self._events(tracker.suspend(request.session, key))
         elif request.action == "resume":
             self._suspended.discard(request.session)
             if tracker is not None and tracker.get(request.session) is not None:
-                self._events(tracker.unsuspend(request.session))
+                self._events(tracker.unsuspend(request.session, key))
         else:
             logger.warning("unknown request %r for %s", request.action, request.session)
             return
@@ -1211,15 +1289,32 @@ class Watcher:
                 state = tracker.get(key)
                 if state is not None:
                     state.counts = row.counts
+            for key, entry in self._entries.items():
+                state = tracker.get(key)
+                cause = entry.get("cause")
+                if state is not None and isinstance(cause, str):
+                    state.cause = cause
             for key in self._suspended:
                 state = tracker.get(key)
                 if state is not None and state.state not in ("suspended", "ended"):
                     self._events(tracker.suspend(key))
 
     def _flush(self, *, force: bool = False) -> None:
+        """Saves the cursors and the snapshot (and, less often, the lifecycle states).
+
+        Called after the sinks have the events of what was read: saved cursors never stand past an event
+        not handed on (nothing is lost in a crash), and what was handed on after the last save is read
+        again after a crash and made into the same events, with the same keys, which the event log
+        drops (nothing is logged twice). The lifecycle states are saved before the cursors whenever a
+        session changed state (started, resumed, idled, ended…) since they were last saved: the state a
+        restart finds is never older than its cursors, so reading a line again makes the transitions it
+        made the first time, with the same keys."""
         now = time.monotonic()
         if not force and (not self._dirty_state or now - self._last_flush < self.flush_interval):
             return
+        tracker = self.tracker
+        if tracker is not None and tracker.transitions != self._saved_transitions:
+            self._save_lifecycle(tracker, now)
         if self._changed_entries or self._removed_entries:
             changed: dict[str, dict[str, Any]] = {}
             for key in self._changed_entries:
@@ -1247,12 +1342,18 @@ class Watcher:
         self._last_flush = now
         # The lifecycle state (events, context, hot memory of every session) is bigger and only needed
         # for a restart: written less often.
-        if self.tracker is not None and (force or now - self._last_lifecycle_flush >= LIFECYCLE_FLUSH):
-            try:
-                write_json_atomic(self.lifecycle_path, self.tracker.snapshot())
-            except (OSError, ValueError) as error:
-                logger.warning("could not write %s: %s", self.lifecycle_path, error)
-            self._last_lifecycle_flush = now
+        if tracker is not None and (force or now - self._last_lifecycle_flush >= LIFECYCLE_FLUSH):
+            self._save_lifecycle(tracker, now)
+
+    def _save_lifecycle(self, tracker: SessionTracker, now: float) -> None:
+        transitions = tracker.transitions
+        try:
+            write_json_atomic(self.lifecycle_path, tracker.snapshot())
+        except (OSError, ValueError) as error:
+            logger.warning("could not write %s: %s", self.lifecycle_path, error)
+        else:
+            self._saved_transitions = transitions
+        self._last_lifecycle_flush = now
 
     def _snapshot(self) -> dict[str, Any]:
         states = _tracker_states(self.tracker)
