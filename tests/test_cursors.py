@@ -22,7 +22,7 @@ import pytest
 
 from sidelight import Cursor
 from sidelight.cursors import CursorStore
-from sidelight.statefile import SharedState
+from sidelight.statefile import SharedState, parse_json_object
 
 CURSOR = Cursor(
     offset=1234, dev=2049, inode=77, head_len=4096, head_hash=2**63 + 5, tail_hash=99, last_message=0
@@ -318,7 +318,7 @@ def _fail_with(code: int):
     return fail
 
 
-@pytest.mark.parametrize("how", ["disk full on write", "disk full on fsync", "rename fails", "tmp is a dir"])
+@pytest.mark.parametrize("how", ["disk full on write", "rename fails", "tmp is a dir"])
 def test_write_failure_raises_and_leaves_the_old_file(tmp_path, monkeypatch, how):
     path = tmp_path / "cursors.json"
     store = CursorStore(path)
@@ -326,8 +326,6 @@ def test_write_failure_raises_and_leaves_the_old_file(tmp_path, monkeypatch, how
     before = path.read_bytes()
     if how == "disk full on write":
         monkeypatch.setattr(os, "write", _fail_with(errno.ENOSPC))
-    elif how == "disk full on fsync":
-        monkeypatch.setattr(os, "fsync", _fail_with(errno.ENOSPC))
     elif how == "rename fails":
         monkeypatch.setattr(os, "replace", _fail_with(errno.EIO))
     else:
@@ -338,6 +336,26 @@ def test_write_failure_raises_and_leaves_the_old_file(tmp_path, monkeypatch, how
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == ["cursors.json", "cursors.json.lock"]
     assert store.read("main") == {"discord": entry(1)}
+
+
+def test_cursor_files_skip_fsync_and_durable_state_files_fail_whole_on_it(tmp_path, monkeypatch):
+    """Cursor files are renamed into place without fsync (README, guarantee 2); a durable state file
+    whose fsync fails raises and keeps its old version."""
+    synced: list[int] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    CursorStore(tmp_path / "cursors.json").update("main", {"discord": entry(1)})
+    assert synced == []
+    path = tmp_path / "state.json"
+    state: SharedState[dict[str, Any]] = SharedState(
+        path, parse_json_object, lambda d: json.dumps(d).encode()
+    )
+    state.update(lambda _: {"a": 1})
+    assert len(synced) == 2  # the file, then its directory
+    before = path.read_bytes()
+    monkeypatch.setattr(os, "fsync", _fail_with(errno.ENOSPC))
+    with pytest.raises(OSError):
+        state.update(lambda _: {"a": 2})
+    assert path.read_bytes() == before
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root ignores directory permissions")
@@ -374,16 +392,16 @@ def test_the_file_holds_the_old_state_until_the_new_one_is_complete(tmp_path, mo
     store.update("main", {"discord": entry(1)})
     before = path.read_bytes()
     seen: list[bytes] = []
-    real_fsync = os.fsync
+    real_replace = os.replace
 
-    def fsync(fd: int) -> None:
+    def replace(source: Any, target: Any) -> None:
         seen.append(path.read_bytes())
-        real_fsync(fd)
+        real_replace(source, target)
 
-    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
     store.update("main", {"discord": entry(2)})
     assert seen
-    assert seen[0] == before  # the temporary file is synced before it replaces the old one
+    assert seen[0] == before  # the temporary file is complete before it replaces the old one
     assert json.loads(path.read_bytes()) == {"main": {"discord": entry(2)}}
 
 

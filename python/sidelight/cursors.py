@@ -77,14 +77,22 @@ class CursorStore:
         self.path = Path(path)
         self._encode: Callable[[Any], bytes] = _dump
         loads: Callable[[bytes], Any] = json.loads
+        dump: Callable[[Any], bytes] = _dump
         if fast:
             import orjson
 
             self._encode, loads = orjson.dumps, orjson.loads
+            dump = orjson.dumps
         elif fast is None and "orjson" in sys.modules:
-            # Read with it; still write with json, which refuses NaN where orjson writes null.
-            loads = sys.modules["orjson"].loads
-        self._file = SharedState(self.path, lambda data: _parse(data, self.path, loads), self._encode, logger)
+            # The document with it too; new entries are still checked with json (see update), which
+            # refuses NaN where orjson writes null.
+            orjson = sys.modules["orjson"]
+            loads, dump = orjson.loads, orjson.dumps
+        # Not durable: a cursor that loses its last write to a power cut repeats one digest (see
+        # write_atomic), and the fsync calls were the biggest part of a prompt hook's own work.
+        self._file = SharedState(
+            self.path, lambda data: _parse(data, self.path, loads), dump, logger, durable=False
+        )
 
     def __repr__(self) -> str:
         return f"CursorStore({self.path!r})"

@@ -109,7 +109,7 @@ class SharedState(Generic[T]):
     ``0600``; the directories it creates, ``0700``.
     """
 
-    __slots__ = ("_dump", "_lock_path", "_log", "_parse", "_tmp_path", "path")
+    __slots__ = ("_dump", "_durable", "_lock_path", "_log", "_parse", "_tmp_path", "path")
 
     def __init__(
         self,
@@ -117,8 +117,12 @@ class SharedState(Generic[T]):
         parse: Callable[[bytes], T],
         dump: Callable[[T], bytes],
         log: logging.Logger = logger,
+        *,
+        durable: bool = True,
     ) -> None:
+        """``durable=False``: writes skip the ``fsync`` calls (see :func:`write_atomic`)."""
         self.path = path
+        self._durable = durable
         self._parse = parse
         self._dump = dump
         self._log = log
@@ -204,7 +208,7 @@ class SharedState(Generic[T]):
     def _write(self, data: bytes) -> None:
         # Only the lock holder touches PATH.tmp: a fixed name is safe, and one a killed writer left
         # behind is simply overwritten.
-        write_atomic(self.path, data, tmp=self._tmp_path)
+        write_atomic(self.path, data, tmp=self._tmp_path, durable=self._durable)
 
 
 def parse_json_object(data: bytes) -> dict[str, Any]:
@@ -236,11 +240,18 @@ def write_atomic(
     *,
     mode: int = 0o600,
     tmp: Path | None = None,
+    durable: bool = True,
 ) -> None:
     """Replace ``path`` with ``data`` (bytes, or a function that writes to the file descriptor it is
     given) so that a reader sees the old file or the new one, never a part: a temporary file beside it
     (``tmp``, else a name unique to this process and thread) with ``mode``, ``fsync``, a rename, and an
-    ``fsync`` of the directory. The one atomic writer of sidelight's files."""
+    ``fsync`` of the directory. The one atomic writer of sidelight's files.
+
+    ``durable=False`` leaves out both ``fsync`` calls: the rename alone keeps the file whole when the
+    writer is killed, and only a machine that loses power may come back with the previous version (or,
+    on a file system that does not order a replaced file's data before its rename, a damaged one, which
+    its reader moves aside). For files that say where a reader stopped (the cursors): losing the last
+    write repeats one digest, while the two ``fsync`` calls cost every prompt several milliseconds."""
     if tmp is None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -254,7 +265,8 @@ def write_atomic(
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         tmp.replace(path)
@@ -262,6 +274,8 @@ def write_atomic(
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    if not durable:
+        return
     # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
     # already in place, so that is no reason to fail.
     with contextlib.suppress(OSError):
