@@ -90,7 +90,7 @@ class CursorStore:
             loads, dump = orjson.loads, orjson.dumps
         # Not durable: a cursor that loses its last write to a power cut repeats one digest (see
         # write_atomic), and the fsync calls were the biggest part of a prompt hook's own work.
-        self._file = SharedState(
+        self._file: SharedState[_State] = SharedState(
             self.path, lambda data: _parse(data, self.path, loads), dump, logger, durable=False
         )
 
