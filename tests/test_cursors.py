@@ -542,3 +542,36 @@ def test_threads_of_one_process_lose_no_update(tmp_path):
         thread.join(timeout=30)
     assert errors == []
     assert len(store.read("shared")) == 80
+
+
+def test_a_kept_document_is_used_only_while_the_file_is_the_same(tmp_path):
+    """A process keeps the last cursor document it read or wrote (the watcher answering hooks parses a
+    session's cursors once): a changed file is read again, and a caller's change never reaches it."""
+    parsed: list[bytes] = []
+
+    def parse(data: bytes) -> dict[str, Any]:
+        parsed.append(data)
+        return parse_json_object(data)
+
+    def copy(document: dict[str, Any]) -> dict[str, Any]:
+        return json.loads(json.dumps(document))
+
+    path = tmp_path / "doc.json"
+    state = SharedState(path, parse, lambda d: json.dumps(d).encode(), copy=copy)
+    state.update(lambda d: {**d, "a": {"n": 1}})
+    parsed.clear()
+    first = state.read()
+    assert first == {"a": {"n": 1}} and parsed == []  # the written document was kept
+    first["a"]["n"] = 99  # a caller's change stays its own
+    assert state.read() == {"a": {"n": 1}}
+    # Another process replaces the file: read again.
+    path.write_text(json.dumps({"a": {"n": 2}}))
+    assert state.read() == {"a": {"n": 2}} and len(parsed) == 1
+    assert state.read() == {"a": {"n": 2}} and len(parsed) == 1
+    # And a cursor store's copies are its own too.
+    store = CursorStore(tmp_path / "cursors.json")
+    store.update("main", {"discord": entry(1)})
+    mine = store.read("main")
+    mine["discord"]["offset"] = 5
+    mine["email"] = entry(3)
+    assert store.read("main") == {"discord": entry(1)}

@@ -91,7 +91,7 @@ class CursorStore:
         # Not durable: a cursor that loses its last write to a power cut repeats one digest (see
         # write_atomic), and the fsync calls were the biggest part of a prompt hook's own work.
         self._file: SharedState[_State] = SharedState(
-            self.path, lambda data: _parse(data, self.path, loads), dump, logger, durable=False
+            self.path, lambda data: _parse(data, self.path, loads), dump, logger, durable=False, copy=_copy
         )
 
     def __repr__(self) -> str:
@@ -176,6 +176,15 @@ def _checked(reader: str, entries: Mapping[str, Mapping[str, Any]]) -> dict[str,
             raise ValueError(f"cursor entry for {reader!r} -> {writer!r}: {problem}")
         new[writer] = dict(entry)
     return new
+
+
+def _copy(state: _State) -> _State:
+    """A copy no caller's change can reach into the kept one: readers, writers and entries are new
+    dicts (an entry's lists and ``extra`` are replaced, never changed, by the store's users)."""
+    return {
+        reader: {writer: dict(entry) for writer, entry in writers.items()}
+        for reader, writers in state.items()
+    }
 
 
 def _dump(state: Mapping[str, Any]) -> bytes:

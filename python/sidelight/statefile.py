@@ -109,7 +109,7 @@ class SharedState(Generic[T]):
     ``0600``; the directories it creates, ``0700``.
     """
 
-    __slots__ = ("_dump", "_durable", "_lock_path", "_log", "_parse", "_tmp_path", "path")
+    __slots__ = ("_copy", "_dump", "_durable", "_lock_path", "_log", "_parse", "_tmp_path", "path")
 
     def __init__(
         self,
@@ -119,10 +119,15 @@ class SharedState(Generic[T]):
         log: logging.Logger = logger,
         *,
         durable: bool = True,
+        copy: Callable[[T], T] | None = None,
     ) -> None:
-        """``durable=False``: writes skip the ``fsync`` calls (see :func:`write_atomic`)."""
+        """``durable=False``: writes skip the ``fsync`` calls (see :func:`write_atomic`). ``copy``: keep
+        the last document of this path read or written in this process, and hand out copies of it
+        while the file is that same file (device, inode, size, modification time): a long-lived
+        process (the watcher answering hooks) then parses a session's cursors once, not every prompt."""
         self.path = path
         self._durable = durable
+        self._copy = copy
         self._parse = parse
         self._dump = dump
         self._log = log
@@ -135,7 +140,7 @@ class SharedState(Generic[T]):
     def read(self) -> T:
         """The document. Raises :class:`OSError` only when the file exists but cannot be read."""
         try:
-            return self._parse(self._read_bytes())
+            return self._read_document()
         except CorruptStateError:
             pass
         # Replaces are atomic, so a corrupt file was damaged from outside. Move it aside under the lock,
@@ -160,6 +165,8 @@ class SharedState(Generic[T]):
             if new is None:
                 return state
             self._write(self._dump(new))
+            if self._copy is not None:
+                self._keep(new)
             return new
 
     def replace(self, data: bytes) -> None:
@@ -176,9 +183,40 @@ class SharedState(Generic[T]):
         except (FileNotFoundError, NotADirectoryError):
             return b""
 
+    def _read_document(self) -> T:
+        """The file's document (from the kept one, when the file did not change); raises
+        :class:`CorruptStateError` for a damaged file."""
+        if self._copy is None:
+            return self._parse(self._read_bytes())
+        try:
+            file = open(self.path, "rb")  # noqa: PTH123, SIM115 (the plain builtin is faster)
+        except (FileNotFoundError, NotADirectoryError):
+            return self._parse(b"")
+        with file:
+            found = os.fstat(file.fileno())
+            identity = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+            kept = _KEPT.get(self.path)
+            if kept is not None and kept[0] == identity:
+                return self._copy(kept[1])
+            data = file.read()
+        document = self._parse(data)
+        _remember(self.path, identity, self._copy(document))
+        return document
+
+    def _keep(self, document: T) -> None:
+        """Keeps what was just written as the file's document (its identity as it is now)."""
+        assert self._copy is not None
+        try:
+            found = self.path.stat()
+        except OSError:
+            return
+        _remember(
+            self.path, (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns), self._copy(document)
+        )
+
     def _load_locked(self) -> T:
         try:
-            return self._parse(self._read_bytes())
+            return self._read_document()
         except CorruptStateError as error:
             aside = move_aside(self.path)
             self._log.warning(
@@ -209,6 +247,18 @@ class SharedState(Generic[T]):
         # Only the lock holder touches PATH.tmp: a fixed name is safe, and one a killed writer left
         # behind is simply overwritten.
         write_atomic(self.path, data, tmp=self._tmp_path, durable=self._durable)
+
+
+#: The documents :class:`SharedState` keeps (``copy=``): path -> (the file's identity, a private copy).
+_KEPT: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
+#: At most this many are kept (a watcher answers many sessions; each keeps only its latest).
+KEPT_DOCUMENTS = 64
+
+
+def _remember(path: Path, identity: tuple[int, int, int, int], document: Any) -> None:
+    if path not in _KEPT and len(_KEPT) >= KEPT_DOCUMENTS:
+        _KEPT.pop(next(iter(_KEPT)))  # the oldest first
+    _KEPT[path] = (identity, document)
 
 
 def parse_json_object(data: bytes) -> dict[str, Any]:
