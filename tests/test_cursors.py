@@ -554,7 +554,8 @@ def test_a_kept_document_is_used_only_while_the_file_is_the_same(tmp_path):
         return parse_json_object(data)
 
     def copy(document: dict[str, Any]) -> dict[str, Any]:
-        return json.loads(json.dumps(document))
+        copied: dict[str, Any] = json.loads(json.dumps(document))
+        return copied
 
     path = tmp_path / "doc.json"
     state = SharedState(path, parse, lambda d: json.dumps(d).encode(), copy=copy)
