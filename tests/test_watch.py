@@ -8,6 +8,7 @@ appending while the watcher runs, and nothing that can pass or fail by luck.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from sidelight.cli.watch import LogOutput
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
 from sidelight.hookspecs import hookimpl
@@ -442,6 +444,109 @@ def test_sigint_stops_the_cli_watcher_too(home, settings):
     assert process.returncode == 0
     assert err == ""  # -q: nothing but errors
     assert read_snapshot(settings) is not None
+
+
+def full_pipe() -> tuple[int, int]:
+    """A pipe (read end, write end) that holds all it can already: the next write to it waits until
+    someone reads, as a pipe nobody reads does once 64 KiB went into it."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    # Pages while a page fits (a write of at most PIPE_BUF is all or nothing), then bytes.
+    for chunk in (b"x" * 4096, b"x"):
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                os.write(write_end, chunk)
+    os.set_blocking(write_end, True)
+    return read_end, write_end
+
+
+def test_a_log_nobody_reads_does_not_stop_the_cli_watcher(home, settings):
+    """The soak's one failing run (issue 18): ``sidelight watch`` logged into a pipe that nobody read
+    until the end, and once 64 KiB of log had gone in (a line for each rotation or deletion it noticed),
+    the next log call blocked its worker: it stopped scanning, and a share of the sessions ended behind.
+    Its log output blocked from the start, the watcher still counts every line; once read, the log
+    comes out whole, and the watcher stops cleanly."""
+    path = transcript(home, "cli")
+    path.write_text(prompt_line("one"), encoding="utf-8")
+    read_end, write_end = full_pipe()
+    try:
+        process = subprocess.Popen(
+            [*cli_command(), "watch", "--debounce", "20ms", "--reconcile", "1s"],
+            env=_cli_env(home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=write_end,
+        )
+    finally:
+        os.close(write_end)
+    log = bytearray()
+
+    def read_log() -> None:
+        while chunk := os.read(read_end, 65536):
+            log.extend(chunk)
+
+    reader = threading.Thread(target=read_log, name="test-log-reader", daemon=True)
+    try:
+        wait_for(lambda: counted(settings, "claude-code:cli") == 1, what="the first look, the log blocked")
+        append(path, prompt_line("two"))
+        wait_for(lambda: counted(settings, "claude-code:cli") == 2, what="an append, the log blocked")
+        # The transcript replaced by a new file (the watcher logs it): its line is counted too.
+        fresh = path.with_suffix(".new")
+        fresh.write_text(prompt_line("three"), encoding="utf-8")
+        fresh.replace(path)
+        wait_for(lambda: counted(settings, "claude-code:cli") == 3, what="a replaced transcript's line")
+    finally:
+        # Someone reads the log at last.
+        reader.start()
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(TIMEOUT)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(TIMEOUT)
+            reader.join(TIMEOUT)
+            os.close(read_end)
+    assert process.returncode == 0
+    text = log.decode(errors="replace")
+    for said in ("watching the sessions", "was replaced; reading its recent tail again", "stopped watching"):
+        assert said in text, text[-2000:]
+
+
+class StuckStream:
+    """A log output that takes nothing until released (a pipe nobody reads), and says when a write
+    first reached it."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self.release = threading.Event()
+        self.written: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.reached.set()
+        assert self.release.wait(TIMEOUT), "never released"
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_the_watch_log_output_never_holds_up_the_thread_that_logs():
+    stream = StuckStream()
+    output = LogOutput(stream, backlog=3)  # type: ignore[arg-type]
+    output.write("line 0\n")
+    wait_for(stream.reached.is_set, what="the first line to reach the output")
+    # The output is stuck on line 0: three more wait in the queue, the rest are dropped, and no write
+    # waited for the output (the stream holds nothing yet).
+    for n in range(1, 10):
+        assert output.write(f"line {n}\n") == len(f"line {n}\n")
+    assert stream.written == []
+    stream.release.set()
+    assert output.close(TIMEOUT)
+    assert "".join(stream.written) == (
+        "line 0\nline 1\nline 2\nline 3\nsidelight: 6 log lines dropped: the log output was blocked\n"
+    )
 
 
 def test_suspend_command_names_the_session(home, settings, run_cli):

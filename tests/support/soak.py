@@ -23,6 +23,8 @@ restarted, and its event log checked against what was written (:mod:`tests.suppo
 
 from __future__ import annotations
 
+import calendar
+import contextlib
 import json
 import os
 import random
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from sidelight.config import Settings
+from sidelight.cursors import CursorStore
 from sidelight.reads import cursor_file
 from sidelight.records import Session
 from tests.conftest import cli_command
@@ -84,6 +87,10 @@ class Writer:
         self.reset: set[str] = set()
         self.gone: set[str] = set()
         self.figures = {"lines": 0, "pieces": 0, "rotations": 0, "deletions": 0, "recreations": 0}
+        #: When each session was last written to (monotonic), and how many of its lines came in pieces:
+        #: what the report shows of a session the watcher counted wrong.
+        self.last_write = dict.fromkeys(ids, 0.0)
+        self.pieces = dict.fromkeys(ids, 0)
         for session_id in ids:
             self._append(session_id, whole=True)
 
@@ -93,6 +100,7 @@ class Writer:
     def _append(self, session_id: str, whole: bool) -> None:
         self.counter[session_id] += 1
         data = line(session_id, self.cwd, self.counter[session_id])
+        self.last_write[session_id] = time.monotonic()
         with self.path(session_id).open("ab") as file:
             if whole:
                 file.write(data)
@@ -103,10 +111,12 @@ class Writer:
                 file.write(data[:cut])
                 self.pending[session_id] = data[cut:]
                 self.figures["pieces"] += 1
+                self.pieces[session_id] += 1
 
     def finish_piece(self, session_id: str) -> None:
         rest = self.pending.pop(session_id, None)
         if rest is not None:
+            self.last_write[session_id] = time.monotonic()
             with self.path(session_id).open("ab") as file:
                 file.write(rest)
             self.lines[session_id] += 1
@@ -143,6 +153,54 @@ class Writer:
     def finish(self) -> None:
         for session_id in list(self.pending):
             self.finish_piece(session_id)
+
+
+def describe_wrong(
+    wrong: dict[str, tuple[int | None, int]], writer: Writer, state: Path, root: Path, started: float
+) -> list[dict[str, Any]]:
+    """What to look at for the sessions the watcher counted wrong (at most 20): its count and the
+    model's, the file (size, lines, inode, last modification), the watcher's cursor (where it stands,
+    as a line number and the time the line there was written), when the writer last wrote, how many
+    lines came in two pieces, and what the watcher logged about it. Times are seconds from the start."""
+    try:
+        cursors = CursorStore(state / "watch" / "cursors.json").read("watcher")
+    except OSError:
+        cursors = {}
+    logged = (root / "watcher.log").read_text(errors="replace").splitlines()
+    wall_start = time.time() - (time.monotonic() - started)
+    out: list[dict[str, Any]] = []
+    for key, (counted, written) in list(wrong.items())[:20]:
+        session_id = key.split(":", 1)[1]
+        path = writer.path(session_id)
+        record: dict[str, Any] = {"session": session_id[:8], "counted": counted, "written": written}
+        try:
+            data = path.read_bytes()
+            stat = path.stat()
+        except OSError as error:
+            record["file"] = str(error)
+            data, stat = b"", None
+        if stat is not None:
+            record["size"] = stat.st_size
+            record["file_lines"] = data.count(b"\n")
+            record["inode"] = stat.st_ino
+            record["mtime"] = round(stat.st_mtime - wall_start, 3)
+        record["last_write"] = round(writer.last_write[session_id] - started, 3)
+        record["pieces"] = writer.pieces[session_id]
+        entry = cursors.get(key)
+        if entry is not None:
+            offset = int(entry.get("offset", -1))
+            record["cursor"] = {"offset": offset, "inode": entry.get("inode")}
+            record["cursor_line"] = data[: max(offset, 0)].count(b"\n")
+            # When the first line the watcher did not count was written (its own timestamp).
+            rest = data[max(offset, 0) :].split(b"\n", 1)[0]
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                stamp = json.loads(rest)["timestamp"]
+                record["first_uncounted_at"] = round(
+                    calendar.timegm(time.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S")) - wall_start, 1
+                )
+        record["log"] = [line[:200] for line in logged if session_id in line][-3:]
+        out.append(record)
+    return out
 
 
 def main() -> int:
@@ -304,6 +362,7 @@ def main() -> int:
         problems.append(
             f"watcher counts (counted, written) differ for {len(wrong)}: {list(wrong.items())[:5]}"
         )
+        figures["wrong_sessions"] = describe_wrong(wrong, writer, state, root, started)
         # What to look at next time: whether the watcher was still passing, and what it logged.
         try:
             snapshot = json.loads((state / "status.json").read_bytes())

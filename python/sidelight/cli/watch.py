@@ -4,13 +4,15 @@ session) and ``sidelight suspend`` / ``sidelight resume`` (the host says a sessi
 from __future__ import annotations
 
 import argparse
+import atexit
 import logging
 import os
+import queue
 import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, logger
 from sidelight.errors import describe
@@ -200,9 +202,82 @@ def _duration(seconds: float) -> str:
 
 
 def _foreground_logging(args: argparse.Namespace) -> None:
-    """A long-running command says what it does (info) unless told otherwise."""
+    """A long-running command says what it does (info) unless told otherwise, through a
+    :class:`LogOutput`: a log output that nobody reads never holds up the watcher's worker."""
     if args.verbose - args.quiet == 0 and not os.environ.get("SIDELIGHT_LOG_LEVEL"):
         logger.setLevel(logging.INFO)
+    for handler in logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler.stream, LogOutput):
+            output = LogOutput(handler.stream)
+            handler.setStream(output)
+            # Before logging's own flush at exit: what is still queued gets a moment to come out.
+            atexit.register(output.close)
+
+
+#: How many log lines may wait for a log output that does not take them; later ones are dropped (and
+#: counted) until it does.
+LOG_BACKLOG: Final = 10_000
+#: At exit, how long the queued log lines may take to come out.
+LOG_DRAIN: Final = 2.0
+
+
+class LogOutput:
+    """The stream of the watcher's log handler: a write queues the line and returns, and a thread of
+    its own writes the lines out. The worker thread logs as it scans (a line for every rotation or
+    deletion it notices): written in place, a log line into a pipe nobody reads blocked it for good
+    once the pipe held 64 KiB, and it stopped scanning (the soak's failing run, issue 18). Past
+    ``backlog`` waiting lines, new ones are dropped; a line says how many once the output takes them
+    again."""
+
+    def __init__(self, stream: TextIO, backlog: int = LOG_BACKLOG) -> None:
+        self.stream = stream
+        self._lines: queue.Queue[str | None] = queue.Queue(max(1, backlog))
+        self._dropped = 0
+        self._lock = threading.Lock()  # guards _dropped
+        self._thread = threading.Thread(target=self._write_out, name="sidelight-log", daemon=True)
+        self._thread.start()
+
+    def write(self, text: str) -> int:
+        try:
+            self._lines.put_nowait(text)
+        except queue.Full:
+            with self._lock:
+                self._dropped += 1
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing: the writing thread flushes after each line (a flush here could block too)."""
+
+    def close(self, timeout: float = LOG_DRAIN) -> bool:
+        """Waits up to ``timeout`` seconds for the queued lines to be written, then ends the writing
+        thread; whether everything came out (if not, the thread is left to the output, a daemon)."""
+        deadline = time.monotonic() + timeout
+        while self._lines.unfinished_tasks:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        self._lines.put(None)
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        return True
+
+    def _write_out(self) -> None:
+        stream, lines = self.stream, self._lines
+        while True:
+            text = lines.get()
+            if text is None:
+                return
+            try:
+                stream.write(text)
+                if lines.empty():
+                    with self._lock:
+                        dropped, self._dropped = self._dropped, 0
+                    if dropped:
+                        stream.write(f"sidelight: {dropped} log lines dropped: the log output was blocked\n")
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # a closed or broken output: nothing to say it on
+            finally:
+                lines.task_done()
 
 
 def _timestamps() -> None:
