@@ -38,7 +38,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.hookspecs import hookimpl
+from sidelight._hookimpl import hookimpl
 from sidelight.paths import (
     claude_dirs,
     claude_project_dir,
