@@ -19,12 +19,22 @@ from typing import Any
 
 import pytest
 
-from sidelight import _record, config, plugins, records, types
+from sidelight import _record, config, digest, facts, plugins, reads, records, types
+from sidelight.recap import handoff
 
 #: No default.
 REQUIRED = object()
-#: A callable default (compared by being callable and returning the same).
-CALLABLE = object()
+
+
+class CallableDefault:
+    """A default that is a function: the dataclass's, compared with the record's by what they return."""
+
+    def __init__(self, function: Any, *args: Any) -> None:
+        self.function, self.args = function, args
+
+    def same(self, other: Any) -> bool:
+        return callable(other) and other(*self.args) == self.function(*self.args)
+
 
 #: (module, class, frozen, eq, repr, fields), fields as (name, annotation, default or REQUIRED, or
 #: ``dict`` for a default factory): the dataclasses as they were declared.
@@ -127,7 +137,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("name", "str", REQUIRED),
             ("list_sessions", "Callable[[Settings], Iterable[Session]]", REQUIRED),
             ("current", "Callable[[HostEvent, Settings], Session | None]", REQUIRED),
-            ("roots", "Callable[[Settings], Iterable[Path]]", CALLABLE),
+            ("roots", "Callable[[Settings], Iterable[Path]]", CallableDefault(lambda settings: (), None)),
             ("description", "str", ""),
             (
                 "remote_activity",
@@ -351,6 +361,72 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
         True,
         [("name", "str", REQUIRED), ("value", "str", REQUIRED), ("dist_info", "str", REQUIRED)],
     ),
+    (
+        digest,
+        "DigestLine",
+        True,
+        True,
+        True,
+        [
+            ("text", "str", REQUIRED),
+            ("last_timestamp", "str | None", None),
+            ("age_seconds", "float | None", None),
+            ("conflict", "bool", False),
+        ],
+    ),
+    (
+        reads,
+        "TranscriptRead",
+        False,
+        True,
+        True,
+        [
+            ("session", "Session", REQUIRED),
+            ("path", "Path", REQUIRED),
+            ("cursor", "Cursor | None", REQUIRED),
+            ("first_look", "bool", REQUIRED),
+        ],
+    ),
+    (
+        facts,
+        "Fact",
+        True,
+        True,
+        True,
+        [
+            ("id", "str", REQUIRED),
+            ("text", "str", REQUIRED),
+            ("scope", "Scope", REQUIRED),
+            ("created", "float", REQUIRED),
+            ("confirmed", "float", REQUIRED),
+            ("confirmations", "int", 1),
+        ],
+    ),
+    (
+        handoff,
+        "Delivery",
+        True,
+        True,
+        True,
+        [
+            ("text", "str", REQUIRED),
+            ("session", "str", REQUIRED),
+            ("transcript", "str", REQUIRED),
+            ("size", "int", REQUIRED),
+        ],
+    ),
+    (
+        handoff,
+        "Planned",
+        True,
+        True,
+        True,
+        [
+            ("text", "str | None", None),
+            ("cursors", "Mapping[str, Mapping[str, Any]]", dict),
+            ("apply", "Callable[[], bool]", CallableDefault(lambda: True)),
+        ],
+    ),
 ]
 
 IDS = [f"{module.__name__}.{name}" for module, name, *_ in BEFORE]
@@ -364,8 +440,8 @@ def _reference(cls: type, frozen: bool, eq: bool, repr_: bool, declared: list[tu
             spec.append((name, annotation))
         elif default is dict:
             spec.append((name, annotation, dataclasses.field(default_factory=dict)))
-        elif default is CALLABLE:
-            spec.append((name, annotation, dataclasses.field(default=lambda settings: ())))
+        elif isinstance(default, CallableDefault):
+            spec.append((name, annotation, dataclasses.field(default=default.function)))
         else:
             spec.append((name, annotation, dataclasses.field(default=default)))
     bases = tuple(b for b in cls.__bases__ if b is not object)
@@ -416,11 +492,11 @@ def test_a_record_behaves_as_the_dataclass_it_replaces(
     # what dataclasses says about the class
     assert dataclasses.is_dataclass(getattr(module, name))
     mine, theirs = dataclasses.fields(cls), dataclasses.fields(ref)
-    for field, ref_field in zip(mine, theirs, strict=True):
+    for field, ref_field, (_, _, declared_default) in zip(mine, theirs, declared, strict=True):
         shown = ("name", "type", "init", "repr", "compare", "hash", "kw_only", "default_factory")
         assert [getattr(field, k) for k in shown] == [getattr(ref_field, k) for k in shown]
-        if callable(ref_field.default) and ref_field.default is not dataclasses.MISSING:
-            assert callable(field.default) and field.default(None) == ref_field.default(None)
+        if isinstance(declared_default, CallableDefault):
+            assert declared_default.same(field.default)
         else:
             assert field.default == ref_field.default
     params, ref_params = cls.__dataclass_params__, ref.__dataclass_params__
@@ -449,7 +525,7 @@ def test_a_record_behaves_as_the_dataclass_it_replaces(
     mine_default, ref_default = cls(**required), ref(**required)
     for field_name, _, default in declared:
         got, want = getattr(mine_default, field_name), getattr(ref_default, field_name)
-        assert callable(got) if default is CALLABLE else got == want
+        assert default.same(got) if isinstance(default, CallableDefault) else got == want
     if any(default is dict for _, _, default in declared):
         other = cls(**required)
         shared = [n for n, _, d in declared if d is dict and getattr(other, n) is getattr(mine_default, n)]
@@ -594,6 +670,8 @@ def test_making_the_records_imports_no_dataclasses() -> None:
     code = (
         "import sys\n"
         "import sidelight.records, sidelight.types, sidelight.config, sidelight.plugins, sidelight.formats\n"
+        "import sidelight.digest, sidelight.reads, sidelight.facts, sidelight.resume\n"
+        "import sidelight.recap.handoff\n"
         "print('dataclasses' in sys.modules)\n"
         "import dataclasses\n"
         "print([f.name for f in dataclasses.fields(sidelight.records.Session)][:2])\n"
