@@ -55,6 +55,16 @@ NOT_FOR_A_PROMPT = (
     "rich",
     "orjson",
     "redis",
+    # pluggy and the hookspecs: with only the built-in templates, their hooks are called without it
+    "pluggy",
+    "sidelight.hookspecs",
+    # a plugin's own format (declared, or decoded in Python): made only when a plugin has one
+    "sidelight._declared",
+    # the records are written out (sidelight._record): making dataclasses, and inspect with them
+    "dataclasses",
+    "inspect",
+    # a transcript's ...Z timestamps are read with arithmetic (sidelight.timestamps)
+    "datetime",
 )
 
 

@@ -6,11 +6,15 @@ distribution on a temporary ``sys.path`` entry; none touches the process-wide on
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
+import shutil
+import subprocess
 import sys
 import textwrap
+import time
 import types
 import uuid
 from collections.abc import Iterator
@@ -20,6 +24,8 @@ from typing import Any
 import pluggy
 import pytest
 
+from sidelight import hookspecs
+from sidelight import plugins as plugins_module
 from sidelight.config import Settings
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import BUILTINS, PluginConflictError, Plugins
@@ -189,10 +195,15 @@ def test_check_pending_catches_a_misspelled_hook() -> None:
 # --- entry points: fake installed distributions -----------------------------------------------------
 
 
+#: The module name of the last distribution made.
+GOOD_MODULE: list[str] = [""]
+
+
 def make_distribution(root: Path, name: str, source: str, version: str = "1.0") -> str:
     """A distribution ``name`` in ``root`` (a ``sys.path`` entry) whose entry point (group ``sidelight``,
     named ``name``) is a new module with ``source``. Returns the module name."""
     module = f"{name}_{uuid.uuid4().hex[:8]}"
+    GOOD_MODULE[0] = module
     (root / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     info = root / f"{name}-{version}.dist-info"
     info.mkdir()
@@ -223,6 +234,8 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     root.mkdir()
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.delenv("SIDELIGHT_PLUGINS", raising=False)
+    # where the entry points found are kept: not made here, so kept only by the tests that make it
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "state"))
     before = set(sys.modules)
     yield root
     for name in set(sys.modules) - before:
@@ -277,6 +290,186 @@ def test_builtins_register_through_the_same_hooks() -> None:
     names = [info.name for info in plugins.info()]
     assert names == list(BUILTINS)
     assert all(info.builtin for info in plugins.info())
+
+
+# --- the built-in templates alone: their hooks called without pluggy --------------------------------
+
+FAMILIES = sorted(
+    name.removeprefix("sidelight_") for name in vars(hookspecs) if name.startswith("sidelight_")
+)
+
+
+def test_the_templates_mark_their_hooks_as_sidelight_hookimpl_does() -> None:
+    def twin() -> None:
+        pass
+
+    mark = hookimpl(twin).sidelight_impl  # type: ignore[attr-defined]
+    for name in BUILTINS:
+        module = importlib.import_module(name)
+        marked = {n: v for n, v in vars(module).items() if hasattr(v, "sidelight_impl")}
+        assert marked, name
+        for hook, function in marked.items():
+            assert isinstance(function, types.FunctionType) and hook.startswith("sidelight_"), (name, hook)
+            assert function.sidelight_impl == mark, (name, hook)  # type: ignore[attr-defined]
+            assert function.sidelight_impl is not mark  # type: ignore[attr-defined]
+
+
+def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them() -> None:
+    quick, through_pluggy = Plugins(entry_points=False), Plugins(entry_points=False)
+    assert through_pluggy.manager is not None
+    assert FAMILIES and "formats" in FAMILIES
+    for family in FAMILIES:
+        assert quick._implementations(family) == through_pluggy._implementations(family), family
+        mine, theirs = quick._collect(family), through_pluggy._collect(family)
+        assert list(mine) == list(theirs), family
+        assert [type(spec) for spec in mine.values()] == [type(spec) for spec in theirs.values()]
+    assert quick.broken == through_pluggy.broken == []
+    assert quick._manager is None  # pluggy was never needed
+    assert list(quick.resolvers()) == ["redis-streams", "volute", "codex", "pi", "claude-code"]
+
+
+def test_registering_a_plugin_hands_the_hooks_to_pluggy() -> None:
+    plugins = Plugins(entry_points=False)
+    assert "default" in plugins.summarizers() and plugins._manager is None
+    plugins.register(plugin(sidelight_summarizers=[SummarizerSpec(name="mine", summarize=lambda a: None)]))
+    assert plugins._manager is not None
+    assert list(plugins.summarizers()) == ["mine", "default"]  # the newest registered first, as ever
+
+
+def test_a_template_with_options_pluggy_orders_is_left_to_pluggy(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("sidelight_test_tryfirst_template")
+
+    @hookimpl(tryfirst=True)
+    def sidelight_summarizers() -> Any:
+        return [SummarizerSpec(name="first", summarize=lambda a: None)]
+
+    module.sidelight_summarizers = sidelight_summarizers  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    plugins = Plugins(builtins=(module.__name__, "sidelight.templates.default"), entry_points=False)
+    assert plugins._manager is not None
+    # registered first, called first all the same: pluggy's order, which registration order is not
+    assert list(plugins.summarizers()) == ["first", "default"]
+
+
+def test_a_prompt_hook_process_with_only_the_builtins_never_imports_pluggy(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from sidelight.plugins import get_plugins\n"
+        "plugins = get_plugins()\n"
+        "assert plugins.injectors() and plugins.resolvers() and plugins.formats() and plugins.summarizers()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pluggy', 'sidelight.hookspecs')))\n"
+        "plugins.info()\n"
+        "print('pluggy' in sys.modules)\n"
+    )
+    env = {**os.environ, "SIDELIGHT_STATE_DIR": str(tmp_path), "PYTHONPATH": ""}
+    env.pop("SIDELIGHT_PLUGINS", None)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.splitlines() == ["[]", "True"]
+
+
+# --- the entry points found, kept between processes ---------------------------------------------------
+
+
+def _settled(folder: Path) -> Path:
+    """``folder`` as if it last changed a minute ago (a folder changed in the last seconds is not trusted
+    to show its next change, and is not kept)."""
+    moment = time.time() - 60
+    os.utime(folder, (moment, moment))
+    return folder
+
+
+@pytest.fixture
+def kept(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The state directory exists, so the entry points found are kept; yields the number of times they
+    were looked for on ``sys.path`` (for the tests' own folders: other ``sys.path`` folders may have
+    changed in the last seconds, so their changes are not waited for)."""
+    (tmp_path / "state").mkdir()
+    monkeypatch.setattr(plugins_module, "_RACY_SECONDS", 0.0)
+    scans = [0]
+    real = plugins_module.find_entry_points
+
+    def counting(group: str) -> list[plugins_module.EntryPoint]:
+        scans[0] += 1
+        return real(group)
+
+    monkeypatch.setattr(plugins_module, "find_entry_points", counting)
+    _settled(site)
+    yield scans
+
+
+def test_the_entry_points_found_are_kept_for_the_next_process(
+    site: Path, kept: list[int], tmp_path: Path
+) -> None:
+    make_distribution(site, "goodplug", GOOD.replace("{format}", "good-format"), version="2.0")
+    _settled(site)
+    for _ in range(3):
+        plugins = Plugins(builtins=())
+        assert "good-format" in plugins.formats()
+        (info,) = plugins.info()
+        assert info.version == "2.0"
+    assert kept == [1]  # looked for once, then read from the state directory
+    (file,) = (tmp_path / "state").glob("entry-points-*.json")
+    assert oct(file.stat().st_mode & 0o777) == oct(0o600)
+    assert json.loads(file.read_text())["entry_points"][0][:2] == ["goodplug", GOOD_MODULE[0]]
+
+
+def test_a_plugin_installed_after_the_entry_points_were_kept_is_loaded(site: Path, kept: list[int]) -> None:
+    plugins = Plugins(builtins=())
+    assert plugins.formats() == {} and plugins._manager is None
+    assert Plugins(builtins=()).formats() == {} and kept == [1]  # kept: nothing installed
+    make_distribution(site, "lateplug", GOOD.replace("{format}", "late-format"))  # site's time changes
+    plugins = Plugins(builtins=())
+    assert "late-format" in plugins.formats() and [i.name for i in plugins.info()] == ["lateplug"]
+    assert kept == [2]
+
+
+def test_a_plugin_removed_after_the_entry_points_were_kept_is_gone(site: Path, kept: list[int]) -> None:
+    make_distribution(site, "goneplug", GOOD.replace("{format}", "gone-format"))
+    _settled(site)
+    assert "gone-format" in Plugins(builtins=()).formats()
+    shutil.rmtree(next(site.glob("goneplug-*.dist-info")))
+    assert Plugins(builtins=()).formats() == {}
+    assert kept == [2]
+
+
+def test_a_folder_changed_in_the_last_seconds_is_not_kept(
+    site: Path, kept: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plugins_module, "_RACY_SECONDS", 2.0)
+    make_distribution(site, "newplug", GOOD.replace("{format}", "new-format"))  # just now
+    assert "new-format" in Plugins(builtins=()).formats()
+    assert list((tmp_path / "state").glob("entry-points-*.json")) == []
+    assert "new-format" in Plugins(builtins=()).formats()
+    assert kept == [2]
+
+
+def test_damaged_or_stale_kept_entry_points_are_looked_for_again(
+    site: Path, kept: list[int], tmp_path: Path
+) -> None:
+    assert Plugins(builtins=()).formats() == {}
+    (file,) = (tmp_path / "state").glob("entry-points-*.json")
+    for damage in ("{not json", '{"key": 1}', "[]", '{"key": null, "entry_points": 5}'):
+        file.write_text(damage)
+        assert Plugins(builtins=()).formats() == {}
+    assert kept == [5]
+    assert json.loads(file.read_text())["entry_points"] == []  # written again
+
+
+def test_sys_path_is_part_of_the_key(
+    site: Path, kept: list[int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert Plugins(builtins=()).formats() == {}
+    other = _settled_folder_with_plugin(tmp_path / "other", "otherplug", "other-format")
+    monkeypatch.syspath_prepend(str(other))
+    assert "other-format" in Plugins(builtins=()).formats()
+    assert len(list((tmp_path / "state").glob("entry-points-*.json"))) == 2
+    assert kept == [2]
+
+
+def _settled_folder_with_plugin(folder: Path, name: str, format_name: str) -> Path:
+    folder.mkdir()
+    make_distribution(folder, name, GOOD.replace("{format}", format_name))
+    return _settled(folder)
 
 
 # --- sidelight plugins --------------------------------------------------------------------------------

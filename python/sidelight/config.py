@@ -8,16 +8,23 @@ own locations from here too, so tests can point everything at a throwaway HOME.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from sidelight._record import NEW_DICT, record
 from sidelight.errors import SidelightError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["EVENTS_FILE", "HANDOFF_LOCATIONS", "ConfigError", "Settings", "parse_duration"]
+__all__ = [
+    "EVENTS_FILE",
+    "HANDOFF_LOCATIONS",
+    "ConfigError",
+    "Settings",
+    "default_state_dir",
+    "parse_duration",
+]
 
 #: The file, in the state directory, where the hooks record session starts and ends (the watcher and the
 #: handoff read it).
@@ -59,50 +66,122 @@ def _default_state_dir(env: Mapping[str, str], home: Path) -> Path:
     return base / "sidelight"
 
 
-@dataclass(frozen=True, slots=True)
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The state directory the environment names (``SIDELIGHT_STATE_DIR``, else
+    ``$XDG_STATE_HOME/sidelight``, else ``~/.local/state/sidelight``), without reading the config file
+    (whose ``state_dir`` :meth:`Settings.load` also honours)."""
+    env = os.environ if env is None else env
+    return _default_state_dir(env, Path(env.get("HOME") or Path.home()))
+
+
+_set = object.__setattr__
+
+
+@record(frozen=True)
 class Settings:
-    """Everything a hook, a resolver or the watcher needs to know about this machine's setup."""
+    """Everything a hook, a resolver or the watcher needs to know about this machine's setup.
+
+    A frozen dataclass as far as its users can tell (:func:`dataclasses.replace` makes a changed
+    copy), written out (:mod:`sidelight._record`): every prompt hook makes this class."""
+
+    __slots__ = (
+        "claude_dirs",
+        "codex_dir",
+        "extra",
+        "first_look_bytes",
+        "fleet_scope",
+        "handoff_location",
+        "home",
+        "host_id",
+        "idle_timeout",
+        "pi_dir",
+        "prompt_budget",
+        "redis_url",
+        "scope",
+        "start_budget",
+        "state_dir",
+        "time_budget",
+        "volute_dirs",
+    )
 
     home: Path
     state_dir: Path
     #: Who the siblings are: ``"project"`` (sessions of the same project directory), ``"all"``, or a
     #: set of session names.
-    scope: str | frozenset[str] = "project"
+    scope: str | frozenset[str]
     #: How many bytes of a sibling's history are read the first time it is seen.
-    first_look_bytes: int = 64 * 1024
+    first_look_bytes: int
     #: Seconds a prompt hook may take before it gives up on slow files.
-    time_budget: float = 2.0
+    time_budget: float
     #: Seconds without activity after which a session is idle (and gets a resume context when it
     #: comes back).
-    idle_timeout: float = 1800.0
+    idle_timeout: float
     #: Claude Code configuration folders (``CLAUDE_CONFIG_DIR``, comma-separated, else ``~/.claude``).
-    claude_dirs: tuple[Path, ...] = ()
+    claude_dirs: tuple[Path, ...]
     #: Pi's agent folder (``PI_CODING_AGENT_DIR``, else ``~/.pi/agent``).
-    pi_dir: Path | None = None
+    pi_dir: Path | None
     #: Codex's home (``CODEX_HOME``, else ``~/.codex``).
-    codex_dir: Path | None = None
+    codex_dir: Path | None
     #: volute mind folders to list sessions of (each holds ``.volute/``); hooks also find the mind of
     #: their own ``cwd``.
-    volute_dirs: tuple[Path, ...] = ()
+    volute_dirs: tuple[Path, ...]
     #: The raw config file contents, for plugins' own settings (``[plugins.NAME]`` tables).
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any]
     #: Fleets (``docs/fleet.md``): the Redis server to publish to and read siblings of other machines
     #: from (``redis://`` or ``rediss://`` for TLS, password in the URL); ``None``: this machine only.
-    redis_url: str | None = None
+    redis_url: str | None
     #: This machine's name in the fleet (``None``: the short host name).
-    host_id: str | None = None
+    host_id: str | None
     #: The fleet's scope: machines that share it see each other, through the stream ``sidelight:<scope>``.
-    fleet_scope: str = "default"
+    fleet_scope: str
     #: Where a plain agent session's ``_handoff.md`` is written: ``"state"`` (in the state directory,
     #: ``handoffs/<workspace hash>/``, ``0600``) or ``"project"`` (in the workspace itself, listed in the
     #: repository's ``.git/info/exclude``). A volute mind's is always in its workspace.
-    handoff_location: str = "state"
+    handoff_location: str
     #: At most about this many tokens of sidelight's blocks go with one prompt (the digest is always
     #: kept; ``SIDELIGHT_PROMPT_BUDGET``, ``prompt_budget``).
-    prompt_budget: int = 200
+    prompt_budget: int
     #: At most about this many tokens go at a session's start (``SIDELIGHT_START_BUDGET``,
     #: ``start_budget``).
-    start_budget: int = 800
+    start_budget: int
+
+    def __init__(
+        self,
+        home: Path,
+        state_dir: Path,
+        scope: str | frozenset[str] = "project",
+        first_look_bytes: int = 64 * 1024,
+        time_budget: float = 2.0,
+        idle_timeout: float = 1800.0,
+        claude_dirs: tuple[Path, ...] = (),
+        pi_dir: Path | None = None,
+        codex_dir: Path | None = None,
+        volute_dirs: tuple[Path, ...] = (),
+        extra: Mapping[str, Any] = NEW_DICT,
+        redis_url: str | None = None,
+        host_id: str | None = None,
+        fleet_scope: str = "default",
+        handoff_location: str = "state",
+        prompt_budget: int = 200,
+        start_budget: int = 800,
+    ) -> None:
+        _set(self, "home", home)
+        _set(self, "state_dir", state_dir)
+        _set(self, "scope", scope)
+        _set(self, "first_look_bytes", first_look_bytes)
+        _set(self, "time_budget", time_budget)
+        _set(self, "idle_timeout", idle_timeout)
+        _set(self, "claude_dirs", claude_dirs)
+        _set(self, "pi_dir", pi_dir)
+        _set(self, "codex_dir", codex_dir)
+        _set(self, "volute_dirs", volute_dirs)
+        _set(self, "extra", {} if extra is NEW_DICT else extra)
+        _set(self, "redis_url", redis_url)
+        _set(self, "host_id", host_id)
+        _set(self, "fleet_scope", fleet_scope)
+        _set(self, "handoff_location", handoff_location)
+        _set(self, "prompt_budget", prompt_budget)
+        _set(self, "start_budget", start_budget)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -136,7 +215,44 @@ class Settings:
         volute = setting("volute_dirs", "SIDELIGHT_VOLUTE_DIRS") or ()
         if isinstance(volute, str):
             volute = [p for p in volute.split(os.pathsep) if p.strip()]
-        settings = cls(
+        given: dict[str, Any] = {}  # the settings that are not left at their defaults
+        scope = setting("scope", "SIDELIGHT_SCOPE")
+        if scope is not None:
+            given["scope"] = _parse_scope(scope)
+        first_look = setting("first_look_bytes", "SIDELIGHT_FIRST_LOOK_BYTES")
+        if first_look is not None:
+            try:
+                given["first_look_bytes"] = max(0, int(first_look))
+            except ValueError:
+                raise ConfigError(f"first_look_bytes must be a number of bytes, not {first_look!r}") from None
+        budget = setting("time_budget", "SIDELIGHT_TIME_BUDGET")
+        if budget is not None:
+            given["time_budget"] = parse_duration(budget)
+        idle = setting("idle_timeout", "SIDELIGHT_IDLE_TIMEOUT")
+        if idle is not None:
+            given["idle_timeout"] = parse_duration(idle)
+        redis_url = str(setting("redis_url", "SIDELIGHT_REDIS_URL") or "").strip()
+        if redis_url:
+            given["redis_url"] = redis_url
+        host_id = str(setting("host_id", "SIDELIGHT_HOST_ID") or "").strip()
+        if host_id:
+            given["host_id"] = host_id
+        fleet_scope = str(setting("fleet_scope", "SIDELIGHT_FLEET_SCOPE") or "").strip()
+        if fleet_scope:
+            given["fleet_scope"] = fleet_scope
+        location = setting("handoff_location", "SIDELIGHT_HANDOFF_LOCATION")
+        if location is not None:
+            value = str(location).strip().lower()
+            if value not in HANDOFF_LOCATIONS:
+                raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
+            given["handoff_location"] = value
+        prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
+        if prompt_budget is not None:
+            given["prompt_budget"] = _tokens("prompt_budget", prompt_budget)
+        start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
+        if start_budget is not None:
+            given["start_budget"] = _tokens("start_budget", start_budget)
+        return cls(
             home=home,
             state_dir=state_dir,
             claude_dirs=claude_dirs,
@@ -146,44 +262,8 @@ class Settings:
             codex_dir=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
             volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
             extra=data,
+            **given,
         )
-        scope = setting("scope", "SIDELIGHT_SCOPE")
-        if scope is not None:
-            settings = replace(settings, scope=_parse_scope(scope))
-        first_look = setting("first_look_bytes", "SIDELIGHT_FIRST_LOOK_BYTES")
-        if first_look is not None:
-            try:
-                settings = replace(settings, first_look_bytes=max(0, int(first_look)))
-            except ValueError:
-                raise ConfigError(f"first_look_bytes must be a number of bytes, not {first_look!r}") from None
-        budget = setting("time_budget", "SIDELIGHT_TIME_BUDGET")
-        if budget is not None:
-            settings = replace(settings, time_budget=parse_duration(budget))
-        idle = setting("idle_timeout", "SIDELIGHT_IDLE_TIMEOUT")
-        if idle is not None:
-            settings = replace(settings, idle_timeout=parse_duration(idle))
-        redis_url = str(setting("redis_url", "SIDELIGHT_REDIS_URL") or "").strip()
-        if redis_url:
-            settings = replace(settings, redis_url=redis_url)
-        host_id = str(setting("host_id", "SIDELIGHT_HOST_ID") or "").strip()
-        if host_id:
-            settings = replace(settings, host_id=host_id)
-        fleet_scope = str(setting("fleet_scope", "SIDELIGHT_FLEET_SCOPE") or "").strip()
-        if fleet_scope:
-            settings = replace(settings, fleet_scope=fleet_scope)
-        location = setting("handoff_location", "SIDELIGHT_HANDOFF_LOCATION")
-        if location is not None:
-            value = str(location).strip().lower()
-            if value not in HANDOFF_LOCATIONS:
-                raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
-            settings = replace(settings, handoff_location=value)
-        prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
-        if prompt_budget is not None:
-            settings = replace(settings, prompt_budget=_tokens("prompt_budget", prompt_budget))
-        start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
-        if start_budget is not None:
-            settings = replace(settings, start_budget=_tokens("start_budget", start_budget))
-        return settings
 
 
 def _tokens(name: str, value: Any) -> int:

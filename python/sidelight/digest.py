@@ -23,10 +23,10 @@ import math
 import posixpath
 import re
 import time
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import reads as engine
+from sidelight._record import record, replace
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
 from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
@@ -75,19 +75,34 @@ OWN_FILES_KEPT: Final = 200
 OWN_CATCH_UP_LOOKS: Final = 4
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class DigestLine:
     """One sibling's summarized line, with what it takes to order the lines.
 
     ``text`` is what a summarizer returned (made one sanitized line here); ``last_timestamp`` is the
     sibling's last ISO-8601 timestamp and ``age_seconds`` the seconds since then (``None``: unknown);
     ``conflict`` says the sibling changed a file the reading session touched too: such lines go first.
+    (A record written out, not a dataclass: :mod:`sidelight._record`.)
     """
 
+    __slots__ = ("age_seconds", "conflict", "last_timestamp", "text")
+
     text: str
-    last_timestamp: str | None = None
-    age_seconds: float | None = None
-    conflict: bool = False
+    last_timestamp: str | None
+    age_seconds: float | None
+    conflict: bool
+
+    def __init__(
+        self,
+        text: str,
+        last_timestamp: str | None = None,
+        age_seconds: float | None = None,
+        conflict: bool = False,
+    ) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "last_timestamp", last_timestamp)
+        object.__setattr__(self, "age_seconds", age_seconds)
+        object.__setattr__(self, "conflict", conflict)
 
 
 def ago(seconds: float) -> str:

@@ -23,10 +23,9 @@ from __future__ import annotations
 import logging
 import time
 import unicodedata
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
+from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.statefile import safe_name, shared_json
 
@@ -85,9 +84,12 @@ class FactNotFoundError(SidelightError, LookupError):
     """No stored fact has the id or the text that was asked for."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Fact:
-    """One remembered fact. Times are epoch seconds."""
+    """One remembered fact. Times are epoch seconds. (A frozen dataclass to its users, written out:
+    :mod:`sidelight._record`.)"""
+
+    __slots__ = ("confirmations", "confirmed", "created", "id", "scope", "text")
 
     #: A hash of the normalised text (:func:`fact_id`): the same fact has the same id everywhere.
     id: str
@@ -97,7 +99,17 @@ class Fact:
     created: float
     confirmed: float
     #: How many times it was added (1: never confirmed again).
-    confirmations: int = 1
+    confirmations: int
+
+    def __init__(
+        self, id: str, text: str, scope: Scope, created: float, confirmed: float, confirmations: int = 1
+    ) -> None:
+        object.__setattr__(self, "id", id)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "scope", scope)
+        object.__setattr__(self, "created", created)
+        object.__setattr__(self, "confirmed", confirmed)
+        object.__setattr__(self, "confirmations", confirmations)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, the times as ISO 8601 UTC (what ``sidelight facts --json`` prints)."""
@@ -293,6 +305,8 @@ def _fact(key: str, data: dict[str, Any]) -> Fact | None:
 
 
 def _iso(moment: float) -> str:
+    from datetime import UTC, datetime  # here: a prompt's facts never need it
+
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 

@@ -4,25 +4,38 @@ Plugins register under the entry-point group ``sidelight``. ``SIDELIGHT_PLUGINS`
 entry-point names) restricts which third-party plugins load; the built-in templates always do. A plugin
 that fails to load is skipped with a warning; two plugins that claim one name in a family (two formats
 called ``pi``, say) are an error that names both.
+
+pluggy calls the hooks, and the hookspecs are its contract. A process with only the built-in
+templates (no third-party plugin installed, none registered) is the one case it is left out of: there
+each hook's implementations are the templates' functions of that name, called newest registered first
+exactly as pluggy would call them, and a prompt hook imports neither pluggy nor ``inspect``. Anything
+else (a plugin installed or registered, :attr:`Plugins.manager` or :meth:`Plugins.info` asked for, a
+template with options pluggy would have to order) hands the hooks to pluggy's manager.
+
+The entry points found on ``sys.path`` are kept in the state directory, keyed by the modification
+times of ``sys.path``'s folders (installing or removing a distribution changes its folder's), so that
+a prompt hook does not read every installed distribution's metadata on every prompt.
 """
 
 from __future__ import annotations
 
-import importlib
+import json
 import logging
 import os
 import sys
-from dataclasses import dataclass
-from types import FunctionType, MethodType, ModuleType
+import time
+import zlib
+from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from sidelight import hookspecs
+from sidelight._hookimpl import MARK, PROJECT
+from sidelight._record import record
 from sidelight.errors import SidelightError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
+
+    import pluggy
 
     from sidelight.records import (
         ChunkSummarizerSpec,
@@ -66,41 +79,110 @@ class PluginConflictError(SidelightError, ValueError):
     """Two plugins claim the same name in one family of records."""
 
 
-@dataclass(frozen=True, slots=True)
+_set = object.__setattr__
+
+
+@record(frozen=True)
 class BrokenPlugin:
     """A plugin that could not be loaded, and why."""
+
+    __slots__ = ("error", "name")
 
     name: str
     error: str
 
+    def __init__(self, name: str, error: str) -> None:
+        _set(self, "name", name)
+        _set(self, "error", error)
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True)
 class PluginInfo:
     """One registered plugin, for ``sidelight plugins``."""
+
+    __slots__ = ("builtin", "hooks", "name", "version")
 
     name: str
     version: str | None
     hooks: tuple[str, ...]
     builtin: bool
 
+    def __init__(self, name: str, version: str | None, hooks: tuple[str, ...], builtin: bool) -> None:
+        _set(self, "name", name)
+        _set(self, "version", version)
+        _set(self, "hooks", hooks)
+        _set(self, "builtin", builtin)
 
-class _PluginManager(pluggy.PluginManager):
-    """pluggy's plugin manager, quicker at registering modules: every prompt hook registers the nine
-    built-in templates, and pluggy's general look-up of each name of a module (built for descriptors,
-    slots and bound methods) cost it some 3 ms. A module's name that holds anything but a hookimpl is
+
+def _import(name: str) -> ModuleType:
+    """The module ``name`` (absolute), imported: :func:`importlib.import_module` without importing
+    :mod:`importlib` itself, which a prompt hook otherwise does not."""
+    __import__(name)
+    return sys.modules[name]
+
+
+def _new_manager() -> pluggy.PluginManager:
+    """pluggy's plugin manager with sidelight's hookspecs, quicker at registering modules: pluggy's
+    general look-up of each name of a module (built for descriptors, slots and bound methods) costs
+    some 3 ms over the nine built-in templates. A module's name that holds anything but a hookimpl is
     told apart here, with the answer pluggy would give; every other name is left to pluggy."""
+    from types import MethodType
 
-    def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, ModuleType):
-            namespace = vars(plugin)
-            if name in namespace:
-                value = namespace[name]
-                if isinstance(value, FunctionType):
-                    if self.project_name + "_impl" not in value.__dict__:
-                        return None  # a plain function without the marker
-                elif not isinstance(value, classmethod | staticmethod | MethodType):
-                    return None  # a class, a module, a constant: never a hookimpl
-        return super().parse_hookimpl_opts(plugin, name)
+    import pluggy
+
+    from sidelight import hookspecs
+
+    class _PluginManager(pluggy.PluginManager):
+        def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
+            if isinstance(plugin, ModuleType):
+                namespace = vars(plugin)
+                if name in namespace:
+                    value = namespace[name]
+                    if isinstance(value, FunctionType):
+                        if self.project_name + "_impl" not in value.__dict__:
+                            return None  # a plain function without the marker
+                    elif not isinstance(value, classmethod | staticmethod | MethodType):
+                        return None  # a class, a module, a constant: never a hookimpl
+            return super().parse_hookimpl_opts(plugin, name)
+
+    manager = _PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    return manager
+
+
+#: The options of a hook implementation pluggy calls in registration order (newest first): a bare
+#: ``@hookimpl``'s.
+_PLAIN: dict[str, object] = {
+    "wrapper": False,
+    "hookwrapper": False,
+    "optionalhook": False,
+    "tryfirst": False,
+    "trylast": False,
+    "specname": None,
+}
+
+
+def _plain_hooks(module: ModuleType) -> dict[str, FunctionType] | None:
+    """The hook implementations of a template, by hook name, when every one is a module function with
+    a bare ``@hookimpl`` (pluggy would call them in registration order); else ``None``. What pluggy
+    would take for one: a routine (here: anything callable but a class) marked with a dict."""
+    hooks: dict[str, FunctionType] = {}
+    for name, value in vars(module).items():
+        if type(value) is FunctionType:
+            options = value.__dict__.get(MARK)
+        elif callable(value) and not isinstance(value, type):
+            try:
+                options = getattr(value, MARK, None)
+            except Exception:
+                return None
+        else:
+            continue
+        if not isinstance(options, dict):
+            continue
+        if type(value) is not FunctionType or not name.startswith("sidelight_") or options != _PLAIN:
+            return None
+        hooks[name] = value
+    return hooks
 
 
 class Plugins:
@@ -117,26 +199,46 @@ class Plugins:
         entry_points: bool = True,
         only: Iterable[str] | None = None,
     ) -> None:
-        self.manager: pluggy.PluginManager = _PluginManager(hookspecs.PROJECT)
-        self.manager.add_hookspecs(hookspecs)
         self.broken: list[BrokenPlugin] = []
         self._versions: dict[str, str | None] = {}
-        self._builtin_names: set[str] = set()
+        self._cache: dict[str, Any] = {}
+        self._manager: pluggy.PluginManager | None = None
+        #: The built-in templates in registration order, with their hooks while pluggy is left out.
+        self._builtins: list[tuple[str, ModuleType]] = []
+        self._hooks: list[tuple[str, dict[str, FunctionType]]] | None = []
         for module_name in builtins:
-            module = importlib.import_module(module_name)
-            self.manager.register(module, name=module_name)
-            self._builtin_names.add(module_name)
+            module = _import(module_name)
+            self._builtins.append((module_name, module))
+            hooks = _plain_hooks(module)
+            if hooks is None or self._hooks is None:
+                self._hooks = None
+            else:
+                self._hooks.append((module_name, hooks))
+        self._builtin_names = {name for name, _ in self._builtins}
         if entry_points:
             if only is None and os.environ.get("SIDELIGHT_PLUGINS") is not None:
                 only = [n.strip() for n in os.environ["SIDELIGHT_PLUGINS"].split(",") if n.strip()]
-            self._load_entry_points(None if only is None else set(only))
-        self.manager.check_pending()
-        self._cache: dict[str, Any] = {}
+            chosen = None if only is None else set(only)
+            found = [ep for ep in _entry_points(PROJECT) if chosen is None or ep.name in chosen]
+            if found:
+                self._load_entry_points(found)
+        if self._hooks is None:
+            self.manager.check_pending()
 
-    def _load_entry_points(self, only: set[str] | None) -> None:
-        for entry_point in find_entry_points(hookspecs.PROJECT):
-            if only is not None and entry_point.name not in only:
-                continue
+    @property
+    def manager(self) -> pluggy.PluginManager:
+        """pluggy's plugin manager, with every plugin registered (made on first use)."""
+        if self._manager is None:
+            manager = _new_manager()
+            for module_name, module in self._builtins:
+                manager.register(module, name=module_name)
+            manager.check_pending()
+            self._manager = manager
+            self._hooks = None
+        return self._manager
+
+    def _load_entry_points(self, found: Sequence[EntryPoint]) -> None:
+        for entry_point in found:
             if self.manager.has_plugin(entry_point.name):
                 continue
             try:
@@ -158,6 +260,15 @@ class Plugins:
         self.manager.check_pending()
         self._cache.clear()
 
+    def _implementations(self, family: str) -> list[tuple[str, Any]]:
+        """The implementations of ``sidelight_<family>`` with their plugins' names, in the order pluggy
+        calls them: the newest registered first (third-party plugins before the built-ins)."""
+        name = f"sidelight_{family}"
+        if self._hooks is not None:  # the built-in templates only, without pluggy
+            return [(plugin, hooks[name]) for plugin, hooks in reversed(self._hooks) if name in hooks]
+        hook = getattr(self.manager.hook, name)
+        return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
+
     def _collect(self, family: str) -> dict[str, Any]:
         """The records of one family, in the order pluggy calls the plugins (the newest registered
         first, so third-party plugins come before the built-ins). A plugin whose hook raises is
@@ -167,26 +278,23 @@ class Plugins:
             return cached
         found: dict[str, Any] = {}
         owners: dict[str, str] = {}
-        hook = getattr(self.manager.hook, f"sidelight_{family}")
-        for impl in reversed(hook.get_hookimpls()):
+        for plugin, function in self._implementations(family):
             try:
-                records = list(impl.function() or ())
+                records = list(function() or ())
             except Exception as error:
                 message = f"{type(error).__name__}: {error}"
-                self.broken.append(BrokenPlugin(impl.plugin_name, f"sidelight_{family}: {message}"))
-                logger.warning(
-                    "plugin %s: sidelight_%s failed and was skipped: %s", impl.plugin_name, family, message
-                )
+                self.broken.append(BrokenPlugin(plugin, f"sidelight_{family}: {message}"))
+                logger.warning("plugin %s: sidelight_%s failed and was skipped: %s", plugin, family, message)
                 continue
-            for record in records:
-                if record.name in found:
+            for spec in records:
+                if spec.name in found:
                     raise PluginConflictError(
-                        f"two plugins define the {family.rstrip('s')} {record.name!r}: "
-                        f"{owners[record.name]} and {impl.plugin_name}; uninstall one, or choose the "
+                        f"two plugins define the {family.rstrip('s')} {spec.name!r}: "
+                        f"{owners[spec.name]} and {plugin}; uninstall one, or choose the "
                         "plugins to load with SIDELIGHT_PLUGINS"
                     )
-                found[record.name] = record
-                owners[record.name] = impl.plugin_name
+                found[spec.name] = spec
+                owners[spec.name] = plugin
         self._cache[family] = found
         return found
 
@@ -195,9 +303,11 @@ class Plugins:
         (once per process). One the core refuses is skipped with a warning, like a broken plugin."""
         found = self._collect("formats")
         if "formats:registered" not in self._cache:
-            from sidelight.formats import FormatDeclarationError, register_format
-
             for name, spec in list(found.items()):
+                if spec.layout is None and spec.decode is None:
+                    continue  # read by a built-in decoder: nothing to register
+                from sidelight.formats import FormatDeclarationError, register_format
+
                 try:
                     register_format(spec)
                 except FormatDeclarationError as error:
@@ -263,17 +373,24 @@ def _own_version() -> str | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EntryPoint:
     """One entry point of an installed distribution: ``value`` is ``module`` or ``module:attribute``."""
+
+    __slots__ = ("dist_info", "name", "value")
 
     name: str
     value: str
     dist_info: str
 
+    def __init__(self, name: str, value: str, dist_info: str) -> None:
+        _set(self, "name", name)
+        _set(self, "value", value)
+        _set(self, "dist_info", dist_info)
+
     def load(self) -> object:
         module_name, _, attribute = self.value.partition(":")
-        target: object = importlib.import_module(module_name.strip())
+        target: object = _import(module_name.strip())
         for part in filter(None, attribute.strip().split(".")):
             target = getattr(target, part)
         return target
@@ -291,6 +408,59 @@ class EntryPoint:
             except OSError:
                 continue
         return None
+
+
+#: The entry points found on ``sys.path``, kept in this file of the state directory (one per ``sys.path``).
+ENTRY_POINTS_FILE = "entry-points-{path}.json"
+#: A folder changed this recently (seconds) may change again within its modification time's
+#: granularity without that time changing: what was found in it is not kept (git's "racily clean").
+_RACY_SECONDS = 2.0
+
+
+def _entry_points(group: str) -> list[EntryPoint]:
+    """:func:`find_entry_points`, kept in the state directory between processes.
+
+    The key is ``sys.path`` and the modification time of each of its folders: installing, upgrading
+    or removing a distribution adds or removes its ``.dist-info`` folder, which changes the time of the
+    folder that holds it, and a new ``.pth`` or a changed ``PYTHONPATH`` changes ``sys.path`` itself.
+    A folder changed in the last :data:`_RACY_SECONDS` is not trusted to show its next change: what is
+    found then is not kept. Nor is anything kept before the state directory exists (a hook makes it
+    for its log). A cache that cannot be read or written is only slower."""
+    from sidelight.config import default_state_dir
+
+    folders = [os.path.abspath(entry or ".") for entry in sys.path]  # noqa: PTH100
+    key: list[object] = [group]
+    newest = 0
+    for folder in folders:
+        try:
+            changed = os.stat(folder).st_mtime_ns  # noqa: PTH116
+        except OSError:
+            changed = -1
+        key.append([folder, changed])
+        newest = max(newest, changed)
+    which = zlib.crc32("\0".join(folders).encode("utf-8", "surrogateescape"))
+    path = default_state_dir() / ENTRY_POINTS_FILE.format(path=f"{which:08x}")
+    try:
+        kept = json.loads(path.read_bytes())
+        if kept["key"] == key:
+            return [EntryPoint(*fields) for fields in kept["entry_points"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    found = find_entry_points(group)
+    if time.time_ns() - newest > _RACY_SECONDS * 1e9 and path.parent.is_dir():
+        data = {"key": key, "entry_points": [[e.name, e.value, e.dist_info] for e in found]}
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as file:
+                    json.dump(data, file)
+                temporary.replace(path)
+            finally:
+                temporary.unlink(missing_ok=True)
+        except OSError:
+            logger.debug("cannot keep the entry points in %s", path, exc_info=True)
+    return found
 
 
 def find_entry_points(group: str) -> list[EntryPoint]:

@@ -14,10 +14,10 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sidelight import _core
+import sidelight._core as _core
+from sidelight._record import record
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
 from sidelight.statefile import safe_name
@@ -61,14 +61,23 @@ def cursor_file(session: Session, settings: Settings) -> Path:
     return settings.state_dir / "cursors" / f"{safe}.json"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class TranscriptRead:
-    """One transcript of one session to scan: from ``cursor`` (``None``: from the start)."""
+    """One transcript of one session to scan: from ``cursor`` (``None``: from the start). (A record
+    written out, not a dataclass: :mod:`sidelight._record`.)"""
+
+    __slots__ = ("cursor", "first_look", "path", "session")
 
     session: Session
     path: Path
     cursor: Cursor | None
     first_look: bool
+
+    def __init__(self, session: Session, path: Path, cursor: Cursor | None, first_look: bool) -> None:
+        self.session = session
+        self.path = path
+        self.cursor = cursor
+        self.first_look = first_look
 
 
 def plan_reads(

@@ -3,13 +3,18 @@
 Every hook of :mod:`sidelight.hookspecs` returns one of the ``*Spec`` records below: a small frozen
 dataclass with a ``name`` and the callables that do the work. Keeping them plain data means a plugin
 needs nothing from sidelight but these classes and the ``hookimpl`` marker.
+
+They behave as the frozen, slotted dataclasses they were (:func:`dataclasses.fields`,
+:func:`dataclasses.replace` and the rest work on them) but are written out (:mod:`sidelight._record`):
+a prompt hook imports this module on every prompt, and making a dataclass costs it a millisecond each.
 """
 
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from sidelight._record import NEW_DICT, record
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -57,7 +62,10 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@dataclass(frozen=True, slots=True)
+_set = object.__setattr__
+
+
+@record(frozen=True)
 class Session:
     """One agent session as a resolver sees it.
 
@@ -67,6 +75,8 @@ class Session:
     each other: for Claude Code the project directory).
     """
 
+    __slots__ = ("cursor_file", "extra_paths", "format", "group", "id", "key", "name", "path", "resolver")
+
     key: str
     name: str
     path: Path
@@ -74,12 +84,34 @@ class Session:
     group: str
     resolver: str
     #: The agent's own id of the session (Claude Code ``sessionId``, Pi header ``id``, Codex rollout id).
-    id: str | None = None
+    id: str | None
     #: More transcripts that belong to this session (Claude Code subagent files).
-    extra_paths: tuple[Path, ...] = ()
+    extra_paths: tuple[Path, ...]
     #: Where this session keeps its cursors when it reads its siblings (``None``: the state directory's
     #: ``cursors.json``; the volute template keeps ``.volute/session-cursors.json``).
-    cursor_file: Path | None = None
+    cursor_file: Path | None
+
+    def __init__(
+        self,
+        key: str,
+        name: str,
+        path: Path,
+        format: str,
+        group: str,
+        resolver: str,
+        id: str | None = None,
+        extra_paths: tuple[Path, ...] = (),
+        cursor_file: Path | None = None,
+    ) -> None:
+        _set(self, "key", key)
+        _set(self, "name", name)
+        _set(self, "path", path)
+        _set(self, "format", format)
+        _set(self, "group", group)
+        _set(self, "resolver", resolver)
+        _set(self, "id", id)
+        _set(self, "extra_paths", extra_paths)
+        _set(self, "cursor_file", cursor_file)
 
     @property
     def agent(self) -> str:
@@ -98,51 +130,123 @@ class Session:
 _AGENTS: dict[str, str] = {"claude-code": "claude"}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class HostEvent:
     """What a host's hook told us, whatever the host: the same fields for Claude Code, Codex and Pi."""
 
+    __slots__ = ("cwd", "event", "host", "prompt", "raw", "session_id", "transcript_path")
+
     host: str
     event: EventName
-    session_id: str | None = None
-    transcript_path: Path | None = None
-    cwd: Path | None = None
-    prompt: str | None = None
+    session_id: str | None
+    transcript_path: Path | None
+    cwd: Path | None
+    prompt: str | None
     #: The hook's input as the host sent it.
-    raw: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any]
+
+    def __init__(
+        self,
+        host: str,
+        event: EventName,
+        session_id: str | None = None,
+        transcript_path: Path | None = None,
+        cwd: Path | None = None,
+        prompt: str | None = None,
+        raw: Mapping[str, Any] = NEW_DICT,
+    ) -> None:
+        _set(self, "host", host)
+        _set(self, "event", event)
+        _set(self, "session_id", session_id)
+        _set(self, "transcript_path", transcript_path)
+        _set(self, "cwd", cwd)
+        _set(self, "prompt", prompt)
+        _set(self, "raw", {} if raw is NEW_DICT else raw)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SessionActivity:
     """What one sibling did since the reader last looked: the input of a summarizer.
 
     The counts are summed over the session's transcripts (its main file and subagent files).
     """
 
+    __slots__ = (
+        "age_seconds",
+        "assistant_messages",
+        "categories",
+        "cwd",
+        "files_touched",
+        "first_look",
+        "first_timestamp",
+        "first_user_text",
+        "last_assistant_text",
+        "last_timestamp",
+        "session",
+        "shared_files",
+        "tool_uses",
+        "tools",
+        "user_messages",
+    )
+
     session: Session
-    user_messages: int = 0
-    assistant_messages: int = 0
-    tools: Mapping[str, int] = field(default_factory=dict)
+    user_messages: int
+    assistant_messages: int
+    tools: Mapping[str, int]
     #: Tool uses by category: ``edit``, ``read``, ``command``, ``other``.
-    categories: Mapping[str, int] = field(default_factory=dict)
-    files_touched: tuple[str, ...] = ()
-    first_user_text: str | None = None
-    last_assistant_text: str | None = None
-    first_timestamp: str | None = None
-    last_timestamp: str | None = None
+    categories: Mapping[str, int]
+    files_touched: tuple[str, ...]
+    first_user_text: str | None
+    last_assistant_text: str | None
+    first_timestamp: str | None
+    last_timestamp: str | None
     #: True when this is the first look at the sibling (only a bounded recent tail was read).
-    first_look: bool = False
+    first_look: bool
     #: Seconds from the last timestamp to now (``None`` without timestamps).
-    age_seconds: float | None = None
+    age_seconds: float | None
     #: The most recent tool uses (each transcript's last ``sidelight._core.TOOL_USES_KEPT``), oldest
     #: first: name, category, primary argument (a path, a command…), timestamp.
-    tool_uses: tuple[ToolUse, ...] = ()
+    tool_uses: tuple[ToolUse, ...]
     #: The sibling's working directory, when its transcript says it (``None``: unknown; see
     #: :attr:`directory`).
-    cwd: str | None = None
+    cwd: str | None
     #: Files the sibling edited or wrote that the reading session has itself edited, written or read
     #: (as :attr:`files_changed` names them, most recent first): a possible conflict.
-    shared_files: tuple[str, ...] = ()
+    shared_files: tuple[str, ...]
+
+    def __init__(
+        self,
+        session: Session,
+        user_messages: int = 0,
+        assistant_messages: int = 0,
+        tools: Mapping[str, int] = NEW_DICT,
+        categories: Mapping[str, int] = NEW_DICT,
+        files_touched: tuple[str, ...] = (),
+        first_user_text: str | None = None,
+        last_assistant_text: str | None = None,
+        first_timestamp: str | None = None,
+        last_timestamp: str | None = None,
+        first_look: bool = False,
+        age_seconds: float | None = None,
+        tool_uses: tuple[ToolUse, ...] = (),
+        cwd: str | None = None,
+        shared_files: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "session", session)
+        _set(self, "user_messages", user_messages)
+        _set(self, "assistant_messages", assistant_messages)
+        _set(self, "tools", {} if tools is NEW_DICT else tools)
+        _set(self, "categories", {} if categories is NEW_DICT else categories)
+        _set(self, "files_touched", files_touched)
+        _set(self, "first_user_text", first_user_text)
+        _set(self, "last_assistant_text", last_assistant_text)
+        _set(self, "first_timestamp", first_timestamp)
+        _set(self, "last_timestamp", last_timestamp)
+        _set(self, "first_look", first_look)
+        _set(self, "age_seconds", age_seconds)
+        _set(self, "tool_uses", tool_uses)
+        _set(self, "cwd", cwd)
+        _set(self, "shared_files", shared_files)
 
     @property
     def messages(self) -> int:
@@ -244,10 +348,10 @@ def _age(timestamp: str | None, now: float | None) -> float | None:
     return None if moment is None else max(0.0, now - moment)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class SinkEvent:
     """An activity event for sinks (log, webhook, broker): see :class:`SinkSpec`. Every sink gets the
-    same object: read it, never change it. (Not a frozen dataclass: the watcher makes thousands a second,
+    same object: read it, never change it. (Not a frozen record: the watcher makes thousands a second,
     and a frozen one costs three times as much to make.)
 
     ``timestamp`` is when it happened (a transcript line's own time, the time a hook recorded), ``key``
@@ -255,14 +359,30 @@ class SinkEvent:
     byte offset of its line and its place on the line; the offset of a hook's record), the same each
     time it is read again, so that a sink can tell an event it already has after a restart."""
 
+    __slots__ = ("data", "key", "kind", "session", "timestamp")
+
     kind: str
     session: Session
-    timestamp: str | None = None
-    data: Mapping[str, Any] = field(default_factory=dict)
-    key: str | None = None
+    timestamp: str | None
+    data: Mapping[str, Any]
+    key: str | None
+
+    def __init__(
+        self,
+        kind: str,
+        session: Session,
+        timestamp: str | None = None,
+        data: Mapping[str, Any] = NEW_DICT,
+        key: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.session = session
+        self.timestamp = timestamp
+        self.data = {} if data is NEW_DICT else data
+        self.key = key
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class FormatSpec:
     """A transcript format: which native decoder reads it and how its tools map to categories.
 
@@ -277,25 +397,58 @@ class FormatSpec:
     ``sidelight plugins --check`` runs the decoding checks.
     """
 
+    __slots__ = (
+        "categories",
+        "decode",
+        "decoder",
+        "description",
+        "injected_markers",
+        "layout",
+        "name",
+        "samples",
+    )
+
     name: str
-    decoder: str = ""
-    categories: Mapping[str, str] = field(default_factory=dict)
-    injected_markers: tuple[str, ...] = ()
-    description: str = ""
-    layout: Layout | None = None
-    decode: Callable[[bytes], Iterable[Event] | None] | None = None
-    samples: tuple[Path, ...] = ()
+    decoder: str
+    categories: Mapping[str, str]
+    injected_markers: tuple[str, ...]
+    description: str
+    layout: Layout | None
+    decode: Callable[[bytes], Iterable[Event] | None] | None
+    samples: tuple[Path, ...]
 
-    def __post_init__(self) -> None:
-        if not self.decoder:
-            if self.layout is None and self.decode is None:
+    def __init__(
+        self,
+        name: str,
+        decoder: str = "",
+        categories: Mapping[str, str] = NEW_DICT,
+        injected_markers: tuple[str, ...] = (),
+        description: str = "",
+        layout: Layout | None = None,
+        decode: Callable[[bytes], Iterable[Event] | None] | None = None,
+        samples: tuple[Path, ...] = (),
+    ) -> None:
+        if not decoder:
+            if layout is None and decode is None:
                 raise ValueError(
-                    f"format {self.name!r}: give a decoder (a built-in format), a layout or a decode function"
+                    f"format {name!r}: give a decoder (a built-in format), a layout or a decode function"
                 )
-            object.__setattr__(self, "decoder", self.name)
+            decoder = name
+        _set(self, "name", name)
+        _set(self, "decoder", decoder)
+        _set(self, "categories", {} if categories is NEW_DICT else categories)
+        _set(self, "injected_markers", injected_markers)
+        _set(self, "description", description)
+        _set(self, "layout", layout)
+        _set(self, "decode", decode)
+        _set(self, "samples", samples)
 
 
-@dataclass(frozen=True, slots=True)
+def _no_roots(settings: Settings) -> Iterable[Path]:
+    return ()
+
+
+@record(frozen=True)
 class ResolverSpec:
     """Finds a host's sessions.
 
@@ -304,30 +457,57 @@ class ResolverSpec:
     folders a watcher should follow.
     """
 
+    __slots__ = ("current", "description", "list_sessions", "name", "remote_activity", "roots")
+
     name: str
     list_sessions: Callable[[Settings], Iterable[Session]]
     current: Callable[[HostEvent, Settings], Session | None]
-    roots: Callable[[Settings], Iterable[Path]] = lambda settings: ()
-    description: str = ""
+    roots: Callable[[Settings], Iterable[Path]]
+    description: str
     #: Siblings that have no transcript on this machine (a fleet's other machines):
     #: ``remote_activity(current, settings, deadline, commit)`` returns what they did since ``current``
     #: last asked, by ``deadline`` (a :func:`time.monotonic` value); ``commit=False`` is a dry run.
-    remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None
+    remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None
+
+    def __init__(
+        self,
+        name: str,
+        list_sessions: Callable[[Settings], Iterable[Session]],
+        current: Callable[[HostEvent, Settings], Session | None],
+        roots: Callable[[Settings], Iterable[Path]] = _no_roots,
+        description: str = "",
+        remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "list_sessions", list_sessions)
+        _set(self, "current", current)
+        _set(self, "roots", roots)
+        _set(self, "description", description)
+        _set(self, "remote_activity", remote_activity)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SummarizerSpec:
     """Turns one sibling's activity into one digest line (``None``: nothing worth saying).
 
     The first summarizer (by plugin order) that returns a string wins; the built-in ``default`` comes last.
     """
 
+    __slots__ = ("description", "name", "summarize")
+
     name: str
     summarize: Callable[[SessionActivity], str | None]
-    description: str = ""
+    description: str
+
+    def __init__(
+        self, name: str, summarize: Callable[[SessionActivity], str | None], description: str = ""
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "summarize", summarize)
+        _set(self, "description", description)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class InjectorSpec:
     """Speaks one host's hook protocol.
 
@@ -336,13 +516,27 @@ class InjectorSpec:
     new) into what the hook prints (``None``: print nothing).
     """
 
+    __slots__ = ("description", "name", "read_event", "render")
+
     name: str
     read_event: Callable[[Mapping[str, Any]], HostEvent | None]
     render: Callable[[HostEvent, str | None], str | None]
-    description: str = ""
+    description: str
+
+    def __init__(
+        self,
+        name: str,
+        read_event: Callable[[Mapping[str, Any]], HostEvent | None],
+        render: Callable[[HostEvent, str | None], str | None],
+        description: str = "",
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "read_event", read_event)
+        _set(self, "render", render)
+        _set(self, "description", description)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SinkSpec:
     """Receives activity events from the watcher: ``emit(event)``; it must not block for long.
 
@@ -351,42 +545,83 @@ class SinkSpec:
     (the watcher may produce thousands of events a second).
     """
 
+    __slots__ = ("description", "emit", "emit_many", "name", "start", "stop")
+
     name: str
     emit: Callable[[SinkEvent], None]
-    description: str = ""
-    emit_many: Callable[[Sequence[SinkEvent]], None] | None = None
+    description: str
+    emit_many: Callable[[Sequence[SinkEvent]], None] | None
     #: Called once when a watcher starts, before its first event (a sink with a thread starts it here).
-    start: Callable[[Settings, Plugins], None] | None = None
+    start: Callable[[Settings, Plugins], None] | None
     #: Called once when the watcher stops, after its last event: flush, join the sink's threads.
-    stop: Callable[[], None] | None = None
+    stop: Callable[[], None] | None
+
+    def __init__(
+        self,
+        name: str,
+        emit: Callable[[SinkEvent], None],
+        description: str = "",
+        emit_many: Callable[[Sequence[SinkEvent]], None] | None = None,
+        start: Callable[[Settings, Plugins], None] | None = None,
+        stop: Callable[[], None] | None = None,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "emit", emit)
+        _set(self, "description", description)
+        _set(self, "emit_many", emit_many)
+        _set(self, "start", start)
+        _set(self, "stop", stop)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class TokenCounterSpec:
     """Counts tokens: ``count(text)``. Chosen by name with ``SIDELIGHT_TOKEN_COUNTER`` (or the config
     file's ``token_counter``); the built-in one is ``estimate``."""
 
+    __slots__ = ("count", "description", "name")
+
     name: str
     count: Callable[[str], int]
-    description: str = ""
+    description: str
+
+    def __init__(self, name: str, count: Callable[[str], int], description: str = "") -> None:
+        _set(self, "name", name)
+        _set(self, "count", count)
+        _set(self, "description", description)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EmbedderSpec:
     """Turns texts into vectors for the recap's similarity (novelty against long-term memories, and
     centrality between chunks): ``embed(texts)`` returns one vector per text, all of one length.
     Chosen by name with ``SIDELIGHT_RECAP_EMBEDDER``; the built-in one is ``hashed-ngrams``."""
 
+    __slots__ = ("description", "embed", "name")
+
     name: str
     embed: Callable[[Sequence[str]], Sequence[Sequence[float]]]
-    description: str = ""
+    description: str
+
+    def __init__(
+        self, name: str, embed: Callable[[Sequence[str]], Sequence[Sequence[float]]], description: str = ""
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "embed", embed)
+        _set(self, "description", description)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ChunkSummarizerSpec:
     """Summarizes one chunk of a session for its recap: ``summarize(chunk)`` returns the summary text
     (``None``: let the next summarizer answer). The built-in ``extractive`` one comes last."""
 
+    __slots__ = ("description", "name", "summarize")
+
     name: str
     summarize: Callable[[Chunk], str | None]
-    description: str = ""
+    description: str
+
+    def __init__(self, name: str, summarize: Callable[[Chunk], str | None], description: str = "") -> None:
+        _set(self, "name", name)
+        _set(self, "summarize", summarize)
+        _set(self, "description", description)

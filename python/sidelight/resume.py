@@ -24,9 +24,9 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from sidelight._record import replace
 from sidelight.redact import sanitize
 from sidelight.statefile import safe_name, write_atomic
 from sidelight.timestamps import epoch_seconds

@@ -1,15 +1,17 @@
 """The typed records sidelight returns: :class:`Activity`, :class:`Cursor`, :class:`Entry` and friends.
 
 All are frozen, slotted dataclasses built from the plain data ``sidelight._core`` returns. The field
-meanings are the contract in ``docs/activity.md``.
+meanings are the contract in ``docs/activity.md``. (They are written out rather than made by
+``@dataclass``, which a prompt hook would pay for on every prompt; :mod:`sidelight._record` gives them
+what a dataclass has, :func:`dataclasses.fields` and :func:`dataclasses.replace` included.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
+from sidelight._record import record
 from sidelight.errors import InvalidCursorError, describe
 from sidelight.formats import Category, Format
 
@@ -35,14 +37,18 @@ ResetReason: TypeAlias = Literal["truncated", "replaced", "rewritten"]
 #: The fields of a cursor, in the order of its tuple and of the native core's.
 CURSOR_FIELDS: Final = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")
 
+_set = object.__setattr__
 
-@dataclass(frozen=True, slots=True)
+
+@record(frozen=True)
 class Cursor:
     """Where a scan stopped in a file, and enough of the file's identity to notice it was replaced.
 
     Pass it to the next :func:`sidelight.scan` to read only what was appended since. Store it as JSON
     with :meth:`as_dict` / :meth:`from_dict`.
     """
+
+    __slots__ = ("dev", "head_hash", "head_len", "inode", "last_message", "offset", "tail_hash")
 
     #: Byte offset just after the last complete line read.
     offset: int
@@ -56,6 +62,24 @@ class Cursor:
     tail_hash: int
     #: Hash of the last assistant message id counted (0: none): a response split over two scans counts once.
     last_message: int
+
+    def __init__(
+        self,
+        offset: int,
+        dev: int,
+        inode: int,
+        head_len: int,
+        head_hash: int,
+        tail_hash: int,
+        last_message: int,
+    ) -> None:
+        _set(self, "offset", offset)
+        _set(self, "dev", dev)
+        _set(self, "inode", inode)
+        _set(self, "head_len", head_len)
+        _set(self, "head_hash", head_hash)
+        _set(self, "tail_hash", tail_hash)
+        _set(self, "last_message", last_message)
 
     def as_tuple(self) -> CursorTuple:
         """The cursor as the 7-tuple ``sidelight._core`` takes."""
@@ -133,55 +157,93 @@ class _Counts(Mapping[str, int]):
         return dict(self.items())
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record(frozen=True, eq=False, repr=False)
 class MessageCounts(_Counts):
     """Messages counted by role (an assistant response spread over several lines counts once)."""
 
+    __slots__ = ("assistant", "user")
     _keys: ClassVar[tuple[str, ...]] = ("user", "assistant")
 
-    user: int = 0
-    assistant: int = 0
+    user: int
+    assistant: int
+
+    def __init__(self, user: int = 0, assistant: int = 0) -> None:
+        _set(self, "user", user)
+        _set(self, "assistant", assistant)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record(frozen=True, eq=False, repr=False)
 class CategoryCounts(_Counts):
     """Tool uses counted by :class:`~sidelight.Category`."""
 
+    __slots__ = ("command", "edit", "other", "read")
     _keys: ClassVar[tuple[str, ...]] = ("edit", "read", "command", "other")
 
-    edit: int = 0
-    read: int = 0
-    command: int = 0
-    other: int = 0
+    edit: int
+    read: int
+    command: int
+    other: int
+
+    def __init__(self, edit: int = 0, read: int = 0, command: int = 0, other: int = 0) -> None:
+        _set(self, "edit", edit)
+        _set(self, "read", read)
+        _set(self, "command", command)
+        _set(self, "other", other)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record(frozen=True, eq=False, repr=False)
 class SkippedLines(_Counts):
     """Lines that could not be decoded, by reason. None of them stops a scan."""
 
+    __slots__ = ("invalid_utf8", "malformed_json", "too_long")
     _keys: ClassVar[tuple[str, ...]] = ("malformed_json", "invalid_utf8", "too_long")
 
     #: Not a JSON object.
-    malformed_json: int = 0
+    malformed_json: int
     #: Not valid UTF-8.
-    invalid_utf8: int = 0
+    invalid_utf8: int
     #: Longer than ``max_line_bytes``.
-    too_long: int = 0
+    too_long: int
+
+    def __init__(self, malformed_json: int = 0, invalid_utf8: int = 0, too_long: int = 0) -> None:
+        _set(self, "malformed_json", malformed_json)
+        _set(self, "invalid_utf8", invalid_utf8)
+        _set(self, "too_long", too_long)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ToolUse:
     """One tool use: its name, category, primary argument (a path, command, pattern…) and timestamp,
     and what a hot memory shows of it (docs/activity.md, "Tool details"): the lines a write created,
     an edit's old and new text."""
 
+    __slots__ = ("category", "lines", "name", "new_text", "old_text", "primary_arg", "timestamp")
+
     name: str
     category: Category
     primary_arg: str | None
     timestamp: str | None
-    lines: int | None = None
-    old_text: str | None = None
-    new_text: str | None = None
+    lines: int | None
+    old_text: str | None
+    new_text: str | None
+
+    def __init__(
+        self,
+        name: str,
+        category: Category,
+        primary_arg: str | None,
+        timestamp: str | None,
+        lines: int | None = None,
+        old_text: str | None = None,
+        new_text: str | None = None,
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "category", category)
+        _set(self, "primary_arg", primary_arg)
+        _set(self, "timestamp", timestamp)
+        _set(self, "lines", lines)
+        _set(self, "old_text", old_text)
+        _set(self, "new_text", new_text)
 
     def as_dict(self) -> dict[str, str | int | None]:
         return {
@@ -195,9 +257,37 @@ class ToolUse:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Activity:
     """What one scan of a transcript found between its start offset and the last complete line."""
+
+    __slots__ = (
+        "bytes_consumed",
+        "categories",
+        "cursor",
+        "cwd",
+        "entry_types",
+        "file_size",
+        "files_touched",
+        "first_timestamp",
+        "first_user_text",
+        "format",
+        "last_assistant_text",
+        "last_timestamp",
+        "last_user_text",
+        "lines",
+        "messages",
+        "offset",
+        "path",
+        "pending_bytes",
+        "reset",
+        "session_id",
+        "skipped",
+        "start_offset",
+        "title",
+        "tool_uses",
+        "tools",
+    )
 
     path: str
     format: Format
@@ -234,6 +324,60 @@ class Activity:
     skipped: SkippedLines
     #: Every decoded line's top-level ``type`` (``"<none>"`` when absent), counted.
     entry_types: Mapping[str, int]
+
+    def __init__(
+        self,
+        path: str,
+        format: Format,
+        file_size: int,
+        start_offset: int,
+        offset: int,
+        reset: ResetReason | None,
+        cursor: Cursor,
+        pending_bytes: int,
+        lines: int,
+        bytes_consumed: int,
+        messages: MessageCounts,
+        tools: Mapping[str, int],
+        categories: CategoryCounts,
+        tool_uses: tuple[ToolUse, ...],
+        files_touched: tuple[str, ...],
+        first_user_text: str | None,
+        last_user_text: str | None,
+        last_assistant_text: str | None,
+        first_timestamp: str | None,
+        last_timestamp: str | None,
+        session_id: str | None,
+        cwd: str | None,
+        title: str | None,
+        skipped: SkippedLines,
+        entry_types: Mapping[str, int],
+    ) -> None:
+        _set(self, "path", path)
+        _set(self, "format", format)
+        _set(self, "file_size", file_size)
+        _set(self, "start_offset", start_offset)
+        _set(self, "offset", offset)
+        _set(self, "reset", reset)
+        _set(self, "cursor", cursor)
+        _set(self, "pending_bytes", pending_bytes)
+        _set(self, "lines", lines)
+        _set(self, "bytes_consumed", bytes_consumed)
+        _set(self, "messages", messages)
+        _set(self, "tools", tools)
+        _set(self, "categories", categories)
+        _set(self, "tool_uses", tool_uses)
+        _set(self, "files_touched", files_touched)
+        _set(self, "first_user_text", first_user_text)
+        _set(self, "last_user_text", last_user_text)
+        _set(self, "last_assistant_text", last_assistant_text)
+        _set(self, "first_timestamp", first_timestamp)
+        _set(self, "last_timestamp", last_timestamp)
+        _set(self, "session_id", session_id)
+        _set(self, "cwd", cwd)
+        _set(self, "title", title)
+        _set(self, "skipped", skipped)
+        _set(self, "entry_types", entry_types)
 
     @classmethod
     def from_core(cls, data: Mapping[str, Any]) -> Activity:
@@ -312,9 +456,11 @@ class Activity:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Entry:
     """One conversation entry, as :func:`sidelight.recent_entries` returns it."""
+
+    __slots__ = ("primary_arg", "result", "result_error", "role", "text", "timestamp", "tool_name")
 
     timestamp: str | None
     #: ``user``, ``assistant`` or ``tool``.
@@ -325,8 +471,26 @@ class Entry:
     #: A tool use's result, when it was among the lines read: its text (a long one keeps its first
     #: and last 300 characters around a ``…`` line; an exit code the transcript records apart is its
     #: first line, ``Exit code: N``), and whether the tool said it failed. ``None`` for other entries.
-    result: str | None = None
-    result_error: bool = False
+    result: str | None
+    result_error: bool
+
+    def __init__(
+        self,
+        timestamp: str | None,
+        role: str,
+        text: str | None,
+        tool_name: str | None,
+        primary_arg: str | None,
+        result: str | None = None,
+        result_error: bool = False,
+    ) -> None:
+        _set(self, "timestamp", timestamp)
+        _set(self, "role", role)
+        _set(self, "text", text)
+        _set(self, "tool_name", tool_name)
+        _set(self, "primary_arg", primary_arg)
+        _set(self, "result", result)
+        _set(self, "result_error", result_error)
 
     def as_dict(self) -> dict[str, str | bool | None]:
         return {
@@ -340,14 +504,20 @@ class Entry:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ScanFailure:
     """A file of :func:`sidelight.scan_many` that could not be scanned, and why."""
+
+    __slots__ = ("error", "path")
 
     path: str
     #: A builtin (``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``, ``OSError``,
     #: ``ValueError``) or a :class:`sidelight.SidelightError`.
     error: Exception
+
+    def __init__(self, path: str, error: Exception) -> None:
+        _set(self, "path", path)
+        _set(self, "error", error)
 
     @property
     def message(self) -> str:

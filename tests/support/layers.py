@@ -32,7 +32,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "contract",
         (
+            "sidelight._record",
             "sidelight.errors",
+            "sidelight._declared",
             "sidelight.timestamps",
             "sidelight.redact",
             "sidelight.config",
@@ -43,6 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.lines",
             "sidelight.records",
             "sidelight.sessions",
+            "sidelight._hookimpl",
             "sidelight.hookspecs",
             "sidelight.plugins",
             "sidelight.tokens",

@@ -35,10 +35,10 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
 from sidelight.paths import find_volute_mind
@@ -388,15 +388,23 @@ def _is_delivered(settings: Settings, workspace: Path, source: Session, size: in
     return (settings.state_dir / "handoffs" / "delivered" / digest).exists()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Delivery:
     """A handoff for a new session: its framed text, and what it covers (the previous session's key
-    and main transcript, up to ``size`` bytes)."""
+    and main transcript, up to ``size`` bytes). (A record written out: :mod:`sidelight._record`.)"""
+
+    __slots__ = ("session", "size", "text", "transcript")
 
     text: str
     session: str
     transcript: str
     size: int
+
+    def __init__(self, text: str, session: str, transcript: str, size: int) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "session", session)
+        object.__setattr__(self, "transcript", transcript)
+        object.__setattr__(self, "size", size)
 
 
 def handoff_for(current: Session, workspace: Path, settings: Settings, plugins: Plugins) -> Delivery | None:
@@ -505,16 +513,32 @@ def _pending_file(settings: Settings, session: Session) -> Path:
     return settings.state_dir / "handoffs" / "pending" / safe
 
 
-@dataclass(frozen=True, slots=True)
+def _nothing_to_apply() -> bool:
+    return True
+
+
+@record(frozen=True)
 class Planned:
     """What a host event would get from the handoff, decided without changing anything: ``text`` to
     inject now (``None``: none), ``cursors`` (the digest cursor entries it moves, for a dry-run digest)
     and ``apply``, which makes it so (``False``: another session claimed the handoff first; do not send
-    ``text``)."""
+    ``text``). (A record written out: :mod:`sidelight._record`.)"""
 
-    text: str | None = None
-    cursors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    apply: Callable[[], bool] = field(default=lambda: True)
+    __slots__ = ("apply", "cursors", "text")
+
+    text: str | None
+    cursors: Mapping[str, Mapping[str, Any]]
+    apply: Callable[[], bool]
+
+    def __init__(
+        self,
+        text: str | None = None,
+        cursors: Mapping[str, Mapping[str, Any]] = NEW_DICT,
+        apply: Callable[[], bool] = _nothing_to_apply,
+    ) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "cursors", {} if cursors is NEW_DICT else cursors)
+        object.__setattr__(self, "apply", apply)
 
 
 def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
@@ -544,6 +568,8 @@ def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planne
             return Planned(delivery.text, apply=deliver)
 
         def keep() -> bool:
+            from dataclasses import asdict
+
             if claim():
                 pending = _pending_file(settings, session)
                 pending.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

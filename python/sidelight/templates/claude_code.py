@@ -35,8 +35,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hookspecs import hookimpl
 from sidelight.paths import (
     TitledSession,
     claude_dirs,

@@ -29,8 +29,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hookspecs import hookimpl
 from sidelight.paths import head_string_field, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 

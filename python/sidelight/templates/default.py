@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from sidelight._hookimpl import hookimpl
 from sidelight.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text, short_path
-from sidelight.hookspecs import hookimpl
 from sidelight.records import SummarizerSpec
 from sidelight.redact import sanitize
 

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.hookspecs import hookimpl
+from sidelight._hookimpl import hookimpl
 from sidelight.records import SinkSpec
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING
 
-from sidelight.hookspecs import hookimpl
+from sidelight._hookimpl import hookimpl
 from sidelight.recap.handoff import HANDOFF_FILE, SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from sidelight.hookspecs import hookimpl
+from sidelight._hookimpl import hookimpl
 from sidelight.records import EventName, HostEvent, InjectorSpec
 
 __all__ = ["PI_EVENTS", "read_command_hook", "read_pi_event", "render_hook_json", "render_text"]

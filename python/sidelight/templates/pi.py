@@ -30,8 +30,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hookspecs import hookimpl
 from sidelight.paths import TitledSession, head_string_field, pi_session_uuid, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 

@@ -18,7 +18,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from sidelight.hookspecs import hookimpl
+from sidelight._hookimpl import hookimpl
 from sidelight.records import ResolverSpec, SinkSpec
 
 if TYPE_CHECKING:

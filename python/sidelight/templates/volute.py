@@ -38,8 +38,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight._hookimpl import hookimpl
 from sidelight.discovery import working_directory
-from sidelight.hookspecs import hookimpl
 from sidelight.paths import (
     claude_dirs,
     claude_project_dir,
