@@ -108,6 +108,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("session", "Session", REQUIRED),
             ("timestamp", "str | None", None),
             ("data", "Mapping[str, Any]", dict),
+            ("key", "str | None", None),
         ],
     ),
     (
@@ -624,7 +625,9 @@ def test_a_record_class_can_be_subclassed_as_a_dataclass() -> None:
 def test_the_records_recursion_guard_in_repr() -> None:
     event = records.SinkEvent("kind", "session")  # type: ignore[arg-type]
     event.data = {"self": event}
-    assert repr(event) == "SinkEvent(kind='kind', session='session', timestamp=None, data={'self': ...})"
+    assert repr(event) == (
+        "SinkEvent(kind='kind', session='session', timestamp=None, data={'self': ...}, key=None)"
+    )
 
 
 def test_settings_load_makes_the_settings_once() -> None:

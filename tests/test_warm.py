@@ -113,8 +113,13 @@ def test_a_hook_of_other_settings_or_another_build_answers_itself(
     monkeypatch.setattr(server, "build", "another build")
     assert warm.ask_watcher("claude-code", payload) is None
     assert server.declined == 2 and server.answered == 0
-    # Options that only the watcher or the command line read do not matter.
+    # A distribution installed since the watcher started (a plugin may have come): the hook loads it.
     monkeypatch.setattr(server, "build", warm.build_id())
+    installed, server.installed = server.installed, []
+    assert warm.ask_watcher("claude-code", payload) is None
+    assert server.declined == 3 and server.answered == 0
+    server.installed = installed
+    # Options that only the watcher or the command line read do not matter.
     answer = warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_DEBOUNCE": "1s"})
     assert answer and "session 1 ran make test" in answer
     assert not world.cursor_file(1).exists()
@@ -338,3 +343,27 @@ def test_the_watcher_counts_placements_and_distrusts_unwatched_roots(world: Hook
         assert watcher._placements_seen() is None
     finally:
         watcher.stop()
+
+
+def test_a_state_directory_moved_by_the_config_file_is_found_by_the_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = HookWorld(tmp_path, sessions=2)
+    monkeypatch.setenv("HOME", str(world.home))
+    monkeypatch.delenv("SIDELIGHT_STATE_DIR", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.delenv("SIDELIGHT_CONFIG", raising=False)
+    default = world.home / ".local" / "state" / "sidelight"
+    default.mkdir(parents=True)
+    moved = tmp_path / "elsewhere"
+    (default / "config.toml").write_text(f'state_dir = "{moved}"\n')
+    settings = Settings.load()
+    assert settings.state_dir == moved
+    hook_server = HookServer(settings, get_plugins())
+    hook_server.start()
+    try:
+        assert (moved / warm.SOCKET_NAME).exists()
+        assert warm.ask_watcher("claude-code", world.payload(0)) is not None
+        assert hook_server.answered == 1
+    finally:
+        hook_server.stop()

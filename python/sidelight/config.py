@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
 from sidelight.errors import SidelightError
+from sidelight.warm import config_file, configured_state_dir
+from sidelight.warm import default_state_dir as warm_state_dir
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -60,10 +62,9 @@ def parse_duration(text: str | float | int) -> float:
 
 
 def _default_state_dir(env: Mapping[str, str], home: Path) -> Path:
-    if "SIDELIGHT_STATE_DIR" in env:
-        return Path(env["SIDELIGHT_STATE_DIR"])
-    base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
-    return base / "sidelight"
+    # The rule lives with the warm path's client, which must find the state directory without this
+    # module (see sidelight.warm).
+    return Path(warm_state_dir(env, os.fspath(home)))
 
 
 def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -189,9 +190,7 @@ class Settings:
         env = os.environ if env is None else env
         home = home or Path(env.get("HOME") or Path.home())
         state_dir = _default_state_dir(env, home)
-        config_path = (
-            Path(env["SIDELIGHT_CONFIG"]) if env.get("SIDELIGHT_CONFIG") else state_dir / "config.toml"
-        )
+        config_path = Path(config_file(env, os.fspath(state_dir)))
         data: dict[str, Any] = {}
         if config_path.is_file():
             import tomllib  # only with a config file: it costs a prompt hook some 7 ms to import
@@ -204,8 +203,9 @@ class Settings:
         def setting(name: str, env_name: str) -> Any:
             return env.get(env_name, data.get(name))
 
-        if "state_dir" in data and "SIDELIGHT_STATE_DIR" not in env:
-            state_dir = Path(str(data["state_dir"])).expanduser()
+        configured = configured_state_dir(env, data)
+        if configured is not None:
+            state_dir = Path(configured)
         claude = env.get("CLAUDE_CONFIG_DIR")
         claude_dirs = (
             tuple(Path(p).expanduser() for p in claude.split(",") if p.strip())

@@ -427,17 +427,12 @@ def _entry_points(group: str) -> list[EntryPoint]:
     found then is not kept. Nor is anything kept before the state directory exists (a hook makes it
     for its log). A cache that cannot be read or written is only slower."""
     from sidelight.config import default_state_dir
+    from sidelight.statefile import write_atomic
 
-    folders = [os.path.abspath(entry or ".") for entry in sys.path]  # noqa: PTH100
-    key: list[object] = [group]
-    newest = 0
-    for folder in folders:
-        try:
-            changed = os.stat(folder).st_mtime_ns  # noqa: PTH116
-        except OSError:
-            changed = -1
-        key.append([folder, changed])
-        newest = max(newest, changed)
+    installed = installed_key()
+    folders = [folder for folder, _changed in installed]
+    key: list[object] = [group, *([folder, changed] for folder, changed in installed)]
+    newest = max((changed for _folder, changed in installed), default=0)
     which = zlib.crc32("\0".join(folders).encode("utf-8", "surrogateescape"))
     path = default_state_dir() / ENTRY_POINTS_FILE.format(path=f"{which:08x}")
     try:
@@ -449,18 +444,27 @@ def _entry_points(group: str) -> list[EntryPoint]:
     found = find_entry_points(group)
     if time.time_ns() - newest > _RACY_SECONDS * 1e9 and path.parent.is_dir():
         data = {"key": key, "entry_points": [[e.name, e.value, e.dist_info] for e in found]}
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as file:
-                    json.dump(data, file)
-                temporary.replace(path)
-            finally:
-                temporary.unlink(missing_ok=True)
+            # Not durable: a cache lost to a power cut is found again.
+            write_atomic(path, json.dumps(data).encode("utf-8"), durable=False)
         except OSError:
             logger.debug("cannot keep the entry points in %s", path, exc_info=True)
     return found
+
+
+def installed_key() -> list[tuple[str, int]]:
+    """Each folder of ``sys.path`` with its modification time (``-1``: missing): it changes when a
+    distribution is installed, upgraded or removed there (its ``.dist-info`` folder comes or goes). The
+    entry-point cache's key, and how the watcher's hook server knows its plugins may be out of date."""
+    key = []
+    for entry in sys.path:
+        folder = os.path.abspath(entry or ".")  # noqa: PTH100
+        try:
+            changed = os.stat(folder).st_mtime_ns  # noqa: PTH116
+        except OSError:
+            changed = -1
+        key.append((folder, changed))
+    return key
 
 
 def find_entry_points(group: str) -> list[EntryPoint]:

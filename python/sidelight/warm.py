@@ -37,6 +37,8 @@ __all__ = [
     "Request",
     "ask_watcher",
     "build_id",
+    "config_file",
+    "configured_state_dir",
     "decode_header",
     "decode_request",
     "default_state_dir",
@@ -196,24 +198,38 @@ def _timeout(env: Mapping[str, str]) -> float:
     return seconds if seconds == seconds and seconds >= 0 else DEFAULT_TIMEOUT  # NaN and negatives
 
 
+def config_file(env: Mapping[str, str], state_dir: str) -> str:
+    """The config file: ``SIDELIGHT_CONFIG``, else ``config.toml`` in the state directory."""
+    return env.get("SIDELIGHT_CONFIG") or os.path.join(state_dir, "config.toml")
+
+
+def configured_state_dir(env: Mapping[str, str], data: Mapping[str, object]) -> str | None:
+    """The state directory a config file's ``data`` sets (``None``: none, or ``SIDELIGHT_STATE_DIR``
+    decides)."""
+    if "state_dir" in data and "SIDELIGHT_STATE_DIR" not in env:
+        return os.path.expanduser(str(data["state_dir"]))
+    return None
+
+
 def _state_dir(env: Mapping[str, str]) -> str | None:
-    """The state directory as :meth:`sidelight.config.Settings.load` finds it; a config file that moves
-    it is read only then (``None``: it cannot be read, and the hook runs in-process and says why)."""
+    """The state directory as :meth:`sidelight.config.Settings.load` finds it (the rules above are its
+    rules); a config file is parsed only when it mentions ``state_dir`` (``None``: it cannot be read:
+    the hook runs in-process, which says why in its log)."""
     state = default_state_dir(env)
-    config = env.get("SIDELIGHT_CONFIG") or os.path.join(state, "config.toml")
     try:
-        with open(config, "rb") as file:
+        with open(config_file(env, state), "rb") as file:
             text = file.read()
     except OSError:
         return state
     if b"state_dir" not in text or "SIDELIGHT_STATE_DIR" in env:
         return state
-    try:
-        from sidelight.config import Settings
+    import tomllib
 
-        return os.fspath(Settings.load(env).state_dir)
-    except Exception:
+    try:
+        data = tomllib.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
+    return configured_state_dir(env, data) or state
 
 
 def ask_watcher(host: str, payload: bytes, env: Mapping[str, str] | None = None) -> str | None:

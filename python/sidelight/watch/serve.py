@@ -8,7 +8,9 @@ and the listing of every session, made again only when its file events say a tra
 deleted or moved.
 
 It declines, and the hook answers itself, when the hook is of another build or runs with other settings
-(:func:`sidelight.warm.environment`), or when it is busy with :data:`CONCURRENCY` hooks already. Each
+(:func:`sidelight.warm.environment`), when a distribution was installed or removed since it started (a
+plugin may have come or gone: :func:`sidelight.plugins.installed_key`), or when it is busy with
+:data:`CONCURRENCY` hooks already. Each
 request has a thread of its own; a client that sends nothing for :data:`READ_TIMEOUT` is dropped.
 """
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight.config import Settings
 from sidelight.discovery import list_sessions, serving
 from sidelight.hook import answer_hook, log_handler
+from sidelight.plugins import installed_key
 from sidelight.warm import (
     SOCKET_NAME,
     Reader,
@@ -86,6 +89,7 @@ class HookServer:
         self.path: Path = settings.state_dir / SOCKET_NAME
         self.environment = environment(os.environ if environ is None else environ)
         self.build = build_id()
+        self.installed = installed_key()
         self.answered = 0
         self.declined = 0
         self.last_answered: float | None = None
@@ -216,6 +220,10 @@ class HookServer:
             return
         if request.environment != self.environment:
             self._decline(connection, "another environment")
+            return
+        if installed_key() != self.installed:
+            # A plugin may have come or gone: the hook loads the plugins as they are now.
+            self._decline(connection, "distributions installed or removed since the watcher started")
             return
         try:
             settings = Settings.load()
