@@ -118,8 +118,13 @@ class Project:
             self.siblings.append(path)
         self.news = self.siblings[:news]
         self.round = 0
+        # Without PYTHONDONTWRITEBYTECODE: an installed sidelight has its bytecode compiled (pip does it
+        # at install; the first, untimed hook does it here), and a hook that compiles every module from
+        # source each time measures the compiler.
         self.env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_"))
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_")) and k != "PYTHONDONTWRITEBYTECODE"
         }
         self.env.update(HOME=str(self.home), SIDELIGHT_TIME_BUDGET=TIME_BUDGET)
         self.stdin = json.dumps(
