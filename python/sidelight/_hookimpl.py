@@ -17,27 +17,25 @@ if TYPE_CHECKING:
 
     _F = TypeVar("_F", bound=Callable[..., Any])
 
-__all__ = ["MARK", "PROJECT", "hookimpl"]
+__all__ = ["MARK", "PLAIN", "PROJECT", "hookimpl"]
 
 #: pluggy's project name and the plugins' entry-point group (:data:`sidelight.hookspecs.PROJECT`).
 PROJECT = "sidelight"
 #: The attribute pluggy's marker sets on a hook implementation: its options.
 MARK = PROJECT + "_impl"
+#: The options of a bare ``@hookimpl`` (pluggy then calls the implementations newest first).
+PLAIN: dict[str, object] = {
+    "wrapper": False,
+    "hookwrapper": False,
+    "optionalhook": False,
+    "tryfirst": False,
+    "trylast": False,
+    "specname": None,
+}
 
 
 def hookimpl(function: _F) -> _F:
     """Marks ``function`` as a hook implementation with pluggy's default options (what a bare
     ``@sidelight.hookimpl`` does)."""
-    setattr(
-        function,
-        MARK,
-        {
-            "wrapper": False,
-            "hookwrapper": False,
-            "optionalhook": False,
-            "tryfirst": False,
-            "trylast": False,
-            "specname": None,
-        },
-    )
+    setattr(function, MARK, dict(PLAIN))
     return function

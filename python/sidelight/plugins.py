@@ -28,7 +28,7 @@ import zlib
 from types import FunctionType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from sidelight._hookimpl import MARK, PROJECT
+from sidelight._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._record import record
 from sidelight.errors import SidelightError
 
@@ -152,14 +152,7 @@ def _new_manager() -> pluggy.PluginManager:
 
 #: The options of a hook implementation pluggy calls in registration order (newest first): a bare
 #: ``@hookimpl``'s.
-_PLAIN: dict[str, object] = {
-    "wrapper": False,
-    "hookwrapper": False,
-    "optionalhook": False,
-    "tryfirst": False,
-    "trylast": False,
-    "specname": None,
-}
+_PLAIN = PLAIN
 
 
 def _plain_hooks(module: ModuleType) -> dict[str, FunctionType] | None:
