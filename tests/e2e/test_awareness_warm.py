@@ -1,8 +1,9 @@
-"""The warm path with the real CLIs: a `sidelight watch` runs, and the Claude Code and Pi hooks it installed
-are answered by it (`<state dir>/hook.sock`) rather than by each hook process loading sidelight.
+"""The warm path with the real CLIs: a `sidelight watch` runs, and the Claude Code, Pi and Codex hooks
+sidelight installed are answered by it (`<state dir>/hook.sock`) rather than by each hook process loading
+sidelight.
 
-A Pi session is told what a Claude Code session did and the other way round, each exactly once; the
-watcher's snapshot counts the hooks it answered and declined none.
+Each session is told what the others did, each news once; the watcher's snapshot counts the hooks it
+answered and declined none, and `sidelight status` says so.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def _hooks(agents: AgentEnv) -> dict[str, int]:
     return hooks
 
 
-def test_hooks_of_claude_code_and_pi_answered_by_the_watcher(agents: AgentEnv) -> None:
-    agents.install_sidelight("claude-code", "pi")
+def test_hooks_of_claude_code_pi_and_codex_answered_by_the_watcher(agents: AgentEnv) -> None:
+    agents.install_sidelight("claude-code", "pi", "codex")
     watcher = subprocess.Popen(
         [*sidelight_command(), "watch"],
         cwd=agents.project,
@@ -47,6 +48,7 @@ def test_hooks_of_claude_code_and_pi_answered_by_the_watcher(agents: AgentEnv) -
                 [say("cc: hello")],
                 [write(str(agents.project / "pi.txt"), "from pi\n"), say("pi: wrote it")],
                 [bash("echo built > build.log"), say("cc: built")],
+                [say("codex: hello")],
                 [say("pi: noted")],
                 [say("cc: quiet")],
             ]
@@ -54,27 +56,33 @@ def test_hooks_of_claude_code_and_pi_answered_by_the_watcher(agents: AgentEnv) -
         cc = agents.claude("cc: start")
         pi = agents.pi("pi: write a file")
         agents.claude("cc: build it", resume=cc.session_id)
+        codex = agents.codex("codex: what is going on here?")
+        assert cc.session_id and pi.session_id and codex.session_id
         agents.pi("pi: what happened?", session=pi.transcript)
         agents.claude("cc: anything new?", resume=cc.session_id)
 
         told_cc = digest_for(agents.mock, "cc: build it")
-        assert cc.session_id and pi.session_id
         assert told_cc is not None, f"{_hooks(agents)}\n{agents.sidelight_log}\n{agents.mock.summary()}"
         assert short_id(pi.session_id) in told_cc and "wrote pi.txt" in told_cc, told_cc
         told_pi = digest_for(agents.mock, "pi: what happened?")
         assert told_pi is not None, agents.sidelight_log
         assert short_id(cc.session_id) in told_pi and "ran echo built > build.log" in told_pi, told_pi
+        assert short_id(codex.session_id) in told_pi, told_pi
+        told_codex = digest_for(agents.mock, "codex: what is going on here?")
+        assert told_codex is not None, agents.sidelight_log
+        # (Claude Code's session ended with its run: it reaches the new Codex session as a handoff.)
+        assert short_id(pi.session_id) in told_codex and "wrote pi.txt" in told_codex, told_codex
         # Only what is new since: Pi's last prompt, not the file it wrote before (told once).
         again = digest_for(agents.mock, "cc: anything new?")
         assert again is not None and "pi: what happened?" in again, again
         assert "wrote pi.txt" not in again, again
 
         deadline = time.monotonic() + 30
-        while _hooks(agents).get("answered", 0) < 5 and time.monotonic() < deadline:
+        while _hooks(agents).get("answered", 0) < 7 and time.monotonic() < deadline:
             time.sleep(0.2)
         hooks = _hooks(agents)
-        # Claude Code's prompts and starts and Pi's prompts (at least one each), none declined.
-        assert hooks.get("answered", 0) >= 5 and hooks.get("declined") == 0, hooks
+        # Claude Code's prompts and starts, Pi's and Codex's prompts (at least one each), none declined.
+        assert hooks.get("answered", 0) >= 7 and hooks.get("declined") == 0, hooks
         assert "hooks: answered warm by the watcher" in agents.sidelight("status").stdout
     finally:
         watcher.terminate()
