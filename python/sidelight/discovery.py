@@ -126,14 +126,13 @@ _last_current: tuple[HostEvent, Settings, Plugins, Session | None] | None = None
 
 def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
     listing = _LISTING.get()
-    if listing is not None and event.transcript_path is not None:
+    if listing is not None:
         # Answering for the watcher: its listing already holds a known transcript's session, with
         # the most specific resolver's name (as identify finds it), and asking the resolver again
         # would list the project folder for its subagent files.
-        wanted = str(event.transcript_path)
-        for session in listing():
-            if str(session.path) == wanted:
-                return session
+        listed = _listed_session(event, listing())
+        if listed is not None:
+            return listed
     resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in GENERIC_RESOLVERS)
     for resolver in resolvers:
         try:
@@ -143,6 +142,17 @@ def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Ses
             continue
         if found is not None:
             return found
+    return None
+
+
+def _listed_session(event: HostEvent, sessions: Iterable[Session]) -> Session | None:
+    """The listed session whose transcript is the hook event's (``None``: none, or no transcript)."""
+    if event.transcript_path is None:
+        return None
+    wanted = str(event.transcript_path)
+    for session in sessions:
+        if str(session.path) == wanted:
+            return session
     return None
 
 
@@ -172,12 +182,7 @@ def identify(
     if isinstance(spec, HostEvent):
         # The listing already holds the session of a known transcript, with the most specific
         # resolver's name; the resolvers are asked only for a session whose file is not listed (new).
-        if spec.transcript_path is not None:
-            wanted = str(spec.transcript_path)
-            for session in sessions:
-                if str(session.path) == wanted:
-                    return session
-        return current_session(spec, settings, plugins)
+        return _listed_session(spec, sessions) or current_session(spec, settings, plugins)
     for session in sessions:
         if spec in (session.key, session.id, session.name) or spec == str(session.path):
             return session

@@ -10,7 +10,6 @@ fleet publisher, status, resume and the watcher read through it.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -92,22 +91,17 @@ def plan_reads(
     transcript whose size and identity match its cursor (one stat instead of a scan), and one that is
     gone; without it every transcript is read (the scan reports a missing one)."""
     reads: list[TranscriptRead] = []
-    stat = os.stat
     for session in sessions:
         entry = saved.get(session.key)
-        if skip_unchanged and entry is not None and not session.extra_paths:
-            # The common case, a thousand times a prompt: one transcript, seen before, unchanged.
-            # The stored fields are compared directly (building a cursor for each costs more).
-            try:
-                found = stat(session.path)
-            except OSError:
-                continue  # gone: nothing to read, and the cursor is kept should it come back
-            if (
-                found.st_size == entry.get("offset")
-                and found.st_ino == entry.get("inode")
-                and found.st_dev == entry.get("dev")
-            ):
-                continue
+        if (
+            skip_unchanged
+            and entry is not None
+            and not session.extra_paths
+            and _unchanged(session.path, entry)
+        ):
+            # The common case, a thousand times a prompt: one transcript, seen before, unchanged
+            # (without building its path tuple or looking its entry up again).
+            continue
         for path in (session.path, *session.extra_paths):
             data = entry_data(entry, session, path)
             if skip_unchanged and data is not None and _unchanged(path, data):
