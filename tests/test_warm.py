@@ -367,3 +367,11 @@ def test_a_state_directory_moved_by_the_config_file_is_found_by_the_hook(
         assert hook_server.answered == 1
     finally:
         hook_server.stop()
+
+
+@pytest.mark.parametrize(
+    ("given", "seconds"),
+    [("", 0.05), ("30ms", 0.03), ("0.2s", 0.2), ("0.1", 0.1), ("1m", 60.0), ("abc", 0.05), ("-1s", 0.05)],
+)
+def test_the_warm_timeout_is_a_duration_as_every_setting_reads_one(given: str, seconds: float) -> None:
+    assert warm._timeout({warm.TIMEOUT_VARIABLE: given}) == pytest.approx(seconds)

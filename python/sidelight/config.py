@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
 from sidelight.errors import SidelightError
-from sidelight.warm import config_file, configured_state_dir
+from sidelight.warm import config_file, configured_state_dir, duration_seconds
 from sidelight.warm import default_state_dir as warm_state_dir
 
 if TYPE_CHECKING:
@@ -44,18 +44,9 @@ def parse_duration(text: str | float | int) -> float:
     """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"1.5s"`` or ``"250ms"``."""
     if isinstance(text, int | float):
         return float(text)
-    units = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-    value = text.strip().lower()
-    for unit in ("ms", "s", "m", "h", "d"):
-        if value.endswith(unit):
-            number, scale = value[: -len(unit)], units[unit]
-            break
-    else:
-        number, scale = value, 1.0
-    try:
-        seconds = float(number) * scale
-    except ValueError:
-        raise ConfigError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)") from None
+    seconds = duration_seconds(text)
+    if seconds is None:
+        raise ConfigError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)")
     if seconds < 0:
         raise ConfigError(f"a duration cannot be negative: {text!r}")
     return seconds

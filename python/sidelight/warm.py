@@ -42,6 +42,7 @@ __all__ = [
     "decode_header",
     "decode_request",
     "default_state_dir",
+    "duration_seconds",
     "encode_request",
     "environment",
     "short_address",
@@ -182,20 +183,34 @@ def short_address(path: str) -> tuple[str, int | None]:
     return f"/proc/self/fd/{fd}/{name}", fd
 
 
-def _timeout(env: Mapping[str, str]) -> float:
-    text = env.get(TIMEOUT_VARIABLE, "").strip().lower()
-    if not text:
-        return DEFAULT_TIMEOUT
-    scale = 1.0
-    if text.endswith("ms"):
-        text, scale = text[:-2], 0.001
-    elif text.endswith("s"):
-        text = text[:-1]
+#: Duration units (``90s``, ``30m``, ``250ms``), checked in this order (``ms`` before ``m`` and ``s``).
+DURATION_UNITS = (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0), ("d", 86400.0))
+
+
+def duration_seconds(text: str) -> float | None:
+    """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"1.5s"`` or ``"250ms"`` (``None``: not a
+    duration). The one reading of a duration: :func:`sidelight.config.parse_duration` is this with
+    its errors."""
+    value = text.strip().lower()
+    number, scale = value, 1.0
+    for unit, seconds in DURATION_UNITS:
+        if value.endswith(unit):
+            number, scale = value[: -len(unit)], seconds
+            break
     try:
-        seconds = float(text) * scale
+        return float(number) * scale
     except ValueError:
+        return None
+
+
+def _timeout(env: Mapping[str, str]) -> float:
+    text = env.get(TIMEOUT_VARIABLE, "")
+    if not text.strip():
         return DEFAULT_TIMEOUT
-    return seconds if seconds == seconds and seconds >= 0 else DEFAULT_TIMEOUT  # NaN and negatives
+    seconds = duration_seconds(text)
+    if seconds is None or seconds != seconds or seconds < 0:  # not a duration, NaN, negative
+        return DEFAULT_TIMEOUT
+    return seconds
 
 
 def config_file(env: Mapping[str, str], state_dir: str) -> str:
