@@ -27,6 +27,7 @@ from sidelight.hook import handle_hook
 from sidelight.plugins import get_plugins
 from sidelight.watch.serve import CONCURRENCY, HookServer
 from tests.conftest import cli_command
+from tests.support import watching
 from tests.support.hook_world import HookWorld, context_of
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets")
@@ -233,31 +234,6 @@ def test_concurrent_hooks_of_different_sessions_are_each_answered_once(
 # --- the real processes ---------------------------------------------------------------------------------
 
 
-def _start_watcher(world: HookWorld) -> subprocess.Popen[bytes]:
-    watcher = subprocess.Popen(
-        [*cli_command(), "watch", "--reconcile", "1s"],
-        env=world.env(),
-        cwd=world.project,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    status = world.state / "status.json"
-    while time.monotonic() < deadline:
-        if status.exists() and "hooks" in json.loads(status.read_text() or "{}"):
-            return watcher
-        if watcher.poll() is not None:
-            break
-        time.sleep(0.05)
-    watcher.kill()
-    raise AssertionError(f"the watcher did not start serving: {watcher.communicate()[1].decode()}")
-
-
-def _stop(watcher: subprocess.Popen[bytes]) -> None:
-    watcher.terminate()
-    watcher.communicate(timeout=30)
-
-
 PROBE = (
     "import sys\n"
     "from sidelight.cli import main\n"
@@ -273,7 +249,9 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
     before = tmp_path / "state-before"
     _keep(world, before)
 
-    watcher = _start_watcher(world)
+    watcher = watching.start_serving(
+        [*cli_command(), "watch", "--reconcile", "1s"], world.env(), world.project, world.state
+    )
     try:
         probe = subprocess.run(
             [sys.executable, "-c", PROBE],
@@ -284,13 +262,9 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
             timeout=60,
             check=False,
         )
-        deadline = time.monotonic() + 30
-        answered = 0
-        while not answered and time.monotonic() < deadline:
-            time.sleep(0.1)
-            answered = json.loads((world.state / "status.json").read_text())["hooks"]["answered"]
+        answered = watching.answered(world.state, 1)
     finally:
-        _stop(watcher)
+        watching.stop(watcher)
     assert answered == 1
     assert probe.returncode == 0, probe.stderr
     warm_output = probe.stdout

@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import cli_command
+from tests.support import watching
 
 #: Siblings in the large case, when benchmarks are enabled and in smoke mode.
 MANY = int(os.environ.get("SIDELIGHT_BENCH_SIBLINGS", "1000"))
@@ -105,6 +105,7 @@ class Project:
             self.home / ".claude" / "projects" / "".join(c if c.isalnum() else "-" for c in str(self.cwd))
         )
         folder.mkdir(parents=True)
+        self.state = self.home / ".local" / "state" / "sidelight"
         self.current = str(uuid.uuid4())
         self.current_path = folder / f"{self.current}.jsonl"
         self.current_path.write_text(_turn(self.current, str(self.cwd), "the current session", "cur"))
@@ -162,34 +163,7 @@ def _serve(project: Project) -> subprocess.Popen[bytes]:
     """``sidelight watch`` on the project's state, once it answers hooks from its first listing. The hooks
     may wait up to a second for it to take them: the benchmark measures answers, not fallbacks."""
     project.env["SIDELIGHT_WARM_TIMEOUT"] = "1s"
-    watcher = subprocess.Popen(
-        [*cli_command(), "watch"],
-        env=project.env,
-        cwd=project.cwd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    status = project.home / ".local" / "state" / "sidelight" / "status.json"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and watcher.poll() is None:
-        if status.exists() and json.loads(status.read_text() or "{}").get("scans", 0) >= 1:
-            return watcher
-        time.sleep(0.1)
-    watcher.kill()
-    raise AssertionError(f"the watcher did not start: {watcher.communicate()[1].decode()[-2000:]}")
-
-
-def _answered(project: Project, at_least: int) -> int:
-    """How many hooks the watcher says it answered (its snapshot is written within a second or two)."""
-    status = project.home / ".local" / "state" / "sidelight" / "status.json"
-    deadline = time.monotonic() + 30
-    answered = 0
-    while time.monotonic() < deadline:
-        answered = int(json.loads(status.read_text() or "{}").get("hooks", {}).get("answered", 0))
-        if answered >= at_least:
-            break
-        time.sleep(0.2)
-    return answered
+    return watching.start_serving([*cli_command(), "watch"], project.env, project.cwd, project.state)
 
 
 def _median(benchmark: Any) -> float | None:
@@ -248,13 +222,12 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
             benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
         if watcher is not None:
             # Every round was answered by the watcher, not by the hook falling back to itself.
-            answered = _answered(project, len(outputs))
+            answered = watching.answered(project.state, len(outputs))
             benchmark.extra_info["answered_warm"] = answered
             assert answered == len(outputs), f"{answered} of {len(outputs)} hooks answered warm"
     finally:
         if watcher is not None:
-            watcher.terminate()
-            watcher.communicate(timeout=60)
+            watching.stop(watcher)
 
     # Correctness, every round: a digest that reports the news (at most 500 characters, so with many
     # sessions some lines become "+N more sessions").
@@ -265,7 +238,7 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
     shown = [line for line in outputs[-1].splitlines() if line.startswith("- ")]
     benchmark.extra_info["digest_lines"] = len(shown)
     benchmark.extra_info["digest_chars"] = len(outputs[-1])
-    log = project.home / ".local" / "state" / "sidelight" / "sidelight.log"
+    log = project.state / "sidelight.log"
     benchmark.extra_info["hook_warnings"] = log.read_text().count("WARNING") if log.exists() else 0
 
     median = _median(benchmark)

@@ -8,41 +8,21 @@ answered and declined none, and `sidelight status` says so.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import time
-
 import pytest
 
 from sidelight.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for, sidelight_command
 from tests.e2e.mockapi import bash, say, write
+from tests.support import watching
 
 pytestmark = pytest.mark.e2e
 
 
-def _hooks(agents: AgentEnv) -> dict[str, int]:
-    status = agents.home / ".local" / "state" / "sidelight" / "status.json"
-    if not status.exists():
-        return {}
-    hooks: dict[str, int] = json.loads(status.read_text() or "{}").get("hooks", {})
-    return hooks
-
-
 def test_hooks_of_claude_code_pi_and_codex_answered_by_the_watcher(agents: AgentEnv) -> None:
     agents.install_sidelight("claude-code", "pi", "codex")
-    watcher = subprocess.Popen(
-        [*sidelight_command(), "watch"],
-        cwd=agents.project,
-        env=agents.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    state = agents.home / ".local" / "state" / "sidelight"
+    watcher = watching.start_serving([*sidelight_command(), "watch"], agents.env(), agents.project, state)
     try:
-        deadline = time.monotonic() + 60
-        while "socket" not in _hooks(agents) and watcher.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert "socket" in _hooks(agents), "the watcher does not answer hooks"
         agents.mock.set_script(
             [
                 [say("cc: hello")],
@@ -62,7 +42,9 @@ def test_hooks_of_claude_code_pi_and_codex_answered_by_the_watcher(agents: Agent
         agents.claude("cc: anything new?", resume=cc.session_id)
 
         told_cc = digest_for(agents.mock, "cc: build it")
-        assert told_cc is not None, f"{_hooks(agents)}\n{agents.sidelight_log}\n{agents.mock.summary()}"
+        assert told_cc is not None, (
+            f"{watching.snapshot(state)}\n{agents.sidelight_log}\n{agents.mock.summary()}"
+        )
         assert short_id(pi.session_id) in told_cc and "wrote pi.txt" in told_cc, told_cc
         told_pi = digest_for(agents.mock, "pi: what happened?")
         assert told_pi is not None, agents.sidelight_log
@@ -77,15 +59,12 @@ def test_hooks_of_claude_code_pi_and_codex_answered_by_the_watcher(agents: Agent
         assert again is not None and "pi: what happened?" in again, again
         assert "wrote pi.txt" not in again, again
 
-        deadline = time.monotonic() + 30
-        while _hooks(agents).get("answered", 0) < 7 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        hooks = _hooks(agents)
+        watching.answered(state, 7)
+        hooks = watching.snapshot(state)["hooks"]
         # Claude Code's prompts and starts, Pi's and Codex's prompts (at least one each), none declined.
-        assert hooks.get("answered", 0) >= 7 and hooks.get("declined") == 0, hooks
+        assert hooks["answered"] >= 7 and hooks["declined"] == 0, hooks
         assert "hooks: answered warm by the watcher" in agents.sidelight("status").stdout
     finally:
-        watcher.terminate()
-        _, errors = watcher.communicate(timeout=60)
+        errors = watching.stop(watcher)
     assert watcher.returncode == 0, errors.decode()
     assert "ERROR" not in agents.sidelight_log
