@@ -65,6 +65,8 @@ NOT_FOR_A_PROMPT = (
     "inspect",
     # a transcript's ...Z timestamps are read with arithmetic (sidelight.timestamps)
     "datetime",
+    # a hook that logs nothing: loggers import logging on their first record (sidelight.logs)
+    "logging",
 )
 
 

@@ -39,12 +39,12 @@ The locking is POSIX-only (``fcntl``).
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidelight.logs import get_logger
 from sidelight.statefile import CorruptStateError, SharedState
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CursorStore"]
 
-logger = logging.getLogger("sidelight.cursors")
+logger = get_logger("sidelight.cursors")
 
 #: Reader name -> writer name -> entry, as stored.
 _State = dict[str, dict[str, dict[str, Any]]]

@@ -18,7 +18,6 @@ entry for itself), asks the summarizer plugins for one line each, and commits th
 
 from __future__ import annotations
 
-import logging
 import math
 import posixpath
 import re
@@ -30,6 +29,7 @@ from sidelight._record import record, replace
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
 from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
+from sidelight.logs import get_logger
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
@@ -262,7 +262,7 @@ def _fit(ordered: Sequence[DigestLine], limit: int, keep_tails: int) -> tuple[li
     return block, 0
 
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 # --- the digest of a session's siblings ---------------------------------------------------------

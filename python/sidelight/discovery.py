@@ -8,13 +8,13 @@ asks the resolver plugins and nothing above them.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight.errors import SidelightError
+from sidelight.logs import get_logger
 from sidelight.records import HostEvent, Session
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ __all__ = [
     "working_directory",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The plain agent templates; a more specific resolver (volute) that claims the same transcript wins.
 GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex"})

@@ -20,13 +20,13 @@ stored with secrets redacted and control characters removed (a secret never reac
 
 from __future__ import annotations
 
-import logging
 import time
 import unicodedata
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from sidelight._record import record
 from sidelight.errors import SidelightError
+from sidelight.logs import get_logger
 from sidelight.statefile import safe_name, shared_json
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ __all__ = [
     "with_long_term",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: Who a fact is about: the person, or what the agent learned.
 Scope: TypeAlias = Literal["user", "agent"]

@@ -52,8 +52,9 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
+from sidelight.logs import get_logger
+
 if TYPE_CHECKING:
-    import logging
     from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
 
@@ -80,12 +81,7 @@ __all__ = [
     "transcripts_of",
 ]
 
-
-def _logger() -> logging.Logger:
-    # ``import sidelight`` imports this module: logging and pathlib are loaded only when needed.
-    import logging
-
-    return logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 DEFAULT_MAX_MESSAGES: Final = 20
@@ -223,7 +219,7 @@ def _memo(count: Callable[[str], int]) -> Callable[[str], int]:
                     value = answer
                     _remember_count(key, value)
                 except Exception:
-                    _logger().warning("the token counter failed; 4 characters a token", exc_info=True)
+                    logger.warning("the token counter failed; 4 characters a token", exc_info=True)
                     broken.append(True)
         known[text] = value
         return value
@@ -489,7 +485,7 @@ def injected_markers(plugins: Plugins) -> tuple[str, ...]:
         for spec in plugins.formats().values():
             found.update(dict.fromkeys(m for m in spec.injected_markers if m))
     except Exception:  # a broken format plugin costs its markers, not the history
-        _logger().warning("cannot list the formats' injected markers", exc_info=True)
+        logger.warning("cannot list the formats' injected markers", exc_info=True)
     return tuple(found)
 
 
@@ -638,7 +634,7 @@ def _load_keys(settings: Settings) -> dict[str, dict[str, Any]]:
     try:
         keys = _keys_file(settings).read().get("keys")
     except OSError:
-        _logger().warning("cannot read %s", settings.state_dir / KEYS_FILE, exc_info=True)
+        logger.warning("cannot read %s", settings.state_dir / KEYS_FILE, exc_info=True)
         return {}
     if not isinstance(keys, dict):
         return {}
@@ -691,7 +687,7 @@ def note_session(
 
         _keys_file(settings).update(change)
     except Exception:  # the history still works from the resolvers' answers
-        _logger().warning("cannot remember the transcript of %s", session.key, exc_info=True)
+        logger.warning("cannot remember the transcript of %s", session.key, exc_info=True)
 
 
 def _seen(record: Any) -> float:

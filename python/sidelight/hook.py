@@ -4,9 +4,7 @@ handoff, the welcome back, the session's own context) into the answer to one hos
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import os
 import time
 import zlib
@@ -16,10 +14,12 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from sidelight.config import EVENTS_FILE, Settings
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
+from sidelight.logs import file_handler, get_logger, hook_log
 from sidelight.plugins import get_plugins
 from sidelight.statefile import safe_name, write_atomic
 
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable
     from pathlib import Path
 
@@ -38,7 +38,7 @@ __all__ = [
     "plan_event",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The hook's log file, in the state directory.
 LOG_FILE = "sidelight.log"
@@ -58,14 +58,8 @@ def handle_hook(
     except Exception:
         logger.exception("cannot load the settings")
         return None
-    handler = _log_to_file(settings)
-    try:
+    with hook_log(str(settings.state_dir / LOG_FILE)):
         return answer_hook(host, payload, settings, plugins)
-    finally:
-        if handler is not None:
-            logging.getLogger("sidelight").removeHandler(handler)
-            with contextlib.suppress(OSError):  # a full disk: the digest still goes out
-                handler.close()
 
 
 def answer_hook(
@@ -469,36 +463,7 @@ def _record(settings: Settings, event: HostEvent) -> None:
         file.write(json.dumps(line) + "\n")
 
 
-class _HookLogHandler(logging.FileHandler):
-    """The hook's log file. A record that cannot be written (a full disk) is dropped quietly: logging's
-    default prints a traceback on the host's stderr."""
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        pass
-
-
-def _log_to_file(settings: Settings) -> logging.Handler | None:
-    """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads."""
-    handler = log_handler(settings)
-    if handler is None:
-        return None
-    root = logging.getLogger("sidelight")
-    root.addHandler(handler)
-    if root.level == logging.NOTSET or root.level > logging.INFO:
-        root.setLevel(logging.INFO)
-    return handler
-
-
 def log_handler(settings: Settings) -> logging.Handler | None:
     """A handler that writes to the hook's log file (``<state dir>/sidelight.log``), not yet added to
     any logger (``None``: the file cannot be opened)."""
-    try:
-        settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = settings.state_dir / LOG_FILE
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.close(fd)
-        handler = _HookLogHandler(path, encoding="utf-8")
-    except OSError:
-        return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    return handler
+    return file_handler(str(settings.state_dir / LOG_FILE))

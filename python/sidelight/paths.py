@@ -12,7 +12,6 @@ process lists once; the watcher lists many times).
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 import stat
@@ -21,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sidelight.logs import get_logger
 from sidelight.records import Session
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ __all__ = [
     "stat_key",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: Claude Code cuts a sanitized project directory name to this many characters and adds ``-<hash>``.
 CLAUDE_MAX_SANITIZED = 200

@@ -20,7 +20,6 @@ a prompt hook does not read every installed distribution's metadata on every pro
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 import time
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._record import record
 from sidelight.errors import SidelightError
+from sidelight.logs import get_logger
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -59,7 +59,7 @@ __all__ = [
     "get_plugins",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The built-in templates, registered like any plugin. Order matters for summarizers: the default comes last.
 BUILTINS: tuple[str, ...] = (

@@ -9,7 +9,6 @@ fleet publisher, status, resume and the watcher read through it.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,7 @@ import sidelight._core as _core
 from sidelight._record import record
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
+from sidelight.logs import get_logger
 from sidelight.statefile import safe_name
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
@@ -47,7 +47,7 @@ __all__ = [
     "scan_within",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def cursor_file(session: Session, settings: Settings) -> Path:

@@ -21,12 +21,12 @@ block.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from typing import TYPE_CHECKING, Any
 
 from sidelight._record import replace
+from sidelight.logs import get_logger
 from sidelight.redact import sanitize
 from sidelight.statefile import safe_name, write_atomic
 from sidelight.timestamps import epoch_seconds
@@ -54,7 +54,7 @@ __all__ = [
     "welcome_back",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: How much of a session's own transcript is read to rebuild its recent state.
 TAIL_BYTES = 256 * 1024

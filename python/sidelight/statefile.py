@@ -15,14 +15,16 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import logging
 import os
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from sidelight.logs import get_logger
+
 if TYPE_CHECKING:
+    import logging
     from collections.abc import Callable, Iterator
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-logger = logging.getLogger("sidelight.state")
+logger = get_logger("sidelight.state")
 
 
 def move_aside(path: Path) -> Path:

@@ -15,10 +15,11 @@ a budget is never left uncounted.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from typing import TYPE_CHECKING, Final
+
+from sidelight.logs import get_logger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_COUNTER", "ENV_VAR", "count_tokens", "estimate_tokens", "get_counter"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The built-in counter's name.
 DEFAULT_COUNTER: Final = "estimate"

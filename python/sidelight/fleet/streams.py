@@ -31,7 +31,6 @@ The ``redis`` client (``pip install 'sidelight[redis]'``) is imported only when 
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import zlib
@@ -47,6 +46,7 @@ from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
 from sidelight.digest import is_digest_text
 from sidelight.fleet.resp import RespClient
+from sidelight.logs import get_logger
 from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
 from sidelight.timestamps import epoch_seconds
@@ -75,7 +75,7 @@ __all__ = [
     "safe_url",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The stream of a fleet scope is ``sidelight:<scope>``.
 STREAM_PREFIX: Final = "sidelight:"

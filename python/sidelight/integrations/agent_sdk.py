@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
+
+from sidelight.logs import get_logger
 
 if TYPE_CHECKING:
     from sidelight.config import Settings
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOST", "make_session_context_hook", "session_context_hook"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The injector the callback speaks through (:mod:`sidelight.templates.hosts`).
 HOST = "agent-sdk"

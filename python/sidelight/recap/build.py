@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.formats import categories_for
 from sidelight.lines import Chunk, Line
+from sidelight.logs import get_logger
 from sidelight.reads import decoder_for
 from sidelight.recap.collapse import TranscriptLog, is_acknowledgement
 from sidelight.redact import sanitize
@@ -67,6 +68,8 @@ __all__ = [
     "recency",
     "score_chunks",
 ]
+
+logger = get_logger(__name__)
 
 #: The built-in embedder's and chunk summarizer's names.
 DEFAULT_EMBEDDER: Final = "hashed-ngrams"
@@ -295,9 +298,7 @@ def _summarize(chunk: Chunk, plugins: Plugins | None, recap: RecapSettings) -> s
             try:
                 text = spec.summarize(chunk)
             except Exception as error:  # a broken plugin never breaks a recap
-                import logging
-
-                logging.getLogger(__name__).warning("chunk summarizer %s failed: %s", spec.name, error)
+                logger.warning("chunk summarizer %s failed: %s", spec.name, error)
                 continue
             if text:
                 return sanitize(text, recap.summary_chars)
@@ -464,10 +465,8 @@ def _embed(texts: Sequence[str], plugins: Plugins | None, recap: RecapSettings) 
     if plugins is not None and recap.embedder != DEFAULT_EMBEDDER:
         spec = plugins.embedders().get(recap.embedder)
         if spec is None:
-            import logging
-
             known = ", ".join(sorted(plugins.embedders())) or DEFAULT_EMBEDDER
-            logging.getLogger(__name__).warning(
+            logger.warning(
                 "unknown embedder %r (known: %s); using %s", recap.embedder, known, DEFAULT_EMBEDDER
             )
         else:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
 from pathlib import Path
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
+from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import safe_name, write_atomic
@@ -78,7 +78,7 @@ __all__ = [
     "write_handoff",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The handoff's file name in a workspace.
 HANDOFF_FILE: Final = "_handoff.md"

@@ -30,13 +30,13 @@ specific resolvers first for the current session.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
 from sidelight.paths import (
     TitledSession,
     claude_dirs,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 NAME = "claude-code"
 

@@ -23,7 +23,6 @@ yet), else the rollout whose id is ``event.session_id``, else ``None``.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
 from sidelight.paths import head_string_field, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 NAME = "codex"
 

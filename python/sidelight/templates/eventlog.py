@@ -27,13 +27,13 @@ watcher. A sink never raises: a failure is logged and the event dropped.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._hookimpl import hookimpl
+from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ __all__ = [
     "sidelight_sinks",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The log's file name in the state directory.
 ACTIVITY_EVENTS_FILE: Final = "activity-events.jsonl"

@@ -18,12 +18,12 @@ Importing this module is cheap (it is loaded with every hook): the recap machine
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import deque
 from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
+from sidelight.logs import get_logger
 from sidelight.recap.handoff import HANDOFF_FILE, SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 
@@ -41,7 +41,7 @@ __all__ = [
     "wait_for_handoffs",
 ]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def _extractive(chunk: Chunk) -> str:

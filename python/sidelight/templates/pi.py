@@ -25,13 +25,13 @@ yet. Else the session whose uuid is ``event.session_id``. Else ``None``.
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
 from sidelight.paths import TitledSession, head_string_field, pi_session_uuid, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 NAME = "pi"
 

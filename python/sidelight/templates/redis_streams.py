@@ -14,11 +14,11 @@ file); otherwise it costs nothing and never imports the ``redis`` client.
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
+from sidelight.logs import get_logger
 from sidelight.records import ResolverSpec, SinkSpec
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["current_publisher", "emit", "emit_many", "start", "stop"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 #: The sink's and the resolver's name (``sidelight.fleet.streams.RESOLVER``: this module loads with every
 #: hook,

@@ -33,13 +33,13 @@ path, preferring this more specific resolver, and asks it first for the current 
 from __future__ import annotations
 
 import json
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.discovery import working_directory
+from sidelight.logs import get_logger
 from sidelight.paths import (
     claude_dirs,
     claude_project_dir,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["NAME", "current", "list_sessions", "mind_sessions", "minds", "roots"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 NAME = "volute"
 
