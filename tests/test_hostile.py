@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import stat
 import subprocess
+import threading
+import tracemalloc
 import unicodedata
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -192,3 +196,115 @@ def test_state_files_are_private(world: HookWorld) -> None:
             assert mode == 0o600, path
         checked += 1
     assert checked >= 4  # the cursor file, its lock, the log, the prompt marker
+
+
+# -- a hostile Redis -------------------------------------------------------------------------------------
+
+
+class HostileRedis:
+    """A tiny server on loopback that answers every command with ``reply`` (an iterator of byte strings,
+    each sent after ``pause`` seconds) until the client hangs up or :meth:`close` is called."""
+
+    def __init__(self, reply: Callable[[], Iterator[bytes]], pause: float = 0.0) -> None:
+        self.reply = reply
+        self.pause = pause
+        self.sent = 0
+        self.stopping = threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.settimeout(0.05)
+        self.url = f"redis://127.0.0.1:{self.listener.getsockname()[1]}/0"
+        self.threads = [threading.Thread(target=self._serve, name="hostile-redis", daemon=True)]
+        self.threads[0].start()
+
+    def _serve(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                continue
+            thread = threading.Thread(target=self._answer, args=(connection,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            try:
+                connection.recv(65536)  # the command, whatever it is
+                for chunk in self.reply():
+                    if self.stopping.wait(self.pause) or not chunk:
+                        return
+                    connection.sendall(chunk)
+                    self.sent += len(chunk)
+            except OSError:
+                return  # the client hung up
+
+    def close(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(10)
+        self.listener.close()
+
+
+def _trickle() -> Iterator[bytes]:
+    yield b"$100000\r\n"
+    while True:
+        yield b"x"
+
+
+def _huge_string() -> Iterator[bytes]:
+    yield b"$300000000\r\n"
+    chunk = b"x" * 65536
+    while True:
+        yield chunk
+
+
+def _endless_array() -> Iterator[bytes]:
+    yield b"*1000000000\r\n"
+    while True:
+        yield b"$1\r\nx\r\n" * 4096
+
+
+def _nested_arrays() -> Iterator[bytes]:
+    while True:
+        yield b"*1\r\n" * 4096
+
+
+HOSTILE_REPLIES = {
+    "trickle": (_trickle, 0.05),
+    "a 300 MB string": (_huge_string, 0.0),
+    "an endless array": (_endless_array, 0.0),
+    "arrays nested without end": (_nested_arrays, 0.0),
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_REPLIES))
+def test_a_hostile_redis_costs_a_hook_its_deadline_and_little_memory(
+    world: HookWorld, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """A fleet's Redis that trickles its reply a byte every 50 ms, announces a 300 MB string and sends
+    it, or an endless array: the hook gives up on the fleet by its deadline (150 ms a request), keeps
+    no more than a little memory, and prints the local siblings' digest."""
+    reply, pause = HOSTILE_REPLIES[kind]
+    server = HostileRedis(reply, pause)
+    monkeypatch.setenv("SIDELIGHT_REDIS_URL", server.url)
+    world.prompt(1, "a local sibling's news")
+    result: list[str | None] = []
+    tracemalloc.start()
+    try:
+        worker = threading.Thread(target=lambda: result.append(handle_hook("claude-code", world.payload(0))))
+        worker.start()
+        worker.join(10.0)  # a bound on a hang, not a measure: the deadline is 150 ms
+        finished = not worker.is_alive()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        server.close()  # a hook still reading gets the end of the connection
+        worker.join(10.0)
+    assert finished, f"the hook was still reading after 10 s ({server.sent} bytes sent)"
+    assert peak < 32 * 1024 * 1024, peak
+    assert result and result[0] is not None
+    context = context_of(result[0].encode())
+    assert context is not None and "a local sibling's news" in context
+    assert "local sessions only" in world.log()
