@@ -48,6 +48,7 @@ def test_every_kind_of_the_brief_is_in_the_corpus():
     expected = {"anthropic-key", "openai-key", "github-token", "gitlab-token", "slack-token", "aws-key-id"}
     expected |= {"aws-secret", "google-key", "stripe-key", "npm-token", "hf-token", "jwt", "bearer"}
     expected |= {"private-key", "url-password", "command-password", "env"}
+    expected |= {"slack-webhook", "azure-key"}  # issue 19
     assert expected <= kinds
 
 
@@ -186,6 +187,15 @@ _ADVERSARIAL = {
     "hyphens": "a-" * 500_000,
     "github-prefixes": "ghp_" * 250_000,
     "mixed": 'PASSWORD="' + "sk-ant-" * 100_000 + "\n" + "x" * 300_000,
+    # The rules anchored on a key's own shape start anywhere, and the soft edge after ``_``, ``\n``, ``%20``:
+    "soft-edges": "_sk-" * 250_000,
+    "escaped-edges": "\\nsk-" * 200_000,
+    "percent-edges": "%20sk-" * 160_000,
+    "anthropic-versions": "sk-ant-api03-" * 75_000,
+    "docker-logins": "docker login " * 75_000,
+    "aws-configures": "aws configure set " * 55_000,
+    "slack-webhooks": "hooks.slack.com/services/" * 40_000,
+    "slack-tokens": "xoxb-1" * 160_000,
 }
 
 

@@ -54,6 +54,11 @@ class _Pattern:
 
 # A token may only start where the previous character cannot belong to it.
 _TOKEN_EDGE = r"(?<![A-Za-z0-9_\-])"
+# For a key whose prefix says little (a legacy OpenAI ``sk-``), a softer edge: also right after an
+# underscore (``key_sk-...``), an escape written out (``\nsk-...``, ``\tsk-...``) or a percent-encoded
+# byte (``%20sk-...``). Keys with a prefix of their own (``sk-ant-api03-``, ``ghp_``, ``glpat-``) need no
+# edge at all: their rules are anchored on the key's own shape, wherever it starts.
+_SOFT_EDGE = r"(?:(?<![A-Za-z0-9\-])|(?<=\\[ntr])|(?<=%[0-9A-Fa-f]{2}))"
 
 #: A quoted value (unterminated: to the end of the line) or an unquoted word.
 _VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
@@ -61,6 +66,7 @@ _VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
 #: Names in assignments that hold secrets (looked up in the lowercased name).
 _SECRET_NAME = _Pattern(
     r"secret|token(?!s|iz|_?count|_?usage|_?limit)|passw(?:or)?d|api[_\-.]?key|private|credential|auth(?!or)"
+    r"|account_?key|shared_?access_?(?:key(?!_?name)|signature)"
 )
 #: Name parts that hold secrets only as a whole part (``DB_PASS``, ``SMTP_PWD``, not ``BYPASS`` or ``PWD``).
 _SECRET_PART = frozenset({"pass", "pwd", "pw"})
@@ -151,43 +157,62 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
             r"\1" + _marker("bearer-token"),
             ("bearer",),
         ),
-        (_TOKEN_EDGE + r"sk-ant-[A-Za-z0-9_\-]{16,}", 0, _marker("anthropic-key"), ("sk-ant-",)),
+        # Anthropic: anywhere in its versioned shape (``sk-ant-api03-...``), or after an edge as before.
         (
-            _TOKEN_EDGE + r"sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[0-9])[A-Za-z0-9_\-]{20,}",
+            r"sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_\-]{16,}|" + _TOKEN_EDGE + r"sk-ant-[A-Za-z0-9_\-]{16,}",
+            0,
+            _marker("anthropic-key"),
+            ("sk-ant-",),
+        ),
+        # OpenAI: project, service-account and admin keys have a prefix of their own; a legacy key
+        # (``sk-`` and a run with a digit) needs the soft edge.
+        (
+            r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|"
+            + _SOFT_EDGE
+            + r"sk-(?=[A-Za-z0-9_\-]{0,200}?[0-9])[A-Za-z0-9_\-]{20,}",
             0,
             _marker("openai-key"),
             ("sk-",),
         ),
         (
-            _TOKEN_EDGE + r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+            r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
             0,
             _marker("github-token"),
             _GITHUB,
         ),
-        (_TOKEN_EDGE + r"glpat-[A-Za-z0-9_\-]{20,}", 0, _marker("gitlab-token"), ("glpat-",)),
+        (r"glpat-[A-Za-z0-9_\-]{20,}", 0, _marker("gitlab-token"), ("glpat-",)),
         (
-            _TOKEN_EDGE + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}",
+            r"(?:xox[abposr]|xapp)-[0-9][A-Za-z0-9\-]{9,}|"
+            + _TOKEN_EDGE
+            + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}",
             0,
             _marker("slack-token"),
             ("xox", "xapp-"),
         ),
+        # Slack webhooks: the path is the secret.
         (
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
+            r"(hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/\-]{8,}",
+            re.IGNORECASE,
+            r"\1" + _marker("slack-webhook"),
+            ("hooks.slack",),
+        ),
+        (
+            r"(?<![A-Z])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
             0,
             _marker("aws-key-id"),
             ("akia", "asia"),
         ),
-        (_TOKEN_EDGE + r"AIza[A-Za-z0-9_\-]{35,}", 0, _marker("google-key"), ("aiza",)),
+        (r"AIza[A-Za-z0-9_\-]{35,}", 0, _marker("google-key"), ("aiza",)),
         (
-            _TOKEN_EDGE + r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+            r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
             0,
             _marker("stripe-key"),
             ("_live_", "_test_"),
         ),
-        (_TOKEN_EDGE + r"npm_[A-Za-z0-9]{36,}", 0, _marker("npm-token"), ("npm_",)),
-        (_TOKEN_EDGE + r"hf_[A-Za-z0-9]{30,}", 0, _marker("hf-token"), ("hf_",)),
+        (r"npm_[A-Za-z0-9]{36,}", 0, _marker("npm-token"), ("npm_",)),
+        (r"hf_[A-Za-z0-9]{30,}", 0, _marker("hf-token"), ("hf_",)),
         (
-            _TOKEN_EDGE + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+            r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
             0,
             _marker("jwt"),
             ("eyj",),
@@ -203,6 +228,22 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
             ("mysql", "mariadb"),
         ),
         (r"(?<![A-Za-z0-9_\-])(sshpass\s+-p\s*)" + _VALUE, 0, r"\1" + MARKER, ("sshpass",)),
+        # ``docker login -p VALUE`` (``--password VALUE`` is the rule below).
+        (
+            r"(?<![A-Za-z0-9_\-])((?:docker|podman|nerdctl|buildah)\s+login\b[^\n|;&]{0,200}?\s-p(?:\s+|=))"
+            r"(?!-)" + _VALUE,
+            0,
+            r"\1" + MARKER,
+            ("login",),
+        ),
+        # ``aws configure set aws_secret_access_key VALUE`` (a word, not an assignment).
+        (
+            r"(?<![A-Za-z0-9_\-])(aws\s+configure\s+set\s+(?:[A-Za-z0-9_\-]+\.)?"
+            r"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+)" + _VALUE,
+            re.IGNORECASE,
+            r"\1" + MARKER,
+            ("configure",),
+        ),
         # ``curl -u user:pass`` (and ``--user``).
         (
             r"(?<![A-Za-z0-9_\-])(?P<lead>(?:-u|--user)[\s=]+(?P<quote>[\"']?))"
@@ -225,7 +266,10 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
             r"(?!=)(?P<value>" + _VALUE + ")",
             0,
             _assignment,
-            ("secret", "token", "pass", "pw", "api", "private", "credential", "auth"),
+            (
+                *("secret", "token", "pass", "pw", "api", "private", "credential", "auth"),
+                *("accountkey", "account_key", "sharedaccess", "shared_access"),
+            ),
         ),
     )
 )
