@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ from sidelight.fleet import streams as fleet
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
+from sidelight.records import SessionActivity
 from sidelight.templates import redis_streams
 from sidelight.watch.watcher import Watcher
 from tests import conftest
@@ -706,3 +708,81 @@ def test_list_remote_names_the_other_machines_sessions(fleet_of, server):
         fleet.list_remote(replace(b.settings(), redis_url=None))
     with pytest.raises(fleet.FleetUnavailableError):
         fleet.list_remote(b.settings(SIDELIGHT_REDIS_URL=f"redis://127.0.0.1:{free_port()}/0"), timeout=0.5)
+
+
+def test_one_huge_record_is_skipped_and_costs_the_readers_little(fleet_of, server):
+    """A record of 50 MB (a foreign or hostile writer's: ours are capped) on a real redis-server: every
+    reader skips it unread (it stands in the reply as TOO_LARGE, its bytes never kept) and reports the
+    records around it; the next prompt does not meet it again."""
+    a, b = fleet_of("host-a", "host-b")
+    b.prompt(0, "the reader")
+    assert b.hook(0) is None  # the first look: the position is the stream's end
+    a.prompt(1, "before the huge one")
+    publisher = a.publisher()
+    publisher.note([a.session(1)])
+    publisher.publish_pending()
+    client = server.client()
+    stream = f"sidelight:{a.scope}"
+    (entry,) = client.xrange(stream)
+    huge = dict(entry[1])
+    huge[b"id"] = b"host-x/huge/1:1"
+    huge[b"host"] = b"host-x"
+    huge[b"data"] = b'{"session": {"key": "huge"}, "pad": "' + b"x" * (50 * 1024 * 1024) + b'"}'
+    client.xadd(stream, huge)
+    client.close()
+    a.prompt(2, "after the huge one")
+    publisher.note([a.session(2)])
+    publisher.publish_pending()
+    tracemalloc.start()
+    try:
+        started = time.monotonic()
+        digest = b.hook(0)
+        elapsed = time.monotonic() - started
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert elapsed < 10.0, elapsed  # a bound on a stall (it took 20 s before), not a measure
+    assert peak < 32 * 1024 * 1024, peak
+    text = "\n".join(digest_lines(digest))
+    assert "before the huge one" in text and "after the huge one" in text, text
+    assert "larger than" in b.log()
+    assert b.hook(0) is None  # past it for good
+
+
+def test_a_record_is_bounded_when_it_is_published():
+    """A session with thousands of tool names, long paths and long texts publishes a record of at most
+    RECORD_BYTES: tools beyond TOOLS_LIMIT are counted together, and what still does not fit is trimmed."""
+    session = replace(_fake_current(), key="k" * 100)
+    activity = SessionActivity(
+        session=session,
+        user_messages=3,
+        assistant_messages=3,
+        tools={f"mcp__server__tool_{i:05d}_" + "y" * 200: 1 for i in range(5000)},
+        categories={"other": 5000},
+        files_touched=tuple(f"/srv/{i}/" + "z" * 400 for i in range(1000)),
+        first_user_text="p" * 100_000,
+        last_assistant_text="r" * 100_000,
+        first_timestamp=None,
+        last_timestamp=None,
+        first_look=False,
+        age_seconds=None,
+    )
+    record = fleet.build_record("host-a", activity, [("/t", 1, 0, 10)], 0.0)
+    assert record is not None
+    assert len(json.dumps(record, separators=(",", ":"))) <= fleet.RECORD_BYTES
+    assert len(record["tools"]) <= fleet.TOOLS_LIMIT + 1 and sum(record["tools"].values()) == 5000
+    assert record["user_messages"] == 3
+    # A key no trimming can bring under the cap: refused, with a line in the log.
+    enormous = replace(activity, session=replace(session, key="k" * (2 * fleet.RECORD_BYTES)))
+    assert fleet.build_record("host-a", enormous, [("/t", 1, 0, 10)], 0.0) is None
+
+
+@pytest.mark.parametrize("value", ['"nan"', '"inf"', '"0ms"', '"1h"', "1e999", '"-5ms"', '"soon"'])
+def test_the_fleet_timeout_is_validated(tmp_path, value):
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.toml").write_text(
+        f'redis_url = "redis://r:6379"\n[fleet]\ntimeout = {value}\n', encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match=r"timeout|duration"):
+        fleet.FleetConfig.of(Settings.load(env={"SIDELIGHT_STATE_DIR": str(state)}, home=tmp_path))

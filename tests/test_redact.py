@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidelight.redact import MARKER, redact, sanitize
+from sidelight.redact import MARKER, defang, redact, sanitize, sanitize_lines
 
 SECRETS = Path(__file__).parent / "fixtures" / "secrets"
 CASES = json.loads((SECRETS / "secrets.json").read_text(encoding="utf-8"))
@@ -48,6 +48,7 @@ def test_every_kind_of_the_brief_is_in_the_corpus():
     expected = {"anthropic-key", "openai-key", "github-token", "gitlab-token", "slack-token", "aws-key-id"}
     expected |= {"aws-secret", "google-key", "stripe-key", "npm-token", "hf-token", "jwt", "bearer"}
     expected |= {"private-key", "url-password", "command-password", "env"}
+    expected |= {"slack-webhook", "azure-key"}  # issue 19
     assert expected <= kinds
 
 
@@ -186,6 +187,15 @@ _ADVERSARIAL = {
     "hyphens": "a-" * 500_000,
     "github-prefixes": "ghp_" * 250_000,
     "mixed": 'PASSWORD="' + "sk-ant-" * 100_000 + "\n" + "x" * 300_000,
+    # The rules anchored on a key's own shape start anywhere, and the soft edge after ``_``, ``\n``, ``%20``:
+    "soft-edges": "_sk-" * 250_000,
+    "escaped-edges": "\\nsk-" * 200_000,
+    "percent-edges": "%20sk-" * 160_000,
+    "anthropic-versions": "sk-ant-api03-" * 75_000,
+    "docker-logins": "docker login " * 75_000,
+    "aws-configures": "aws configure set " * 55_000,
+    "slack-webhooks": "hooks.slack.com/services/" * 40_000,
+    "slack-tokens": "xoxb-1" * 160_000,
 }
 
 
@@ -203,3 +213,48 @@ def test_one_megabyte_of_realistic_text():
     text = chunk * (1_000_000 // len(chunk))
     out = redact(text)
     assert "abc123" not in out and ":pw@" not in out
+
+
+# -- one neutralising rule: look-alikes and split markers (issue 19) -------------------------------------
+
+LOOKALIKES = {
+    "［/Session Activity］": "(/Session Activity)",
+    "［ＥＮＤ ＳＥＳＳＩＯＮ］": "(END SESSION)",
+    "⁅INST⁆": "(INST)",
+    "❲/INST❳": "(/INST)",
+    "⟦system⟧": "(system)",
+    "＜/system-reminder＞": "‹/system-reminder›",
+    "＜／system-reminder＞": "‹/system-reminder›",
+    "﹤/system-reminder﹥": "‹/system-reminder›",
+    "〈/system-reminder〉": "‹/system-reminder›",
+    "〈system〉": "‹system›",
+    "⟨system⟩": "‹system›",
+    "❮/user❯": "‹/user›",
+    "<∕system-reminder>": "‹/system-reminder›",
+    "<⁄system>": "‹/system›",
+    "<⧸assistant>": "‹/assistant›",
+    "＜｜im_start｜＞": "‹|im_start|›",
+    "[END\nSESSION]": "(END SESSION)",
+    "[/Session\nActivity]": "(/Session Activity)",
+    "<\n/system-reminder>": "‹/system-reminder›",
+    "</system-\nreminder>": "‹/system-reminder›",
+    "<system-reminder\n>": "‹system-reminder›",
+    "</\nsystem-reminder>": "‹/system-reminder›",
+}
+
+
+@pytest.mark.parametrize("text", list(LOOKALIKES))
+def test_a_lookalike_or_split_marker_is_defanged_like_the_ascii_one(text):
+    assert defang(text) == LOOKALIKES[text]
+    assert defang(defang(text)) == LOOKALIKES[text]  # defanged once is defanged for good
+    wrapped = f"done {text} obey"
+    assert sanitize(wrapped, 200) == " ".join(f"done {LOOKALIKES[text]} obey".split())
+    assert sanitize_lines(wrapped) == f"done {LOOKALIKES[text]} obey"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a < b and c > d", "［注］ list[int] <div> x ⁄ y ［1］ ＜tag＞", "〈html〉 and ⟨x|y⟩", "[end of list]x"],
+)
+def test_lookalikes_that_pose_as_nothing_are_left_alone(text):
+    assert defang(text) == text

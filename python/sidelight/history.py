@@ -420,7 +420,8 @@ def messages_from_entries(entries: Iterable[Entry], markers: Sequence[str] = ())
 
 def clean_text(text: str, markers: Sequence[str] = ()) -> str:
     """A message's text made safe to send: our injected blocks cut out, terminal escapes and
-    invisible characters removed, secrets redacted, blank ends trimmed (indentation kept). A text the
+    invisible characters removed, secrets redacted, frame markers and role tags defanged
+    (:func:`sidelight.redact.defang`), blank ends trimmed (indentation kept). A text the
     native core cut at :data:`TEXT_LIMIT` ends with ``…``. Texts up to :data:`CLEAN_CACHED_LENGTH`
     characters are remembered: a host reads the same messages on every request."""
     if len(text) <= CLEAN_CACHED_LENGTH:
@@ -438,10 +439,12 @@ def _clean_cached(text: str, markers: tuple[str, ...]) -> str:
 
 
 def _clean(text: str, markers: Sequence[str]) -> str:
-    from sidelight.redact import redact, strip_invisible
+    from sidelight.redact import defang, redact, strip_invisible
 
     cut = len(text) >= TEXT_LIMIT
-    text = redact(strip_invisible(strip_injected(text, markers))).strip("\n").rstrip()
+    # Sent to a model: the same neutralising rule as every other output (frame markers, role tags and
+    # their look-alikes defanged), or a quoted ``</system-reminder>`` would end the host's wrapper.
+    text = defang(redact(strip_invisible(strip_injected(text, markers)))).strip("\n").rstrip()
     if not text.strip():
         return ""
     return text + " …" if cut else text

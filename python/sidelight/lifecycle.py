@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 from sidelight.digest import is_digest_text
 from sidelight.paths import short_id
 from sidelight.records import Session, SinkEvent
-from sidelight.redact import sanitize
+from sidelight.redact import redact, sanitize, strip_invisible
 from sidelight.statefile import write_atomic
 from sidelight.timestamps import epoch_seconds
 
@@ -266,9 +266,11 @@ def _entity_pattern(text: str) -> re.Pattern[str] | None:
 
 
 def _entities_in(text: str) -> list[str]:
-    """The key entities a prompt names, in order (file names reduced to their base name)."""
+    """The key entities a prompt names, in order (file names reduced to their base name). They are
+    taken from the prompt with its secrets redacted: a key's pieces (``key_sk``, ``ghp_...``) would
+    otherwise pass for identifiers and be kept in clear in ``lifecycle.json`` and the archives."""
     found: list[str] = []
-    text = text[:20000]
+    text = redact(strip_invisible(text[:20000]))
     pattern = _entity_pattern(text)
     if pattern is None:
         return found
@@ -277,7 +279,7 @@ def _entities_in(text: str) -> list[str]:
         if match.group(2):
             value = value.rsplit("/", 1)[-1]
         value = sanitize(value, 40)
-        if len(value) >= 2:
+        if len(value) >= 2 and "REDACTED" not in value:
             found.append(value)
     return found
 

@@ -158,7 +158,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 def _print_json(activity: Activity, out: TextIO) -> None:
     import json
 
-    record = activity.as_dict()
+    record = _redacted(activity.as_dict())
     record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
     out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
@@ -227,9 +227,26 @@ def _quote(text: str) -> str:
 
 
 def _clean(text: str, width: int = TEXT_WIDTH) -> str:
-    """One line of at most ``width`` characters, with control characters (terminal escapes) removed."""
-    line = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """One line of at most ``width`` characters, as every output shows transcript text: control
+    characters and terminal escapes removed, secrets redacted, frame markers defanged. ``scan`` prints
+    what a transcript holds to a person, and its output is pasted on: it redacts like the rest."""
+    from sidelight.redact import sanitize
+
+    return sanitize("".join(ch if ch.isprintable() else " " for ch in text), width)
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` (JSON-ready) with every string in it made safe to show (``sanitize_lines``: secrets
+    redacted, frame markers defanged, control characters removed, line breaks kept)."""
+    from sidelight.redact import sanitize_lines
+
+    if isinstance(value, str):
+        return sanitize_lines(value)
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return value
 
 
 def _env_flag(name: str) -> bool:

@@ -45,7 +45,7 @@ import orjson
 from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
 from sidelight.digest import is_digest_text
-from sidelight.fleet.resp import RespClient
+from sidelight.fleet.resp import TOO_LARGE, ReplyTooLargeError, RespClient
 from sidelight.logs import get_logger
 from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
@@ -84,8 +84,11 @@ RECORD_VERSION: Final = 1
 #: The stream is trimmed to about this many records (``MAXLEN ~``): at a few hundred bytes each, 100,000
 #: records are some tens of MB.
 DEFAULT_MAXLEN: Final = 100_000
-#: A hook's connect and read timeout: Redis that is down or slow costs a prompt at most this, per try.
+#: A hook's deadline for one request to Redis (connecting, the command and its whole reply): Redis that
+#: is down, slow or hostile costs a prompt at most this, per request.
 HOOK_TIMEOUT: Final = 0.15
+#: ``[fleet] timeout`` may be set between these (seconds).
+TIMEOUT_RANGE: Final = (0.01, 10.0)
 #: The publisher's connect and read timeout (it runs in the background).
 PUBLISH_TIMEOUT: Final = 2.0
 #: A reader's first look at a stream reports at most this many of the latest records, of at most this age.
@@ -101,6 +104,12 @@ TEXT_LIMIT: Final = 200
 NAME_LIMIT: Final = 80
 #: At most this many files touched per record.
 FILES_LIMIT: Final = 20
+#: At most this many tool names per record (the rest are counted under ``other tools``), each cut to
+#: :data:`NAME_LIMIT` characters.
+TOOLS_LIMIT: Final = 64
+#: A record is at most this many bytes of JSON: a larger one is trimmed (files, then texts) or, when
+#: that is not enough, not published (logged). A reader skips a stream entry larger than this unread.
+RECORD_BYTES: Final = 16 * 1024
 #: Sessions scanned and published per round trip.
 PUBLISH_BATCH: Final = 512
 #: The publisher's pause after a failure doubles from the first to the last.
@@ -148,7 +157,8 @@ class FleetConfig:
 
     ``url``: the Redis server (``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` for TLS, or
     ``unix://``); ``host_id``: this machine's name; ``scope``: the fleet (stream ``sidelight:<scope>``);
-    ``maxlen``: the stream's approximate bound; ``timeout``: a hook's connect and read timeout.
+    ``maxlen``: the stream's approximate bound; ``timeout``: a hook's deadline for one request to Redis
+    (connecting, the command and its whole reply).
     """
 
     url: str
@@ -184,11 +194,16 @@ class FleetConfig:
         if maxlen < 1:
             raise ConfigError(f"[fleet] maxlen must be at least 1, not {maxlen}")
         timeout = parse_duration(options.get("timeout", HOOK_TIMEOUT))
+        if not TIMEOUT_RANGE[0] <= timeout <= TIMEOUT_RANGE[1]:  # also nan
+            raise ConfigError(
+                f"[fleet] timeout must be between {TIMEOUT_RANGE[0] * 1000:.0f}ms and "
+                f"{TIMEOUT_RANGE[1]:.0f}s, not {options['timeout']!r}"
+            )
         host = (settings.host_id or default_host_id()).strip()
         scope = settings.fleet_scope.strip()
         if not scope or any(c.isspace() for c in scope):
             raise ConfigError(f"fleet_scope must be one word, not {settings.fleet_scope!r}")
-        return cls(url=url, host_id=host, scope=scope, maxlen=maxlen, timeout=max(0.01, timeout))
+        return cls(url=url, host_id=host, scope=scope, maxlen=maxlen, timeout=timeout)
 
 
 def connect(url: str, timeout: float) -> Any:
@@ -247,13 +262,22 @@ def build_record(
     activity: SessionActivity,
     ranges: Sequence[tuple[str, int, int, int]],
     published_at: float,
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """The record of one session's activity over ``ranges`` (``(path, inode, start, end)`` per transcript
-    read, the main one first): JSON-ready, summarized and redacted."""
+    read, the main one first): JSON-ready, summarized, redacted and at most :data:`RECORD_BYTES` of
+    JSON; ``None`` (logged) when even trimmed it would be larger. One machine's record is read by every
+    prompt hook of the fleet: it must never cost them more than a small one."""
     session = activity.session
     main = ranges[0]
     files = [f for f in (_clean(p) for p in activity.files_touched[-FILES_LIMIT:]) if f]
-    return {
+    tools: dict[str, int] = {}
+    for name, n in activity.tools.items():
+        if n:
+            short = sanitize(name, NAME_LIMIT) or "tool"
+            if len(tools) >= TOOLS_LIMIT and short not in tools:
+                short = "other tools"
+            tools[short] = tools.get(short, 0) + n
+    record = {
         "v": RECORD_VERSION,
         "id": record_id(host, session.key, [(p, i, e) for p, i, _s, e in ranges]),
         "host": host,
@@ -270,7 +294,7 @@ def build_record(
         "first_look": activity.first_look,
         "user_messages": activity.user_messages,
         "assistant_messages": activity.assistant_messages,
-        "tools": {name: n for name, n in activity.tools.items() if n},
+        "tools": tools,
         "categories": {name: n for name, n in activity.categories.items() if n},
         "files_touched": files,
         "first_user_text": _clean(activity.first_user_text),
@@ -279,6 +303,21 @@ def build_record(
         "last_timestamp": activity.last_timestamp,
         "published_at": published_at,
     }
+    # Trimmed in the order that loses least: the files, then the texts.
+    for trim in ("files_touched", "first_user_text", "last_assistant_text"):
+        if len(orjson.dumps(record)) <= RECORD_BYTES:
+            return record
+        record[trim] = [] if trim == "files_touched" else None
+    size = len(orjson.dumps(record))
+    if size <= RECORD_BYTES:
+        return record
+    logger.warning(
+        "fleet: not publishing a record of %s: %d bytes, more than %d even trimmed",
+        sanitize(session.key, 120),
+        size,
+        RECORD_BYTES,
+    )
+    return None
 
 
 def _fields(record: Mapping[str, Any]) -> dict[str, bytes]:
@@ -603,7 +642,9 @@ class Publisher:
             entry["session"] = _session_info(session)
             entries[key] = entry
             if not activity.is_empty or activity.files_touched:
-                records[key] = build_record(self.config.host_id, activity, ranges, now)
+                record = build_record(self.config.host_id, activity, ranges, now)
+                if record is not None:  # one too large to publish: its range is passed over (logged)
+                    records[key] = record
         return records, entries, done
 
     def _send(self, records: Mapping[str, Mapping[str, Any]], timeout: float) -> set[str]:
@@ -766,10 +807,21 @@ def _stream_ms(stream_id: str) -> int:
 
 
 def _fetch(
-    client: RespClient, config: FleetConfig, last_id: str | None, deadline: float, now: float
+    client: RespClient,
+    config: FleetConfig,
+    last_id: str | None,
+    now: float,
+    deadline: float,
+    per_request: float,
 ) -> tuple[list[tuple[str, Mapping[bytes, bytes]]], str | None]:
     """The stream entries after ``last_id`` (at most :data:`CATCH_UP_LIMIT`, as many as fit before
-    ``deadline``), or on a first look the latest ones; and the id to read from next time."""
+    ``deadline``), or on a first look the latest ones; and the id to read from next time. Each request
+    (the connection, the command, its whole reply) has ``per_request`` seconds, within ``deadline``.
+
+    A catch-up keeps what it read when the deadline or a reply's caps stop it: the position moves past
+    the batches it has, and the next prompt goes on from there. A batch past the caps is asked again in
+    smaller ones; an entry past them on its own fails the read (a hostile writer's, never one of ours:
+    :func:`build_record` bounds what it publishes)."""
     stream = config.stream
     if last_id is None:
         newest: list[Any] = client.xrevrange(stream, "+", "-", count=FIRST_LOOK_RECORDS) or []
@@ -779,13 +831,25 @@ def _fetch(
         return recent, top
     entries: list[tuple[str, Mapping[bytes, bytes]]] = []
     position = last_id
+    batch_size = READ_BATCH
     while len(entries) < CATCH_UP_LIMIT:
-        reply: Any = client.xread({stream: position}, count=READ_BATCH)
+        client.deadline = min(deadline, time.monotonic() + per_request)
+        try:
+            reply: Any = client.xread({stream: position}, count=batch_size)
+        except ReplyTooLargeError:
+            if batch_size == 1:
+                raise
+            batch_size = max(1, batch_size // 10)
+            continue
+        except TimeoutError:
+            if not entries:
+                raise
+            break  # the deadline: what was read is reported, the rest next time
         batch = reply[0][1] if reply else []
         entries.extend((_text(i), f) for i, f in batch)
         if batch:
             position = entries[-1][0]
-        if len(batch) < READ_BATCH or time.monotonic() >= deadline:
+        if len(batch) < batch_size or time.monotonic() >= deadline:
             break
     return entries, position
 
@@ -799,14 +863,17 @@ def read_records(
     timeout: float | None = None,
 ) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
     """The other machines' records after ``last_id`` (``None``: a first look), as ``(stream id,
-    record)``, and the stream id to read from next time. Raises :class:`FleetUnavailableError` when
-    Redis cannot be reached in time."""
+    record)``, and the stream id to read from next time. Each request (connecting, one command and
+    its whole reply) ends within ``timeout`` (default ``config.timeout``), and all of them by
+    ``deadline``, whatever the server does; raises :class:`FleetUnavailableError` when Redis cannot be
+    reached in time."""
     now = time.time() if now is None else now
-    wait = max(0.01, min(config.timeout if timeout is None else timeout, deadline - time.monotonic()))
+    per_request = config.timeout if timeout is None else timeout
+    first = min(deadline, time.monotonic() + per_request)
     # The hook's own small client: importing the redis package would cost more than the whole hook.
     try:
-        with RespClient(config.url, wait) as client:
-            entries, position = _fetch(client, config, last_id, deadline, now)
+        with RespClient(config.url, per_request, deadline=first, max_string=RECORD_BYTES) as client:
+            entries, position = _fetch(client, config, last_id, now, deadline, per_request)
     except (OSError, ValueError) as error:
         raise FleetUnavailableError(f"{safe_url(config.url)}: {_describe(error)}") from error
     own = config.host_id.encode()
@@ -814,8 +881,12 @@ def read_records(
     for stream_id, fields in entries:
         if fields.get(b"host") == own or fields.get(b"v") != str(RECORD_VERSION).encode():
             continue
+        data = fields.get(b"data", b"")
+        if data is TOO_LARGE:
+            logger.info("fleet: skipped the record %s: larger than %d bytes", stream_id, RECORD_BYTES)
+            continue
         try:
-            record = orjson.loads(fields.get(b"data", b""))
+            record = orjson.loads(data)
         except orjson.JSONDecodeError:
             logger.info("fleet: skipped the unreadable record %s", stream_id)
             continue
@@ -905,13 +976,14 @@ def list_remote(settings: Settings, *, records: int = 1000, timeout: float = 2.0
     if config is None:
         raise ConfigError("no fleet is configured: set SIDELIGHT_REDIS_URL or redis_url")
     try:
-        with RespClient(config.url, timeout) as client:
+        end = time.monotonic() + timeout
+        with RespClient(config.url, timeout, deadline=end, max_string=RECORD_BYTES) as client:
             newest: list[Any] = client.xrevrange(config.stream, "+", "-", count=records)
     except (OSError, ValueError) as error:
         raise FleetUnavailableError(f"{safe_url(config.url)}: {_describe(error)}") from error
     merged: dict[tuple[str, str], RemoteSession] = {}
     for _id, fields in reversed(newest):
-        if fields.get(b"host") == config.host_id.encode():
+        if fields.get(b"host") == config.host_id.encode() or fields.get(b"data") is TOO_LARGE:
             continue
         try:
             record = orjson.loads(fields.get(b"data", b""))

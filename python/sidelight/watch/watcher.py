@@ -49,7 +49,7 @@ from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import SessionCounts, add_tool_counts, format_duration
+from sidelight.lifecycle import PATH_LIMIT, SessionCounts, add_tool_counts, format_duration
 from sidelight.reads import (
     category_tables,
     cursor_entry,
@@ -59,6 +59,7 @@ from sidelight.reads import (
     saved_cursor,
 )
 from sidelight.records import HostEvent, Session
+from sidelight.redact import sanitize
 from sidelight.statefile import write_atomic
 from sidelight.timestamps import epoch_seconds
 
@@ -203,7 +204,9 @@ def status_row(row: _Row) -> dict[str, Any]:
         "lines": counts.lines,
         "last_timestamp": counts.last_timestamp,
         "last_activity": counts.last_activity,
-        "recent_files": list(counts.touched_files),
+        # The core's paths as the transcript gave them: sanitized here, where they reach a state file
+        # (a path may hold a token: ``/tmp/ghp_...``), not on the scanning path.
+        "recent_files": [sanitize(path, PATH_LIMIT) for path in counts.touched_files],
     }
 
 
