@@ -192,3 +192,43 @@ def test_state_files_are_private(world: HookWorld) -> None:
             assert mode == 0o600, path
         checked += 1
     assert checked >= 4  # the cursor file, its lock, the log, the prompt marker
+
+
+# --- A byte order mark on a transcript's first line (issue 19) -------------------------------------
+
+SAMPLES = Path(__file__).parent / "data"
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("format", "sample"),
+    [
+        ("claude-code", "claude-code/four-tools-resume.jsonl"),
+        ("pi", "pi/four-tools-continue.jsonl"),
+        ("codex", "codex/four-tools-resume.jsonl"),
+    ],
+)
+def test_a_byte_order_mark_at_the_start_of_a_transcript_is_not_a_malformed_line(
+    tmp_path: Path, format: str, sample: str
+) -> None:
+    import sidelight
+
+    plain = SAMPLES / sample
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(BOM + plain.read_bytes())
+    assert sidelight.detect_format(marked) == sidelight.Format(format)
+    before, after = sidelight.scan(plain, format), sidelight.scan(marked, format)
+    assert after.skipped == before.skipped  # the first line (a Pi or Codex header) is not malformed
+    assert after.lines == before.lines
+    assert (after.messages, after.cwd, after.first_user_text) == (
+        before.messages,
+        before.cwd,
+        before.first_user_text,
+    )
+    # Read backwards (``sidelight read``), the first line is the last one reached.
+    first = plain.read_bytes().split(b"\n", 1)[0] + b"\n"
+    one_line = tmp_path / "one-line.jsonl"
+    one_line.write_bytes(BOM + first)
+    assert sidelight.detect_format(one_line) == sidelight.Format(format)
+    assert sidelight.scan(one_line, format).skipped.total == 0
+    assert sidelight.recent_entries(marked, format) == sidelight.recent_entries(plain, format)
