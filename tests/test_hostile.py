@@ -232,3 +232,74 @@ def test_a_byte_order_mark_at_the_start_of_a_transcript_is_not_a_malformed_line(
     assert sidelight.detect_format(one_line) == sidelight.Format(format)
     assert sidelight.scan(one_line, format).skipped.total == 0
     assert sidelight.recent_entries(marked, format) == sidelight.recent_entries(plain, format)
+
+
+# --- A line nested 100,000 levels deep (issue 19) ----------------------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+#: Per format: (sample, what to replace, what with): a tool call's input, and Pi's tool result details.
+DEEPENED = {
+    "claude-code": (
+        "claude-code/four-tools-resume.jsonl",
+        [('"input":{"command":"ls -la"', '"input":{"command":"ls -la","deep":' + DEEP)],
+    ),
+    "pi": (
+        "pi/four-tools-continue.jsonl",
+        [
+            ('"arguments":{"command":"ls -la"', '"arguments":{"command":"ls -la","deep":' + DEEP),
+            ('"isError":false', '"details":{"deep":' + DEEP + '},"isError":false'),
+        ],
+    ),
+    "codex": (
+        "codex/four-tools-resume.jsonl",
+        [
+            (
+                '"arguments":"{\\"cmd\\": \\"ls -la\\"',
+                '"arguments":"{\\"cmd\\": \\"ls -la\\", \\"deep\\": ' + DEEP,
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("format", sorted(DEEPENED))
+def test_a_line_nested_100000_levels_deep_is_a_line_like_any_other(
+    world: HookWorld, tmp_path: Path, format: str
+) -> None:
+    sample, changes = DEEPENED[format]
+    lines = (SAMPLES / sample).read_text(encoding="utf-8").splitlines()
+    text = "\n".join([*lines[:2], '{"deep":' + DEEP + "}", *lines[2:]]) + "\n"
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    transcript = tmp_path / "deep" / "session.jsonl"
+    plain = tmp_path / "plain" / "session.jsonl"
+    for path, content in ((transcript, text), (plain, "\n".join(lines) + "\n")):
+        path.parent.mkdir()
+        path.write_text(content, encoding="utf-8")
+    handoff = tmp_path / "handoff"
+    handoff.mkdir()
+    recap = run_cli(world, "recap", str(transcript), "-w", str(handoff))
+    assert recap.returncode == 0, recap.stderr
+    assert "Traceback" not in recap.stderr and "recursion" not in recap.stderr
+    expected = run_cli(world, "recap", str(plain)).stdout.replace(str(plain), str(transcript))
+    assert recap.stdout == expected  # the deep values change nothing a recap shows
+    assert (handoff / "_handoff.md").read_text(encoding="utf-8").endswith(expected)
+    for command in ("read", "history"):
+        done = run_cli(world, command, str(transcript))
+        assert done.returncode == 0, done.stderr
+        assert "ls -la" in done.stdout
+
+
+def test_a_title_line_nested_past_the_recursion_limit_is_no_title(world: HookWorld) -> None:
+    # Titles are read from a transcript's last 64 KiB without the core: 30,000 levels fit in them.
+    nested = "[" * 30_000 + "]" * 30_000
+    with world.transcript(1).open("a", encoding="utf-8") as file:
+        file.write('{"type":"custom-title","customTitle":"deep","sessionId":"x","nested":' + nested + "}\n")
+    done = run_cli(world, "sessions", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert session_id(1) in done.stdout
+    world.prompt(1, "still news")
+    assert "still news" in digest_after(world, "and more")
