@@ -303,3 +303,72 @@ def test_a_title_line_nested_past_the_recursion_limit_is_no_title(world: HookWor
     assert session_id(1) in done.stdout
     world.prompt(1, "still news")
     assert "still news" in digest_after(world, "and more")
+
+
+# --- Writing where a person says: regular files only (issue 19) -------------------------------------
+
+
+def special_files(tmp_path: Path) -> list[Path]:
+    """A FIFO, a link to a character device (/dev/null), and as root a character device of our own."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "null-link"
+    link.symlink_to(os.devnull)
+    found = [fifo, link]
+    if os.geteuid() == 0:
+        device = tmp_path / "null-device"
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        found.append(device)
+    return found
+
+
+def kind_of(path: Path) -> int:
+    return stat.S_IFMT(path.stat().st_mode)
+
+
+def test_recap_writes_only_regular_files(world: HookWorld, tmp_path: Path) -> None:
+    world.prompt(1, "something to recap")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    os.mkfifo(folder / "_handoff.md")
+    targets = [*special_files(tmp_path), folder]
+    for target in targets:
+        before = kind_of(target / "_handoff.md" if target.is_dir() else target)
+        done = run_cli(world, "recap", session_id(1), "-w", str(target))
+        assert done.returncode == 2, (target, done.stderr)
+        assert done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "regular file" in lines[0], done.stderr
+        assert kind_of(target / "_handoff.md" if target.is_dir() else target) == before, target
+    assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)
+    regular = tmp_path / "handoff.md"
+    link = tmp_path / "handoff-link.md"
+    link.symlink_to(regular)
+    done = run_cli(world, "recap", session_id(1), "-w", str(link))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and "something to recap" in regular.read_text(encoding="utf-8")
+
+
+def test_install_skill_refuses_a_skill_file_that_is_no_regular_file(world: HookWorld, tmp_path: Path) -> None:
+    for target in special_files(tmp_path):
+        folder = tmp_path / f"skills-{target.name}"
+        folder.mkdir()
+        skill = folder / "SKILL.md"
+        if target.is_symlink():
+            skill.symlink_to(target)
+        else:
+            target.rename(skill)
+        before = kind_of(skill)
+        for command in ("install", "uninstall"):
+            done = subprocess.run(
+                [*cli_command(), command, "skill", "--dir", str(folder)],
+                capture_output=True,
+                text=True,
+                env=world.env(),
+                timeout=30,  # reading a FIFO blocked for good
+                check=False,
+            )
+            assert done.returncode == 2, (skill, command, done.stderr)
+            assert "regular file" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+            assert kind_of(skill) == before
+            assert sorted(p.name for p in folder.iterdir()) == ["SKILL.md"]

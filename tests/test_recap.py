@@ -447,4 +447,4 @@ def test_cli_recap_errors(run_cli: Any, home: Path, args: list[str], message: st
 def test_cli_recap_bad_setting(run_cli: Any, home: Path) -> None:
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_RECAP_ALPHA": "much"}
     result = run_cli("recap", DATA / "pi" / "four-tools-continue.jsonl", env=env)
-    assert result.returncode == 1 and "alpha must be a float" in result.stderr
+    assert result.returncode == 2 and "alpha must be a float" in result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
-from sidelight.errors import SidelightError
+from sidelight.errors import UsageError
 from sidelight.warm import config_file, configured_state_dir, duration_seconds
 from sidelight.warm import default_state_dir as warm_state_dir
 
@@ -36,8 +36,8 @@ EVENTS_FILE: Final = "events.jsonl"
 HANDOFF_LOCATIONS: Final = ("state", "project")
 
 
-class ConfigError(SidelightError, ValueError):
-    """A setting has a value sidelight cannot use."""
+class ConfigError(UsageError):
+    """A setting has a value sidelight cannot use (the command line exits 2)."""
 
 
 def parse_duration(text: str | float | int) -> float:

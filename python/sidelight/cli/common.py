@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Final
 
-from sidelight.errors import SidelightError, describe
+from sidelight.errors import SidelightError, UsageError, describe
 
 if TYPE_CHECKING:
     import argparse
@@ -43,9 +43,11 @@ logger = logging.getLogger("sidelight")
 
 
 def fail(error: BaseException, path: str | None = None) -> int:
-    """Say ``error`` (about ``path``, when given) as one line on stderr; the exit code of a failure."""
+    """Say ``error`` (about ``path``, when given) as one line on stderr; the exit code of a failure:
+    :data:`EXIT_USAGE` for what a person gave and can fix (:class:`~sidelight.errors.UsageError`: an
+    option, a setting, a path that is no regular file), else :data:`EXIT_FAILED`."""
     logger.error("%s", describe(error, path))
-    return EXIT_FAILED
+    return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILED
 
 
 def run(

@@ -167,6 +167,7 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
     from sidelight import install as installer
     from sidelight.config import Settings
     from sidelight.reader import install_skill_report, skill_path, skill_text
+    from sidelight.statefile import regular_file_target
 
     settings = Settings.load()
     folder = Path(directory) if directory else None
@@ -181,6 +182,7 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
     path = skill_path(scope, folder, settings)
     if not path.exists():
         return installer.InstallResult("skill", path, False, f"not installed: {path}")
+    regular_file_target(path)  # reading a FIFO would block
     if path.read_text(encoding="utf-8", errors="replace") != skill_text():
         raise installer.InstallError(f"{path} differs from sidelight's skill; remove it by hand if you want")
     path.unlink()
