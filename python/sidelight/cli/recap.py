@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, MAX_TOKENS, fail, logger, number_option
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
     recap.add_argument(
         "-b",
         "--budget",
-        type=_budget,
+        type=number_option(maximum=MAX_TOKENS, what="a number of tokens"),
         default=None,
         metavar="N",
         help="most tokens the recap may take [env: SIDELIGHT_RECAP_BUDGET; default: 1000]",
@@ -53,18 +53,6 @@ def register(commands: Any) -> None:
         "unfinished items, and every chunk with its score parts",
     )
     recap.set_defaults(run=_recap_command, parser=recap)
-
-
-def _budget(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of tokens: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
