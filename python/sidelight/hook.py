@@ -476,12 +476,23 @@ class _HookLogHandler(logging.FileHandler):
     def handleError(self, record: logging.LogRecord) -> None:
         pass
 
+    def _open(self) -> Any:
+        # O_NOFOLLOW: a link put where our log is must not make every hook append to its target.
+        fd = os.open(self.baseFilename, _LOG_FLAGS, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)  # noqa: PTH123 (a descriptor)
+
+
+#: How sidelight opens its own log: appending, never through a symbolic link (ELOOP: no log).
+_LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
 
 def _log_to_file(settings: Settings) -> logging.Handler | None:
     """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads."""
     handler = log_handler(settings)
     if handler is None:
-        return None
+        # No log (a link in its place, an unwritable folder): say nothing rather than let logging's
+        # last resort print tracebacks on the host's stderr.
+        handler = logging.NullHandler()
     root = logging.getLogger("sidelight")
     root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > logging.INFO:
@@ -495,7 +506,7 @@ def log_handler(settings: Settings) -> logging.Handler | None:
     try:
         settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path = settings.state_dir / LOG_FILE
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, _LOG_FLAGS, 0o600)
         os.close(fd)
         handler = _HookLogHandler(path, encoding="utf-8")
     except OSError:

@@ -64,7 +64,9 @@ def _log_failure(message: str) -> None:
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     line = " ".join(message.split())
-    fd = os.open(os.path.join(state_dir, "sidelight.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # O_NOFOLLOW as the hook's log handler does: a link in place of the log is not followed.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(state_dir, "sidelight.log"), flags, 0o600)
     try:
         os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))
     finally:
