@@ -49,6 +49,38 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("no-such-command",), ("invalid choice",)),
 ]
 
+#: Numbers that are not finite, out of range or huge, in options, variables and settings (issue 19):
+#: each refused by the one check (sidelight.config.check_number) with exit 2, nothing started.
+NUMBERS: list[tuple[tuple[str, ...], dict[str, str], tuple[str, ...]]] = [
+    (("read", "x", "-n", "99999999999999999999999"), {}, ("--lines", "at most")),
+    (("read", "x", "-n", "nan"), {}, ("--lines", "whole number")),
+    (("read", "x"), {"SIDELIGHT_READ_LINES": "1e999"}, ("--lines", "whole number")),
+    (("history", "x", "-n", "-3"), {}, ("--max-messages", "at least 1")),
+    (("history", "x", "-t", "inf"), {}, ("--max-tokens", "number of tokens")),
+    (("recap", "x", "-b", "1e999"), {}, ("--budget", "number of tokens")),
+    (("recap", "0b1c2d3e"), {"SIDELIGHT_RECAP_ALPHA": "nan"}, ("alpha", "finite")),
+    (
+        ("recap", "0b1c2d3e"),
+        {"SIDELIGHT_RECAP_CHUNK_CHARS": "99999999999999999999999"},
+        ("chunk_chars", "at most"),
+    ),
+    (("watch", "--idle-timeout", "nan"), {}, ("idle-timeout", "finite")),
+    (("watch", "--debounce", "1e400ms"), {}, ("debounce", "finite")),
+    (("watch", "--reconcile=-1s"), {}, ("reconcile", "negative")),
+    (("watch",), {"SIDELIGHT_MAX_DURATION": "inf"}, ("max-duration", "finite")),
+    (("watch",), {"SIDELIGHT_IDLE_TIMEOUT": "99999999999d"}, ("idle_timeout", "at most")),
+    (("status", "--watch", "--interval", "inf"), {}, ("--interval", "finite")),
+    (("status", "--watch", "--interval", "0"), {}, ("--interval", "more than zero")),
+    (("status", "--watch", "--interval", "-1"), {}, ("--interval", "negative")),
+    (("sessions",), {"SIDELIGHT_TIME_BUDGET": "inf"}, ("time_budget", "finite")),
+    (
+        ("sessions",),
+        {"SIDELIGHT_FIRST_LOOK_BYTES": "99999999999999999999999"},
+        ("first_look_bytes", "at most"),
+    ),
+    (("context", "x"), {"SIDELIGHT_PROMPT_BUDGET": "nan"}, ("prompt_budget", "number of tokens")),
+]
+
 
 @pytest.fixture
 def world(home: Path) -> dict[str, str]:
@@ -92,6 +124,22 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(home, world, run_cli,
         assert word in lines[0], lines[0]
     assert done.stdout == ""
     assert snapshot(home) == before, "a failing command changed files"
+
+
+@pytest.mark.parametrize(
+    ("args", "variables", "words"), NUMBERS, ids=lambda v: " ".join(v) if isinstance(v, tuple) else ""
+)
+def test_a_number_that_is_not_finite_or_in_range_is_refused(home, world, run_cli, args, variables, words):
+    before = snapshot(home)
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), **variables}
+    done = run_cli(*args, env=env)
+    assert done.returncode == 2, (args, variables, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert done.stdout == ""
+    assert snapshot(home) == before, "a refused command changed files"
 
 
 def test_the_cases_cover_every_command(run_cli):

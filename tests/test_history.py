@@ -655,7 +655,7 @@ def test_cli_history(run_cli, home: Path) -> None:
         (["history", "no-such-session"], 1, "no session matches 'no-such-session'"),
         (["history", "/nope/x.jsonl"], 1, "no such file"),
         (["history", "x", "--max-messages", "0"], 2, "must be at least 1"),
-        (["history", "x", "--max-tokens", "many"], 2, "not a number"),
+        (["history", "x", "--max-tokens", "many"], 2, "must be a number of tokens"),
     ],
 )
 def test_cli_history_errors(run_cli, home: Path, args: list[str], code: int, message: str) -> None:

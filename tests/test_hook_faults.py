@@ -277,3 +277,34 @@ def test_a_10_mb_line_in_a_sibling(world: HookWorld) -> None:
     context = ok(world.run_hook(0, timeout=60))
     assert reports(context, 2, 2)
     assert context is not None and len(context) <= 500
+
+
+# -- our own files are not followed through links (issue 19) ------------------------------------------
+
+
+def test_the_hook_log_does_not_follow_a_symlink(world: HookWorld, tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    world.state.mkdir(parents=True, exist_ok=True)
+    log = world.state / "sidelight.log"
+    log.symlink_to(victim)
+    # Each of these logs a line when the log can be opened: stdin that is no hook input (the
+    # in-process handler), a wrong command line (the bare appender of cli/hooks.py).
+    for done in (
+        world.run_hook(0, stdin=b"{not json", SIDELIGHT_WARM="off"),
+        subprocess.run(
+            [*world.command(), "extra"],
+            input=b"{}",
+            capture_output=True,
+            env=world.env(),
+            timeout=60,
+            check=False,
+        ),
+    ):
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert victim.read_text() == "untouched\n"
+    assert log.is_symlink()
+    log.unlink()  # the same two without the link do log: the test above saw real writes refused
+    world.run_hook(0, stdin=b"{not json", SIDELIGHT_WARM="off")
+    subprocess.run([*world.command(), "extra"], input=b"{}", capture_output=True, env=world.env(), timeout=60)
+    assert log.read_text().count("\n") >= 2

@@ -443,3 +443,183 @@ def test_lookalike_and_split_markers_are_defanged_in_read_and_history(world: Hoo
     for marker in [*FORBIDDEN, "[/Session Activity]", "[END SESSION]", "<system>", "</user>", "</system>"]:
         assert marker.lower() not in out.lower(), marker
     assert not re.search(r"<\s*/?\s*system\s*-\s*reminder|\[\s*end\s+session\s*\]", out, re.IGNORECASE), out
+
+
+# --- A byte order mark on a transcript's first line (issue 19) -------------------------------------
+
+SAMPLES = Path(__file__).parent / "data"
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("format", "sample"),
+    [
+        ("claude-code", "claude-code/four-tools-resume.jsonl"),
+        ("pi", "pi/four-tools-continue.jsonl"),
+        ("codex", "codex/four-tools-resume.jsonl"),
+    ],
+)
+def test_a_byte_order_mark_at_the_start_of_a_transcript_is_not_a_malformed_line(
+    tmp_path: Path, format: str, sample: str
+) -> None:
+    import sidelight
+
+    plain = SAMPLES / sample
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes(BOM + plain.read_bytes())
+    assert sidelight.detect_format(marked) == sidelight.Format(format)
+    before, after = sidelight.scan(plain, format), sidelight.scan(marked, format)
+    assert after.skipped == before.skipped  # the first line (a Pi or Codex header) is not malformed
+    assert after.lines == before.lines
+    assert (after.messages, after.cwd, after.first_user_text) == (
+        before.messages,
+        before.cwd,
+        before.first_user_text,
+    )
+    # Read backwards (``sidelight read``), the first line is the last one reached.
+    first = plain.read_bytes().split(b"\n", 1)[0] + b"\n"
+    one_line = tmp_path / "one-line.jsonl"
+    one_line.write_bytes(BOM + first)
+    assert sidelight.detect_format(one_line) == sidelight.Format(format)
+    assert sidelight.scan(one_line, format).skipped.total == 0
+    assert sidelight.recent_entries(marked, format) == sidelight.recent_entries(plain, format)
+
+
+# --- A line nested 100,000 levels deep (issue 19) ----------------------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+#: Per format: (sample, what to replace, what with): a tool call's input, and Pi's tool result details.
+DEEPENED = {
+    "claude-code": (
+        "claude-code/four-tools-resume.jsonl",
+        [('"input":{"command":"ls -la"', '"input":{"command":"ls -la","deep":' + DEEP)],
+    ),
+    "pi": (
+        "pi/four-tools-continue.jsonl",
+        [
+            ('"arguments":{"command":"ls -la"', '"arguments":{"command":"ls -la","deep":' + DEEP),
+            ('"isError":false', '"details":{"deep":' + DEEP + '},"isError":false'),
+        ],
+    ),
+    "codex": (
+        "codex/four-tools-resume.jsonl",
+        [
+            (
+                '"arguments":"{\\"cmd\\": \\"ls -la\\"',
+                '"arguments":"{\\"cmd\\": \\"ls -la\\", \\"deep\\": ' + DEEP,
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("format", sorted(DEEPENED))
+def test_a_line_nested_100000_levels_deep_is_a_line_like_any_other(
+    world: HookWorld, tmp_path: Path, format: str
+) -> None:
+    sample, changes = DEEPENED[format]
+    lines = (SAMPLES / sample).read_text(encoding="utf-8").splitlines()
+    text = "\n".join([*lines[:2], '{"deep":' + DEEP + "}", *lines[2:]]) + "\n"
+    for old, new in changes:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    transcript = tmp_path / "deep" / "session.jsonl"
+    plain = tmp_path / "plain" / "session.jsonl"
+    for path, content in ((transcript, text), (plain, "\n".join(lines) + "\n")):
+        path.parent.mkdir()
+        path.write_text(content, encoding="utf-8")
+    handoff = tmp_path / "handoff"
+    handoff.mkdir()
+    recap = run_cli(world, "recap", str(transcript), "-w", str(handoff))
+    assert recap.returncode == 0, recap.stderr
+    assert "Traceback" not in recap.stderr and "recursion" not in recap.stderr
+    expected = run_cli(world, "recap", str(plain)).stdout.replace(str(plain), str(transcript))
+    assert recap.stdout == expected  # the deep values change nothing a recap shows
+    assert (handoff / "_handoff.md").read_text(encoding="utf-8").endswith(expected)
+    for command in ("read", "history"):
+        done = run_cli(world, command, str(transcript))
+        assert done.returncode == 0, done.stderr
+        assert "ls -la" in done.stdout
+
+
+def test_a_title_line_nested_past_the_recursion_limit_is_no_title(world: HookWorld) -> None:
+    # Titles are read from a transcript's last 64 KiB without the core: 30,000 levels fit in them.
+    nested = "[" * 30_000 + "]" * 30_000
+    with world.transcript(1).open("a", encoding="utf-8") as file:
+        file.write('{"type":"custom-title","customTitle":"deep","sessionId":"x","nested":' + nested + "}\n")
+    done = run_cli(world, "sessions", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert session_id(1) in done.stdout
+    world.prompt(1, "still news")
+    assert "still news" in digest_after(world, "and more")
+
+
+# --- Writing where a person says: regular files only (issue 19) -------------------------------------
+
+
+def special_files(tmp_path: Path) -> list[Path]:
+    """A FIFO, a link to a character device (/dev/null), and as root a character device of our own."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "null-link"
+    link.symlink_to(os.devnull)
+    found = [fifo, link]
+    if os.geteuid() == 0:
+        device = tmp_path / "null-device"
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        found.append(device)
+    return found
+
+
+def kind_of(path: Path) -> int:
+    return stat.S_IFMT(path.stat().st_mode)
+
+
+def test_recap_writes_only_regular_files(world: HookWorld, tmp_path: Path) -> None:
+    world.prompt(1, "something to recap")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    os.mkfifo(folder / "_handoff.md")
+    targets = [*special_files(tmp_path), folder]
+    for target in targets:
+        before = kind_of(target / "_handoff.md" if target.is_dir() else target)
+        done = run_cli(world, "recap", session_id(1), "-w", str(target))
+        assert done.returncode == 2, (target, done.stderr)
+        assert done.stdout == ""
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and "regular file" in lines[0], done.stderr
+        assert kind_of(target / "_handoff.md" if target.is_dir() else target) == before, target
+    assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)
+    regular = tmp_path / "handoff.md"
+    link = tmp_path / "handoff-link.md"
+    link.symlink_to(regular)
+    done = run_cli(world, "recap", session_id(1), "-w", str(link))
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and "something to recap" in regular.read_text(encoding="utf-8")
+
+
+def test_install_skill_refuses_a_skill_file_that_is_no_regular_file(world: HookWorld, tmp_path: Path) -> None:
+    for target in special_files(tmp_path):
+        folder = tmp_path / f"skills-{target.name}"
+        folder.mkdir()
+        skill = folder / "SKILL.md"
+        if target.is_symlink():
+            skill.symlink_to(target)
+        else:
+            target.rename(skill)
+        before = kind_of(skill)
+        for command in ("install", "uninstall"):
+            done = subprocess.run(
+                [*cli_command(), command, "skill", "--dir", str(folder)],
+                capture_output=True,
+                text=True,
+                env=world.env(),
+                timeout=30,  # reading a FIFO blocked for good
+                check=False,
+            )
+            assert done.returncode == 2, (skill, command, done.stderr)
+            assert "regular file" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+            assert kind_of(skill) == before
+            assert sorted(p.name for p in folder.iterdir()) == ["SKILL.md"]

@@ -338,7 +338,7 @@ def test_settings_from_env_and_config(home: Path, monkeypatch: pytest.MonkeyPatc
     recap = RecapSettings.load(Settings.load())
     assert (recap.budget, recap.alpha, recap.embedder) == (1500, 0.75, "hashed-ngrams")
     monkeypatch.setenv("SIDELIGHT_RECAP_BUDGET", "lots")
-    with pytest.raises(ConfigError, match="budget must be a int"):
+    with pytest.raises(ConfigError, match="budget must be a whole number"):
         RecapSettings.load(Settings.load())
     monkeypatch.setenv("SIDELIGHT_RECAP_BUDGET", "100")
     monkeypatch.setenv("SIDELIGHT_RECAP_DAMPING", "1.5")
@@ -433,7 +433,7 @@ def test_cli_recap(run_cli: Any, home: Path, tmp_path: Path) -> None:
     [
         (["recap", "no-such-session"], "no session matches 'no-such-session'", 1),
         (["recap", "x", "--budget", "0"], "must be at least 1", 2),
-        (["recap", "x", "--budget", "many"], "not a number of tokens", 2),
+        (["recap", "x", "--budget", "many"], "must be a number of tokens", 2),
         (["recap", str(ROOT / "README.md")], "README.md", 1),
     ],
 )
@@ -447,4 +447,4 @@ def test_cli_recap_errors(run_cli: Any, home: Path, args: list[str], message: st
 def test_cli_recap_bad_setting(run_cli: Any, home: Path) -> None:
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_RECAP_ALPHA": "much"}
     result = run_cli("recap", DATA / "pi" / "four-tools-continue.jsonl", env=env)
-    assert result.returncode == 1 and "alpha must be a float" in result.stderr
+    assert result.returncode == 2 and "alpha must be a number" in result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
-from sidelight.errors import SidelightError
+from sidelight.errors import UsageError
 from sidelight.warm import config_file, configured_state_dir, duration_seconds
 from sidelight.warm import default_state_dir as warm_state_dir
 
@@ -24,8 +24,11 @@ __all__ = [
     "HANDOFF_LOCATIONS",
     "ConfigError",
     "Settings",
+    "check_number",
     "default_state_dir",
+    "parse_count",
     "parse_duration",
+    "parse_number",
 ]
 
 #: The file, in the state directory, where the hooks record session starts and ends (the watcher and the
@@ -36,20 +39,117 @@ EVENTS_FILE: Final = "events.jsonl"
 HANDOFF_LOCATIONS: Final = ("state", "project")
 
 
-class ConfigError(SidelightError, ValueError):
-    """A setting has a value sidelight cannot use."""
+class ConfigError(UsageError):
+    """A setting has a value sidelight cannot use (the command line exits 2)."""
 
 
-def parse_duration(text: str | float | int) -> float:
-    """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"1.5s"`` or ``"250ms"``."""
-    if isinstance(text, int | float):
-        return float(text)
-    seconds = duration_seconds(text)
-    if seconds is None:
+#: The longest duration any setting or option takes (a year): past it is a typo, and a timer that long
+#: overflows what sleeping and socket calls accept.
+MAX_SECONDS: Final = 366 * 86400.0
+#: The largest count (lines, messages, tokens, bytes) any setting or option takes unless it says less.
+MAX_COUNT: Final = 1 << 40
+
+
+#: What a token budget is, in messages.
+TOKENS: Final = "a number of tokens"
+
+
+def check_number(
+    number: float,
+    name: str | None,
+    given: object,
+    *,
+    minimum: float = 0,
+    maximum: float = MAX_COUNT,
+    above: bool = False,
+) -> float:
+    """``number`` (read from ``given``) when it is finite and in ``[minimum, maximum]`` (``above``:
+    more than ``minimum``), else a :class:`ConfigError` that names the setting (``name``; ``None`` for
+    a command-line option, whose name argparse puts first). The one range check of every numeric
+    option, variable and setting: ``nan``, ``inf``, ``1e999`` and huge values are refused here."""
+    prefix = f"{name} " if name else ""
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ConfigError(f"{prefix}must be a finite number, not {given!r}")
+    if above and number <= minimum:
+        bound = "zero" if minimum == 0 else _plain(minimum)
+        raise ConfigError(f"{prefix}must be more than {bound}, not {given!r}")
+    if number < minimum:
+        raise ConfigError(f"{prefix}must be at least {_plain(minimum)}, not {given!r}")
+    if number > maximum:
+        raise ConfigError(f"{prefix}must be at most {_plain(maximum)}, not {given!r}")
+    return number
+
+
+def _plain(number: float) -> str:
+    """``31622400``, not ``3.16224e+07``; ``0.1`` as it is."""
+    return str(int(number)) if number == int(number) else str(number)
+
+
+def parse_number(
+    value: object,
+    name: str | None = None,
+    *,
+    minimum: float = 0,
+    maximum: float = MAX_COUNT,
+    above: bool = False,
+) -> float:
+    """A number (``0.25``, ``"1e3"``) that :func:`check_number` accepts."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{name or 'the value'} must be a number, not {value!r}")
+    try:
+        number = float(value) if isinstance(value, int | float) else float(str(value).strip())
+    except (ValueError, OverflowError):
+        raise ConfigError(f"{name + ' ' if name else ''}must be a number, not {value!r}") from None
+    return check_number(number, name, value, minimum=minimum, maximum=maximum, above=above)
+
+
+def parse_count(
+    value: object,
+    name: str | None = None,
+    *,
+    minimum: int = 0,
+    maximum: int = MAX_COUNT,
+    what: str = "a whole number",
+) -> int:
+    """A whole number (``50``, ``"1_000"``) that :func:`check_number` accepts; ``what`` it counts
+    for the message (``"a number of tokens"``)."""
+    prefix = f"{name} " if name else ""
+    if isinstance(value, bool):
+        raise ConfigError(f"{prefix}must be {what}, not {value!r}")
+    try:
+        number = value if isinstance(value, int) else int(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"{prefix}must be {what}, not {value!r}") from None
+    # Compared as an integer: a float cannot hold 99999999999999999999999 exactly.
+    if number > maximum:
+        raise ConfigError(f"{name + ' ' if name else ''}must be at most {maximum}, not {value!r}")
+    return int(check_number(number, name, value, minimum=minimum, maximum=maximum))
+
+
+def parse_duration(
+    text: str | float | int,
+    name: str | None = None,
+    *,
+    minimum: float = 0,
+    maximum: float = MAX_SECONDS,
+    above: bool = False,
+) -> float:
+    """Seconds from ``90``, ``"90s"``, ``"30m"``, ``"8h"``, ``"1.5s"`` or ``"250ms"``, finite and in
+    range (:func:`check_number`; at most :data:`MAX_SECONDS` unless told)."""
+    if isinstance(text, bool):
         raise ConfigError(f"not a duration: {text!r} (use e.g. 90s, 30m, 8h)")
+    if isinstance(text, int | float):
+        seconds: float | None = float(text)
+    else:
+        try:
+            seconds = duration_seconds(text)
+        except OverflowError:  # "1e999ms": a float past its range, times the unit
+            seconds = float("inf")
+    if seconds is None:
+        raise ConfigError(f"{name + ': ' if name else ''}not a duration: {text!r} (use e.g. 90s, 30m, 8h)")
     if seconds < 0:
-        raise ConfigError(f"a duration cannot be negative: {text!r}")
-    return seconds
+        raise ConfigError(f"{name + ': ' if name else ''}a duration cannot be negative: {text!r}")
+    return check_number(seconds, name, text, minimum=minimum, maximum=maximum, above=above)
 
 
 def _default_state_dir(env: Mapping[str, str], home: Path) -> Path:
@@ -212,16 +312,13 @@ class Settings:
             given["scope"] = _parse_scope(scope)
         first_look = setting("first_look_bytes", "SIDELIGHT_FIRST_LOOK_BYTES")
         if first_look is not None:
-            try:
-                given["first_look_bytes"] = max(0, int(first_look))
-            except ValueError:
-                raise ConfigError(f"first_look_bytes must be a number of bytes, not {first_look!r}") from None
+            given["first_look_bytes"] = parse_count(first_look, "first_look_bytes")
         budget = setting("time_budget", "SIDELIGHT_TIME_BUDGET")
         if budget is not None:
-            given["time_budget"] = parse_duration(budget)
+            given["time_budget"] = parse_duration(budget, "time_budget")
         idle = setting("idle_timeout", "SIDELIGHT_IDLE_TIMEOUT")
         if idle is not None:
-            given["idle_timeout"] = parse_duration(idle)
+            given["idle_timeout"] = parse_duration(idle, "idle_timeout")
         redis_url = str(setting("redis_url", "SIDELIGHT_REDIS_URL") or "").strip()
         if redis_url:
             given["redis_url"] = redis_url
@@ -239,10 +336,10 @@ class Settings:
             given["handoff_location"] = value
         prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
         if prompt_budget is not None:
-            given["prompt_budget"] = _tokens("prompt_budget", prompt_budget)
+            given["prompt_budget"] = parse_count(prompt_budget, "prompt_budget", what=TOKENS)
         start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
         if start_budget is not None:
-            given["start_budget"] = _tokens("start_budget", start_budget)
+            given["start_budget"] = parse_count(start_budget, "start_budget", what=TOKENS)
         return cls(
             home=home,
             state_dir=state_dir,
@@ -255,16 +352,6 @@ class Settings:
             extra=data,
             **given,
         )
-
-
-def _tokens(name: str, value: Any) -> int:
-    try:
-        number = int(str(value).strip())
-    except ValueError:
-        number = -1
-    if number < 0:
-        raise ConfigError(f"{name} must be a number of tokens (0 or more), not {value!r}")
-    return number
 
 
 def _parse_scope(value: Any) -> str | frozenset[str]:

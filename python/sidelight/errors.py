@@ -13,11 +13,28 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["InvalidCursorError", "SidelightError", "UnknownFormatError", "describe"]
+__all__ = [
+    "InvalidCursorError",
+    "NotARegularFileError",
+    "SidelightError",
+    "UnknownFormatError",
+    "UsageError",
+    "describe",
+]
 
 
 class SidelightError(Exception):
     """Base class of every error defined by sidelight."""
+
+
+class UsageError(SidelightError, ValueError):
+    """What a person gave cannot be used: an option, an environment variable, a setting, a path to
+    write. The command line says so in one line and exits 2, as for a wrong option."""
+
+
+class NotARegularFileError(UsageError):
+    """A path sidelight was asked to write is there but is no regular file (a FIFO, a device, a
+    socket, or a link to one): replacing it would destroy it, writing into it could block forever."""
 
 
 class UnknownFormatError(SidelightError, ValueError):

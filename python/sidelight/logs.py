@@ -111,6 +111,11 @@ class _LazyLogger:
         return f"<lazy logger {self.name}>"
 
 
+#: How sidelight opens its own log: appending, never through a symbolic link (a link put where the log
+#: is must not make every hook append to its target: ELOOP, no log).
+_LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
 def file_handler(path: str) -> logging.Handler | None:
     """A handler appending to ``path`` (created 0600, in a folder created 0700), one line per record in
     :data:`LOG_FORMAT`, that drops a record it cannot write (a full disk) instead of printing a traceback

@@ -220,7 +220,7 @@ def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
         line = data[start : stop if stop >= 0 else len(data)]
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a title line nested past the recursion limit is no title
             value = None
         if isinstance(value, dict):
             return value

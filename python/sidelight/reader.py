@@ -279,7 +279,10 @@ def install_skill(scope: str, directory: Path | None, settings: Settings) -> Pat
 
 def install_skill_report(scope: str, directory: Path | None, settings: Settings) -> SkillInstall:
     """:func:`install_skill`, saying whether the file was created, updated (with its backup) or unchanged."""
+    from sidelight.statefile import regular_file_target
+
     path = skill_path(scope, directory, settings)
+    regular_file_target(path)  # a FIFO would block the read below, a device be renamed away
     text = skill_text()
     backup: Path | None = None
     action = "created"

@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ __all__ = [
     "load_json_state",
     "move_aside",
     "parse_json_object",
+    "regular_file_target",
     "safe_name",
     "shared_json",
     "write_atomic",
@@ -336,6 +338,39 @@ def write_atomic(
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def regular_file_target(path: str | os.PathLike[str]) -> Path:
+    """Where to write a file a person named (``recap -w``, a skill's folder): ``path`` with its
+    symbolic links followed, when that is a regular file or nothing yet. The one check of such paths.
+
+    :func:`write_atomic` renames over what is there: over a FIFO, a device node or a socket that
+    would replace it with a regular file (as root, a device file), and reading one first would block.
+    Raises :class:`sidelight.errors.NotARegularFileError` (the command line exits 2) for those and a
+    link to one, :class:`OSError` when the path cannot be looked at."""
+    from sidelight.errors import NotARegularFileError
+
+    target = Path(os.path.realpath(path))
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target  # a new file (or a link to one that does not exist yet)
+    if stat.S_ISREG(mode):
+        return target
+    kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+    shown = os.fspath(path) if os.fspath(path) == os.fspath(target) else f"{os.fspath(path)} (-> {target})"
+    raise NotARegularFileError(
+        f"{shown}: is {kind}; sidelight writes only regular files (or _handoff.md in a folder)"
+    )
+
+
+_FILE_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+}
 
 
 def safe_name(key: str) -> str:

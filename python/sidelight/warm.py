@@ -56,6 +56,8 @@ MAGIC = b"SLH1"
 DEFAULT_TIMEOUT = 0.05
 #: ``SIDELIGHT_WARM_TIMEOUT``: that wait (``50ms``, ``0.1s``, ``0.05``); ``SIDELIGHT_WARM=off``: never ask.
 TIMEOUT_VARIABLE = "SIDELIGHT_WARM_TIMEOUT"
+#: The longest SIDELIGHT_WARM_TIMEOUT taken (a warm answer slower than this is no warm answer).
+MAX_TIMEOUT = 60.0
 SWITCH_VARIABLE = "SIDELIGHT_WARM"
 #: Beyond the watcher's own time budget, how long a hook waits for an answer it was promised.
 ANSWER_MARGIN = 2.0
@@ -208,7 +210,9 @@ def _timeout(env: Mapping[str, str]) -> float:
     if not text.strip():
         return DEFAULT_TIMEOUT
     seconds = duration_seconds(text)
-    if seconds is None or seconds != seconds or seconds < 0:  # not a duration, NaN, negative
+    # Not a duration, NaN, negative, or past a minute (inf overflowed the socket's timeout: the hook's
+    # caller has no handler for OverflowError). The hook stays silent, so no error: the default.
+    if seconds is None or not 0 <= seconds <= MAX_TIMEOUT:
         return DEFAULT_TIMEOUT
     return seconds
 

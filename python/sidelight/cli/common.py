@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.errors import SidelightError, describe
+from sidelight.errors import SidelightError, UsageError, describe
 
 if TYPE_CHECKING:
     import argparse
@@ -27,6 +27,7 @@ __all__ = [
     "EXPECTED_ERRORS",
     "fail",
     "logger",
+    "number_option",
     "run",
 ]
 
@@ -38,14 +39,53 @@ EXIT_INTERRUPTED: Final = 130
 #: What a command reports as one line and exit 1; anything else is an internal error.
 EXPECTED_ERRORS: Final = (SidelightError, LookupError, ImportError, OSError, ValueError)
 
+#: The most entries, messages or lines an option may ask for (a person reads far fewer; the core's
+#: limits are machine words, which 99999999999999999999999 overflowed).
+MAX_ENTRIES: Final = 1_000_000
+#: The most tokens a budget option may give (``number_option(maximum=MAX_TOKENS, what=TOKENS)``).
+MAX_TOKENS: Final = 100_000_000
+
 #: Every command's output beside its results goes through the package logger (``-v``/``-q``).
 logger = logging.getLogger("sidelight")
 
 
 def fail(error: BaseException, path: str | None = None) -> int:
-    """Say ``error`` (about ``path``, when given) as one line on stderr; the exit code of a failure."""
+    """Say ``error`` (about ``path``, when given) as one line on stderr; the exit code of a failure:
+    :data:`EXIT_USAGE` for what a person gave and can fix (:class:`~sidelight.errors.UsageError`: an
+    option, a setting, a path that is no regular file), else :data:`EXIT_FAILED`."""
     logger.error("%s", describe(error, path))
-    return EXIT_FAILED
+    return EXIT_USAGE if isinstance(error, UsageError) else EXIT_FAILED
+
+
+def number_option(
+    *,
+    minimum: float = 1,
+    maximum: float = MAX_ENTRIES,
+    integer: bool = True,
+    duration: bool = False,
+    above: bool = False,
+    what: str = "a whole number",
+) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a numeric option: a whole number (``integer``), a number, or a
+    duration (``90s``, ``250ms``), checked by :func:`sidelight.config.check_number` (finite, in range);
+    argparse says what is wrong in one line and exits 2."""
+
+    def parse(text: str) -> Any:
+        import argparse
+
+        from sidelight.config import ConfigError, parse_count, parse_duration, parse_number
+
+        try:
+            if duration:
+                return parse_duration(text, minimum=minimum, maximum=maximum, above=above)
+            if integer:
+                return parse_count(text, minimum=int(minimum), maximum=int(maximum), what=what)
+            return parse_number(text, minimum=minimum, maximum=maximum, above=above)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    parse.__name__ = "duration" if duration else "number"  # argparse's "invalid <name> value"
+    return parse
 
 
 def run(

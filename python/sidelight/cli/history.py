@@ -9,7 +9,7 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, MAX_TOKENS, fail, logger, number_option
 
 if TYPE_CHECKING:
     import argparse
@@ -38,7 +38,7 @@ def register(commands: Any) -> None:
     history.add_argument(
         "-n",
         "--max-messages",
-        type=_count,
+        type=number_option(),
         default=os.environ.get("SIDELIGHT_HISTORY_MESSAGES", str(DEFAULT_MAX_MESSAGES)),
         metavar="N",
         help=f"at most N messages [env: SIDELIGHT_HISTORY_MESSAGES; default: {DEFAULT_MAX_MESSAGES}]",
@@ -46,7 +46,7 @@ def register(commands: Any) -> None:
     history.add_argument(
         "-t",
         "--max-tokens",
-        type=_count,
+        type=number_option(maximum=MAX_TOKENS, what="a number of tokens"),
         default=os.environ.get("SIDELIGHT_HISTORY_TOKENS", str(DEFAULT_MAX_TOKENS)),
         metavar="N",
         help=f"at most N tokens in all [env: SIDELIGHT_HISTORY_TOKENS; default: {DEFAULT_MAX_TOKENS}]",
@@ -101,18 +101,6 @@ def register(commands: Any) -> None:
     )
     forget.add_argument("fact", metavar="FACT", help="a fact id, id prefix or text")
     forget.set_defaults(run=_forget_command, parser=forget)
-
-
-def _count(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

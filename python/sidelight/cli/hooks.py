@@ -64,7 +64,9 @@ def _log_failure(message: str) -> None:
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     line = " ".join(message.split())
-    fd = os.open(os.path.join(state_dir, "sidelight.log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # O_NOFOLLOW as the hook's log handler does: a link in place of the log is not followed.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(state_dir, "sidelight.log"), flags, 0o600)
     try:
         os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))
     finally:
@@ -167,6 +169,7 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
     from sidelight import install as installer
     from sidelight.config import Settings
     from sidelight.reader import install_skill_report, skill_path, skill_text
+    from sidelight.statefile import regular_file_target
 
     settings = Settings.load()
     folder = Path(directory) if directory else None
@@ -181,6 +184,7 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
     path = skill_path(scope, folder, settings)
     if not path.exists():
         return installer.InstallResult("skill", path, False, f"not installed: {path}")
+    regular_file_target(path)  # reading a FIFO would block
     if path.read_text(encoding="utf-8", errors="replace") != skill_text():
         raise installer.InstallError(f"{path} differs from sidelight's skill; remove it by hand if you want")
     path.unlink()

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger, number_option
 
 if TYPE_CHECKING:
     import argparse
@@ -32,7 +32,7 @@ def register(commands: Any) -> None:
     read.add_argument(
         "-n",
         "--lines",
-        type=_positive,
+        type=number_option(),
         default=os.environ.get("SIDELIGHT_READ_LINES", "50"),  # a string default goes through type=
         metavar="N",
         help="how many entries to show [env: SIDELIGHT_READ_LINES; default: 50]",
@@ -57,18 +57,6 @@ def register(commands: Any) -> None:
         help="one JSON object per session: name, key, id, format, group, resolver, path, size, modified",
     )
     sessions.set_defaults(run=_sessions_command, parser=sessions)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, MAX_TOKENS, fail, logger, number_option
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +34,7 @@ def register(commands: Any) -> None:
     recap.add_argument(
         "-b",
         "--budget",
-        type=_budget,
+        type=number_option(maximum=MAX_TOKENS, what="a number of tokens"),
         default=None,
         metavar="N",
         help="most tokens the recap may take [env: SIDELIGHT_RECAP_BUDGET; default: 1000]",
@@ -43,7 +43,8 @@ def register(commands: Any) -> None:
         "-w",
         "--write",
         metavar="PATH",
-        help="also write the recap as a handoff file (atomically); a folder gets _handoff.md inside it",
+        help="also write the recap as a handoff file (atomically); a folder gets _handoff.md inside it; "
+        "anything but a regular file (a FIFO, a device) is refused",
     )
     recap.add_argument(
         "--json",
@@ -54,27 +55,22 @@ def register(commands: Any) -> None:
     recap.set_defaults(run=_recap_command, parser=recap)
 
 
-def _budget(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of tokens: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from sidelight.config import Settings
     from sidelight.discovery import resolve_session
+    from sidelight.errors import NotARegularFileError
     from sidelight.plugins import get_plugins
     from sidelight.recap.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
+    from sidelight.statefile import regular_file_target
 
+    target: Path | None = None
     try:
+        if args.write:
+            # Checked before any work: a FIFO or device given as -w is refused (exit 2), untouched.
+            target = Path(args.write)
+            target = regular_file_target(target / HANDOFF_FILE if target.is_dir() else target)
         settings = Settings.load()
         plugins = get_plugins()
         session = resolve_session(args.session, settings, plugins)
@@ -91,12 +87,11 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         recap.tokens,
         recap.budget,
     )
-    if args.write:
-        target = Path(args.write)
-        if target.is_dir():
-            target = target / HANDOFF_FILE
+    if target is not None:
         try:
             write_handoff(target, handoff_document(recap, session, size))
+        except NotARegularFileError as error:  # put there since the check above
+            return fail(error)
         except OSError as error:
             return fail(error, os.fspath(target))
         logger.info("written to %s", target)

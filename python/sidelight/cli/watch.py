@@ -14,7 +14,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, logger
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, logger, number_option
 from sidelight.errors import describe
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def register(commands: Any) -> None:
     status.add_argument("--watch", action="store_true", help="refresh every second until Ctrl-C")
     status.add_argument(
         "--interval",
-        type=float,
+        type=number_option(duration=True, minimum=0, above=True, integer=False),
         default=1.0,
         metavar="SECONDS",
         help="refresh period of --watch [default: 1]",

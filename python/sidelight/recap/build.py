@@ -113,7 +113,7 @@ class RecapSettings:
     @classmethod
     def load(cls, settings: Settings | None = None, env: Mapping[str, str] | None = None) -> RecapSettings:
         """From the config file's ``[recap]`` table and ``SIDELIGHT_RECAP_*`` variables."""
-        from sidelight.config import ConfigError
+        from sidelight.config import ConfigError, parse_count, parse_number
 
         env = os.environ if env is None else env
         table = settings.extra.get("recap", {}) if settings is not None else {}
@@ -125,15 +125,13 @@ class RecapSettings:
             if raw is None:
                 continue
             kind = type(getattr(cls(), item.name))
-            try:
-                value = kind(raw) if kind is not int else int(str(raw).replace("_", ""))
-            except ValueError:
-                raise ConfigError(
-                    f"recap setting {item.name} must be a {kind.__name__}, not {raw!r}"
-                ) from None
-            if isinstance(value, int | float) and value < 0:
-                raise ConfigError(f"recap setting {item.name} cannot be negative: {raw!r}")
-            values[item.name] = value
+            name = f"recap setting {item.name}"
+            if kind is int:  # finite, 0 or more: the one check of numbers (sidelight.config)
+                values[item.name] = parse_count(str(raw).replace("_", ""), name)
+            elif kind is float:
+                values[item.name] = parse_number(raw, name)
+            else:
+                values[item.name] = kind(raw)
         recap = cls(**values)
         if recap.chunk_chars < 200 or recap.max_chunks < 2 or recap.summary_chars < 40:
             raise ConfigError("recap settings: chunk_chars >= 200, max_chunks >= 2, summary_chars >= 40")

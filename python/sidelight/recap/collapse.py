@@ -882,8 +882,10 @@ class TranscriptLog:
         if data is not None:
             try:
                 args = json.loads(data)
-            except ValueError:
-                raw_input = data  # Codex arguments that are not JSON
+            # Codex arguments that are not JSON, or a value nested past the recursion limit (the
+            # decoder recurses once per level): the text stays what the call shows.
+            except (ValueError, RecursionError):
+                raw_input = data
         call = ToolCall(
             name=name,
             args=args if isinstance(args, dict) else {},
@@ -963,7 +965,8 @@ def _tool_result(text: str, details: str | None, is_error: bool, lines: int, for
     when ``text`` is only its ends)."""
     parsed: Any = {}
     if details is not None:
-        with contextlib.suppress(ValueError):
+        # RecursionError: details nested past the recursion limit say nothing a recap shows.
+        with contextlib.suppress(ValueError, RecursionError):
             parsed = json.loads(details)
     whole = None if _line_count(text) == lines else lines
     if format == "codex":

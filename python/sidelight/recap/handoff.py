@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -40,10 +41,11 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
+from sidelight.errors import NotARegularFileError
 from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
-from sidelight.statefile import safe_name, write_atomic
+from sidelight.statefile import regular_file_target, safe_name, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -165,7 +167,12 @@ def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
     try:
         if path.is_dir():
             path = path / HANDOFF_FILE
-        text = path.read_text(encoding="utf-8")
+        # O_NONBLOCK: a FIFO named _handoff.md must not hold a hook until something writes into it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            text = file.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     first, _, body = text.partition("\n")
@@ -173,14 +180,16 @@ def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
         return None
     try:
         meta = json.loads(first[len(_MARKER) : -3])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return (meta, body) if isinstance(meta, dict) else None
 
 
 def write_handoff(path: Path | str, text: str, mode: int = 0o644) -> Path:
-    """Writes ``text`` to ``path`` atomically (``0644`` unless told: a file for people to read)."""
-    target = Path(path)
+    """Writes ``text`` to ``path`` atomically (``0644`` unless told: a file for people to read).
+    Refuses a path that is no regular file (:func:`~sidelight.statefile.regular_file_target`: a FIFO,
+    a device...) and writes through a symbolic link to its target."""
+    target = regular_file_target(path)
     write_atomic(target, text.encode("utf-8"), mode=mode)
     return target
 
@@ -209,8 +218,11 @@ def store_handoff(workspace: Path, settings: Settings, document: str) -> Path:
     ``.git/info/exclude`` so that it never shows in ``git status``."""
     path = handoff_path(workspace, settings)
     if not _in_project(workspace, settings):
+        # Our own file: written as every state file is (a link or FIFO put there is replaced, not
+        # followed); only a path in someone's workspace goes through write_handoff's check.
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return write_handoff(path, document, mode=0o600)
+        write_atomic(path, document.encode("utf-8"), mode=0o600)
+        return path
     try:
         exclude_from_git(path)
     except OSError:
@@ -443,7 +455,8 @@ def find_handoff(
 
     def claim() -> bool:
         if document is not None:
-            with contextlib.suppress(OSError):
+            # NotARegularFileError: a FIFO or device named _handoff.md in the workspace stays as it is.
+            with contextlib.suppress(OSError, NotARegularFileError):
                 store_handoff(workspace, settings, document)
         if not _claim(settings, workspace, previous, size):
             return False

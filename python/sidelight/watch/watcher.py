@@ -1650,7 +1650,7 @@ def watch_options(
     Raises :class:`sidelight.config.ConfigError` for a duration that does not parse (``90s``, ``30m``,
     ``8h`` and ``250ms`` do).
     """
-    from sidelight.config import ConfigError, parse_duration
+    from sidelight.config import parse_duration
 
     env = os.environ if env is None else env
     defaults = WatchOptions()
@@ -1668,10 +1668,9 @@ def watch_options(
         elif isinstance(getattr(defaults, name), bool):
             values[name] = value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
         else:
-            seconds = parse_duration(value)
-            if name in ("idle_timeout", "max_duration", "reconcile") and seconds <= 0:
-                raise ConfigError(f"{name.replace('_', '-')} must be more than zero, not {value!r}")
-            values[name] = seconds
+            # debounce may be 0 (no settling); the others are periods, and 0 would spin.
+            positive = name in ("idle_timeout", "max_duration", "reconcile")
+            values[name] = parse_duration(value, name.replace("_", "-"), above=positive)
     return WatchOptions(**values)
 
 

@@ -615,7 +615,7 @@ pub fn detect_format(path: &Path) -> Result<Option<Format>, Error> {
         let mut buf = vec![0u8; end as usize];
         file.read_exact_at(&mut buf, 0)
             .map_err(|e| Error::io(path, e))?;
-        found = Format::guess(&buf);
+        found = Format::guess(tail::without_bom(&buf));
     }
     Ok(found)
 }

@@ -17,6 +17,14 @@ pub struct Lines {
     pub too_long: u64,
 }
 
+/// The UTF-8 byte order mark some editors and tools put at the start of a file: it belongs to no line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `line` without a leading byte order mark; callers pass only a file's first line (at offset 0).
+pub fn without_bom(line: &[u8]) -> &[u8] {
+    line.strip_prefix(BOM).unwrap_or(line)
+}
+
 /// The error of a read stopped by its caller.
 pub fn interrupted() -> io::Error {
     io::Error::new(io::ErrorKind::Interrupted, "scan interrupted")
@@ -141,7 +149,11 @@ pub fn for_each_line_while(
         }
         for nl in memchr::memchr_iter(b'\n', &buf[search_from..filled]) {
             let nl = search_from + nl;
-            let line = &buf[line_start..nl];
+            let mut line = &buf[line_start..nl];
+            if base + line_start as u64 == 0 {
+                // A BOM at offset 0 would make the first line (a Pi header, say) malformed JSON.
+                line = without_bom(line);
+            }
             if line.len() > max_line_bytes {
                 if !is_blank(line) {
                     result.too_long += 1;
@@ -207,21 +219,23 @@ pub fn for_each_line_backwards(
     let mut held = 0usize;
     let mut too_long = false;
     let mut whole: Vec<u8> = Vec::new();
-    let mut emit = |pieces: &mut Vec<Vec<u8>>, held: &mut usize, too_long: &mut bool| -> bool {
-        let keep_going = if *too_long {
-            true
-        } else {
-            whole.clear();
-            for piece in pieces.iter().rev() {
-                whole.extend_from_slice(piece);
-            }
-            each(&whole)
+    // `first`: the line starts at offset 0, where a byte order mark is not part of it.
+    let mut emit =
+        |pieces: &mut Vec<Vec<u8>>, held: &mut usize, too_long: &mut bool, first: bool| -> bool {
+            let keep_going = if *too_long {
+                true
+            } else {
+                whole.clear();
+                for piece in pieces.iter().rev() {
+                    whole.extend_from_slice(piece);
+                }
+                each(if first { without_bom(&whole) } else { &whole })
+            };
+            pieces.clear();
+            *held = 0;
+            *too_long = false;
+            keep_going
         };
-        pieces.clear();
-        *held = 0;
-        *too_long = false;
-        keep_going
-    };
     let mut buf = vec![0u8; block.max(1)];
     let mut pos = end;
     // Bytes after the last newline are a partial line: nothing is collected before it is found.
@@ -241,7 +255,7 @@ pub fn for_each_line_backwards(
                     &mut too_long,
                     max_line_bytes,
                 );
-                if !emit(&mut pieces, &mut held, &mut too_long) {
+                if !emit(&mut pieces, &mut held, &mut too_long, false) {
                     return Ok(());
                 }
             }
@@ -260,7 +274,8 @@ pub fn for_each_line_backwards(
         pos = start;
     }
     if seen_newline && (held > 0 || too_long) {
-        emit(&mut pieces, &mut held, &mut too_long);
+        // Only the line at offset 0 is left once the loop has read back to the start.
+        emit(&mut pieces, &mut held, &mut too_long, true);
     }
     Ok(())
 }
@@ -331,6 +346,30 @@ mod tests {
         let (lines, _) = lines_of(&content, 4 << 20);
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].len(), 3 << 20);
+    }
+
+    #[test]
+    fn a_byte_order_mark_at_offset_0_is_not_part_of_the_first_line() {
+        let content = b"\xEF\xBB\xBF{\"a\":1}\n\xEF\xBB\xBF{\"b\":2}\n";
+        let (lines, r) = lines_of(content, 100);
+        // Only the file's first line loses it: a BOM further on is content (and malformed JSON).
+        assert_eq!(
+            lines,
+            [b"{\"a\":1}".to_vec(), b"\xEF\xBB\xBF{\"b\":2}".to_vec()]
+        );
+        assert_eq!(r.end, content.len() as u64);
+        let mut f = tempfile::tempfile().unwrap();
+        f.write_all(content).unwrap();
+        let mut out = Vec::new();
+        for_each_line_backwards(&f, content.len() as u64, 100, 4, |l| {
+            out.push(l.to_vec());
+            true
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            [b"\xEF\xBB\xBF{\"b\":2}".to_vec(), b"{\"a\":1}".to_vec()]
+        );
     }
 
     #[test]
