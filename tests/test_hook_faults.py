@@ -277,3 +277,132 @@ def test_a_10_mb_line_in_a_sibling(world: HookWorld) -> None:
     context = ok(world.run_hook(0, timeout=60))
     assert reports(context, 2, 2)
     assert context is not None and len(context) <= 500
+
+
+# -- settings and state that cannot be used (issue 19, item 7) -----------------------------------------
+
+HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+
+
+def host_payload(world: HookWorld, host: str) -> bytes:
+    """Session 0's prompt as ``host`` sends it (Pi's extension has its own shape)."""
+    if host == "pi":
+        return json.dumps(
+            {
+                "event": "before_agent_start",
+                "session_file": str(world.transcript(0)),
+                "session_id": session_id(0),
+                "cwd": str(world.project),
+                "prompt": "what did the others do?",
+            }
+        ).encode()
+    return world.payload(0)
+
+
+#: Each fault: the environment that makes it, and whether the log can tell (a state directory that
+#: cannot hold a log cannot).
+FAULTS: dict[str, tuple[dict[str, str], bool]] = {
+    "bad-config": ({"SIDELIGHT_CONFIG": "{config}"}, True),
+    "budget-abc": ({"SIDELIGHT_TIME_BUDGET": "abc"}, True),
+    "empty-scope": ({"SIDELIGHT_SCOPE": ""}, True),
+    "state-dev-null": ({"SIDELIGHT_STATE_DIR": "/dev/null"}, False),
+    "state-unreadable": ({}, False),
+}
+
+
+def run_faulty_hook(world: HookWorld, host: str, fault: str) -> subprocess.CompletedProcess[bytes]:
+    env, _logged = FAULTS[fault]
+    config = world.root / "config.toml"
+    config.write_text("this is = not [toml\n")
+    if fault == "state-unreadable":
+        world.state.mkdir(parents=True, exist_ok=True)
+        world.state.chmod(0)
+    try:
+        return subprocess.run(
+            world.command(host),
+            input=host_payload(world, host),
+            capture_output=True,
+            env=world.env(**{k: v.format(config=config) for k, v in env.items()}),
+            timeout=60,
+            check=False,
+            preexec_fn=_without_dac_override if ROOT else None,
+        )
+    finally:
+        if world.state.exists():
+            world.state.chmod(0o700)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_hook_with_settings_or_state_it_cannot_use_says_nothing_on_stderr(
+    world: HookWorld, host: str, fault: str
+) -> None:
+    world.prompt(1, "news")
+    done = run_faulty_hook(world, host, fault)
+    assert done.returncode == 0
+    assert done.stderr == b""
+    if host != "pi":
+        ok(done)  # nothing, or a valid payload (a state directory that is not one still reads)
+    elif fault != "state-dev-null":
+        assert done.stdout == b""
+    if FAULTS[fault][1]:
+        assert "cannot load the settings" in world.log()
+    # Once the fault is gone, the same hook works.
+    assert reports(ok(world.run_hook(0)), 1, 2)
+
+
+def test_a_hook_with_bad_settings_beside_a_running_watcher_says_nothing_on_stderr(world: HookWorld) -> None:
+    from tests.conftest import cli_command
+    from tests.support.watching import start_serving, stop
+
+    watcher = start_serving([*cli_command(), "watch"], world.env(), world.project, world.state)
+    try:
+        for host in HOSTS:
+            for fault in FAULTS:
+                done = run_faulty_hook(world, host, fault)
+                assert done.returncode == 0 and done.stderr == b"", (host, fault, done.stderr)
+        world.prompt(1, "news through the watcher")
+        assert reports(ok(world.run_hook(0)), 1, 2)
+        assert watcher.poll() is None
+    finally:
+        stop(watcher)
+
+
+@pytest.mark.parametrize("how", ["a-directory", "no-permission"])
+def test_status_says_which_cursor_file_a_hook_cannot_read(world: HookWorld, how: str) -> None:
+    from tests.conftest import cli_command
+
+    assert ok(world.run_hook(0)) is not None
+    cursors = world.cursor_file(0)
+    if how == "a-directory":
+        cursors.unlink()
+        cursors.mkdir()
+    else:
+        cursors.chmod(0)
+    world.prompt(1, "news nobody hears")
+    done = subprocess.run(
+        world.command(),
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        timeout=60,
+        check=False,
+        preexec_fn=_without_dac_override if ROOT else None,
+    )
+    assert done.returncode == 0 and done.stderr == b"" and done.stdout == b""
+    for args in (["status"], ["status", "--json"]):
+        status = subprocess.run(
+            [*cli_command(), *args],
+            capture_output=True,
+            text=True,
+            env=world.env(),
+            timeout=60,
+            check=False,
+            preexec_fn=_without_dac_override if ROOT else None,
+        )
+        assert status.returncode == 0, status.stderr
+        if "--json" in args:
+            (problem,) = json.loads(status.stdout)["problems"]
+        else:
+            (problem,) = [line for line in status.stdout.splitlines() if line.startswith("problem: ")]
+        assert f"cannot read the cursor file {cursors}" in problem and "chown" in problem

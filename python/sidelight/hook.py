@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from sidelight.config import EVENTS_FILE, Settings
+from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.plugins import get_plugins
@@ -53,17 +53,25 @@ def handle_hook(
 ) -> str | None:
     """What a host's hook must print for this input (``None``: nothing). Never raises: whatever goes
     wrong is logged to ``<state dir>/sidelight.log`` and the hook stays silent."""
+    package = logging.getLogger("sidelight")
+    # Whatever is logged goes to the log file, or nowhere: without a handler of its own, logging's
+    # last resort prints a warning, or a traceback, on the host's stderr (a state directory that
+    # cannot hold the log, a config file that cannot be read).
+    package.addHandler(_SILENT)
+    handler: logging.Handler | None = None
     try:
-        settings = settings or Settings.load()
-    except Exception:
-        logger.exception("cannot load the settings")
-        return None
-    handler = _log_to_file(settings)
-    try:
+        try:
+            settings = settings or Settings.load()
+        except Exception as error:
+            handler = _log_to_file(None)
+            logger.error("cannot load the settings, so the hook does nothing until they are fixed: %s", error)
+            return None
+        handler = _log_to_file(settings)
         return answer_hook(host, payload, settings, plugins)
     finally:
+        package.removeHandler(_SILENT)
         if handler is not None:
-            logging.getLogger("sidelight").removeHandler(handler)
+            package.removeHandler(handler)
             with contextlib.suppress(OSError):  # a full disk: the digest still goes out
                 handler.close()
 
@@ -477,8 +485,13 @@ class _HookLogHandler(logging.FileHandler):
         pass
 
 
-def _log_to_file(settings: Settings) -> logging.Handler | None:
-    """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads."""
+#: Added to the ``sidelight`` logger while a hook runs in this process (see :func:`handle_hook`).
+_SILENT = logging.NullHandler()
+
+
+def _log_to_file(settings: Settings | None) -> logging.Handler | None:
+    """Hook diagnostics go to a log file: a hook's stderr is not a place anyone reads. (``None``: the
+    settings cannot be loaded; the state directory the environment names, as the hook's client has it.)"""
     handler = log_handler(settings)
     if handler is None:
         return None
@@ -489,12 +502,14 @@ def _log_to_file(settings: Settings) -> logging.Handler | None:
     return handler
 
 
-def log_handler(settings: Settings) -> logging.Handler | None:
+def log_handler(settings: Settings | None) -> logging.Handler | None:
     """A handler that writes to the hook's log file (``<state dir>/sidelight.log``), not yet added to
-    any logger (``None``: the file cannot be opened)."""
+    any logger (``None``: the file cannot be opened). Without settings (they cannot be loaded), in the
+    state directory the environment names."""
+    state_dir = settings.state_dir if settings is not None else default_state_dir()
     try:
-        settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = settings.state_dir / LOG_FILE
+        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = state_dir / LOG_FILE
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         os.close(fd)
         handler = _HookLogHandler(path, encoding="utf-8")
