@@ -406,3 +406,154 @@ def test_status_says_which_cursor_file_a_hook_cannot_read(world: HookWorld, how:
         else:
             (problem,) = [line for line in status.stdout.splitlines() if line.startswith("problem: ")]
         assert f"cannot read the cursor file {cursors}" in problem and "chown" in problem
+
+
+# -- appends on a full disk (issue 19, item 8) -----------------------------------------------------------
+
+
+class HalfThenFull:
+    """``os.write`` that, for files named ``suffix``, writes half of the bytes (the disk fills up) and
+    then raises ``ENOSPC`` while ``full``; the real write otherwise."""
+
+    def __init__(self, suffix: str) -> None:
+        self.suffix = suffix
+        self.full = True
+        self.real = os.write
+
+    def __call__(self, fd: int, data: Any) -> int:
+        if self.full and str(Path(f"/proc/self/fd/{fd}").readlink()).endswith(self.suffix):
+            if self.half_written:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self.half_written = True
+            return self.real(fd, bytes(data)[: len(data) // 2])
+        return self.real(fd, data)
+
+    half_written = False
+
+
+def whole_lines(path: Path) -> list[dict[str, Any]]:
+    data = path.read_bytes()
+    assert not data or data.endswith(b"\n"), data[-80:]
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def test_the_event_log_on_a_full_disk_keeps_whole_lines_and_loses_no_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates.eventlog import EventLog
+
+    one = Session(key="k", name="n", path=tmp_path / "t.jsonl", format="claude-code", group="g", resolver="r")
+    made = [SinkEvent("prompt_submitted", one, "t", {"n": n}, f"k:{n}") for n in range(6)]
+    log = EventLog(tmp_path / "activity-events.jsonl")
+    log.emit(made[0])
+    full = HalfThenFull("activity-events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    log.emit_many(made[1:3])  # half of it fits, then the disk is full
+    log.emit(made[3])
+    assert [r["key"] for r in whole_lines(log.path)] == ["k:0"]  # no half line left behind
+    full.full = False  # space again
+    log.emit(made[4])
+    log.emit_many(made[1:3])  # a replay (the watcher read them again) is not written twice
+    log.emit(made[5])
+    assert [r["key"] for r in whole_lines(log.path)] == [f"k:{n}" for n in range(6)]
+    said = [r.getMessage() for r in caplog.records if "cannot record" in r.getMessage()]
+    assert len(said) == 1 and "ENOSPC" in said[0] and str(log.path) in said[0]
+
+
+def test_the_event_log_drops_the_oldest_kept_events_past_its_bound_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates import eventlog
+
+    monkeypatch.setattr(eventlog, "PENDING_BYTES", 1000)
+    one = Session(key="k", name="n", path=tmp_path / "t.jsonl", format="claude-code", group="g", resolver="r")
+    log = eventlog.EventLog(tmp_path / "activity-events.jsonl")
+    full = HalfThenFull("activity-events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    for n in range(20):
+        log.emit(SinkEvent("prompt_submitted", one, "t", {"n": n}, f"k:{n}"))
+    assert log.dropped > 0 and "of the oldest dropped" in caplog.text
+    full.full = False
+    log.emit(SinkEvent("prompt_submitted", one, "t", {"n": 20}, "k:20"))
+    keys = [r["key"] for r in whole_lines(log.path)]
+    assert keys == [f"k:{n}" for n in range(log.dropped, 21)]
+    log.emit(SinkEvent("prompt_submitted", one, "t", {"n": 0}, "k:0"))  # a dropped one comes again
+    assert whole_lines(log.path)[-1]["key"] == "k:0"
+
+
+def test_the_hooks_session_records_on_a_full_disk_stay_whole(
+    world: HookWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    end = json.loads(world.payload(1))
+    end.update(hook_event_name="SessionEnd", reason="exit")
+    full = HalfThenFull("events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    assert handle_hook("claude-code", json.dumps(end)) is None
+    events = world.state / "events.jsonl"
+    assert full.half_written and whole_lines(events) == []  # the half line was cut off again
+    assert "No space left" in world.log()
+    full.full = False
+    end.update(session_id=session_id(2), transcript_path=str(world.transcript(2)))
+    assert handle_hook("claude-code", json.dumps(end)) is None
+    (record,) = whole_lines(events)
+    assert record["session_id"] == session_id(2) and record["event"] == "SessionEnd"
+
+
+def test_a_failed_write_is_not_called_a_read() -> None:
+    from sidelight.errors import describe
+
+    error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/state/watch.lock")
+    assert describe(error) == (
+        "/state/watch.lock: cannot write: No space left on device (ENOSPC); free some space or fix the disk"
+    )
+    assert "cannot read the file" in describe(OSError(errno.EIO, os.strerror(errno.EIO), "/t.jsonl"))
+
+
+@pytest.mark.skipif(not ROOT or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_a_really_full_disk_for_the_event_log_and_the_watcher(tmp_path: Path) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates.eventlog import EventLog
+    from tests.conftest import cli_command
+
+    world = HookWorld(tmp_path, sessions=2)
+    world.state.mkdir(parents=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(world.state)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        one = Session(
+            key="k", name="n", path=world.transcript(0), format="claude-code", group="g", resolver="r"
+        )
+        log = EventLog(world.state / "activity-events.jsonl")
+        log.emit(SinkEvent("session_start", one, "t", {}, "k:start"))
+        with contextlib.suppress(OSError), (world.state / "filler").open("wb") as filler:
+            while True:
+                filler.write(b"\0" * 1024)
+                filler.flush()
+        big = [SinkEvent("prompt_submitted", one, "t", {"text": "x" * 1500}, f"k:{n}") for n in range(20)]
+        log.emit_many(big)  # 30 KB: does not fit now, fits once the filler is gone
+        assert [r["key"] for r in whole_lines(log.path)] == ["k:start"]
+        watch = subprocess.run(
+            [*cli_command(), "watch"],
+            capture_output=True,
+            text=True,
+            env=world.env(),
+            timeout=60,
+            check=False,
+        )
+        assert watch.returncode == 1
+        assert "cannot write: No space left on device (ENOSPC)" in watch.stderr
+        assert "cannot read" not in watch.stderr and "Traceback" not in watch.stderr
+        (world.state / "filler").unlink()
+        log.emit(SinkEvent("session_idle", one, "t", {}, "k:idle"))
+        keys = [r["key"] for r in whole_lines(log.path)]
+        assert keys == ["k:start", *(f"k:{n}" for n in range(20)), "k:idle"]
+        log.close()
+    finally:
+        subprocess.run(["umount", "-l", str(world.state)], check=False)

@@ -11,6 +11,7 @@ unreadable file :class:`PermissionError`, a bad argument :class:`ValueError`). F
 
 from __future__ import annotations
 
+import errno
 import os
 
 __all__ = [
@@ -48,11 +49,13 @@ class FileNameError(SidelightError, OSError):
     :class:`OSError` (``EILSEQ``), so that whoever handles an unreadable file handles this one."""
 
     def __init__(self, path: str) -> None:
-        import errno  # only when it happens: every prompt hook imports this module
-
         super().__init__(
             errno.EILSEQ, "the file name is not UTF-8, so sidelight cannot read it; rename the file", path
         )
+
+
+#: The errors only a write gets: a full disk, a quota, a read-only file system, a file too big.
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
 
 
 def is_utf8_name(path: str) -> bool:
@@ -97,6 +100,12 @@ def describe(error: BaseException, path: str | os.PathLike[str] | None = None) -
         return f"{where}permission denied; check that you may read it"
     if isinstance(error, OSError):
         reason = error.strerror or str(error) or type(error).__name__
+        if error.errno in _WRITE_ERRORS:
+            # Only a write fails so: say it is one, and which error (not "cannot read").
+            name = errno.errorcode.get(error.errno, str(error.errno))
+            return (
+                f"{where}cannot write: {' '.join(reason.split())} ({name}); free some space or fix the disk"
+            )
         return f"{where}cannot read the file: {' '.join(reason.split())}"
     reason = str(error) or type(error).__name__
     return f"{where}{' '.join(reason.split())}"

@@ -17,7 +17,7 @@ from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.plugins import get_plugins
-from sidelight.statefile import safe_name, write_atomic
+from sidelight.statefile import append_whole, safe_name, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -472,9 +472,13 @@ def _record(settings: Settings, event: HostEvent) -> None:
         "source": event.raw.get("source"),
     }
     settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(settings.state_dir / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8") as file:
-        file.write(json.dumps(line) + "\n")
+    path = settings.state_dir / EVENTS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        # Whole or not at all: a half line left by a full disk would swallow the next hook's line.
+        append_whole(fd, (json.dumps(line) + "\n").encode(), path)
+    finally:
+        os.close(fd)
 
 
 class _HookLogHandler(logging.FileHandler):
