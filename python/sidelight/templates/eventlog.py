@@ -21,7 +21,9 @@ The file is created ``0600`` and only appended to (one ``write`` per event, or p
 through ``emit_many``, whole lines only), by one watcher at a time; when it passes
 :data:`ROTATE_BYTES` it is renamed to ``activity-events.jsonl.1`` (replacing the previous one) and a new
 file is started. It is not ``events.jsonl``, where the hooks record session starts and ends for the
-watcher. A sink never raises: a failure is logged and the event dropped.
+watcher. A sink never raises: when the file cannot take a write (a full disk), nothing of it stays in
+the file (:func:`sidelight.statefile.append_whole`), one line is logged, and the events wait in memory
+(up to :data:`PENDING_BYTES`, past it the oldest are dropped and counted) to be written first next time.
 """
 
 from __future__ import annotations
