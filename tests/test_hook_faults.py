@@ -308,3 +308,283 @@ def test_the_hook_log_does_not_follow_a_symlink(world: HookWorld, tmp_path: Path
     world.run_hook(0, stdin=b"{not json", SIDELIGHT_WARM="off")
     subprocess.run([*world.command(), "extra"], input=b"{}", capture_output=True, env=world.env(), timeout=60)
     assert log.read_text().count("\n") >= 2
+
+
+# -- settings and state that cannot be used (issue 19, item 7) -----------------------------------------
+
+HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+
+
+def host_payload(world: HookWorld, host: str) -> bytes:
+    """Session 0's prompt as ``host`` sends it (Pi's extension has its own shape)."""
+    if host == "pi":
+        return json.dumps(
+            {
+                "event": "before_agent_start",
+                "session_file": str(world.transcript(0)),
+                "session_id": session_id(0),
+                "cwd": str(world.project),
+                "prompt": "what did the others do?",
+            }
+        ).encode()
+    return world.payload(0)
+
+
+#: Each fault: the environment that makes it, and whether the log can tell (a state directory that
+#: cannot hold a log cannot).
+FAULTS: dict[str, tuple[dict[str, str], bool]] = {
+    "bad-config": ({"SIDELIGHT_CONFIG": "{config}"}, True),
+    "budget-abc": ({"SIDELIGHT_TIME_BUDGET": "abc"}, True),
+    "empty-scope": ({"SIDELIGHT_SCOPE": ""}, True),
+    "state-dev-null": ({"SIDELIGHT_STATE_DIR": "/dev/null"}, False),
+    "state-unreadable": ({}, False),
+}
+
+
+def run_faulty_hook(world: HookWorld, host: str, fault: str) -> subprocess.CompletedProcess[bytes]:
+    env, _logged = FAULTS[fault]
+    config = world.root / "config.toml"
+    config.write_text("this is = not [toml\n")
+    if fault == "state-unreadable":
+        world.state.mkdir(parents=True, exist_ok=True)
+        world.state.chmod(0)
+    try:
+        return subprocess.run(
+            world.command(host),
+            input=host_payload(world, host),
+            capture_output=True,
+            env=world.env(**{k: v.format(config=config) for k, v in env.items()}),
+            timeout=60,
+            check=False,
+            preexec_fn=_without_dac_override if ROOT else None,
+        )
+    finally:
+        if world.state.exists():
+            world.state.chmod(0o700)
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_hook_with_settings_or_state_it_cannot_use_says_nothing_on_stderr(
+    world: HookWorld, host: str, fault: str
+) -> None:
+    world.prompt(1, "news")
+    done = run_faulty_hook(world, host, fault)
+    assert done.returncode == 0
+    assert done.stderr == b""
+    if host != "pi":
+        ok(done)  # nothing, or a valid payload (a state directory that is not one still reads)
+    elif fault != "state-dev-null":
+        assert done.stdout == b""
+    if FAULTS[fault][1]:
+        assert "cannot load the settings" in world.log()
+    # Once the fault is gone, the same hook works.
+    assert reports(ok(world.run_hook(0)), 1, 2)
+
+
+def test_a_hook_with_bad_settings_beside_a_running_watcher_says_nothing_on_stderr(world: HookWorld) -> None:
+    from tests.conftest import cli_command
+    from tests.support.watching import start_serving, stop
+
+    watcher = start_serving([*cli_command(), "watch"], world.env(), world.project, world.state)
+    try:
+        for host in HOSTS:
+            for fault in FAULTS:
+                done = run_faulty_hook(world, host, fault)
+                assert done.returncode == 0 and done.stderr == b"", (host, fault, done.stderr)
+        world.prompt(1, "news through the watcher")
+        assert reports(ok(world.run_hook(0)), 1, 2)
+        assert watcher.poll() is None
+    finally:
+        stop(watcher)
+
+
+@pytest.mark.parametrize("how", ["a-directory", "no-permission"])
+def test_status_says_which_cursor_file_a_hook_cannot_read(world: HookWorld, how: str) -> None:
+    from tests.conftest import cli_command
+
+    assert ok(world.run_hook(0)) is not None
+    cursors = world.cursor_file(0)
+    if how == "a-directory":
+        cursors.unlink()
+        cursors.mkdir()
+    else:
+        cursors.chmod(0)
+    world.prompt(1, "news nobody hears")
+    done = subprocess.run(
+        world.command(),
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        timeout=60,
+        check=False,
+        preexec_fn=_without_dac_override if ROOT else None,
+    )
+    assert done.returncode == 0 and done.stderr == b"" and done.stdout == b""
+    for args in (["status"], ["status", "--json"]):
+        status = subprocess.run(
+            [*cli_command(), *args],
+            capture_output=True,
+            text=True,
+            env=world.env(),
+            timeout=60,
+            check=False,
+            preexec_fn=_without_dac_override if ROOT else None,
+        )
+        assert status.returncode == 0, status.stderr
+        if "--json" in args:
+            (problem,) = json.loads(status.stdout)["problems"]
+        else:
+            (problem,) = [line for line in status.stdout.splitlines() if line.startswith("problem: ")]
+        assert f"cannot read the cursor file {cursors}" in problem and "chown" in problem
+
+
+# -- appends on a full disk (issue 19, item 8) -----------------------------------------------------------
+
+
+class HalfThenFull:
+    """``os.write`` that, for files named ``suffix``, writes half of the bytes (the disk fills up) and
+    then raises ``ENOSPC`` while ``full``; the real write otherwise."""
+
+    def __init__(self, suffix: str) -> None:
+        self.suffix = suffix
+        self.full = True
+        self.real = os.write
+
+    def __call__(self, fd: int, data: Any) -> int:
+        if self.full and str(Path(f"/proc/self/fd/{fd}").readlink()).endswith(self.suffix):
+            if self.half_written:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self.half_written = True
+            return self.real(fd, bytes(data)[: len(data) // 2])
+        return self.real(fd, data)
+
+    half_written = False
+
+
+def whole_lines(path: Path) -> list[dict[str, Any]]:
+    data = path.read_bytes()
+    assert not data or data.endswith(b"\n"), data[-80:]
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def test_the_event_log_on_a_full_disk_keeps_whole_lines_and_loses_no_event(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates.eventlog import EventLog
+
+    one = Session(key="k", name="n", path=tmp_path / "t.jsonl", format="claude-code", group="g", resolver="r")
+    made = [SinkEvent("prompt_submitted", one, "t", {"n": n}, f"k:{n}") for n in range(6)]
+    log = EventLog(tmp_path / "activity-events.jsonl")
+    log.emit(made[0])
+    full = HalfThenFull("activity-events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    log.emit_many(made[1:3])  # half of it fits, then the disk is full
+    log.emit(made[3])
+    assert [r["key"] for r in whole_lines(log.path)] == ["k:0"]  # no half line left behind
+    full.full = False  # space again
+    log.emit(made[4])
+    log.emit_many(made[1:3])  # a replay (the watcher read them again) is not written twice
+    log.emit(made[5])
+    assert [r["key"] for r in whole_lines(log.path)] == [f"k:{n}" for n in range(6)]
+    said = [r.getMessage() for r in caplog.records if "cannot record" in r.getMessage()]
+    assert len(said) == 1 and "ENOSPC" in said[0] and str(log.path) in said[0]
+
+
+def test_the_event_log_drops_the_oldest_kept_events_past_its_bound_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates import eventlog
+
+    monkeypatch.setattr(eventlog, "PENDING_BYTES", 1000)
+    one = Session(key="k", name="n", path=tmp_path / "t.jsonl", format="claude-code", group="g", resolver="r")
+    log = eventlog.EventLog(tmp_path / "activity-events.jsonl")
+    full = HalfThenFull("activity-events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    for n in range(20):
+        log.emit(SinkEvent("prompt_submitted", one, "t", {"n": n}, f"k:{n}"))
+    assert log.dropped > 0 and "of the oldest dropped" in caplog.text
+    full.full = False
+    log.emit(SinkEvent("prompt_submitted", one, "t", {"n": 20}, "k:20"))
+    keys = [r["key"] for r in whole_lines(log.path)]
+    assert keys == [f"k:{n}" for n in range(log.dropped, 21)]
+    log.emit(SinkEvent("prompt_submitted", one, "t", {"n": 0}, "k:0"))  # a dropped one comes again
+    assert whole_lines(log.path)[-1]["key"] == "k:0"
+
+
+def test_the_hooks_session_records_on_a_full_disk_stay_whole(
+    world: HookWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    end = json.loads(world.payload(1))
+    end.update(hook_event_name="SessionEnd", reason="exit")
+    full = HalfThenFull("events.jsonl")
+    monkeypatch.setattr(os, "write", full)
+    assert handle_hook("claude-code", json.dumps(end)) is None
+    events = world.state / "events.jsonl"
+    assert full.half_written and whole_lines(events) == []  # the half line was cut off again
+    assert "No space left" in world.log()
+    full.full = False
+    end.update(session_id=session_id(2), transcript_path=str(world.transcript(2)))
+    assert handle_hook("claude-code", json.dumps(end)) is None
+    (record,) = whole_lines(events)
+    assert record["session_id"] == session_id(2) and record["event"] == "SessionEnd"
+
+
+def test_a_failed_write_is_not_called_a_read() -> None:
+    from sidelight.errors import describe
+
+    error = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/state/watch.lock")
+    assert describe(error) == (
+        "/state/watch.lock: cannot write: No space left on device (ENOSPC); free some space or fix the disk"
+    )
+    assert "cannot read the file" in describe(OSError(errno.EIO, os.strerror(errno.EIO), "/t.jsonl"))
+
+
+@pytest.mark.skipif(not ROOT or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_a_really_full_disk_for_the_event_log_and_the_watcher(tmp_path: Path) -> None:
+    from sidelight.records import Session, SinkEvent
+    from sidelight.templates.eventlog import EventLog
+    from tests.conftest import cli_command
+
+    world = HookWorld(tmp_path, sessions=2)
+    world.state.mkdir(parents=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(world.state)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        one = Session(
+            key="k", name="n", path=world.transcript(0), format="claude-code", group="g", resolver="r"
+        )
+        log = EventLog(world.state / "activity-events.jsonl")
+        log.emit(SinkEvent("session_start", one, "t", {}, "k:start"))
+        with contextlib.suppress(OSError), (world.state / "filler").open("wb") as filler:
+            while True:
+                filler.write(b"\0" * 1024)
+                filler.flush()
+        big = [SinkEvent("prompt_submitted", one, "t", {"text": "x" * 1500}, f"k:{n}") for n in range(20)]
+        log.emit_many(big)  # 30 KB: does not fit now, fits once the filler is gone
+        assert [r["key"] for r in whole_lines(log.path)] == ["k:start"]
+        watch = subprocess.run(
+            [*cli_command(), "watch"],
+            capture_output=True,
+            text=True,
+            env=world.env(),
+            timeout=60,
+            check=False,
+        )
+        assert watch.returncode == 1
+        assert "cannot write: No space left on device (ENOSPC)" in watch.stderr
+        assert "cannot read" not in watch.stderr and "Traceback" not in watch.stderr
+        (world.state / "filler").unlink()
+        log.emit(SinkEvent("session_idle", one, "t", {}, "k:idle"))
+        keys = [r["key"] for r in whole_lines(log.path)]
+        assert keys == ["k:start", *(f"k:{n}" for n in range(20)), "k:idle"]
+        log.close()
+    finally:
+        subprocess.run(["umount", "-l", str(world.state)], check=False)

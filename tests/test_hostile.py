@@ -623,3 +623,140 @@ def test_install_skill_refuses_a_skill_file_that_is_no_regular_file(world: HookW
             assert "regular file" in done.stderr and len(done.stderr.strip().splitlines()) == 1
             assert kind_of(skill) == before
             assert sorted(p.name for p in folder.iterdir()) == ["SKILL.md"]
+
+
+# -- file names that are not UTF-8 (issue 19, item 2) ---------------------------------------------------
+
+#: A name's bytes that are not UTF-8: Python lists them as lone surrogates (``surrogateescape``).
+BAD = b"\xff\xfe"
+
+
+def _write_bytes_path(path: bytes, text: str) -> None:
+    # A name of bytes, as the file system has it: os functions take bytes, pathlib does not.
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # noqa: PTH103, PTH120
+    with open(path, "wb") as file:  # noqa: PTH123
+        file.write(text.encode())
+
+
+def not_utf8_names(world: HookWorld) -> list[bytes]:
+    """Files whose names are not UTF-8 under each agent's root, as siblings of the world's sessions
+    (same project), as subagent files of the current session and of a sibling, and in folders whose own
+    names are not UTF-8. Returns their paths."""
+    claude = os.fsencode(world.folder)
+    project = str(world.project.resolve())
+    claude_line = world.line(2, "from a file with a bad name")
+    codex_day = os.fsencode(world.home / ".codex" / "sessions" / "2027" / "01" / "15")
+    codex_line = json.dumps({"type": "session_meta", "payload": {"id": "c0dec", "cwd": project}}) + "\n"
+    pi_root = world.home / ".pi" / "agent" / "sessions"
+    pi_folder = os.fsencode(pi_root / ("--" + project.strip("/").replace("/", "-") + "--"))
+    pi_line = json.dumps({"type": "session", "version": 3, "id": "p1", "cwd": project}) + "\n"
+    files = {
+        claude + b"/bad" + BAD + b".jsonl": claude_line,  # a sibling in the same project
+        claude + b"/" + session_id(0).encode() + b"/subagents/agent-" + BAD + b".jsonl": claude_line,
+        claude + b"/" + session_id(1).encode() + b"/subagents/agent-" + BAD + b".jsonl": claude_line,
+        claude + b"/agent-" + BAD + b".jsonl": world.line(1, "an old-layout subagent file"),
+        os.fsencode(world.home / ".claude" / "projects")
+        + b"/-bad"
+        + BAD
+        + b"/"
+        + session_id(7).encode()
+        + b".jsonl": claude_line,
+        codex_day + b"/rollout-2027-01-15T07-57-00-" + BAD + b".jsonl": codex_line,
+        codex_day
+        + b"/../"
+        + BAD
+        + b"/rollout-2027-01-15T07-57-00-"
+        + session_id(8).encode()
+        + b".jsonl": codex_line,
+        pi_folder + b"/2027-01-15T07-57-00-000Z_" + BAD + b".jsonl": pi_line,
+        os.fsencode(pi_root)
+        + b"/--bad"
+        + BAD
+        + b"--/2027-01-15T07-57-00-000Z_"
+        + session_id(9).encode()
+        + b".jsonl": pi_line,
+    }
+    for path, text in files.items():
+        _write_bytes_path(path, text)
+    return list(files)
+
+
+@pytest.fixture
+def bad_names(world: HookWorld) -> list[bytes]:
+    return not_utf8_names(world)
+
+
+def test_file_names_that_are_not_utf8_are_left_out_of_the_listing(
+    world: HookWorld, bad_names: list[bytes], caplog: pytest.LogCaptureFixture
+) -> None:
+    from sidelight.config import Settings
+    from sidelight.discovery import list_sessions
+    from sidelight.plugins import get_plugins
+
+    caplog.set_level("INFO", logger="sidelight")
+    sessions = list_sessions(Settings.load(), get_plugins())
+    keys = {s.key for s in sessions}
+    assert {f"claude-code:{session_id(n)}" for n in range(2)} <= keys
+    for session in sessions:
+        for path in (session.path, *session.extra_paths):
+            os.fspath(path).encode()  # every path listed can be given to the native core
+    said = [r.getMessage() for r in caplog.records if "not UTF-8" in r.getMessage()]
+    # One line per file the listing met (a bad folder hides its files from the resolvers before that).
+    assert len(said) == len(set(said)) >= 6
+    assert all("\\xff\\xfe" in line for line in said)
+
+
+def test_a_hook_beside_file_names_that_are_not_utf8_reports_the_healthy_siblings(
+    world: HookWorld, bad_names: list[bytes]
+) -> None:
+    world.prompt(1, "healthy news")
+    done = world.run_hook(0)
+    assert done.returncode == 0 and done.stderr == b""
+    context = context_of(done.stdout)
+    assert context is not None and "healthy news" in context
+    assert "\\xff\\xfe" in world.log()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("status",), ("status", "--json"), ("sessions",), ("sessions", "--json"), ("read", session_id(1))],
+    ids=" ".join,
+)
+def test_commands_beside_file_names_that_are_not_utf8(
+    world: HookWorld, bad_names: list[bytes], args: tuple[str, ...]
+) -> None:
+    done = run_cli(world, *args)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "codec" not in done.stderr
+    if "--json" in args:
+        for line in done.stdout.splitlines():
+            json.loads(line)
+
+
+@pytest.mark.parametrize("command", ["read", "scan", "recap", "history"])
+def test_a_path_argument_that_is_not_utf8_gets_one_clear_line(tmp_path: Path, command: str) -> None:
+    path = os.fsencode(tmp_path) + b"/t" + BAD + b".jsonl"
+    _write_bytes_path(path, '{"type":"user","message":{"role":"user","content":"hi"}}\n')
+    done = subprocess.run(
+        [*cli_command(), command, os.fsdecode(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "not UTF-8" in done.stderr and "\\xff\\xfe" in done.stderr
+
+
+def test_the_watcher_beside_file_names_that_are_not_utf8(world: HookWorld, bad_names: list[bytes]) -> None:
+    from tests.support.watching import answered, start_serving, stop
+
+    watcher = start_serving([*cli_command(), "watch"], world.env(), world.project, world.state)
+    try:
+        world.prompt(1, "news the watcher tells")
+        done = world.run_hook(0)
+        assert done.returncode == 0 and done.stderr == b""
+        context = context_of(done.stdout)
+        assert context is not None and "news the watcher tells" in context
+        assert answered(world.state, 1) >= 1  # the watcher answered it, not the hook in-process
+        assert watcher.poll() is None
+    finally:
+        errors = stop(watcher).decode(errors="replace")
+    assert watcher.returncode == 0, errors
+    assert "Traceback" not in errors and "\\xff\\xfe" in errors

@@ -13,7 +13,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.errors import SidelightError
+from sidelight.errors import (
+    FileNameError,
+    SidelightError,
+    check_file_name,
+    describe,
+    is_utf8_name,
+    shown_path,
+)
 from sidelight.logs import get_logger
 from sidelight.records import HostEvent, Session
 
@@ -31,6 +38,7 @@ __all__ = [
     "describe_spec",
     "identify",
     "list_sessions",
+    "readable_session",
     "resolve_session",
     "serving",
     "siblings_of",
@@ -99,6 +107,10 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
             logger.warning("resolver %s failed; its sessions are left out", resolver.name, exc_info=True)
             continue
         for session in found:
+            readable = readable_session(session)
+            if readable is None:
+                continue
+            session = readable  # the same session, maybe without a subagent file
             known = by_path.get(session.path)
             if known is None or (
                 known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS
@@ -141,8 +153,55 @@ def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Ses
             logger.warning("resolver %s failed to identify the session", resolver.name, exc_info=True)
             continue
         if found is not None:
-            return found
+            return readable_session(found)
     return None
+
+
+#: The file names already said to be unreadable (each is said once per process: the watcher lists often).
+_unreadable_said: set[str] = set()
+
+
+def readable_session(session: Session) -> Session | None:
+    """``session`` as the native core can read it: ``None`` when its transcript's name is not UTF-8, else
+    without the extra transcripts (subagent files) whose names are not.
+
+    A file name is bytes; Python gives a name that is not UTF-8 as a ``str`` with lone surrogates
+    (``surrogateescape``), and ``sidelight._core`` takes UTF-8 paths only, so such a file cannot be
+    read. It is left out with one log line per file and process, rather than failing every scan that
+    includes it (one such file silenced a whole project's hooks and stopped the watcher). The check is
+    ``str.isascii`` (a flag, no scan of the string) on the common path.
+    """
+    main = os.fspath(session.path)
+    if not is_utf8_name(main):
+        _say_unreadable(main)
+        return None
+    if not is_utf8_name(session.key):
+        # A key read from a transcript's content (an id with a lone surrogate escaped in its JSON): the
+        # state files keyed by it could not be written as UTF-8.
+        _say_unreadable(main, "its session id is not valid Unicode; it is left out")
+        return None
+    extras = session.extra_paths
+    if not extras or all(is_utf8_name(os.fspath(p)) for p in extras):
+        return session
+    import dataclasses  # the rare case: the hook path does not import it
+
+    kept = []
+    for path in extras:
+        if is_utf8_name(os.fspath(path)):
+            kept.append(path)
+        else:
+            _say_unreadable(os.fspath(path))
+    return dataclasses.replace(session, extra_paths=tuple(kept))
+
+
+def _say_unreadable(name: str, why: str | None = None) -> None:
+    if name in _unreadable_said:
+        return
+    _unreadable_said.add(name)
+    if why is None:
+        logger.info("%s", describe(FileNameError(name)))
+    else:
+        logger.info("%s: %s", shown_path(name), why)
 
 
 def _listed_session(event: HostEvent, sessions: Iterable[Session]) -> Session | None:
@@ -259,6 +318,7 @@ def _looks_like_path(spec: str) -> bool:
 def _path_session(path: Path) -> Session:
     """A session for a transcript given by its path (its format is detected when it is read)."""
     path = path.resolve()
+    check_file_name(str(path))
     return Session(
         key=f"path:{path}",
         name=path.stem,

@@ -11,15 +11,20 @@ unreadable file :class:`PermissionError`, a bad argument :class:`ValueError`). F
 
 from __future__ import annotations
 
+import errno
 import os
 
 __all__ = [
+    "FileNameError",
     "InvalidCursorError",
     "NotARegularFileError",
     "SidelightError",
     "UnknownFormatError",
     "UsageError",
+    "check_file_name",
     "describe",
+    "is_utf8_name",
+    "shown_path",
 ]
 
 
@@ -50,14 +55,55 @@ class InvalidCursorError(SidelightError, ValueError):
     """A saved cursor is not one sidelight wrote (a missing field, or not a non-negative integer)."""
 
 
+class FileNameError(SidelightError, OSError):
+    """A file whose name is not UTF-8. Python gives such a name as a ``str`` with lone surrogates
+    (``surrogateescape``); the native core takes UTF-8 paths only, so it cannot open the file. An
+    :class:`OSError` (``EILSEQ``), so that whoever handles an unreadable file handles this one."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            errno.EILSEQ, "the file name is not UTF-8, so sidelight cannot read it; rename the file", path
+        )
+
+
+#: The errors only a write gets: a full disk, a quota, a read-only file system, a file too big.
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+
+def is_utf8_name(path: str) -> bool:
+    """Whether the native core can take ``path`` (cheap for the usual ASCII path: a flag, no scan)."""
+    if path.isascii():
+        return True
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_file_name(path: str) -> str:
+    """``path`` when the native core can take it; else raises :class:`FileNameError`."""
+    if not is_utf8_name(path):
+        raise FileNameError(path)
+    return path
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as a person reads it: the bytes of a name that is not UTF-8 as ``\\xff`` escapes."""
+    name = os.fspath(path)
+    return name if is_utf8_name(name) else os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
 def describe(error: BaseException, path: str | os.PathLike[str] | None = None) -> str:
     """One line for a user: what went wrong with ``path`` and, where we can tell, what to do about it."""
     if path is None and isinstance(error, OSError) and isinstance(error.filename, str):
         path = error.filename
-    where = f"{os.fspath(path)}: " if path is not None else ""
+    where = f"{shown_path(path)}: " if path is not None else ""
     if isinstance(error, UnknownFormatError):
         text = str(error)
         return text if error.path is not None else where + text
+    if isinstance(error, FileNameError):
+        return f"{where}{error.strerror}"
     if isinstance(error, FileNotFoundError):
         return f"{where}no such file; check the path"
     if isinstance(error, IsADirectoryError):
@@ -66,6 +112,12 @@ def describe(error: BaseException, path: str | os.PathLike[str] | None = None) -
         return f"{where}permission denied; check that you may read it"
     if isinstance(error, OSError):
         reason = error.strerror or str(error) or type(error).__name__
+        if error.errno in _WRITE_ERRORS:
+            # Only a write fails so: say it is one, and which error (not "cannot read").
+            name = errno.errorcode.get(error.errno, str(error.errno))
+            return (
+                f"{where}cannot write: {' '.join(reason.split())} ({name}); free some space or fix the disk"
+            )
         return f"{where}cannot read the file: {' '.join(reason.split())}"
     reason = str(error) or type(error).__name__
     return f"{where}{' '.join(reason.split())}"

@@ -11,12 +11,12 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from sidelight.config import EVENTS_FILE, Settings
+from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.logs import file_handler, get_logger, hook_log
 from sidelight.plugins import get_plugins
-from sidelight.statefile import safe_name, write_atomic
+from sidelight.statefile import append_whole, safe_name, write_atomic
 
 if TYPE_CHECKING:
     import logging
@@ -55,8 +55,10 @@ def handle_hook(
     wrong is logged to ``<state dir>/sidelight.log`` and the hook stays silent."""
     try:
         settings = settings or Settings.load()
-    except Exception:
-        logger.exception("cannot load the settings")
+    except Exception as error:
+        # Said in the log of the state directory the environment names, as the hook's client finds it.
+        with hook_log(str(default_state_dir() / LOG_FILE)):
+            logger.error("cannot load the settings, so the hook does nothing until they are fixed: %s", error)
         return None
     with hook_log(str(settings.state_dir / LOG_FILE)):
         return answer_hook(host, payload, settings, plugins)
@@ -458,9 +460,13 @@ def _record(settings: Settings, event: HostEvent) -> None:
         "source": event.raw.get("source"),
     }
     settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(settings.state_dir / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with os.fdopen(fd, "a", encoding="utf-8") as file:
-        file.write(json.dumps(line) + "\n")
+    path = settings.state_dir / EVENTS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        # Whole or not at all: a half line left by a full disk would swallow the next hook's line.
+        append_whole(fd, (json.dumps(line) + "\n").encode(), path)
+    finally:
+        os.close(fd)
 
 
 def log_handler(settings: Settings) -> logging.Handler | None:

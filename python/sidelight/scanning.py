@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sidelight import _core
-from sidelight.errors import UnknownFormatError
+from sidelight.errors import UnknownFormatError, check_file_name
 from sidelight.formats import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_TEXT_LIMIT,
@@ -115,9 +115,9 @@ def scan_many(
             item_path, item_format, item_cursor = item
         else:
             item_path, item_format, item_cursor = item, format, None
-        name = _fspath(item_path)
+        name = os.fspath(item_path)
         try:
-            fmt = _resolve_format(name, item_format)
+            fmt = _resolve_format(_fspath(name), item_format)
         except (OSError, ValueError) as error:
             results.append(ScanFailure(name, error))
             continue
@@ -208,4 +208,4 @@ def _fspath(path: PathArg) -> str:
     name = os.fspath(path)
     if not isinstance(name, str):
         raise TypeError(f"a path must be str or os.PathLike[str], not {type(name).__name__}")
-    return name
+    return check_file_name(name)  # the core takes UTF-8 paths: a clear error, not a UnicodeEncodeError

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CorruptStateError",
     "SharedState",
+    "append_whole",
     "load_json_state",
     "move_aside",
     "parse_json_object",
@@ -288,6 +289,35 @@ def _dump_indented(document: dict[str, Any]) -> bytes:
     return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
 
 
+def append_whole(fd: int, data: bytes, path: str | os.PathLike[str] | None = None) -> None:
+    """Appends ``data`` (whole lines) to the file open on ``fd`` (``O_APPEND``), all of it or none: one
+    ``write`` of the whole bytes, and when the file takes only part of them (a full disk: a short
+    write, then ``ENOSPC``), the part is cut off again, so no line is left half written to swallow the
+    next one. Under an exclusive ``flock`` of the file, so that the cut never takes a line another
+    appender (another hook) wrote after this one. Raises :class:`OSError` (with ``path`` as its file
+    name) when the bytes could not be written; the file is then as it was."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        start = os.fstat(fd).st_size
+        written = 0
+        try:
+            written = os.write(fd, data)
+            if written < len(data):
+                import errno  # only on a full disk
+
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        except OSError as error:
+            if error.filename is None and path is not None:
+                error.filename = os.fspath(path)
+            if written or os.fstat(fd).st_size != start:
+                # A part was written: cut it off (shrinking a file needs no space).
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+            raise
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def write_atomic(
     path: Path,
     data: bytes | Callable[[int], None],
@@ -324,9 +354,11 @@ def write_atomic(
         finally:
             os.close(fd)
         tmp.replace(path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(error, OSError) and error.filename is None:
+            error.filename = os.fspath(path)  # a write on the descriptor names no file: say which
         raise
     if not durable:
         return

@@ -175,6 +175,9 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         except WatcherRunningError as error:
             logger.error("%s", error)
             return EXIT_FAILED
+        except OSError as error:  # a state directory it cannot write (a full disk): one true line
+            logger.error("cannot start watching: %s", describe(error))
+            return EXIT_FAILED
         _timestamps()
         logger.info(
             "idle after %s, ended after %s or %s in all; Ctrl-C stops",

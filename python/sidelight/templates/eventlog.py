@@ -21,7 +21,9 @@ The file is created ``0600`` and only appended to (one ``write`` per event, or p
 through ``emit_many``, whole lines only), by one watcher at a time; when it passes
 :data:`ROTATE_BYTES` it is renamed to ``activity-events.jsonl.1`` (replacing the previous one) and a new
 file is started. It is not ``events.jsonl``, where the hooks record session starts and ends for the
-watcher. A sink never raises: a failure is logged and the event dropped.
+watcher. A sink never raises: when the file cannot take a write (a full disk), nothing of it stays in
+the file (:func:`sidelight.statefile.append_whole`), one line is logged, and the events wait in memory
+(up to :data:`PENDING_BYTES`, past it the oldest are dropped and counted) to be written first next time.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
+from sidelight.statefile import append_whole
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTIVITY_EVENTS_FILE",
     "DEDUPE_BYTES",
+    "PENDING_BYTES",
     "ROTATE_BYTES",
     "EventLog",
     "default_log",
@@ -65,6 +69,9 @@ ROTATE_BYTES: Final = 16 * 1024 * 1024
 #: again at most what it read since it last saved its cursors (about a second of events) and what follows
 #: from its state saved before that: far less.
 DEDUPE_BYTES: Final = 8 * 1024 * 1024
+#: While the log cannot be written (a full disk), at most this many bytes of events wait in memory to
+#: be written; past it the oldest are dropped (and counted in :attr:`EventLog.dropped`).
+PENDING_BYTES: Final = 8 * 1024 * 1024
 
 
 def event_record(event: SinkEvent) -> dict[str, Any]:
@@ -174,13 +181,20 @@ class EventLog:
         self._older: set[int] = set()
         #: Events dropped because the log had their key (read again after a crash).
         self.replayed = 0
+        #: The lines (with their hashed keys) that could not be written yet, oldest first.
+        self._pending: list[tuple[int | None, bytes]] = []
+        self._pending_bytes = 0
+        #: Events dropped because the log could not be written for too long (see :data:`PENDING_BYTES`).
+        self.dropped = 0
 
     def emit(self, event: SinkEvent) -> None:
         """Appends ``event`` as one line (logs and drops it when that fails)."""
         self.emit_many((event,))
 
     def emit_many(self, events: Sequence[SinkEvent]) -> None:
-        """Appends ``events`` in one write of whole lines (logs and drops them when that fails)."""
+        """Appends ``events`` in one write of whole lines. When that fails (a full disk), none of them
+        is in the file and they are kept, to be written before the next ones (up to
+        :data:`PENDING_BYTES`; past it the oldest are dropped and counted); one log line says so."""
         if not events:
             return
         try:
@@ -191,38 +205,68 @@ class EventLog:
                 self.path.replace(self.path.with_name(self.path.name + ".1"))
                 self._older, self._keys = self._keys or set(), set()
                 self._open()
-            keys = self._keys
-            assert keys is not None  # loaded by _open
-            older = self._older
-            fresh: list[bytes] = []
-            added: list[int] = []
-            for event in events:
-                if event.key is not None:
-                    hashed = hash(event.key)
-                    if hashed in keys or hashed in older:
-                        self.replayed += 1
-                        continue
-                    keys.add(hashed)  # also drops a second copy within the batch
-                    added.append(hashed)
-                fresh.append(event_line(event))
-            if len(fresh) < len(events):
-                # Read again after a restart (a crash left the watcher's cursors behind the log).
-                logger.info("event log %s: %d events already logged", self.path, len(events) - len(fresh))
-            if not fresh:
-                return
-            data = b"".join(fresh)
-            view = memoryview(data)
-            while view:
-                # A regular file takes the whole write; a short one (a full disk) goes on where it stopped.
-                written = os.write(self._fd, view)
-                self._size += written
-                view = view[written:]
         except Exception as error:  # a sink never breaks the watcher
             self.close()
-            # Not logged (or cut short: cut off when the file is opened again), so not known either.
             self._keys = None
+            self._keep([(None, event_line(event)) for event in events], events, error)
+            return
+        keys = self._keys
+        assert keys is not None  # loaded by _open
+        older = self._older
+        fresh: list[tuple[int | None, bytes]] = []
+        for event in events:
+            hashed = None
+            if event.key is not None:
+                hashed = hash(event.key)
+                if hashed in keys or hashed in older:
+                    self.replayed += 1
+                    continue
+                keys.add(hashed)  # also drops a second copy within the batch (or of a kept one)
+            fresh.append((hashed, event_line(event)))
+        if len(fresh) < len(events):
+            # Read again after a restart (a crash left the watcher's cursors behind the log).
+            logger.info("event log %s: %d events already logged", self.path, len(events) - len(fresh))
+        lines = self._pending + fresh if self._pending else fresh
+        if not lines:
+            return
+        data = b"".join(line for _key, line in lines)
+        try:
+            append_whole(self._fd, data, self.path)
+        except Exception as error:
+            self._keep(lines, events, error)
+            return
+        self._size += len(data)
+        if self._pending:
+            logger.warning(
+                "event log %s: wrote the %d events kept while it could not", self.path, len(self._pending)
+            )
+            self._pending, self._pending_bytes = [], 0
+
+    def _keep(
+        self, lines: list[tuple[int | None, bytes]], events: Sequence[SinkEvent], error: BaseException
+    ) -> None:
+        """Keeps ``lines`` (the kept ones and the new) to write next time, within :data:`PENDING_BYTES`."""
+        first = not self._pending
+        self._pending = lines
+        self._pending_bytes = sum(len(line) for _key, line in lines)
+        dropped = 0
+        while self._pending_bytes > PENDING_BYTES and self._pending:
+            hashed, line = self._pending.pop(0)
+            self._pending_bytes -= len(line)
+            if hashed is not None and self._keys is not None:
+                self._keys.discard(hashed)  # not logged: logged when it comes again
+            dropped += 1
+        self.dropped += dropped
+        if first or dropped:
             kinds = f"a {events[0].kind} event" if len(events) == 1 else f"{len(events)} events"
-            logger.warning("event log %s: cannot record %s: %s", self.path, kinds, error)
+            logger.warning(
+                "event log %s: cannot record %s (%s); %d kept to write when it can%s",
+                self.path,
+                kinds,
+                _reason(error),
+                len(self._pending),
+                f", {dropped} of the oldest dropped" if dropped else "",
+            )
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -258,6 +302,15 @@ class EventLog:
                 os.close(self._fd)
             finally:
                 self._fd = -1
+
+
+def _reason(error: BaseException) -> str:
+    """Why a write failed, in a few words: ``No space left on device, ENOSPC``."""
+    if isinstance(error, OSError) and error.errno is not None:
+        import errno
+
+        return f"{error.strerror or error}, {errno.errorcode.get(error.errno, error.errno)}"
+    return str(error) or type(error).__name__
 
 
 def _tail_of(path: Path, limit: int) -> bytes:

@@ -145,6 +145,9 @@ class StatusReport:
     #: Where sessions were looked for (for the message shown when there are none).
     searched: list[str] = field(default_factory=list)
     hooks: HookServing = NO_WATCHER
+    #: State files the hooks cannot use, each one line that says which and what to do (see
+    #: :func:`state_problems`).
+    problems: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +156,7 @@ class StatusReport:
             "time": self.now,
             "hooks": {**self.hooks.as_dict(), "line": self.hooks.line(self.watcher_pid)},
             "sessions": [row.as_dict(self.now) for row in self.rows],
+            "problems": self.problems,
         }
 
 
@@ -162,13 +166,62 @@ def collect_status(settings: Settings, plugins: Plugins, now: float | None = Non
     pid = running_watcher(settings)
     snapshot = read_snapshot(settings)
     hooks = hook_serving(pid, snapshot)
+    problems = state_problems(settings)
     if pid is not None and snapshot is not None and snapshot.get("sessions"):
-        return StatusReport("watcher", _rows_from_snapshot(snapshot), now, watcher_pid=pid, hooks=hooks)
+        rows = _rows_from_snapshot(snapshot)
+        return StatusReport("watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems)
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     idle_timeout = watch_options(settings).idle_timeout
     rows = _rows_from_transcripts(settings, plugins, now, idle_timeout, suspended)
     searched = _searched(settings, plugins)
-    return StatusReport("transcripts", rows, now, watcher_pid=pid, searched=searched, hooks=hooks)
+    return StatusReport(
+        "transcripts", rows, now, watcher_pid=pid, searched=searched, hooks=hooks, problems=problems
+    )
+
+
+def state_problems(settings: Settings) -> list[str]:
+    """The cursor files (``<state dir>/cursors/*.json``) and their folder that the hooks cannot read or
+    write, one line each saying which and what to do.
+
+    A hook that cannot read its session's cursor file (say, left owned by root after a ``sudo`` run)
+    gives no digest at all, on every prompt, and says so only in its log; this is where a person
+    sees it. Opening each file costs ``status`` a few milliseconds per thousand sessions.
+    """
+    folder = settings.state_dir / "cursors"
+    fix = "make it yours again (sudo chown -R $USER {path}) or remove it"
+    problems = []
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return [
+            f"cannot read the cursor folder {folder} ({reason}): the hooks give no digest; "
+            + fix.format(path=folder)
+        ]
+    if not os.access(folder, os.W_OK | os.X_OK):
+        problems.append(
+            f"cannot write in the cursor folder {folder}: the hooks cannot save what they reported; "
+            + fix.format(path=folder)
+        )
+    for name in names:
+        if not name.endswith(".json"):
+            continue
+        path = folder / name
+        try:
+            with open(path, "rb"):  # noqa: PTH123 (what the hook does: open it to read)
+                pass
+        except FileNotFoundError:
+            continue  # replaced or removed meanwhile
+        except OSError as error:
+            reason = "a directory" if isinstance(error, IsADirectoryError) else error.strerror or str(error)
+            problems.append(
+                f"cannot read the cursor file {path} ({reason}): the session that reads it gets no "
+                "digest; " + fix.format(path=path)
+            )
+    return problems
 
 
 def hook_serving(pid: int | None, snapshot: dict[str, Any] | None) -> HookServing:
@@ -367,7 +420,7 @@ def render_table(report: StatusReport) -> str:
     """A plain-text table, one line per session, with a header and lines about the source and the
     hooks (and what a partial count means, when there is one)."""
     if not report.rows:
-        return nothing_found(report) + "\n"
+        return "".join(f"{line}\n" for line in (nothing_found(report), *_problem_lines(report)))
     cells = [list(COLUMNS), *table_cells(report)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     numeric = {4, 5, 6, 7, 8, 9}
@@ -397,7 +450,12 @@ def _footer(report: StatusReport) -> str:
             f"{WHOLE_BYTES // 1024**3} GiB of transcripts in all, the least recently written are not)"
         )
     lines.append(report.hooks.line(report.watcher_pid))
+    lines.extend(_problem_lines(report))
     return "\n".join(lines)
+
+
+def _problem_lines(report: StatusReport) -> list[str]:
+    return [f"problem: {line}" for line in report.problems]
 
 
 def print_json(report: StatusReport, out: TextIO) -> None:

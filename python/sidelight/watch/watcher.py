@@ -1473,8 +1473,13 @@ def _acquire(state_dir: Path) -> int:
         except BaseException:
             os.close(fd)
             raise
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as error:  # a full disk: say which file could not be written
+        os.close(fd)
+        error.filename = error.filename or os.fspath(path)
+        raise
     return fd
 
 
