@@ -126,9 +126,13 @@ def file_handler(path: str) -> logging.Handler | None:
         def handleError(self, record: logging.LogRecord) -> None:
             pass
 
+        def _open(self) -> Any:
+            fd = os.open(self.baseFilename, _LOG_FLAGS, 0o600)
+            return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
     try:
         os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(path, _LOG_FLAGS, 0o600)
         os.close(fd)
         handler = QuietFileHandler(path, encoding="utf-8")
     except OSError:

@@ -193,12 +193,12 @@ class FleetConfig:
             ) from None
         if maxlen < 1:
             raise ConfigError(f"[fleet] maxlen must be at least 1, not {maxlen}")
-        timeout = parse_duration(options.get("timeout", HOOK_TIMEOUT))
-        if not TIMEOUT_RANGE[0] <= timeout <= TIMEOUT_RANGE[1]:  # also nan
-            raise ConfigError(
-                f"[fleet] timeout must be between {TIMEOUT_RANGE[0] * 1000:.0f}ms and "
-                f"{TIMEOUT_RANGE[1]:.0f}s, not {options['timeout']!r}"
-            )
+        timeout = parse_duration(
+            options.get("timeout", HOOK_TIMEOUT),
+            "[fleet] timeout",
+            minimum=TIMEOUT_RANGE[0],
+            maximum=TIMEOUT_RANGE[1],
+        )
         host = (settings.host_id or default_host_id()).strip()
         scope = settings.fleet_scope.strip()
         if not scope or any(c.isspace() for c in scope):
