@@ -156,10 +156,12 @@ def test_the_same_welcome_back_is_not_given_twice(world: HookWorld) -> None:
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int]]:
+    """The state a hook moves: not the log, nor the entry-point cache (kept or not depending on how
+    recently a ``sys.path`` folder changed, such as the checkout's own: plugins.entry_points)."""
     return {
         str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != "sidelight.log"
+        if p.is_file() and p.name != "sidelight.log" and not p.name.startswith("entry-points-")
     }
 
 
