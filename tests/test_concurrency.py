@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import subprocess
 import sys
 import textwrap
@@ -32,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from sidelight.cursors import CursorStore
-from tests.support.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, reported_ranges, session_id
 
 #: The issue's 64 processes (``slow``: about a minute on two busy cores), and a fast variant.
 COUNTS = [pytest.param(16, id="16"), pytest.param(64, id="64", marks=pytest.mark.slow)]
@@ -205,19 +204,6 @@ _SAME_READER = textwrap.dedent(
         file.writelines(json.dumps(o) + "\\n" for o in got)
     """
 )
-
-#: A digest line of one sibling: its short id, how many messages, the first prompt (``p<number>``).
-_LINE = re.compile(r'^- \w+ (\d{8}) \([^,)]*, (\d+) messages?\): "p(\d+)"', re.MULTILINE)
-
-
-def reported_ranges(outputs: list[str | None]) -> dict[str, list[tuple[int, int]]]:
-    """Per sibling (short id), the prompts each digest reported: ``[first, first + count)``."""
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for output in outputs:
-        context = context_of(output.encode()) if output else None
-        for short, count, first in _LINE.findall(context or ""):
-            ranges.setdefault(short, []).append((int(first), int(first) + int(count)))
-    return ranges
 
 
 def test_concurrent_hooks_of_one_reader_never_repeat_or_lose_lines_and_never_move_back(
