@@ -170,9 +170,12 @@ def test_a_hook_that_dies_before_printing_the_warm_answer_moves_nothing(
         time.sleep(0.01)
     assert world.cursor_file(0).read_bytes() == cursors
     printed: list[str] = []
-    again = warm.ask_watcher(
-        "claude-code", world.payload(0), deliver=lambda text: printed.append(text) or True
-    )
+
+    def deliver(text: str) -> bool:
+        printed.append(text)
+        return True
+
+    again = warm.ask_watcher("claude-code", world.payload(0), deliver=deliver)
     assert again == answer and printed == [answer]
     assert world.cursor_file(0).read_bytes() != cursors  # printed and said so: now they moved
     assert warm.ask_watcher("claude-code", world.payload(0)) == ""

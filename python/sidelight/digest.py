@@ -415,12 +415,18 @@ def _read_and_summarize(
     saved = store.read(current.key)
     if cursors:
         saved = {**saved, **{k: dict(v) for k, v in cursors.items()}}
-    reads = engine.plan_reads(siblings, saved, settings, deadline=deadline)
+    # Under pressure (thousands of first looks), planning, scanning and summarizing share the time
+    # left, so that what is planned can still be read and said: planning stops at its share (of the
+    # time left when it meets the first sibling with news), scans at theirs of what is left then, and
+    # summaries take the rest.
+    reads = engine.plan_reads(siblings, saved, settings, deadline=deadline, share=PLAN_SHARE)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
     own = _own_reads(current, saved, settings) if reads or remote else []
     everything = reads + own
-    results = engine.scan_with_resets(everything, plugins, settings, deadline, grace=settings.time_budget)
+    results = engine.scan_with_resets(
+        everything, plugins, settings, _share(deadline, SCAN_SHARE), grace=settings.time_budget
+    )
     if everything and all(r is None for r in results):
         logger.warning(
             "gave up after %.1fs scanning %d transcripts; the next prompt picks the news up",
@@ -460,6 +466,18 @@ def _read_and_summarize(
                     logger.warning("resolver %s could not commit", resolver.name, exc_info=True)
 
     return render_digest(lines), apply
+
+
+#: The share of a hook's time left that planning the reads may take (first looks), and then the share
+#: of what is left that the scans may take; the summaries have the rest.
+PLAN_SHARE: Final = 0.3
+SCAN_SHARE: Final = 0.5
+
+
+def _share(deadline: float, share: float) -> float:
+    """The moment ``share`` of the time from now to ``deadline`` has passed."""
+    now = time.monotonic()
+    return now + max(deadline - now, 0.0) * share
 
 
 def _own_reads(

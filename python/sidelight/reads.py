@@ -102,6 +102,7 @@ def plan_reads(
     *,
     skip_unchanged: bool = True,
     deadline: float | None = None,
+    share: float = 1.0,
 ) -> list[TranscriptRead]:
     """What to read of ``sessions`` (each session's main transcript and subagent files) from a reader's
     cursor entries ``saved``: from the saved cursor, else a first look. ``skip_unchanged`` leaves out a
@@ -110,10 +111,12 @@ def plan_reads(
     :data:`CATCH_UP_BYTES` behind its cursor is read like a first look, and the bytes it skips are
     counted in the read's ``skipped``.
 
-    ``deadline`` (a :func:`time.monotonic` time): once it has passed and at least
-    :data:`MIN_READS` reads are planned, the sessions left wait for a later prompt (first looks cost a
+    ``deadline`` (a :func:`time.monotonic` time): planning stops at ``share`` of the time from the first
+    transcript with news to the deadline (the rest is for reading what was planned), once at least
+    :data:`MIN_READS` reads are planned; the sessions left wait for a later prompt (first looks cost a
     few file reads each, and a backlog must drain over successive prompts rather than never)."""
     reads: list[TranscriptRead] = []
+    stop: float | None = None
     for session in sessions:
         entry = saved.get(session.key)
         known: int | None = None  # the main transcript's news, when already told
@@ -123,8 +126,12 @@ def plan_reads(
                 # The common case, a thousand times a prompt: one transcript, seen before, unchanged
                 # (without building its path tuple or looking its entry up again).
                 continue
-        if deadline is not None and len(reads) >= MIN_READS and time.monotonic() >= deadline:
-            break
+        if deadline is not None:
+            if stop is None:  # the first with news: the quiet ones' stats before it took what they took
+                now = time.monotonic()
+                stop = now + max(deadline - now, 0.0) * share
+            elif len(reads) >= MIN_READS and time.monotonic() >= stop:
+                break
         for path in (session.path, *session.extra_paths):
             data = entry_data(entry, session, path)
             if known is not None:
