@@ -10,22 +10,28 @@ Two ways:
   own transcript between reads: every reader counts every sibling's prompts exactly once (the model:
   the prompts each file holds), and the shared file ends with every reader's cursors at the ends.
 
+Many hooks of ONE reader at once (issue 19): every cursor save recorded, none moves backwards, and
+the digests together report every prompt of the siblings exactly once.
+
 Two watchers on one state directory are refused:
 ``tests/test_watch.py::test_a_second_watcher_on_one_state_directory_is_refused``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from sidelight.cursors import CursorStore
-from tests.support.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, reported_ranges, session_id
 
 #: The issue's 64 processes (``slow``: about a minute on two busy cores), and a fast variant.
 COUNTS = [pytest.param(16, id="16"), pytest.param(64, id="64", marks=pytest.mark.slow)]
@@ -169,3 +175,102 @@ def test_readers_sharing_one_cursor_file_count_every_prompt_once(tmp_path: Path,
     for reader, entries in state.items():
         offsets = {k: v["offset"] for k, v in entries.items() if k != reader}  # and maybe its own
         assert offsets == {k: v for k, v in sizes.items() if k != reader}
+
+
+# -- many hooks of ONE reader at once (issue 19 item 5) ---------------------------------------------------
+
+_SAME_READER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from pathlib import Path
+
+    from sidelight import statefile
+    from sidelight.hook import handle_hook
+
+    # Every save of a cursor file, in the order they happen: _write runs under the file's lock.
+    saves, outputs, go, payload, rounds = sys.argv[1:6]
+    write = statefile.SharedState._write
+
+    def logged(self, data):
+        write(self, data)
+        with open(saves, "ab") as file:
+            file.write(data.replace(b"\\n", b" ") + b"\\n")
+
+    statefile.SharedState._write = logged
+    while not os.path.exists(go):
+        time.sleep(0.005)
+    got = [handle_hook("claude-code", payload.encode()) for _ in range(int(rounds))]
+    with open(outputs, "a") as file:
+        file.writelines(json.dumps(o) + "\\n" for o in got)
+    """
+)
+
+
+def test_concurrent_hooks_of_one_reader_never_repeat_or_lose_lines_and_never_move_back(
+    tmp_path: Path,
+) -> None:
+    """Qwen Code's second, empty-prompt call, or two messages of one channel answered at once: hooks of
+    one reader session run together while its siblings append. Every save is recorded: no cursor ever
+    moves backwards, and the prompts the digests report, put together, are every prompt once."""
+    world = HookWorld(tmp_path, sessions=3)
+    env = world.env(SIDELIGHT_TIME_BUDGET="120s", SIDELIGHT_WARM="off")
+    assert world.run_hook(0, SIDELIGHT_TIME_BUDGET="120s", SIDELIGHT_WARM="off").returncode == 0
+    saves, outputs, go = tmp_path / "saves.jsonl", tmp_path / "outputs.jsonl", tmp_path / "go"
+    written = {1: 0, 2: 0}
+    stop = threading.Event()
+
+    def append() -> None:
+        while not stop.is_set():
+            for n in written:
+                world.prompt(n, f"p{written[n]}")
+                written[n] += 1
+            time.sleep(0.002)
+
+    hooks = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                _SAME_READER,
+                str(saves),
+                str(outputs),
+                str(go),
+                world.payload(0).decode(),
+                "6",
+            ],
+            env=env,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(6)
+    ]
+    appender = threading.Thread(target=append)
+    appender.start()
+    go.touch()
+    try:
+        for process in hooks:
+            _, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err.decode()
+    finally:
+        stop.set()
+        appender.join()
+    # What was appended after the last of them looked is reported by one more prompt.
+    last = world.run_hook(0, SIDELIGHT_TIME_BUDGET="120s", SIDELIGHT_WARM="off")
+    delivered = [json.loads(line) for line in outputs.read_text().splitlines()]
+    delivered.append(last.stdout.decode() or None)
+
+    me = f"claude-code:{session_id(0)}"
+    offsets: dict[str, list[int]] = {}
+    for line in saves.read_text().splitlines():
+        for writer, entry in json.loads(line).get(me, {}).items():
+            offsets.setdefault(writer, []).append(entry["offset"])
+    assert set(offsets) >= {f"claude-code:{session_id(n)}" for n in written}
+    for writer, seen in offsets.items():
+        backwards = [(a, b) for a, b in itertools.pairwise(seen) if b < a]
+        assert not backwards, f"{writer}: a cursor moved back {len(backwards)} times"
+
+    ranges = reported_ranges(delivered)
+    for n, total in written.items():
+        covered = sorted(ranges.get(session_id(n)[:8], []))
+        prompts = [p for first, end in covered for p in range(first, end)]
+        assert len(prompts) == len(set(prompts)), f"session {n}: some prompts were reported twice"
+        assert prompts == list(range(total)), f"session {n}: prompts lost"

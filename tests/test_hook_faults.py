@@ -15,9 +15,11 @@ import ctypes
 import errno
 import json
 import os
+import random
 import shutil
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from sidelight.hook import handle_hook
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.records import ResolverSpec, SummarizerSpec
-from tests.support.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of, reported_ranges, session_id
 
 ROOT = os.geteuid() == 0
 
@@ -588,3 +590,95 @@ def test_a_really_full_disk_for_the_event_log_and_the_watcher(tmp_path: Path) ->
         log.close()
     finally:
         subprocess.run(["umount", "-l", str(world.state)], check=False)
+
+
+# -- delivery: at least once (issue 19 item 9) -----------------------------------------------------------
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return (found.st_ino, found.st_mtime_ns)
+
+
+def test_a_hook_killed_at_any_moment_loses_no_news(world: HookWorld) -> None:
+    """A kill loop: real hook processes killed with SIGKILL, half of them the moment their cursor file
+    is replaced (where a hook that saved before printing loses its digest), half at random moments;
+    then hooks run to the end. Every prompt the siblings wrote is in some hook's output (a repeat is
+    allowed: at least once)."""
+    assert ok(world.run_hook(0, SIDELIGHT_WARM="off")) is not None  # the first look
+    written = {1: 0, 2: 0}
+    outputs: list[str | None] = []
+    cursor = world.cursor_file(0)
+    chance = random.Random(19)
+    killed = 0
+    payload = world.root / "payload.json"
+    payload.write_bytes(world.payload(0))
+    for round_ in range(24):
+        for n in written:
+            world.prompt(n, f"p{written[n]}")
+            written[n] += 1
+        before = _identity(cursor)
+        with payload.open("rb") as stdin:
+            process = subprocess.Popen(
+                world.command(),
+                stdin=stdin,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=world.env(SIDELIGHT_WARM="off"),
+            )
+        give_up = time.monotonic() + 60
+        kill_at = time.monotonic() + chance.uniform(0.0, 0.3)
+        while process.poll() is None and time.monotonic() < give_up:
+            moved = _identity(cursor) != before
+            if moved if round_ % 2 == 0 else time.monotonic() >= kill_at:
+                process.kill()
+                killed += 1
+                break
+            time.sleep(0.0005)
+        out, err = process.communicate(timeout=60)
+        assert b"Traceback" not in err
+        outputs.append(out.decode() or None)
+    for _ in range(5):  # then hooks that are left to finish, until nothing is new
+        done = world.run_hook(0, SIDELIGHT_WARM="off")
+        outputs.append(done.stdout.decode() or None)
+        if ok(done) is None:
+            break
+    assert killed >= 6  # the loop did kill hooks (a hook that finished first is simply done)
+    ranges = reported_ranges(outputs)
+    lost = {
+        n: sorted(
+            set(range(total))
+            - {p for first, end in ranges.get(session_id(n)[:8], []) for p in range(first, end)}
+        )
+        for n, total in written.items()
+    }
+    assert lost == {1: [], 2: []}, f"prompts lost by killed hooks: {lost}"
+
+
+def test_a_host_gone_before_the_answer_was_printed_keeps_the_news(world: HookWorld) -> None:
+    """stdout is a pipe nobody reads any more: the answer cannot be written, so nothing moves, and the
+    hook stays silent on stderr."""
+    assert ok(world.run_hook(0, SIDELIGHT_WARM="off")) is not None
+    world.prompt(1, "news the host never saw")
+    before = world.cursor_file(0).read_bytes()
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            world.command(),
+            input=world.payload(0),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=world.env(SIDELIGHT_WARM="off"),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == b""
+    assert world.cursor_file(0).read_bytes() == before
+    context = ok(world.run_hook(0, SIDELIGHT_WARM="off"))
+    assert context is not None and "news the host never saw" in context

@@ -386,6 +386,8 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("path", "Path", REQUIRED),
             ("cursor", "Cursor | None", REQUIRED),
             ("first_look", "bool", REQUIRED),
+            ("pending", "int", 0),
+            ("skipped", "int", 0),
         ],
     ),
     (

@@ -8,11 +8,15 @@ these tests pin the orchestration; the real resolvers and hosts have their own t
 from __future__ import annotations
 
 import json
+import re
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+import sidelight._core as _core
+from sidelight import reads
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
 from sidelight.digest import get_session_updates
@@ -22,6 +26,7 @@ from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.reads import cursor_file
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from tests.support.hook_world import HookWorld, session_id
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T07:57:00.000Z"  # three minutes before NOW
@@ -374,3 +379,95 @@ def test_relative_paths_are_compared_against_each_session_s_directory(tmp_path: 
     digest = get_session_updates("main", settings=settings, plugins=plugins, now=NOW) or ""
     assert "[also touched by you: src/app.py]" in digest, digest
     assert "-> edited /etc/hosts, src/app.py" in digest, digest
+
+
+# -- the budget covers the whole hook, and a backlog drains (issue 19 item 3) ----------------------------
+
+
+class SlowCore:
+    """``sidelight._core`` whose batch scans take ``per_read`` seconds a transcript: a machine too slow
+    to read a whole backlog within one prompt's budget."""
+
+    def __init__(self, per_read: float) -> None:
+        self.per_read = per_read
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(_core, name)
+
+    def scan_many(self, requests, *args):
+        time.sleep(self.per_read * len(requests))
+        return _core.scan_many(requests, *args)
+
+
+def test_a_backlog_larger_than_one_budget_drains_over_successive_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forty siblings with news and a budget that reads only part of them: each prompt reports what it
+    read in time and saves its cursors, the rest wait, and within a few prompts every sibling was
+    reported (named, or counted in "+N more sessions") exactly once."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    siblings = [session(root, f"s{n:02d}") for n in range(40)]
+    main = session(root, "main")
+    plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
+    plugins.register(FakeHost([main, *siblings]), name="fake-host")
+    settings = replace(
+        Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state", first_look_bytes=4096
+    )
+    assert get_session_updates("main", settings=settings, plugins=plugins, now=NOW) is None  # cursors at 0
+    for n, sibling in enumerate(siblings):
+        append(sibling.path, prompt(f"news {n}"))
+    monkeypatch.setattr(reads, "_core", SlowCore(0.01))
+    budget = replace(settings, time_budget=0.3)  # about thirty reads of 0.01 s, of 41
+    named: list[str] = []
+    counted = 0
+    for _ in range(20):
+        digest = get_session_updates("main", settings=budget, plugins=plugins, now=NOW)
+        for line in (digest or "").splitlines()[1:]:
+            more = re.fullmatch(r"\+(\d+) more sessions?", line)
+            if more:
+                counted += int(more[1])
+            else:
+                named.append(line.split()[2])  # - claude s07 (3m ago, ...
+        store = CursorStore(cursor_file(main, settings)).read("fake:main")
+        if all(store.get(s.key, {}).get("offset") == s.path.stat().st_size for s in siblings):
+            break
+    assert len(named) == len(set(named)) and set(named) <= {s.name for s in siblings}
+    assert len(named) + counted == len(siblings)
+    assert get_session_updates("main", settings=settings, plugins=plugins, now=NOW) is None
+
+
+def test_a_sibling_too_far_behind_is_read_from_its_tail_and_says_so(world, monkeypatch) -> None:
+    sessions, updates, _ = world
+    append(sessions["discord"].path, prompt("seen"))
+    assert updates() is not None
+    monkeypatch.setattr(reads, "CATCH_UP_BYTES", 20_000)
+    append(sessions["discord"].path, *(prompt(f"old news {n} " + "x" * 200) for n in range(200)))
+    append(sessions["discord"].path, prompt("fresh news"))
+    digest = updates() or ""
+    assert "of older activity not shown" in digest and "discord" in digest
+    line = next(x for x in digest.splitlines() if "discord" in x)
+    assert re.search(r"\(\+\d+ KB of older activity not shown\)", line), line
+    assert updates() is None  # its cursor is at the end
+
+
+def test_a_10000_sibling_hook_keeps_to_its_budget_and_saves_what_it_read(tmp_path: Path) -> None:
+    """A real hook over 10,000 new siblings with a 0.3 s budget: listing, first looks, scans and
+    summaries are all inside the budget, so it returns (the bound below only catches a hang), having
+    saved the cursors of what it read, and the next prompt goes on from there."""
+    world = HookWorld(tmp_path, sessions=1)
+    for n in range(1, 10_000):
+        (world.folder / f"{session_id(n)}.jsonl").write_text(world.line(n, f"prompt {n}"))
+    me = f"claude-code:{session_id(0)}"
+
+    def saved() -> int:
+        path = world.cursor_file(0)
+        return len(CursorStore(path).read(me)) if path.exists() else 0
+
+    counts = []
+    for _ in range(2):
+        started = time.monotonic()
+        done = world.run_hook(0, timeout=120, SIDELIGHT_TIME_BUDGET="0.3s", SIDELIGHT_WARM="off")
+        assert done.returncode == 0 and time.monotonic() - started < 60
+        counts.append(saved())
+    assert 0 < counts[0] < counts[1] < 10_000

@@ -146,6 +146,41 @@ def test_a_hook_that_gave_up_waiting_finds_nothing_moved(world: HookWorld, serve
     assert answer and "session 2 ran make test" in answer
 
 
+def test_a_hook_that_dies_before_printing_the_warm_answer_moves_nothing(
+    world: HookWorld, server: HookServer
+) -> None:
+    """At least once, warm (issue 19 item 9): the watcher saves the cursors only when the hook says it
+    printed the answer; a hook that got the answer and died first leaves the news for the next prompt."""
+    cursors = world.cursor_file(0).read_bytes()
+    request = warm.encode_request(
+        "claude-code", world.payload(0), str(world.project), warm.environment(os.environ), warm.build_id()
+    )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(server.path))
+        sock.sendall(request)
+        reader = warm.Reader(sock)
+        deadline = time.monotonic() + 30
+        assert reader.line(deadline).startswith(b"A ")
+        sock.sendall(b"G")
+        answer = reader.exactly(int(reader.line(deadline)), deadline).decode()
+        assert "session 2 ran make test" in answer
+        # ...and dies before it printed it: no K.
+    deadline = time.monotonic() + 10
+    while server._slots._value < CONCURRENCY and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert world.cursor_file(0).read_bytes() == cursors
+    printed: list[str] = []
+
+    def deliver(text: str) -> bool:
+        printed.append(text)
+        return True
+
+    again = warm.ask_watcher("claude-code", world.payload(0), deliver=deliver)
+    assert again == answer and printed == [answer]
+    assert world.cursor_file(0).read_bytes() != cursors  # printed and said so: now they moved
+    assert warm.ask_watcher("claude-code", world.payload(0)) == ""
+
+
 def test_a_busy_or_silent_watcher_leaves_the_hook_to_answer_itself(
     world: HookWorld, server: HookServer
 ) -> None:

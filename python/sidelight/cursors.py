@@ -18,6 +18,13 @@ Safety, for many hooks running at once:
 * :meth:`CursorStore.update` is a read-modify-write under an exclusive ``fcntl.flock`` on the sibling
   file ``PATH.lock``: it replaces only the writers it is given, so concurrent hooks never lose each
   other's updates.
+* :meth:`CursorStore.reading` is a second lock, one per reader (``PATH.<hash of the reader>.reading``):
+  a hook holds it from reading its cursors to saving the new ones (after its answer went out), so two
+  hooks of one reader session (Qwen Code's second, empty-prompt call; two messages of one channel
+  answered at once) never report the same lines, and other readers of a shared file never wait.
+* :meth:`CursorStore.update` with ``expected`` (the entries the caller planned from) merges rather
+  than overwrites: a writer whose entry another process moved meanwhile keeps the further of the two
+  cursors into the same file, so a cursor never moves backwards.
 * Every write goes to ``PATH.tmp`` in the same directory, is flushed and fsynced, then renamed over
   ``PATH`` with :func:`os.replace`, so the file is never seen half-written (even when the writer is
   killed) and :meth:`CursorStore.read` needs no lock.
@@ -38,8 +45,12 @@ The locking is POSIX-only (``fcntl``).
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sys
+import time
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,10 +59,9 @@ from sidelight.logs import get_logger
 from sidelight.statefile import CorruptStateError, SharedState
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Callable, Iterable
 
-__all__ = ["CursorStore"]
+__all__ = ["CursorStore", "ReadingLock"]
 
 logger = get_logger("sidelight.cursors")
 
@@ -110,18 +120,56 @@ class CursorStore:
         """The names of the readers the file holds cursors for, sorted."""
         return sorted(self._file.read())
 
+    def reading(self, reader: str, deadline: float | None = None) -> ReadingLock | None:
+        """Takes ``reader``'s reading lock, waiting for another holder until ``deadline`` (a
+        :func:`time.monotonic` time; ``None``: as long as it takes). Returns the held lock (``release`` it,
+        or use it as a context manager), or ``None`` when another process or thread held it until the
+        deadline. A process that dies releases its locks. Raises :class:`OSError` when the lock file
+        cannot be made."""
+        tag = zlib.crc32(reader.encode("utf-8", "surrogatepass"))
+        path = self.path.with_name(f"{self.path.name}.{tag:08x}.reading")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            pause = 0.001
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return ReadingLock(fd)
+                except BlockingIOError:
+                    pass
+                # Polled rather than blocking: a lock's wait has to end at the hook's deadline.
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    os.close(fd)
+                    return None
+                time.sleep(pause if left is None else min(pause, left))
+                pause = min(pause * 2, 0.02)
+        except BaseException:
+            os.close(fd)
+            raise
+
     def update(
         self,
         reader: str,
         entries: Mapping[str, Mapping[str, Any]],
         *,
         remove: Iterable[str] = (),
+        expected: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         """Set ``reader``'s entries for the writers in ``entries`` and delete those named in ``remove``.
 
         Every other reader's and writer's entry stays as it is on disk at the moment of the write (the
         read-modify-write happens under the file's lock). A writer both in ``entries`` and in ``remove``
         is removed. A reader left with no writers is dropped from the file.
+
+        ``expected``: the reader's entries as the caller read them before it planned ``entries``. A
+        writer whose stored entry is no longer the expected one was saved by someone else meanwhile;
+        when that entry points into the same file (device and inode) at least as far, it is kept: a
+        cursor never moves backwards.
 
         Raises :class:`ValueError` when an entry has no non-negative integer ``offset`` or holds a value
         JSON cannot represent (``TypeError`` for a non-string name or a non-JSON object), before anything
@@ -139,7 +187,13 @@ class CursorStore:
 
         def change(state: _State) -> _State:
             mine = state.get(reader, {})
-            mine.update(new)
+            if expected is None:
+                mine.update(new)
+            else:
+                for writer, entry in new.items():
+                    stored = mine.get(writer)
+                    if stored is None or stored == expected.get(writer) or not _further(stored, entry):
+                        mine[writer] = entry
             for writer in gone:
                 mine.pop(writer, None)
             if mine:
@@ -161,6 +215,39 @@ class CursorStore:
         """
         new = _checked(reader, entries)
         self._file.replace(self._encode({reader: new} if new else {}))
+
+
+class ReadingLock:
+    """A reader's reading lock, held (:meth:`CursorStore.reading`) until :meth:`release`."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        """Releases the lock (once; later calls do nothing)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the lock
+
+    def __enter__(self) -> ReadingLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _further(stored: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
+    """``stored`` points into the same file as ``entry`` (device and inode, both known) and at least as
+    far: saving ``entry`` over it would move a cursor backwards."""
+    inode = stored.get("inode")
+    return (
+        inode is not None
+        and inode == entry.get("inode")
+        and stored.get("dev") == entry.get("dev")
+        and stored["offset"] >= entry["offset"]
+    )
 
 
 def _checked(reader: str, entries: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

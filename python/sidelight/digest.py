@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight import reads as engine
 from sidelight._record import record, replace
 from sidelight.config import Settings
-from sidelight.cursors import CursorStore
+from sidelight.cursors import CursorStore, ReadingLock
 from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
 from sidelight.logs import get_logger
 from sidelight.plugins import Plugins, get_plugins
@@ -45,6 +45,7 @@ __all__ = [
     "HEADER",
     "LINE_LIMIT",
     "OPTIONAL_TAIL",
+    "DigestCommit",
     "DigestLine",
     "absolute_path",
     "ago",
@@ -281,14 +282,36 @@ def get_session_updates(
     ``current_session`` is a :class:`HostEvent` from a hook, a :class:`Session`, or a session's key,
     id, name or transcript path. Reading advances this session's cursors (``commit=False``: a dry run).
     """
-    text, apply = _plan(current_session, settings, plugins, now, None, commit_remote=commit)
+    text, apply = _plan(current_session, settings, plugins, now, None, commit_remote=commit, exclusive=commit)
     if commit:
         apply()
     return text
 
 
-def _nothing() -> None:
-    return None
+class DigestCommit:
+    """What moves a reader's cursors past a planned digest: call it once, when the digest went out.
+    A plan made ``exclusive`` holds the reader's reading lock (:meth:`CursorStore.reading`) until
+    then; :meth:`release` lets it go without moving anything (the answer was not delivered)."""
+
+    __slots__ = ("_apply", "_lock")
+
+    def __init__(self, apply: Callable[[], None] | None = None, lock: ReadingLock | None = None) -> None:
+        self._apply = apply
+        self._lock = lock
+
+    def __call__(self) -> None:
+        apply, self._apply = self._apply, None
+        try:
+            if apply is not None:
+                apply()
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Releases the reader's reading lock, if this plan holds it (once; later calls do nothing)."""
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
 
 
 def plan_session_updates(
@@ -299,15 +322,32 @@ def plan_session_updates(
     now: float | None = None,
     cursors: Mapping[str, Mapping[str, Any]] | None = None,
     commit_remote: bool = False,
-) -> tuple[str | None, Callable[[], None]]:
+    deadline: float | None = None,
+    exclusive: bool = False,
+) -> tuple[str | None, DigestCommit]:
     """The digest (as :func:`get_session_updates` makes it) without moving anything, and what moves
     this session's cursors past it (call it once the digest went out). ``cursors``: cursor entries
     that stand in for the saved ones (a handoff about to move them, :mod:`sidelight.recap.handoff`).
     A fleet's resolver (``remote_activity``) moves its own cursors as it reads: with ``commit_remote``
     (a caller that sends the digest whatever else it drops: the hook) it is asked once and commits
     then; without it, it reads without committing and is asked again, to commit, when it is applied
-    (a dry run, ``sidelight context``, never applies)."""
-    return _plan(current_session, settings, plugins, now, cursors, commit_remote=commit_remote)
+    (a dry run, ``sidelight context``, never applies).
+
+    ``deadline`` (a :func:`time.monotonic` time; default: ``time_budget`` from now) bounds it all:
+    listing, first looks, scans, summaries. What was read by then is reported and committed; the rest
+    waits for the next prompt. ``exclusive``: the plan will be applied (the hook): the reader's reading
+    lock is held from reading its cursors until the returned commit runs or is released, so that two
+    hooks of one session never report the same lines (the second waits, until its deadline)."""
+    return _plan(
+        current_session,
+        settings,
+        plugins,
+        now,
+        cursors,
+        commit_remote=commit_remote,
+        deadline=deadline,
+        exclusive=exclusive,
+    )
 
 
 def _plan(
@@ -318,43 +358,98 @@ def _plan(
     cursors: Mapping[str, Mapping[str, Any]] | None,
     *,
     commit_remote: bool,
-) -> tuple[str | None, Callable[[], None]]:
+    deadline: float | None = None,
+    exclusive: bool = False,
+) -> tuple[str | None, DigestCommit]:
     settings = settings or Settings.load()
+    if deadline is None:
+        deadline = time.monotonic() + settings.time_budget
     plugins = plugins or get_plugins()
     sessions = list_sessions(settings, plugins)
     current = identify(current_session, sessions, settings, plugins)
     if current is None:
         what = describe_spec(current_session)
         logger.warning("cannot tell which session this is (%s); nothing injected", what)
-        return None, _nothing
+        return None, DigestCommit()
     siblings = siblings_of(current, sessions, settings.scope)
     # Resolvers of siblings with no transcript here (a fleet's other machines, docs/fleet.md).
     remote = [r for r in plugins.resolvers().values() if r.remote_activity is not None]
     if not siblings and not remote:
-        return None, _nothing
+        return None, DigestCommit()
     store = CursorStore(engine.cursor_file(current, settings))
+    lock = None
+    if exclusive:
+        try:
+            lock = store.reading(current.key, deadline)
+        except OSError as error:
+            # No lock file (a read-only or full state folder): the digest still goes out, unguarded.
+            logger.info("cannot take the reading lock of %s (%s)", current.key, error)
+        else:
+            if lock is None:
+                logger.info("another hook of %s is reading its siblings; it reports the news", current.name)
+                return None, DigestCommit()
+    try:
+        text, apply = _read_and_summarize(
+            current, siblings, remote, store, settings, plugins, now, cursors, commit_remote, deadline
+        )
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return text, DigestCommit(apply, lock)
+
+
+def _read_and_summarize(
+    current: Session,
+    siblings: list[Session],
+    remote: list[ResolverSpec],
+    store: CursorStore,
+    settings: Settings,
+    plugins: Plugins,
+    now: float | None,
+    cursors: Mapping[str, Mapping[str, Any]] | None,
+    commit_remote: bool,
+    deadline: float,
+) -> tuple[str | None, Callable[[], None] | None]:
+    """:func:`_plan` once the reader is known (and holds its lock): the digest, and what commits it."""
     saved = store.read(current.key)
     if cursors:
         saved = {**saved, **{k: dict(v) for k, v in cursors.items()}}
-    reads = engine.plan_reads(siblings, saved, settings)
+    # Under pressure (thousands of first looks), planning, scanning and summarizing share the time
+    # left, so that what is planned can still be read and said: planning stops at its share (of the
+    # time left when it meets the first sibling with news), scans at theirs of what is left then, and
+    # summaries take the rest.
+    reads = engine.plan_reads(siblings, saved, settings, deadline=deadline, share=PLAN_SHARE)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
     own = _own_reads(current, saved, settings) if reads or remote else []
     everything = reads + own
-    deadline = time.monotonic() + settings.time_budget
-    results = engine.scan_with_resets(everything, plugins, settings, deadline)
-    if results is None:
+    results = engine.scan_with_resets(
+        everything, plugins, settings, _share(deadline, SCAN_SHARE), grace=settings.time_budget
+    )
+    if everything and all(r is None for r in results):
         logger.warning(
             "gave up after %.1fs scanning %d transcripts; the next prompt picks the news up",
             settings.time_budget,
             len(everything),
         )
-        return None, _nothing
+        return None, None
     now = time.time() if now is None else now
     mine = saved.get(current.key)
     own_files = _own_files(current, mine, everything[len(reads) :], results[len(reads) :])
     touched = frozenset(own_files)
-    lines = _summaries(everything[: len(reads)], results[: len(reads)], plugins, now, touched)
+    lines, late = _summaries(everything[: len(reads)], results[: len(reads)], plugins, now, touched, deadline)
+    if late:
+        # Read but not summarized in time: not reported, so not committed either (the next prompt).
+        results = [None if r.session.key in late else x for r, x in zip(everything, results, strict=True)]
+    left = sum(r is None for r in results)
+    if left:
+        logger.info(
+            "the %.1fs budget ran out: %d of %d transcripts wait for the next prompt",
+            settings.time_budget,
+            left,
+            len(everything),
+        )
     lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit_remote, touched))
 
     def apply() -> None:
@@ -371,6 +466,18 @@ def _plan(
                     logger.warning("resolver %s could not commit", resolver.name, exc_info=True)
 
     return render_digest(lines), apply
+
+
+#: The share of a hook's time left that planning the reads may take (first looks), and then the share
+#: of what is left that the scans may take; the summaries have the rest.
+PLAN_SHARE: Final = 0.3
+SCAN_SHARE: Final = 0.5
+
+
+def _share(deadline: float, share: float) -> float:
+    """The moment ``share`` of the time from now to ``deadline`` has passed."""
+    now = time.monotonic()
+    return now + max(deadline - now, 0.0) * share
 
 
 def _own_reads(
@@ -396,7 +503,7 @@ def _own_files(
     current: Session,
     entry: Mapping[str, object] | None,
     reads: Sequence[engine.TranscriptRead],
-    results: Sequence[Activity | Exception],
+    results: Sequence[Activity | Exception | None],
 ) -> list[str]:
     """The files the reader edited, wrote or read (absolute, the most recent last, at most
     :data:`OWN_FILES_KEPT`): those its cursor entry for itself holds, then those of its new lines."""
@@ -465,29 +572,56 @@ def _remote_lines(
 
 def _summaries(
     reads: Sequence[engine.TranscriptRead],
-    results: Sequence[Activity | Exception],
+    results: Sequence[Activity | Exception | None],
     plugins: Plugins,
     now: float,
     touched: frozenset[str] = frozenset(),
-) -> list[DigestLine]:
-    by_session: dict[str, tuple[Session, list[Activity], bool]] = {}
+    deadline: float | None = None,
+) -> tuple[list[DigestLine], set[str]]:
+    """The digest lines of the siblings read, and the keys of those left unsummarized when the deadline
+    passed (after the first :data:`sidelight.reads.MIN_READS`: each prompt makes progress)."""
+    by_session: dict[str, tuple[Session, list[Activity], bool, int]] = {}
     for read, result in zip(reads, results, strict=True):
+        if result is None:
+            continue
         if isinstance(result, Exception):
             logger.info("skipped %s: %s", read.path, result)
             continue
-        session, activities, first = by_session.setdefault(read.session.key, (read.session, [], False))
+        session, activities, first, skipped = by_session.setdefault(
+            read.session.key, (read.session, [], False, 0)
+        )
         activities.append(result)
-        by_session[read.session.key] = (session, activities, first or read.first_look)
+        by_session[read.session.key] = (session, activities, first or read.first_look, skipped + read.skipped)
     summarizers = list(plugins.summarizers().values())
     lines = []
-    for session, activities, first_look in by_session.values():
+    late: set[str] = set()
+    for n, (session, activities, first_look, skipped) in enumerate(by_session.values()):
+        if deadline is not None and n >= engine.MIN_READS and time.monotonic() >= deadline:
+            late.update(list(by_session)[n:])
+            break
         activity = SessionActivity.merge(session, activities, first_look=first_look, now=now)
         if activity.is_empty:
             continue
         line = _line(_with_shared(activity, touched), summarizers)
         if line is not None:
-            lines.append(line)
-    return lines
+            lines.append(replace(line, text=_noted(line.text, skipped)) if skipped else line)
+    return lines, late
+
+
+def _noted(text: str, skipped: int) -> str:
+    """A sibling's line saying how much older activity was left unread to keep up (before its optional
+    end, which goes first when lines do not fit)."""
+    head, tail, rest = text.partition(OPTIONAL_TAIL)
+    return f"{head} (+{_amount(skipped)} of older activity not shown){tail}{rest}"
+
+
+def _amount(size: int) -> str:
+    """``size`` bytes for a person: ``12 MB``, ``3.4 GB``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:.0f} {unit}"
+    return f"{size} bytes"
 
 
 def _line(activity: SessionActivity, summarizers: Sequence[SummarizerSpec]) -> DigestLine | None:

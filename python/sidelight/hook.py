@@ -33,6 +33,7 @@ __all__ = [
     "Plan",
     "answer_hook",
     "apply_plan",
+    "finish_plan",
     "handle_hook",
     "log_handler",
     "plan_event",
@@ -50,9 +51,11 @@ def handle_hook(
     *,
     settings: Settings | None = None,
     plugins: Plugins | None = None,
+    deliver: Callable[[str | None], bool] | None = None,
 ) -> str | None:
     """What a host's hook must print for this input (``None``: nothing). Never raises: whatever goes
-    wrong is logged to ``<state dir>/sidelight.log`` and the hook stays silent."""
+    wrong is logged to ``<state dir>/sidelight.log`` and the hook stays silent. ``deliver``: see
+    :func:`answer_hook`."""
     try:
         settings = settings or Settings.load()
     except Exception as error:
@@ -61,36 +64,76 @@ def handle_hook(
             logger.error("cannot load the settings, so the hook does nothing until they are fixed: %s", error)
         return None
     with hook_log(str(settings.state_dir / LOG_FILE)):
-        return answer_hook(host, payload, settings, plugins)
+        return answer_hook(host, payload, settings, plugins, deliver=deliver)
 
 
 def answer_hook(
-    host: str, payload: bytes | str | Mapping[str, Any], settings: Settings, plugins: Plugins | None = None
+    host: str,
+    payload: bytes | str | Mapping[str, Any],
+    settings: Settings,
+    plugins: Plugins | None = None,
+    *,
+    deliver: Callable[[str | None], bool] | None = None,
 ) -> str | None:
     """:func:`handle_hook` once the settings are loaded and the log is set up: the in-process hook and the
-    watcher's hook server (:mod:`sidelight.watch.serve`) both answer through here. Never raises."""
+    watcher's hook server (:mod:`sidelight.watch.serve`) both answer through here. Never raises.
+
+    ``time_budget`` bounds it from here on: listing the sessions, first looks, scans, summaries.
+    ``deliver`` writes the answer out (``None``: nothing to print) and says whether it did; it is
+    called once, and the digest's cursors move only after it returned true: a hook killed before its
+    answer was written (or a host that went away) finds the same news at the next prompt. Without it,
+    the cursors move before this returns (the caller hands the answer on: the Agent SDK's hook)."""
+    deadline = time.monotonic() + settings.time_budget
+    plan: Plan | None = None
+    output: str | None = None
     try:
-        plugins = plugins or get_plugins()
-        data = payload if isinstance(payload, Mapping) else json.loads(payload or "{}")
-        if not isinstance(data, Mapping):
-            logger.warning("%s hook input is not a JSON object; nothing injected", host)
-            return None
-        injector = plugins.injectors().get(host)
-        if injector is None:
-            logger.warning("no injector for host %r (known: %s)", host, ", ".join(plugins.injectors()))
-            return None
-        event = injector.read_event(data)
-        if event is None:
-            logger.warning("%s hook input not understood; nothing injected", host)
-            return None
-        if event.event == "SessionEnd":
-            _record(settings, event)
-            _drop_pending(event, settings, plugins)
-            return None
-        return injector.render(event, apply_plan(plan_event(event, settings, plugins, applying=True)))
+        output, plan = _compose(host, payload, settings, plugins, deadline)
     except Exception:
         logger.exception("%s hook failed; nothing injected", host)
-        return None
+    try:
+        if deliver is not None and not deliver(output):
+            return output  # not written out: nothing moves
+        if plan is not None:
+            finish_plan(plan)
+    except Exception:
+        logger.exception("%s hook could not deliver its answer; nothing moved", host)
+    finally:
+        if plan is not None:
+            plan.close()
+    return output
+
+
+def _compose(
+    host: str,
+    payload: bytes | str | Mapping[str, Any],
+    settings: Settings,
+    plugins: Plugins | None,
+    deadline: float,
+) -> tuple[str | None, Plan | None]:
+    """The answer, and its plan with the effects due before delivery carried out."""
+    plugins = plugins or get_plugins()
+    data = payload if isinstance(payload, Mapping) else json.loads(payload or "{}")
+    if not isinstance(data, Mapping):
+        logger.warning("%s hook input is not a JSON object; nothing injected", host)
+        return None, None
+    injector = plugins.injectors().get(host)
+    if injector is None:
+        logger.warning("no injector for host %r (known: %s)", host, ", ".join(plugins.injectors()))
+        return None, None
+    event = injector.read_event(data)
+    if event is None:
+        logger.warning("%s hook input not understood; nothing injected", host)
+        return None, None
+    if event.event == "SessionEnd":
+        _record(settings, event)
+        _drop_pending(event, settings, plugins)
+        return None, None
+    plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    try:
+        return injector.render(event, apply_plan(plan)), plan
+    except BaseException:
+        plan.close()
+        raise
 
 
 # --- the plan: what a host event gets, decided without changing anything ------------------------------
@@ -143,7 +186,18 @@ class Plan:
     Plain classes (named tuples and this one), not dataclasses: the prompt hook imports this module on
     every prompt, and making a dataclass costs it about half a millisecond each."""
 
-    __slots__ = ("blocks", "budget", "effects", "event", "left_out", "received", "received_file", "session")
+    __slots__ = (
+        "after",
+        "blocks",
+        "budget",
+        "closers",
+        "effects",
+        "event",
+        "left_out",
+        "received",
+        "received_file",
+        "session",
+    )
 
     def __init__(self, event: str, session: str | None, budget: int) -> None:
         self.event = event
@@ -154,9 +208,23 @@ class Plan:
         #: ``(block name or None, effect)``: an effect that returns ``False`` withdraws its block (a
         #: handoff another session claimed first).
         self.effects: list[tuple[str | None, Callable[[], object]]] = []
+        #: Effects carried out once the answer was delivered (:func:`finish_plan`): the digest's cursors.
+        self.after: list[Callable[[], object]] = []
+        #: What :meth:`close` calls: the digest's reading lock, released.
+        self.closers: list[Callable[[], object]] = []
         #: Where the hashes of the blocks sent are recorded (``None``: nowhere) and the ones kept there.
         self.received_file: Path | None = None
         self.received: list[str] = []
+
+    def close(self) -> None:
+        """Lets go of what the plan holds (the reader's reading lock), applied or not; later calls do
+        nothing."""
+        closers, self.closers = self.closers, []
+        for close in closers:
+            try:
+                close()
+            except Exception:
+                logger.warning("could not release what the answer held", exc_info=True)
 
     @property
     def text(self) -> str | None:
@@ -180,7 +248,13 @@ class Plan:
 
 
 def plan_event(
-    event: HostEvent, settings: Settings, plugins: Plugins, *, measure: bool = False, applying: bool = False
+    event: HostEvent,
+    settings: Settings,
+    plugins: Plugins,
+    *,
+    measure: bool = False,
+    applying: bool = False,
+    deadline: float | None = None,
 ) -> Plan:
     """What ``event`` (a session start or a prompt) gets, decided without moving a cursor or writing
     anything: the digest first (prompts), then long-term facts, a handoff, a welcome back, the session's
@@ -188,7 +262,9 @@ def plan_event(
     within the budget (:func:`_fit`). ``measure``: count the tokens of a digest that goes alone too (the
     hook does not: it is always sent, and the counter stays off the prompt's path). ``applying``: the
     plan will be applied (the hook), so a fleet's resolver commits as it reads, once, rather than read
-    again when the plan is applied: the digest always goes out."""
+    again when the plan is applied: the digest always goes out; and it holds the session's reading lock
+    until the plan is finished or closed (:meth:`Plan.close`). ``deadline``: the digest's
+    (:func:`sidelight.digest.plan_session_updates`)."""
     session = current_session(event, settings, plugins)
     start = event.event == "SessionStart"
     budget = settings.start_budget if start else settings.prompt_budget
@@ -198,7 +274,9 @@ def plan_event(
         plan.effects.append((None, lambda: _record(settings, event)))
         _plan_start(event, session, settings, plugins, plan, candidates)
     else:
-        _plan_prompt(event, session, settings, plugins, plan, candidates, applying=applying)
+        _plan_prompt(
+            event, session, settings, plugins, plan, candidates, applying=applying, deadline=deadline
+        )
     if not start and candidates.keys() & {"long-term", "handoff", "kept-welcome"}:
         # What a start keeps for the first prompt (a host that cannot inject at start: Pi, the Agent
         # SDK; a welcome back Claude Code would drop at a resume) comes with the start's budget.
@@ -268,6 +346,7 @@ def _plan_prompt(
     candidates: dict[str, str],
     *,
     applying: bool = False,
+    deadline: float | None = None,
 ) -> None:
     """At a prompt: the digest; long-term facts with a first prompt (hosts that cannot inject at start);
     a handoff kept for this first prompt (Pi), else a welcome back, once per absence: the one its
@@ -280,10 +359,19 @@ def _plan_prompt(
     # digest is planned from the cursors it leaves, and the handoff is applied first.
     recap = handoff.plan_prompt(event, settings, plugins)
     digest, commit = plan_session_updates(
-        event, settings=settings, plugins=plugins, cursors=recap.cursors, commit_remote=applying
+        event,
+        settings=settings,
+        plugins=plugins,
+        cursors=recap.cursors,
+        commit_remote=applying,
+        deadline=deadline,
+        exclusive=applying,
     )
+    plan.closers.append(commit.release)
     plan.effects.append(("handoff" if recap.text else None, recap.apply))
-    plan.effects.append((None, commit))
+    # The digest's cursors move once the answer is out (at least once: a hook killed before it printed
+    # leaves them, and the next prompt says the same news).
+    plan.after.append(commit)
     if digest is not None:
         candidates["digest"] = digest
     facts, note = plan_long_term(event, settings, plugins)
@@ -392,8 +480,9 @@ def _cut(text: str, room: int, count: Callable[[str], int]) -> str | None:
 
 
 def apply_plan(plan: Plan) -> str | None:
-    """Carries out ``plan``'s effects in order (a failing one is logged, the others still run) and
-    records the blocks sent as received by the session; returns the answer's text."""
+    """Carries out ``plan``'s effects due before its answer is delivered, in order (a failing one is
+    logged, the others still run) and records the blocks sent as received by the session; returns the
+    answer's text. Once the answer is out, :func:`finish_plan`."""
     withdrawn: set[str] = set()
     for name, effect in plan.effects:
         try:
@@ -412,6 +501,19 @@ def apply_plan(plan: Plan) -> str | None:
         except OSError:
             logger.info("cannot record the blocks %s received", plan.session, exc_info=True)
     return plan.text
+
+
+def finish_plan(plan: Plan) -> None:
+    """Carries out ``plan``'s effects due once its answer was delivered (the digest's cursors; a failing
+    one is logged), then closes it."""
+    try:
+        for effect in plan.after:
+            try:
+                effect()
+            except Exception:
+                logger.warning("could not apply what the delivered answer needs", exc_info=True)
+    finally:
+        plan.close()
 
 
 def _hash(text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import sidelight._core as _core
 from sidelight._record import record
@@ -65,18 +65,34 @@ class TranscriptRead:
     """One transcript of one session to scan: from ``cursor`` (``None``: from the start). (A record
     written out, not a dataclass: :mod:`sidelight._record`.)"""
 
-    __slots__ = ("cursor", "first_look", "path", "session")
+    __slots__ = ("cursor", "first_look", "path", "pending", "session", "skipped")
 
     session: Session
     path: Path
     cursor: Cursor | None
     first_look: bool
+    #: About how many bytes the read has to scan, as planned (``0``: not known): the scans of a time
+    #: budget take the small reads first.
+    pending: int
+    #: Bytes of older activity left unread to keep up (a sibling further behind than
+    #: :data:`CATCH_UP_BYTES`: only its recent tail is read); the digest says so.
+    skipped: int
 
-    def __init__(self, session: Session, path: Path, cursor: Cursor | None, first_look: bool) -> None:
+    def __init__(
+        self,
+        session: Session,
+        path: Path,
+        cursor: Cursor | None,
+        first_look: bool,
+        pending: int = 0,
+        skipped: int = 0,
+    ) -> None:
         self.session = session
         self.path = path
         self.cursor = cursor
         self.first_look = first_look
+        self.pending = pending
+        self.skipped = skipped
 
 
 def plan_reads(
@@ -85,35 +101,71 @@ def plan_reads(
     settings: Settings,
     *,
     skip_unchanged: bool = True,
+    deadline: float | None = None,
+    share: float = 1.0,
 ) -> list[TranscriptRead]:
     """What to read of ``sessions`` (each session's main transcript and subagent files) from a reader's
     cursor entries ``saved``: from the saved cursor, else a first look. ``skip_unchanged`` leaves out a
     transcript whose size and identity match its cursor (one stat instead of a scan), and one that is
-    gone; without it every transcript is read (the scan reports a missing one)."""
+    gone; without it every transcript is read (the scan reports a missing one). A transcript more than
+    :data:`CATCH_UP_BYTES` behind its cursor is read like a first look, and the bytes it skips are
+    counted in the read's ``skipped``.
+
+    ``deadline`` (a :func:`time.monotonic` time): planning stops at ``share`` of the time from the first
+    transcript with news to the deadline (the rest is for reading what was planned), once at least
+    :data:`MIN_READS` reads are planned; the sessions left wait for a later prompt (first looks cost a
+    few file reads each, and a backlog must drain over successive prompts rather than never)."""
     reads: list[TranscriptRead] = []
+    stop: float | None = None
     for session in sessions:
         entry = saved.get(session.key)
-        if (
-            skip_unchanged
-            and entry is not None
-            and not session.extra_paths
-            and _unchanged(session.path, entry)
-        ):
-            # The common case, a thousand times a prompt: one transcript, seen before, unchanged
-            # (without building its path tuple or looking its entry up again).
-            continue
+        known: int | None = None  # the main transcript's news, when already told
+        if skip_unchanged and entry is not None and not session.extra_paths:
+            known = _news(session.path, entry)
+            if known is None:
+                # The common case, a thousand times a prompt: one transcript, seen before, unchanged
+                # (without building its path tuple or looking its entry up again).
+                continue
+        if deadline is not None:
+            if stop is None:  # the first with news: the quiet ones' stats before it took what they took
+                now = time.monotonic()
+                stop = now + max(deadline - now, 0.0) * share
+            elif len(reads) >= MIN_READS and time.monotonic() >= stop:
+                break
         for path in (session.path, *session.extra_paths):
             data = entry_data(entry, session, path)
-            if skip_unchanged and data is not None and _unchanged(path, data):
+            if known is not None:
+                news: int | None = known
+            else:
+                news = _news(path, data) if skip_unchanged and data is not None else UNKNOWN
+            if news is None:
                 continue
             cursor = saved_cursor(path, data) if data is not None else None
             if cursor is not None:
-                reads.append(TranscriptRead(session, path, cursor, first_look=False))
+                if news > CATCH_UP_BYTES:
+                    # Too far behind to keep up: its recent tail, and a word of what was left unread.
+                    read = first_look(session, path, settings)
+                    if read.cursor is not None and read.cursor.offset > cursor.offset:
+                        read.skipped = read.cursor.offset - cursor.offset
+                        reads.append(read)
+                        continue
+                reads.append(TranscriptRead(session, path, cursor, False, max(news, 0)))
             elif not skip_unchanged or path.exists():
                 # Never seen: its recent tail. New to a session already seen (a subagent file): all news.
-                read = first_look(session, path, settings) if entry is None else None
-                reads.append(read or TranscriptRead(session, path, None, first_look=False))
+                new = first_look(session, path, settings) if entry is None else None
+                reads.append(new or TranscriptRead(session, path, None, first_look=False))
     return reads
+
+
+#: Reads a time budget always plans and scans (the first scan batch), even when the budget was spent
+#: before they could start (listing thousands of sessions): each prompt makes some progress.
+MIN_READS = 16
+#: A sibling further behind its cursor than this (bytes) is read like a first look (its recent tail),
+#: and its digest line says how much older activity was not shown: one transcript's backlog never
+#: takes more than a few milliseconds of a prompt's budget.
+CATCH_UP_BYTES = 32 << 20
+#: :func:`_news` of a transcript whose news cannot be told from a stat.
+UNKNOWN = 0
 
 
 def entry_data(
@@ -181,24 +233,28 @@ def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
     return None
 
 
-def _unchanged(path: Path, saved: Mapping[str, Any]) -> bool:
-    """Nothing new since the saved cursor: one stat instead of a scan for each of the many quiet
-    siblings (read from the stored fields directly; building cursors for them costs more)."""
+def _news(path: Path, saved: Mapping[str, Any]) -> int | None:
+    """How many bytes past the saved cursor a transcript has (``None``: nothing new, or gone; the cursor
+    is kept should it come back; :data:`UNKNOWN` for another file in its place or a cursor without
+    its identity): one stat instead of a scan for each of the many quiet siblings, read from the
+    stored fields directly (building cursors for them costs more)."""
     try:
         stat = path.stat()
     except OSError:
-        return True  # gone: nothing to read, and the cursor is kept should it come back
-    return (
-        stat.st_size == saved.get("offset")
-        and stat.st_ino == saved.get("inode")
-        and stat.st_dev == saved.get("dev")
-    )
+        return None
+    if stat.st_ino != saved.get("inode") or stat.st_dev != saved.get("dev"):
+        return UNKNOWN
+    offset = saved.get("offset")
+    if stat.st_size == offset:
+        return None
+    return stat.st_size - offset if isinstance(offset, int) else UNKNOWN
 
 
 def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:
     """The first look at a transcript reads only a bounded recent tail, not months of history."""
     found = first_look_cursor(str(path), settings.first_look_bytes)
-    return TranscriptRead(session, path, None if found is None else Cursor.from_tuple(found), first_look=True)
+    cursor = None if found is None else Cursor.from_tuple(found)
+    return TranscriptRead(session, path, cursor, first_look=True, pending=settings.first_look_bytes)
 
 
 def first_look_cursor(path: str, first_look_bytes: int) -> CursorTuple | None:
@@ -210,23 +266,48 @@ def first_look_cursor(path: str, first_look_bytes: int) -> CursorTuple | None:
         return None
 
 
+@overload
 def scan_with_resets(
-    reads: list[TranscriptRead], plugins: Plugins, settings: Settings, deadline: float | None = None
-) -> list[Activity | Exception] | None:
+    reads: list[TranscriptRead],
+    plugins: Plugins,
+    settings: Settings,
+    deadline: None = None,
+    grace: float = 0.0,
+) -> list[Activity | Exception]: ...
+
+
+@overload
+def scan_with_resets(
+    reads: list[TranscriptRead], plugins: Plugins, settings: Settings, deadline: float, grace: float = 0.0
+) -> list[Activity | Exception | None]: ...
+
+
+def scan_with_resets(
+    reads: list[TranscriptRead],
+    plugins: Plugins,
+    settings: Settings,
+    deadline: float | None = None,
+    grace: float = 0.0,
+) -> list[Any]:  # the overloads above say what
     """:func:`scan_within` ``reads`` (without a ``deadline``, :func:`scan_reads`), then read again, like a
     first look, each transcript the scan found truncated, replaced or rewritten (``reads`` is updated in
-    place). ``None`` when the deadline passed."""
-    results = scan_reads(reads, plugins) if deadline is None else scan_within(reads, plugins, deadline)
-    if results is None:
-        return None
+    place). A read not scanned by the deadline has ``None`` in its slot (never without one)."""
+    results: list[Activity | Exception | None]
+    if deadline is None:
+        results = list(scan_reads(reads, plugins))
+    else:
+        results = scan_within(reads, plugins, deadline, grace)
     again = [i for i, r in enumerate(results) if isinstance(r, Activity) and r.reset is not None]
     if again:
         redo = [first_look(reads[i].session, reads[i].path, settings) for i in again]
-        redone = scan_reads(redo, plugins) if deadline is None else scan_within(redo, plugins, deadline)
-        if redone is None:
-            return None
+        redone: Sequence[Activity | Exception | None] = (
+            scan_reads(redo, plugins) if deadline is None else scan_within(redo, plugins, deadline)
+        )
         for i, read, result in zip(again, redo, redone, strict=True):
-            reads[i], results[i] = read, result
+            if result is None:
+                results[i] = None  # the next prompt finds the reset again
+            else:
+                reads[i], results[i] = read, result
     return results
 
 
@@ -273,58 +354,107 @@ def scan_reads(reads: Sequence[TranscriptRead], plugins: Plugins) -> list[Activi
     return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
 
 
+#: The first batch of a budgeted scan holds at most this many reads and bytes; each next one twice
+#: as many: a prompt's few reads are one native call, and a backlog is read in pieces that each fit.
+FIRST_BATCH_READS = MIN_READS
+FIRST_BATCH_BYTES = 4 << 20
+
+
+def _batches(reads: Sequence[TranscriptRead]) -> list[list[int]]:
+    """The indices of ``reads`` in scan batches: the smallest reads first (the most siblings within a
+    budget), each batch up to twice the size of the one before."""
+    order = sorted(range(len(reads)), key=lambda i: reads[i].pending)
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    size, most_reads, most_bytes = 0, FIRST_BATCH_READS, FIRST_BATCH_BYTES
+    for i in order:
+        pending = reads[i].pending
+        if batch and (len(batch) >= most_reads or size + pending > most_bytes):
+            batches.append(batch)
+            batch, size = [], 0
+            most_reads, most_bytes = most_reads * 2, most_bytes * 2
+        batch.append(i)
+        size += pending
+    if batch:
+        batches.append(batch)
+    return batches
+
+
 def scan_within(
-    reads: Sequence[TranscriptRead], plugins: Plugins, deadline: float
-) -> list[Activity | Exception] | None:
-    """One parallel native scan of every read, or ``None`` when it does not finish by the deadline."""
+    reads: Sequence[TranscriptRead], plugins: Plugins, deadline: float, grace: float = 0.0
+) -> list[Activity | Exception | None]:
+    """Parallel native scans of ``reads`` until the deadline, in batches (:func:`_batches`): an
+    :class:`Activity` or the exception per read, ``None`` for a read whose batch did not finish in time
+    (it waits for a later prompt). When no batch finished by the deadline, the first one is waited for
+    ``grace`` seconds more: a budget spent before the scan began still lets each prompt make progress."""
     if not reads:
         return []
-    requests, tables = _scan_requests(reads, plugins)
-
-    def work() -> list[Any]:
-        return _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
-
     remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return None
-    # A daemon thread, so that a scan still running when the budget is spent never holds up the exit
-    # of the hook process (an executor's threads would be joined at exit).
-    box: list[Any] = []
-    done = threading.Event()
+    if remaining <= 0 and grace <= 0:
+        return [None] * len(reads)
+    requests, tables = _scan_requests(reads, plugins)
+    batches = _batches(reads)
+    scanned: list[tuple[list[int], list[Activity | Exception]]] = []
+    failed: list[BaseException] = []
+    ended = [False, False]  # the worker ended; the caller stopped waiting
+    progress = threading.Condition()
 
     def run() -> None:
         try:
-            box.append(work())
+            for batch in batches:
+                outcomes = _core.scan_many(
+                    [requests[i] for i in batch], tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
+                )
+                done: list[Activity | Exception] = [
+                    o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes
+                ]
+                with progress:
+                    if ended[1]:
+                        return  # too late: the caller has left
+                    scanned.append((batch, done))
         except BaseException as error:  # handed to the caller below
-            box.append(error)
+            with progress:
+                failed.append(error)
         finally:
-            done.set()
+            with progress:
+                ended[0] = True
+                progress.notify_all()
 
+    # A daemon thread, so that a scan still running when the budget is spent never holds up the exit
+    # of the hook process (an executor's threads would be joined at exit); it stops after its batch.
     threading.Thread(target=run, name="sidelight-scan", daemon=True).start()
-    if not done.wait(remaining):
-        return None
-    if isinstance(box[0], BaseException):
-        raise box[0]
-    outcomes: list[Any] = box[0]
-    return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
+    with progress:
+        progress.wait_for(lambda: ended[0], max(remaining, 0.0))
+        if not scanned and not ended[0] and grace > 0:
+            progress.wait_for(lambda: ended[0] or bool(scanned), deadline + grace - time.monotonic())
+        ended[1] = True
+        if failed:
+            raise failed[0]
+        got = list(scanned)
+    results: list[Activity | Exception | None] = [None] * len(reads)
+    for batch, done in got:
+        for i, outcome in zip(batch, done, strict=True):
+            results[i] = outcome
+    return results
 
 
 def commit_reads(
     store: CursorStore,
     current: Session,
     reads: Sequence[TranscriptRead],
-    results: Sequence[Activity | Exception],
+    results: Sequence[Activity | Exception | None],
     saved: Mapping[str, Mapping[str, Any]],
     *,
     fields: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
     """Saves, in one write, the cursor entries the scans of ``reads`` leave behind (``results``, one per
-    read; ``saved``: the reader's entries before). ``fields`` adds fields to the entries of the
-    sessions it names, beside their cursors (the digest's entry for the reader itself keeps the
-    files the reader touched)."""
+    read, ``None`` for one not read; ``saved``: the reader's entries before). ``fields`` adds fields to
+    the entries of the sessions it names, beside their cursors (the digest's entry for the reader
+    itself keeps the files the reader touched). An entry saved by someone else since ``saved`` was
+    read is never moved backwards (:meth:`CursorStore.update`'s ``expected``)."""
     found: dict[str, tuple[Session, dict[str, CursorTuple]]] = {}
     for read, result in zip(reads, results, strict=True):
-        if isinstance(result, Exception):
+        if result is None or isinstance(result, Exception):
             continue
         key = read.session.key
         if key not in found:
@@ -342,7 +472,7 @@ def commit_reads(
     if not complete:
         return
     try:
-        store.update(current.key, complete)
+        store.update(current.key, complete, expected=saved)
     except (OSError, ValueError):
         # The digest still goes out; the next prompt may repeat part of it.
         logger.warning("could not save the cursors in %s", store.path, exc_info=True)

@@ -14,10 +14,15 @@ The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 070
 2. the watcher answers ``A <seconds>\\n`` when it takes the request (then it has at most that long), or
    ``D <reason>\\n`` when it declines it (another build or environment, too busy): the hook then runs
    in-process;
-3. the hook says ``G`` if it still wants the answer. Only then does the watcher compose it and move the
-   cursors: a hook that gave up waiting for step 2 (``SIDELIGHT_WARM_TIMEOUT``, default 50 ms) and runs
-   in-process instead has closed the connection, and nothing moved twice;
-4. the watcher sends ``<length>\\n`` and the answer's bytes (length 0: print nothing).
+3. the hook says ``G`` if it still wants the answer. Only then does the watcher compose it: a hook
+   that gave up waiting for step 2 (``SIDELIGHT_WARM_TIMEOUT``, default 50 ms) and runs in-process
+   instead has closed the connection, and nothing moved twice;
+4. the watcher sends ``<length>\\n`` and the answer's bytes (length 0: print nothing);
+5. the hook prints the answer, flushes it, and says ``K``. Only then does the watcher move the cursors:
+   a hook killed before it printed (or that could not) leaves them where they were, and the next prompt
+   gets the same news (at least once);
+6. the watcher says ``C`` once they moved, and the hook exits: what a hook leaves behind is saved when
+   it ends, as in-process.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -251,10 +256,16 @@ def _state_dir(env: Mapping[str, str]) -> str | None:
     return configured_state_dir(env, data) or state
 
 
-def ask_watcher(host: str, payload: bytes, env: Mapping[str, str] | None = None) -> str | None:
+def ask_watcher(
+    host: str,
+    payload: bytes,
+    env: Mapping[str, str] | None = None,
+    deliver: Callable[[str], bool] | None = None,
+) -> str | None:
     """The watcher's answer to a hook (``""``: print nothing), or ``None`` when no watcher took it
     within the timeout (none runs, it is of another build or environment, it is busy, it failed):
-    then the hook runs in-process. Never raises."""
+    then the hook runs in-process. Never raises. ``deliver`` writes the answer out and says whether it
+    did; the watcher moves the cursors only once it did (without it: once the answer arrived)."""
     env = os.environ if env is None else env
     if env.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
         return None
@@ -262,12 +273,18 @@ def ask_watcher(host: str, payload: bytes, env: Mapping[str, str] | None = None)
         state = _state_dir(env)
         if state is None:
             return None
-        return _ask(os.path.join(state, SOCKET_NAME), host, payload, env)
+        return _ask(os.path.join(state, SOCKET_NAME), host, payload, env, deliver)
     except (OSError, ValueError, UnicodeError):
         return None
 
 
-def _ask(path: str, host: str, payload: bytes, env: Mapping[str, str]) -> str | None:
+def _ask(
+    path: str,
+    host: str,
+    payload: bytes,
+    env: Mapping[str, str],
+    deliver: Callable[[str], bool] | None = None,
+) -> str | None:
     import _socket
 
     deadline = time.monotonic() + _timeout(env)
@@ -287,13 +304,24 @@ def _ask(path: str, host: str, payload: bytes, env: Mapping[str, str]) -> str | 
             return None  # declined ("D <reason>"), or the connection closed
         answer_deadline = time.monotonic() + float(reply[2:]) + ANSWER_MARGIN
         sock.sendall(b"G")
-        # From here on the watcher may have moved the cursors: answering in-process as well could say
-        # the same news twice, so a lost answer is an empty one (the hook log of the watcher says why).
+        # From here on the watcher answers: a lost answer is an empty one (the watcher's hook log says
+        # why), and the cursors stay where they were until the hook says it printed the answer.
         try:
             length = int(reader.line(answer_deadline))
-            return reader.exactly(length, answer_deadline).decode("utf-8")
+            answer = reader.exactly(length, answer_deadline).decode("utf-8")
         except (OSError, ValueError, UnicodeError):
             return ""
+        try:
+            delivered = deliver is None or deliver(answer)
+        except Exception:  # stdout closed (the host went away): not delivered, nothing moves
+            return ""
+        if delivered:
+            sock.sendall(b"K")
+            try:  # noqa: SIM105 (contextlib would cost every prompt an import)
+                reader.exactly(1, answer_deadline)  # C: the cursors moved
+            except (OSError, ValueError):
+                pass  # the watcher's log says why
+        return answer
     finally:
         sock.close()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,3 +116,19 @@ def context_of(output: bytes) -> str | None:
     context = specific["additionalContext"]
     assert isinstance(context, str)
     return context
+
+
+#: A digest line of one sibling whose prompts are ``p<number>``: its short id, how many messages, the
+#: first prompt's number.
+_NUMBERED = re.compile(r'^- \w+ (\d{8}) \([^,)]*, (\d+) messages?\): "p(\d+)"', re.MULTILINE)
+
+
+def reported_ranges(outputs: list[str | None]) -> dict[str, list[tuple[int, int]]]:
+    """Per sibling (its short id), the prompts each hook output reported, ``[first, first + count)``, for
+    siblings whose prompts are numbered ``p0``, ``p1``, ... (``None`` or ``""``: an output of nothing)."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for output in outputs:
+        context = context_of(output.encode()) if output else None
+        for short, count, first in _NUMBERED.findall(context or ""):
+            ranges.setdefault(short, []).append((int(first), int(first) + int(count)))
+    return ranges

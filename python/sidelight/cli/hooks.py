@@ -37,23 +37,29 @@ def run_hook(argv: Sequence[str]) -> int:
             _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")
             return 0
         # A running watcher answers in a few milliseconds what this process would take tens of ms to
-        # import its way to (DESIGN §9); without one, the hook answers itself.
+        # import its way to (DESIGN §9); without one, the hook answers itself. Either way the answer is
+        # written and flushed before the cursors move (at least once: a hook killed in between leaves
+        # the news for the next prompt).
         from sidelight.warm import ask_watcher
 
-        output = ask_watcher(host, payload)
-        if output is None:
+        if ask_watcher(host, payload, deliver=_print) is None:
             from sidelight.hook import handle_hook
 
-            output = handle_hook(host, payload)
-        if output:
-            sys.stdout.write(output if output.endswith("\n") else output + "\n")
-            sys.stdout.flush()
+            handle_hook(host, payload, deliver=_print)
     except BaseException as error:  # the promise: a hook never breaks its host
         try:  # noqa: SIM105 (contextlib would cost every prompt an import)
             _log_failure(f"hook {host}: {type(error).__name__}: {error}")
         except BaseException:
             pass
     return 0
+
+
+def _print(output: str | None) -> bool:
+    """Writes the hook's answer to stdout and flushes it (raises when it cannot: nothing moves then)."""
+    if output:
+        sys.stdout.write(output if output.endswith("\n") else output + "\n")
+        sys.stdout.flush()
+    return True
 
 
 def _log_failure(message: str) -> None:

@@ -235,15 +235,29 @@ class HookServer:
         # in-process, and must find the cursors where they were.
         if not _said_go(reader):
             return
+
+        delivered = []
+
+        def deliver(output: str | None) -> bool:
+            # The cursors move only once the hook has printed the answer and said so (``K``): a hook
+            # killed before that leaves the news for its next prompt.
+            body = (output or "").encode("utf-8")
+            connection.sendall(b"%d\n%s" % (len(body), body))
+            with self._counter_lock:
+                self.answered += 1
+                self.last_answered = time.time()
+            if not _said(reader, b"K"):
+                return False
+            delivered.append(True)
+            return True
+
         with serving(self._listing(settings), request.cwd):
-            output = answer_hook(request.host, request.payload, settings, self.plugins)
-        body = (output or "").encode("utf-8")
-        with self._counter_lock:
-            self.answered += 1
-            self.last_answered = time.time()
+            answer_hook(request.host, request.payload, settings, self.plugins, deliver=deliver)
+        if delivered:
+            with contextlib.suppress(OSError):
+                connection.sendall(b"C")  # the cursors moved: the hook may exit
         if self.on_answer is not None:
             self.on_answer()
-        connection.sendall(b"%d\n%s" % (len(body), body))
 
     def _listing(self, settings: Settings) -> Callable[[], list[Session]] | None:
         """The sessions as a listing made since the last file placement shows them (made now when there
@@ -274,7 +288,12 @@ class HookServer:
 def _said_go(reader: Reader) -> bool:
     """Whether the hook's next byte is ``G`` (its go-ahead); it closing, or saying nothing in time, is
     a no."""
+    return _said(reader, b"G")
+
+
+def _said(reader: Reader, word: bytes) -> bool:
+    """Whether the hook's next byte is ``word``; it closing, or saying nothing in time, is a no."""
     try:
-        return reader.exactly(1, time.monotonic() + READ_TIMEOUT) == b"G"
+        return reader.exactly(1, time.monotonic() + READ_TIMEOUT) == word
     except (OSError, ValueError):
         return False
