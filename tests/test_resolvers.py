@@ -713,3 +713,18 @@ def test_listed_paths_are_canonical_and_linked_config_folders_count_once(tmp_pat
     listed = [s for r in plugins.resolvers().values() for s in r.list_sessions(settings)]
     assert sorted(str(s.path) for s in listed) == sorted(real(p) for p in (main, pi_path, codex_path))
     assert all(str(s.path) == real(s.path) for s in listed)
+
+
+def test_child_path_is_the_plain_join(tmp_path: Path) -> None:
+    """The listing's fast path makes the same Path as ``folder / name``, text, hash and all."""
+    from sidelight.paths import child_path
+
+    (tmp_path / "a b.jsonl").write_text("")
+    with os.scandir(tmp_path) as entries:
+        entry = next(iter(entries))
+    made = child_path(tmp_path, entry.name, entry.path)
+    joined = tmp_path / entry.name
+    assert made == joined and hash(made) == hash(joined)
+    assert str(made) == str(joined) == entry.path
+    assert made.parent == tmp_path and made.name == "a b.jsonl" and made.suffix == ".jsonl"
+    assert made.stat().st_size == 0 and made.exists()

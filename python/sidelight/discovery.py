@@ -99,7 +99,7 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     listing = _LISTING.get()
     if listing is not None:
         return listing()
-    by_path: dict[Path, Session] = {}
+    by_path: dict[str, Session] = {}  # by text: a thousand Path hashes cost more than the texts
     for resolver in plugins.resolvers().values():
         try:
             found = list(resolver.list_sessions(settings))
@@ -111,11 +111,12 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
             if readable is None:
                 continue
             session = readable  # the same session, maybe without a subagent file
-            known = by_path.get(session.path)
+            text = os.fspath(session.path)
+            known = by_path.get(text)
             if known is None or (
                 known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS
             ):
-                by_path[session.path] = session
+                by_path[text] = session
     return list(by_path.values())
 
 

@@ -15,9 +15,10 @@ import json
 import os
 import re
 import stat
+import sys
 import unicodedata
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from sidelight.logs import get_logger
@@ -75,6 +76,27 @@ def stat_key(path: Path | str, st: os.stat_result | None = None) -> StatKey | No
         except OSError:
             return None
     return (os.fspath(path), st.st_size, st.st_mtime_ns)
+
+
+def child_path(folder: Path, name: str, full: str) -> Path:
+    """``folder / name``, whose text is already known (``full``: a ``DirEntry.path``), made without
+    parsing it again: resolvers list a thousand transcripts on every prompt, and pathlib's parsing was
+    most of that. Python 3.11's private ``_make_child_relpath`` (what ``Path.iterdir`` uses) there; the
+    plain join on other versions, whose pathlib differs."""
+    if _PATH_SLOT is None:
+        return folder / name
+    child: Path = folder._make_child_relpath(name)  # type: ignore[attr-defined]
+    _PATH_SLOT.__set__(child, full)  # the text it would compute: str(child) == full
+    return child
+
+
+#: ``PurePath._str`` of Python 3.11, where :func:`child_path` caches a path's text (``None``: another
+#: pathlib, which gets the plain join).
+_PATH_SLOT: Any = (
+    getattr(PurePosixPath, "_str", None)
+    if sys.version_info[:2] == (3, 11) and hasattr(PurePosixPath, "_make_child_relpath")
+    else None
+)
 
 
 @lru_cache(maxsize=4096)

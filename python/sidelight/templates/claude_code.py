@@ -39,6 +39,7 @@ from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
 from sidelight.paths import (
     TitledSession,
+    child_path,
     claude_dirs,
     claude_flat_parent,
     claude_project_dir,
@@ -128,7 +129,7 @@ def _project_sessions(project: Path) -> Iterator[Session]:
     for session_id in sorted(mains):
         yield TitledSession(
             key=f"{NAME}:{session_id}",
-            path=project / mains[session_id].name,
+            path=child_path(project, mains[session_id].name, mains[session_id].path),
             format=NAME,
             group=group,
             resolver=NAME,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import TitledSession, head_string_field, pi_session_uuid, real, short_id
+from sidelight.paths import TitledSession, child_path, head_string_field, pi_session_uuid, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -116,11 +116,12 @@ def _folder_sessions(folder: str) -> Iterator[Session]:
     if not files:
         return
     group = _folder_group(folder, (e.path for e in files))
+    parent = Path(folder)
     for entry in files:
         uuid = pi_session_uuid(entry.path)
         if uuid is None:
             continue
-        yield _session(Path(entry.path), uuid, group)
+        yield _session(child_path(parent, entry.name, entry.path), uuid, group)
 
 
 def _session(path: Path, uuid: str, group: str) -> Session:
