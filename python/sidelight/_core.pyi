@@ -4,7 +4,8 @@ Every function takes primitive, required arguments and returns plain data. File 
 with the GIL released.
 """
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "declared_formats",
     "detect_format",
     "file_cursor",
+    "file_identities",
     "read_entries",
     "recent_entries",
     "register_decoder",
@@ -166,6 +168,10 @@ def file_cursor(path: str, offset: int) -> _CursorTuple:
 
 def tail_offset(path: str, max_bytes: int) -> int:
     """The offset of the first line that starts within the last ``max_bytes`` bytes of ``path``."""
+
+def file_identities(paths: Sequence[str | os.PathLike[str]]) -> list[tuple[int, int, int] | None]:
+    """Each path's ``(size, inode, device)``, ``None`` for one that cannot be stat-ed (missing included),
+    with the GIL released once for all of them."""
 
 #: ``(kind, text, timestamp, id, name, arguments, primary, is_error)``: ``sidelight.formats.Event``
 #: (a tuple without ``is_error`` is read too).

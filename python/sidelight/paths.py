@@ -94,7 +94,7 @@ def child_path(folder: Path, name: str, full: str) -> Path:
 #: pathlib, which gets the plain join).
 _PATH_SLOT: Any = (
     getattr(PurePosixPath, "_str", None)
-    if sys.version_info[:2] == (3, 11) and hasattr(PurePosixPath, "_make_child_relpath")
+    if sys.version_info[:2] == (3, 11) and hasattr(Path, "_make_child_relpath")
     else None
 )
 

@@ -116,11 +116,23 @@ def plan_reads(
     few file reads each, and a backlog must drain over successive prompts rather than never)."""
     reads: list[TranscriptRead] = []
     stop: float | None = None
+    # The common case, a thousand times a prompt: one transcript, seen before. Its stat, with the
+    # others', in one native call (one handover of the interpreter's lock rather than a thousand).
+    quiet_candidates = (
+        [s for s in sessions if not s.extra_paths and s.key in saved] if skip_unchanged else []
+    )
+    identities = dict(
+        zip(
+            map(id, quiet_candidates),
+            _core.file_identities([s.path for s in quiet_candidates]),
+            strict=True,
+        )
+    )
     for session in sessions:
         entry = saved.get(session.key)
         known: int | None = None  # the main transcript's news, when already told
         if skip_unchanged and entry is not None and not session.extra_paths:
-            known = _news(session.path, entry)
+            known = _news_of(identities.get(id(session), _UNSEEN), entry, session.path)
             if known is None:
                 # The common case, a thousand times a prompt: one transcript, seen before, unchanged
                 # (without building its path tuple or looking its entry up again).
@@ -241,12 +253,28 @@ def _news(path: Path, saved: Mapping[str, Any]) -> int | None:
         stat = path.stat()
     except OSError:
         return None
-    if stat.st_ino != saved.get("inode") or stat.st_dev != saved.get("dev"):
+    return _news_of((stat.st_size, stat.st_ino, stat.st_dev), saved, path)
+
+
+#: Stands for "not stat-ed yet" in :func:`plan_reads`' batch (a session listed twice).
+_UNSEEN = (-1, -1, -1)
+
+
+def _news_of(
+    identity: tuple[int, int, int] | None, saved: Mapping[str, Any], path: Path
+) -> int | None:
+    """:func:`_news` from a transcript's ``(size, inode, device)`` (``None``: it cannot be stat-ed)."""
+    if identity is None:
+        return None
+    if identity is _UNSEEN:
+        return _news(path, saved)
+    size, inode, device = identity
+    if inode != saved.get("inode") or device != saved.get("dev"):
         return UNKNOWN
     offset = saved.get("offset")
-    if stat.st_size == offset:
+    if size == offset:
         return None
-    return stat.st_size - offset if isinstance(offset, int) else UNKNOWN
+    return size - offset if isinstance(offset, int) else UNKNOWN
 
 
 def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:

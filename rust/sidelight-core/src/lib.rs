@@ -19,6 +19,6 @@ pub use entries::{read_entries, Chunk, Limits, LogEntry};
 pub use error::Error;
 pub use formats::Format;
 pub use scan::{
-    detect_format, file_cursor, recent_entries, scan, scan_many, tail_offset, Cursor, Entry,
-    Request, Reset, Scan,
+    detect_format, file_cursor, file_identities, recent_entries, scan, scan_many, tail_offset,
+    Cursor, Entry, Request, Reset, Scan,
 };

@@ -143,6 +143,14 @@ fn file_cursor(py: Python<'_>, path: &str, offset: u64) -> PyResult<CursorTuple>
     Ok(cursor_tuple(&cursor))
 }
 
+/// Each path's `(size, inode, device)`, or `None` when it cannot be stat-ed, with the GIL released
+/// once for all of them (a stat per path from Python gives the lock up and waits for it back each time,
+/// behind the watcher's other threads).
+#[pyfunction]
+fn file_identities(py: Python<'_>, paths: Vec<PathBuf>) -> Vec<Option<(u64, u64, u64)>> {
+    py.detach(|| sidelight_core::file_identities(&paths))
+}
+
 /// The offset of the first line that starts within the last `max_bytes` bytes of `path`.
 #[pyfunction]
 fn tail_offset(py: Python<'_>, path: &str, max_bytes: u64) -> PyResult<u64> {
@@ -247,6 +255,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(file_cursor, m)?)?;
     m.add_function(wrap_pyfunction!(tail_offset, m)?)?;
+    m.add_function(wrap_pyfunction!(file_identities, m)?)?;
     m.add_function(wrap_pyfunction!(declare_format, m)?)?;
     m.add_function(wrap_pyfunction!(register_decoder, m)?)?;
     m.add_function(wrap_pyfunction!(declared_formats, m)?)?;
