@@ -219,8 +219,9 @@ def _listed_session(event: HostEvent, sessions: Iterable[Session]) -> Session | 
 def siblings_of(current: Session, sessions: Iterable[Session], scope: str | frozenset[str]) -> list[Session]:
     """The sessions ``current`` reports on: by default the others of its group."""
     out = []
+    own = os.fspath(current.path)  # compared as text: a thousand Path comparisons cost more
     for session in sessions:
-        if session.key == current.key or session.path == current.path:
+        if session.key == current.key or os.fspath(session.path) == own:
             continue
         if scope == "all":
             out.append(session)
