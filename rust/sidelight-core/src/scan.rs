@@ -623,16 +623,22 @@ pub fn detect_format(path: &Path) -> Result<Option<Format>, Error> {
 /// Each path's size, inode and device (`None`: it cannot be stat-ed, a missing file included), one
 /// `stat` each: what tells a quiet transcript from one with news without reading it. One call for the
 /// thousand siblings of a prompt, so that the caller gives up its interpreter's lock once, not per file.
-pub fn file_identities<P: AsRef<Path>>(paths: &[P]) -> Vec<Option<(u64, u64, u64)>> {
-    paths
-        .iter()
-        .map(|path| {
-            std::fs::metadata(path)
-                .ok()
-                .map(|meta| (meta.len(), meta.ino(), meta.dev()))
-        })
-        .collect()
+pub fn file_identities<P: AsRef<Path> + Sync>(paths: &[P]) -> Vec<Option<(u64, u64, u64)>> {
+    let identity = |path: &P| {
+        std::fs::metadata(path)
+            .ok()
+            .map(|meta| (meta.len(), meta.ino(), meta.dev()))
+    };
+    // A stat is a microsecond or two of system call: worth the pool's threads only for many.
+    if paths.len() < PARALLEL_IDENTITIES {
+        paths.iter().map(identity).collect()
+    } else {
+        paths.par_iter().map(identity).collect()
+    }
 }
+
+/// From this many paths on, [`file_identities`] stats them on the thread pool.
+const PARALLEL_IDENTITIES: usize = 256;
 
 /// A cursor at the start of the line that `offset` falls in.
 pub fn file_cursor(path: &Path, offset: u64) -> Result<Cursor, Error> {
