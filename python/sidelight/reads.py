@@ -118,9 +118,7 @@ def plan_reads(
     stop: float | None = None
     # The common case, a thousand times a prompt: one transcript, seen before. Its stat, with the
     # others', in one native call (one handover of the interpreter's lock rather than a thousand).
-    quiet_candidates = (
-        [s for s in sessions if not s.extra_paths and s.key in saved] if skip_unchanged else []
-    )
+    quiet_candidates = [s for s in sessions if not s.extra_paths and s.key in saved] if skip_unchanged else []
     identities = dict(
         zip(
             map(id, quiet_candidates),
@@ -260,9 +258,7 @@ def _news(path: Path, saved: Mapping[str, Any]) -> int | None:
 _UNSEEN = (-1, -1, -1)
 
 
-def _news_of(
-    identity: tuple[int, int, int] | None, saved: Mapping[str, Any], path: Path
-) -> int | None:
+def _news_of(identity: tuple[int, int, int] | None, saved: Mapping[str, Any], path: Path) -> int | None:
     """:func:`_news` from a transcript's ``(size, inode, device)`` (``None``: it cannot be stat-ed)."""
     if identity is None:
         return None
