@@ -319,6 +319,10 @@ def _parts(connection: Any, sid: str, message_ids: list[str]) -> dict[str, list[
     return found
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _cut(value: Any) -> Any:
     return value[:OUTPUT_LIMIT] if isinstance(value, str) else None
 
@@ -334,9 +338,8 @@ def _kept_part(pid: str, part: dict[str, Any]) -> dict[str, Any] | None:
                 kept[flag] = True
         return kept
     if kind == "tool":
-        state = part.get("state")
-        state = state if isinstance(state, dict) else {}
-        times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        state = _dict(part.get("state"))
+        times = _dict(state.get("time"))
         return {
             "id": pid,
             "type": kind,
@@ -474,9 +477,9 @@ def decode(line: bytes) -> list[Event]:
         if part.get("type") != "tool" or not isinstance(part.get("tool"), str):
             continue
         tool: str = part["tool"]
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
-        arguments = state.get("input") if isinstance(state.get("input"), dict) else {}
-        started = (state.get("time") or {}).get("start") if isinstance(state.get("time"), dict) else None
+        state = _dict(part.get("state"))
+        arguments = _dict(state.get("input"))
+        started = _dict(state.get("time")).get("start")
         call = part.get("callID") if isinstance(part.get("callID"), str) else None
         events.append(
             (
@@ -500,7 +503,8 @@ def decode(line: bytes) -> list[Event]:
 
 FORMAT = FormatSpec(
     name=NAME,
-    decode=decode,
+    # The core reads events as plain tuples of Event's fields: no Event (sidelight._declared) is made.
+    decode=decode,  # type: ignore[arg-type]
     categories=CATEGORIES,
     # Our digest is a synthetic part (never counted); its marker, should it come back another way.
     injected_markers=("[Session Activity]",),
