@@ -34,6 +34,7 @@ BIN_DIR = CLIENTS_DIR / "node_modules" / ".bin"
 CLAUDE_VERSION = "2.1.330"
 CODEX_VERSION = "0.169.0"
 PI_VERSION = "0.73.1"
+OPENCODE_VERSION = "1.18.33"
 
 # Model ids the mock answers as. Codex picks its tools from the model's metadata: a known slug
 # (`gpt-5.5`) gets the freeform `apply_patch` tool; an unknown one would only get `exec_command`.

@@ -11,8 +11,7 @@ against the database, read independently with `sqlite3`.
 from __future__ import annotations
 
 import json
-import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,10 +19,9 @@ import sidelight
 from sidelight.plugins import get_plugins
 from tests.e2e.conftest import DIGEST_HEADER, AgentEnv, digest_for
 from tests.e2e.mockapi import bash, say, write
+from tests.support.reference import opencode_counts
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tests.e2e.mockapi import MockAPI
 
 pytestmark = pytest.mark.e2e
@@ -41,34 +39,6 @@ def opencode_digest(mock: MockAPI, prompt: str) -> str | None:
                 found = [t[t.index(DIGEST_HEADER) :] for t in texts if DIGEST_HEADER in t]
                 return found[-1] if found else None
     pytest.fail(f"no chat request carried {prompt!r}\n{mock.summary()}", pytrace=False)
-
-
-def counted_in_database(db: Path, session_id: str) -> dict[str, Any]:
-    """What docs/activity.md counts for an opencode session, read straight from its database."""
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
-        messages = connection.execute(
-            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,)
-        ).fetchall()
-        parts = connection.execute(
-            "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY id", (session_id,)
-        ).fetchall()
-    role = {mid: json.loads(data)["role"] for mid, data in messages}
-    prompts, synthetic, tools, files = 0, 0, {}, []
-    typed: dict[str, list[str]] = {}
-    for mid, data in parts:
-        part = json.loads(data)
-        if part["type"] == "text" and role[mid] == "user":
-            if part.get("synthetic"):
-                synthetic += 1
-            else:
-                typed.setdefault(mid, []).append(part["text"])
-        elif part["type"] == "tool":
-            tools[part["tool"]] = tools.get(part["tool"], 0) + 1
-            if part["tool"] in ("write", "edit"):
-                files.append(part["state"]["input"]["filePath"])
-    prompts = len(typed)
-    assistants = sum(1 for r in role.values() if r == "assistant")
-    return {"user": prompts, "assistant": assistants, "tools": tools, "files": files, "synthetic": synthetic}
 
 
 def test_opencode_and_claude_code_see_each_other(agents: AgentEnv) -> None:
@@ -114,7 +84,7 @@ def test_opencode_and_claude_code_see_each_other(agents: AgentEnv) -> None:
 
     # The export, counted, against the database read independently: the synthetic part (the digest)
     # is stored by opencode but never counted as a prompt.
-    expected = counted_in_database(agents.opencode_db, first.session_id)
+    expected = opencode_counts(agents.opencode_db, first.session_id)
     assert expected["synthetic"] >= 1, expected
     export = agents.home / ".local" / "state" / "sidelight" / "opencode" / f"{first.session_id}.jsonl"
     get_plugins().formats()  # registers the opencode decoder in this process
