@@ -166,9 +166,11 @@ def register_format(spec: FormatSpec) -> bool:
         return False
     if _REGISTERED.get(spec.name) == spec:
         return True
-    from sidelight._declared import FormatDeclarationError
-
+    # The error class only when there is an error: a built-in template's Python decoder (opencode) is
+    # registered on every prompt, which must not import sidelight._declared for it.
     if spec.name in {f.value for f in Format}:
+        from sidelight._declared import FormatDeclarationError
+
         raise FormatDeclarationError(f"format {spec.name!r}: name: a built-in format's; choose another")
     table = {tool.translate(_ASCII_LOWER): str(category) for tool, category in spec.categories.items()}
     try:
@@ -177,6 +179,8 @@ def register_format(spec: FormatSpec) -> bool:
         else:
             _core.register_decoder(spec.name, spec.decode, table)  # type: ignore[arg-type]
     except ValueError as error:
+        from sidelight._declared import FormatDeclarationError
+
         raise FormatDeclarationError(str(error)) from None
     _REGISTERED[spec.name] = spec
     return True

@@ -7,6 +7,9 @@
   ``[features] hooks = true`` in ``config.toml``.
 - **Pi**: the extension shipped in this package (``integrations/pi/sidelight.ts``) copied to
   ``~/.pi/agent/extensions/sidelight.ts`` (``PI_CODING_AGENT_DIR``), with sidelight's command baked in.
+- **opencode**: the plugin shipped in this package (``integrations/opencode/sidelight.ts``) copied to
+  ``~/.config/opencode/plugin/sidelight.ts`` (``scope="user"``; ``XDG_CONFIG_HOME`` is honoured) or
+  ``<cwd>/.opencode/plugin/sidelight.ts`` (``scope="project"``), with sidelight's command baked in.
 - **The watcher as a service**: a systemd user unit (Linux,
   ``$XDG_CONFIG_HOME/systemd/user/sidelight-watch.service``) or a launchd agent (macOS,
   ``~/Library/LaunchAgents/dev.sidelight.watch.plist``) that runs ``sidelight watch``, restarts it when it
@@ -48,9 +51,12 @@ __all__ = [
     "install",
     "install_claude_code",
     "install_codex",
+    "install_opencode",
     "install_pi",
     "install_service",
     "launchd_plist",
+    "opencode_plugin_path",
+    "opencode_plugin_source",
     "pi_extension_source",
     "service_path",
     "sidelight_command",
@@ -58,6 +64,7 @@ __all__ = [
     "uninstall",
     "uninstall_claude_code",
     "uninstall_codex",
+    "uninstall_opencode",
     "uninstall_pi",
     "uninstall_service",
 ]
@@ -74,6 +81,8 @@ INTEGRATIONS = Path(__file__).resolve().parent / "integrations"
 _PI_COMMAND_LINE = re.compile(r"^const INSTALLED_COMMAND: string\[\] = .*$", re.MULTILINE)
 #: Every file sidelight installs into Pi carries this marker, so uninstall removes only its own.
 PI_MARKER = "sidelight-pi-extension"
+#: The same for opencode's plugin (its command line is the Pi extension's, ``INSTALLED_COMMAND``).
+OPENCODE_MARKER = "sidelight-opencode-plugin"
 
 
 class InstallError(SidelightError, ValueError):
@@ -403,40 +412,89 @@ def _pi_extension_path(home: Path | None) -> Path:
     return pi / "extensions" / "sidelight.ts"
 
 
-def pi_extension_source(command: list[str] | None = None) -> str:
-    """The Pi extension with ``command`` (default: :func:`sidelight_command`) baked in."""
-    source = (INTEGRATIONS / "pi" / "sidelight.ts").read_text(encoding="utf-8")
+def _script_source(folder: str, what: str, command: list[str] | None) -> str:
+    """A shipped TypeScript file (Pi's extension, opencode's plugin) with ``command`` (default:
+    :func:`sidelight_command`) baked into its ``INSTALLED_COMMAND`` line."""
+    source = (INTEGRATIONS / folder / "sidelight.ts").read_text(encoding="utf-8")
     argv = sidelight_command() if command is None else command
     line = f"const INSTALLED_COMMAND: string[] = {json.dumps(argv)};"
     new, n = _PI_COMMAND_LINE.subn(lambda _: line, source, count=1)
     if n != 1:  # pragma: no cover - the shipped file lost its marker line
-        raise InstallError("the shipped Pi extension has no INSTALLED_COMMAND line")
+        raise InstallError(f"the shipped {what} has no INSTALLED_COMMAND line")
     return new
 
 
-def install_pi(*, home: Path | None = None) -> InstallResult:
-    """Copies sidelight's Pi extension to ``~/.pi/agent/extensions/sidelight.ts``."""
-    path = _pi_extension_path(home)
-    source = pi_extension_source()
+def pi_extension_source(command: list[str] | None = None) -> str:
+    """The Pi extension with ``command`` (default: :func:`sidelight_command`) baked in."""
+    return _script_source("pi", "Pi extension", command)
+
+
+def _install_script(target: str, path: Path, source: str, what: str) -> InstallResult:
     if path.exists():
         try:
             current = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
             raise InstallError(f"{path}: cannot read it ({error}); nothing was changed") from None
         if current == source:
-            return InstallResult("pi", path, False, f"already installed: {path}")
-    return _save(path, source, "pi", "installed the Pi extension")
+            return InstallResult(target, path, False, f"already installed: {path}")
+    return _save(path, source, target, f"installed the {what}")
+
+
+def _uninstall_script(target: str, path: Path, marker: str) -> InstallResult:
+    if not path.exists():
+        return InstallResult(target, path, False, f"not installed: {path}")
+    if marker not in path.read_text(encoding="utf-8", errors="replace"):
+        raise InstallError(f"{path} was not written by sidelight; not removing it")
+    path.unlink()
+    return InstallResult(target, path, True, f"removed {path}")
+
+
+def install_pi(*, home: Path | None = None) -> InstallResult:
+    """Copies sidelight's Pi extension to ``~/.pi/agent/extensions/sidelight.ts``."""
+    return _install_script("pi", _pi_extension_path(home), pi_extension_source(), "Pi extension")
 
 
 def uninstall_pi(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's Pi extension (only if it is sidelight's)."""
-    path = _pi_extension_path(home)
-    if not path.exists():
-        return InstallResult("pi", path, False, f"not installed: {path}")
-    if PI_MARKER not in path.read_text(encoding="utf-8", errors="replace"):
-        raise InstallError(f"{path} was not written by sidelight; not removing it")
-    path.unlink()
-    return InstallResult("pi", path, True, f"removed {path}")
+    return _uninstall_script("pi", _pi_extension_path(home), PI_MARKER)
+
+
+# ---------------------------------------------------------------------------------------------------
+# opencode
+
+
+def opencode_plugin_path(scope: str = "user", *, home: Path | None = None, cwd: Path | None = None) -> Path:
+    """Where the opencode plugin goes: opencode's user plugin folder (``$XDG_CONFIG_HOME/opencode``,
+    else ``~/.config/opencode``), or the project's ``.opencode/plugin`` for ``scope="project"``."""
+    if scope == "project":
+        return (cwd or Path.cwd()) / ".opencode" / "plugin" / "sidelight.ts"
+    if home is not None:
+        config = home / ".config"
+    else:
+        xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+        config = Path(xdg) if xdg else Path(os.environ.get("HOME") or Path.home()) / ".config"
+    return config / "opencode" / "plugin" / "sidelight.ts"
+
+
+def opencode_plugin_source(command: list[str] | None = None) -> str:
+    """The opencode plugin with ``command`` (default: :func:`sidelight_command`) baked in."""
+    return _script_source("opencode", "opencode plugin", command)
+
+
+def install_opencode(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Copies sidelight's opencode plugin into opencode's plugin folder (:func:`opencode_plugin_path`);
+    the other files there stay as they are."""
+    path = opencode_plugin_path(scope, home=home, cwd=cwd)
+    return _install_script("opencode", path, opencode_plugin_source(), "opencode plugin")
+
+
+def uninstall_opencode(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Removes sidelight's opencode plugin (only if it is sidelight's)."""
+    return _uninstall_script("opencode", opencode_plugin_path(scope, home=home, cwd=cwd), OPENCODE_MARKER)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -694,23 +752,25 @@ def _stop_launchd(path: Path) -> str:
 def install(
     target: str, *, scope: str = "user", home: Path | None = None, cwd: Path | None = None
 ) -> list[InstallResult]:
-    """Installs the hooks of ``target`` (``claude-code``, ``codex`` or ``pi``), or the watcher as a
-    ``service``."""
+    """Installs the hooks of ``target`` (``claude-code``, ``codex``, ``pi`` or ``opencode``), or the
+    watcher as a ``service``."""
     if target == "claude-code":
         return [install_claude_code(scope, home=home, cwd=cwd)]
     if target == "codex":
         return install_codex(home=home)
     if target == "pi":
         return [install_pi(home=home)]
+    if target == "opencode":
+        return [install_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return install_service(home=home)
-    raise InstallError(f"cannot install {target!r}: use claude-code, codex, pi or service")
+    raise InstallError(f"cannot install {target!r}: use claude-code, codex, pi, opencode or service")
 
 
 def uninstall(
     target: str, *, scope: str = "user", home: Path | None = None, cwd: Path | None = None
 ) -> list[InstallResult]:
-    """Removes the hooks of ``target`` (``claude-code``, ``codex`` or ``pi``), or the watcher's
+    """Removes the hooks of ``target`` (``claude-code``, ``codex``, ``pi`` or ``opencode``), or the watcher's
     ``service``."""
     if target == "claude-code":
         return [uninstall_claude_code(scope, home=home, cwd=cwd)]
@@ -718,6 +778,8 @@ def uninstall(
         return uninstall_codex(home=home)
     if target == "pi":
         return [uninstall_pi(home=home)]
+    if target == "opencode":
+        return [uninstall_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return uninstall_service(home=home)
-    raise InstallError(f"cannot uninstall {target!r}: use claude-code, codex, pi or service")
+    raise InstallError(f"cannot uninstall {target!r}: use claude-code, codex, pi, opencode or service")

@@ -66,6 +66,7 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.claude_code",
     "sidelight.templates.pi",
     "sidelight.templates.codex",
+    "sidelight.templates.opencode",
     "sidelight.templates.volute",
     "sidelight.templates.hosts",
     "sidelight.templates.eventlog",
@@ -299,11 +300,13 @@ class Plugins:
             for name, spec in list(found.items()):
                 if spec.layout is None and spec.decode is None:
                     continue  # read by a built-in decoder: nothing to register
-                from sidelight.formats import FormatDeclarationError, register_format
+                # (not FormatDeclarationError by name: importing it costs a prompt sidelight._declared,
+                # and the built-in opencode format is registered here on every prompt)
+                from sidelight.formats import register_format
 
                 try:
                     register_format(spec)
-                except FormatDeclarationError as error:
+                except ValueError as error:  # a FormatDeclarationError
                     del found[name]
                     self.broken.append(BrokenPlugin(name, f"sidelight_formats: {error}"))
                     logger.warning("format %s was skipped: %s", name, error)

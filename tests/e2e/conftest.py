@@ -34,11 +34,13 @@ BIN_DIR = CLIENTS_DIR / "node_modules" / ".bin"
 CLAUDE_VERSION = "2.1.330"
 CODEX_VERSION = "0.169.0"
 PI_VERSION = "0.73.1"
+OPENCODE_VERSION = "1.18.33"
 
 # Model ids the mock answers as. Codex picks its tools from the model's metadata: a known slug
 # (`gpt-5.5`) gets the freeform `apply_patch` tool; an unknown one would only get `exec_command`.
 PI_MODEL = "mock-model"
 CODEX_MODEL = "gpt-5.5"
+OPENCODE_MODEL = "mock-model"
 
 RUN_TIMEOUT = float(os.environ.get("SIDELIGHT_E2E_TIMEOUT", "120"))
 
@@ -391,6 +393,64 @@ class AgentEnv:
         if result.session_id is None:
             m = re.search(r"session id: (\S+)", result.stderr)
             result.session_id = m.group(1) if m else None
+        return self._check(result, check)
+
+    def opencode_setup(self) -> None:
+        """The project's `opencode.json` (the mock as an OpenAI-compatible provider), and in every
+        config folder opencode would otherwise install `@opencode-ai/plugin` into in the background (it
+        has no network here), the `node_modules/` and `package-lock.json` that tell it the package is
+        there (HOSTS-MORE.md). Our plugin imports nothing from it."""
+        config = {
+            "$schema": "https://opencode.ai/config.json",
+            "model": f"mock/{OPENCODE_MODEL}",
+            "autoupdate": False,
+            "share": "disabled",
+            "provider": {
+                "mock": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "options": {"baseURL": f"{self.mock.base_url}/v1", "apiKey": "dummy"},
+                    "models": {OPENCODE_MODEL: {"name": "Mock"}},
+                }
+            },
+        }
+        (self.project / "opencode.json").write_text(json.dumps(config, indent=2))
+        lock = {"packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}}
+        for folder in (self.home / ".config" / "opencode", self.project / ".opencode"):
+            (folder / "node_modules").mkdir(parents=True, exist_ok=True)
+            (folder / "package-lock.json").write_text(json.dumps(lock))
+
+    @property
+    def opencode_db(self) -> Path:
+        return self.home / ".local" / "share" / "opencode" / "opencode.db"
+
+    def opencode(
+        self,
+        prompt: str,
+        *,
+        session: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`opencode run --format json WORD...` (with `--session ID` to continue a session). The prompt
+        goes as separate words (one argument with spaces reaches the model in literal quotes), and
+        `PWD` is the project: opencode takes its directory from it, not from its working directory."""
+        if not (self.project / "opencode.json").exists():
+            self.opencode_setup()
+        argv = [str(client_bin("opencode")), "run", "--format", "json"]
+        if session is not None:
+            argv += ["--session", session]
+        argv += prompt.split()
+        run_env = self.env(PWD=str(self.project), OPENCODE_DISABLE_MODELS_FETCH="1", **(env or {}))
+        result = self._run("opencode", argv, run_env, self.opencode_db.parent, timeout)
+        for line in result.stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("sessionID"), str):
+                result.session_id = event["sessionID"]
+                break
         return self._check(result, check)
 
 

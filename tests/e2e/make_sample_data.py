@@ -1,6 +1,7 @@
-"""Regenerate tests/data/{claude-code,codex,pi}/ with the real CLIs and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,opencode}/ with the real CLIs and the scripted mock API.
 
-    python -m tests.e2e.make_sample_data      # needs `make clients`; takes ~15 s
+    python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
+    python -m tests.e2e.make_sample_data opencode   # only the folders named
 
 Every CLI runs in a fixed throwaway root (/tmp/sidelight-samples: HOME and project dir inside), so the
 paths written into the transcripts are the same on every machine. The scripts used are below; the
@@ -14,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, PI_VERSION, AgentEnv
+from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, OPENCODE_VERSION, PI_VERSION, AgentEnv
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
 
 ROOT = Path("/tmp/sidelight-samples")
@@ -114,9 +115,65 @@ def codex_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def opencode_samples(out: Path) -> None:
+    """opencode keeps its sessions in SQLite: the sample is the three tables as SQL, and the export
+    sidelight makes of them (what the ``opencode`` format reads). Between the two prompts a Claude Code
+    session does something, so that the second prompt carries sidelight's digest as a synthetic part."""
+    import sqlite3
+
+    with MockAPI() as mock:
+        agents = env("opencode", mock)
+        agents.install_sidelight("opencode")
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), [say("Claude was here.")], second_turn(target)])
+        first = agents.opencode(PROMPT_1)
+        assert first.session_id
+        agents.claude("Say hello.")
+        agents.opencode(PROMPT_2, session=first.session_id)
+        agents.sidelight("sessions")  # brings the export up to date
+        export = agents.home / ".local" / "state" / "sidelight" / "opencode" / f"{first.session_id}.jsonl"
+        copy(export, out / "four-tools-continue.jsonl")
+        with sqlite3.connect(f"file:{agents.opencode_db}?mode=ro", uri=True) as connection:
+            lines = [
+                f"-- opencode {OPENCODE_VERSION}: its session, message and part tables after "
+                "tests/e2e/make_sample_data.py (sqlite3 opencode.db < opencode.sql rebuilds them)."
+            ]
+            for table in ("session", "message", "part"):
+                (sql,) = connection.execute(
+                    "SELECT sql FROM sqlite_master WHERE name = ?", (table,)
+                ).fetchone()
+                lines.append(" ".join(sql.split()) + ";")
+            for table in ("session", "message", "part"):
+                for (statement,) in connection.execute(
+                    f"SELECT 'INSERT INTO {table} VALUES(' || "
+                    + " || ',' || ".join(
+                        f"quote({column})"
+                        for (column,) in connection.execute(f"SELECT name FROM pragma_table_info('{table}')")
+                    )
+                    + f" || ');' FROM {table} ORDER BY rowid"
+                ):
+                    lines.append(statement)
+        sql_file = out / "opencode.sql"
+        sql_file.write_text("\n".join(lines) + "\n")
+        print(f"{sql_file.relative_to(DATA.parent.parent)}  {sql_file.stat().st_size:>7} B")
+
+
+SAMPLES = {
+    "claude-code": claude_samples,
+    "pi": pi_samples,
+    "codex": codex_samples,
+    "opencode": opencode_samples,
+}
+
+
 def main() -> int:
-    print(f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}; root {ROOT}")
-    for name, make in (("claude-code", claude_samples), ("pi", pi_samples), ("codex", codex_samples)):
+    print(
+        f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, opencode {OPENCODE_VERSION}; "
+        f"root {ROOT}"
+    )
+    names = sys.argv[1:] or list(SAMPLES)
+    for name in names:
+        make = SAMPLES[name]
         out = DATA / name
         if out.exists():
             shutil.rmtree(out)

@@ -4,7 +4,9 @@ One server speaks both wire protocols the CLIs use:
 
 * the Anthropic Messages API (`POST /v1/messages`, streamed SSE or plain JSON) for Claude Code and Pi
   (Pi with a custom provider whose `"api"` is `"anthropic-messages"`);
-* the OpenAI Responses API (`POST /v1/responses`, streamed SSE) for Codex (`wire_api = "responses"`).
+* the OpenAI Responses API (`POST /v1/responses`, streamed SSE) for Codex (`wire_api = "responses"`);
+* the OpenAI Chat Completions API (`POST /v1/chat/completions`, streamed `chat.completion.chunk` SSE or
+  plain JSON) for Qwen Code, opencode and GitHub Copilot CLI (BYOK).
 
 Everything else a CLI may ask for at start-up (`count_tokens`, model listings, telemetry, ...) gets a
 harmless answer, so no client ever waits on the mock.
@@ -22,7 +24,9 @@ a request gets is decided from the request itself, so retries and extra requests
 
 Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `read` become the client's
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
-`apply_patch`), chosen from the tools the request offers. `call` sends a tool call verbatim.
+`apply_patch`, Qwen `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
+`read`, Copilot `bash`/`create`/`edit`/`view`), chosen from the tools the request offers, with the argument
+names the offered tool's schema declares. `call` sends a tool call verbatim.
 
 Every request is recorded (`MockAPI.requests`) with its decoded JSON body; `MockAPI.all_text()` returns all
 bodies as one string to search for injected context.
@@ -137,7 +141,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any  # decoded JSON when possible, else the raw text
     raw: bytes
-    api: Literal["anthropic", "openai", "other"]
+    api: Literal["anthropic", "openai", "chat", "other"]
     # What the mock decided: "turn" (scripted turn N step K), "rule", "side", "extra", "other".
     decision: str = ""
     turn: int | None = None
@@ -154,7 +158,7 @@ class RecordedRequest:
     @property
     def is_model_call(self) -> bool:
         path = self.path.split("?", 1)[0].rstrip("/")
-        return self.method == "POST" and path.endswith(("/v1/messages", "/v1/responses"))
+        return self.method == "POST" and path.endswith(("/v1/messages", "/v1/responses", "/chat/completions"))
 
 
 # --------------------------------------------------------------------------------------------- request views
@@ -183,7 +187,7 @@ def _text_of(content: Any) -> str:
 class _View:
     """What the script logic needs from a model request, independent of the wire protocol."""
 
-    api: Literal["anthropic", "openai"]
+    api: Literal["anthropic", "openai", "chat"]
     tools: dict[str, JSON]  # offered tools by name
     prompt: str  # text of the newest prompt run (the prompt plus context messages beside it)
     prompt_key: str  # identifies that prompt (a retry gives the same key)
@@ -303,6 +307,51 @@ def _openai_view(body: JSON, session: str = "") -> _View:
     )
 
 
+# Context a chat client puts into a user message of its own (Qwen's skill/date reminders and hook
+# context, Copilot's reminders): such a message is not a typed prompt.
+_CHAT_CONTEXT_TAGS = ("<system-reminder>", "<system_reminder>", "<qwen:user-prompt-submit-context>")
+
+
+def _chat_view(body: JSON, session: str = "") -> _View:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    tools: dict[str, JSON] = {}
+    for t in body.get("tools") or []:
+        if isinstance(t, dict):
+            inner = t.get("function")
+            fn: JSON = inner if isinstance(inner, dict) else t
+            tools[str(fn.get("name", ""))] = fn
+
+    def is_context_only(m: JSON) -> bool:
+        texts = [t for t in _item_texts(m) if t.strip()]
+        return bool(texts) and all(t.lstrip().startswith(_CHAT_CONTEXT_TAGS) for t in texts)
+
+    def is_prompt(m: JSON) -> bool:
+        return m.get("role") == "user" and not is_context_only(m)
+
+    def is_context(m: JSON) -> bool:
+        return m.get("role") in ("system", "developer") or (m.get("role") == "user" and is_context_only(m))
+
+    start, end = _prompt_run(messages, is_prompt, is_context)
+    run = messages[start : end + 1] if start >= 0 else []
+    return _View(
+        api="chat",
+        tools=tools,
+        prompt="\n".join("\n".join(_item_texts(m)) for m in run),
+        prompt_key=_key(start, ["\n".join(_item_texts(m)) for m in run if is_prompt(m)], session),
+        # Every assistant message after the prompt is one model response (tool results are `tool` messages).
+        rounds=sum(1 for m in messages[end + 1 :] if m.get("role") == "assistant"),
+        stream=bool(body.get("stream")),
+        model=str(body.get("model") or "mock-model"),
+    )
+
+
+def _item_texts(m: JSON) -> list[str]:
+    content = m.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [b["text"] for b in content or [] if isinstance(b, dict) and isinstance(b.get("text"), str)]
+
+
 # --------------------------------------------------------------------------------------------- translation
 
 
@@ -382,6 +431,40 @@ def _openai_call(c: Call, tools: dict[str, JSON]) -> tuple[str, str, Any]:
         key = "patch" if "patch" in params and "input" not in params else "input"
         return "function_call", "apply_patch", {key: patch}
     return _openai_shell(f"apply_patch <<'PATCH'\n{patch}PATCH", tools)
+
+
+# Chat-completions tool names per neutral call, by client (Qwen, opencode, Copilot), first offered wins.
+_CHAT_TOOL_NAMES: dict[str, tuple[str, ...]] = {
+    "bash": ("run_shell_command", "bash"),
+    "write": ("write_file", "write", "create"),
+    "edit": ("edit", "replace"),
+    "read": ("read_file", "read", "view"),
+}
+# Argument names, first one the tool's schema declares wins (Qwen snake_case, opencode camelCase, Copilot).
+_CHAT_ARG_NAMES: dict[str, tuple[str, ...]] = {
+    "path": ("file_path", "filePath", "path", "absolute_path"),
+    "content": ("content", "file_text"),
+    "old": ("old_string", "oldString", "old_str"),
+    "new": ("new_string", "newString", "new_str"),
+    "command": ("command",),
+}
+
+
+def _chat_call(c: Call, tools: dict[str, JSON]) -> tuple[str, JSON]:
+    """(tool name, arguments) of a neutral call for a chat-completions client, from its offered tools."""
+    if c.kind == "raw":
+        return c.name, c.args
+    names = _CHAT_TOOL_NAMES[c.kind]
+    name = next((n for n in names if n in tools), names[0])
+    schema = (tools.get(name) or {}).get("parameters") or {}
+    props = schema.get("properties") or {}
+    args: JSON = {}
+    for key, value in c.args.items():
+        candidates = _CHAT_ARG_NAMES[key]
+        args[next((k for k in candidates if k in props), candidates[0])] = value
+    if "description" in (schema.get("required") or ()):  # opencode's and Copilot's bash require one
+        args["description"] = "Run a command"
+    return name, args
 
 
 # --------------------------------------------------------------------------------------------- wire formats
@@ -602,11 +685,71 @@ def _openai_stream(items: list[JSON], view: _View, ids: _Ids) -> bytes:
     return _sse(events)
 
 
+def _chat_message(r: Reply, view: _View, ids: _Ids) -> JSON:
+    """The assistant message of a chat completion (`tool_calls` in the OpenAI function shape)."""
+    calls = []
+    for c in r.calls:
+        name, args = _chat_call(c, view.tools)
+        calls.append(
+            {
+                "id": ids.next("call_mock"),
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        )
+    text = r.text if r.text or calls else DEFAULT_FINAL_TEXT
+    message: JSON = {"role": "assistant", "content": text}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+_CHAT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def _chat_completion(message: JSON, view: _View, ids: _Ids) -> JSON:
+    return {
+        "id": ids.next("chatcmpl_mock"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": view.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": _CHAT_USAGE,
+    }
+
+
+def _chat_stream(message: JSON, view: _View, ids: _Ids, include_usage: bool) -> bytes:
+    """`chat.completion.chunk` events: the text, one chunk per tool call, the finish reason, the usage
+    (when asked for, with `choices: []`), then `data: [DONE]`; `data:` lines only, as OpenAI sends."""
+    base = {"id": ids.next("chatcmpl_mock"), "object": "chat.completion.chunk", "created": int(time.time())}
+    base["model"] = view.model
+    chunks: list[JSON] = []
+
+    def chunk(delta: JSON, finish: str | None = None) -> None:
+        chunks.append(dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}]))
+
+    chunk({"role": "assistant", "content": message["content"] or ""})
+    for i, tc in enumerate(message.get("tool_calls") or []):
+        chunk({"tool_calls": [dict(tc, index=i)]})
+    chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
+    if include_usage:
+        chunks.append(dict(base, choices=[], usage=_CHAT_USAGE))
+    out = b"".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks)
+    return out + b"data: [DONE]\n\n"
+
+
 # --------------------------------------------------------------------------------------------- server
 
 
 class MockAPI:
-    """A scripted Anthropic Messages + OpenAI Responses server on 127.0.0.1 (port chosen by the OS).
+    """A scripted Anthropic Messages + OpenAI Responses + Chat Completions server on 127.0.0.1 (port
+    chosen by the OS).
 
     Use as a context manager, or call `start()` / `stop()`. `script` (list of turns, each a list of
     `Reply`) and `rules` can be replaced between CLI runs with `set_script()`.
@@ -690,7 +833,8 @@ class MockAPI:
     # ---- inspection
 
     def model_requests(self, api: str | None = None) -> list[RecordedRequest]:
-        """Recorded `/messages` and `/responses` calls (optionally of one API), oldest first."""
+        """Recorded `/messages`, `/responses` and `/chat/completions` calls (optionally of one API:
+        "anthropic", "openai" (Responses) or "chat"), oldest first."""
         with self._lock:
             reqs = list(self.requests)
         return [r for r in reqs if r.is_model_call and (api is None or r.api == api)]
@@ -748,7 +892,7 @@ class MockAPI:
             self.requests.append(rec)
 
     def _error(
-        self, rec: RecordedRequest, error: Exception, api: Literal["anthropic", "openai"], body: JSON
+        self, rec: RecordedRequest, error: Exception, api: Literal["anthropic", "openai", "chat"], body: JSON
     ) -> tuple[_View, Reply]:
         rec.decision = f"error: {error!r}"
         stream = bool(body.get("stream", api == "openai"))
@@ -774,6 +918,19 @@ class MockAPI:
             if view.stream:
                 return 200, "text/event-stream", _anthropic_stream(msg)
             return 200, "application/json", json.dumps(msg).encode()
+        if rec.method == "POST" and path.endswith("/chat/completions"):
+            try:
+                view = _chat_view(body)
+                r = self._decide(view, rec)
+                message = _chat_message(r, view, self._ids)
+            except Exception as e:
+                view, r = self._error(rec, e, "chat", body)
+                message = _chat_message(r, view, self._ids)
+            rec.reply = r
+            if view.stream:
+                include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                return 200, "text/event-stream", _chat_stream(message, view, self._ids, include_usage)
+            return 200, "application/json", json.dumps(_chat_completion(message, view, self._ids)).encode()
         if rec.method == "POST" and path.endswith("/responses"):
             try:
                 view = _openai_view(body, rec.headers.get("session-id", ""))
@@ -854,8 +1011,10 @@ def _make_handler(mock: MockAPI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = data.decode("utf-8", "replace")
             path = self.path
-            api: Literal["anthropic", "openai", "other"] = "other"
-            if "/messages" in path:
+            api: Literal["anthropic", "openai", "chat", "other"] = "other"
+            if "/chat/completions" in path:
+                api = "chat"
+            elif "/messages" in path:
                 api = "anthropic"
             elif "/responses" in path:
                 api = "openai"

@@ -212,3 +212,140 @@ def test_a_broken_script_step_gets_a_text_reply_not_an_error(mock: MockAPI) -> N
     msg = anthropic(mock, [{"role": "user", "content": "go"}])
     assert msg["content"][0]["text"].startswith("mockapi error: KeyError")
     assert mock.model_requests()[0].decision.startswith("error")
+
+
+def _fn(name: str, props: list[str], required: list[str] | None = None) -> dict[str, Any]:
+    params = {"type": "object", "properties": {p: {} for p in props}, "required": required or props}
+    return {"type": "function", "function": {"name": name, "parameters": params}}
+
+
+QWEN_TOOLS = [
+    _fn("run_shell_command", ["command", "description"], ["command"]),
+    _fn("write_file", ["file_path", "content"]),
+    _fn("edit", ["file_path", "old_string", "new_string"]),
+    _fn("read_file", ["file_path", "offset"], ["file_path"]),
+]
+OPENCODE_TOOLS = [
+    _fn("bash", ["command", "description"]),
+    _fn("write", ["filePath", "content"]),
+    _fn("edit", ["filePath", "oldString", "newString"]),
+    _fn("read", ["filePath"]),
+]
+COPILOT_TOOLS = [
+    _fn("bash", ["command", "description", "mode"], ["command", "description"]),
+    _fn("create", ["path", "file_text"]),
+    _fn("edit", ["path", "old_str", "new_str"], ["path"]),
+    _fn("view", ["path"]),
+]
+
+
+def chat(
+    mock: MockAPI, messages: list[dict[str, Any]], tools: Any = QWEN_TOOLS, usage: bool = True
+) -> dict[str, Any]:
+    """POST a streamed /v1/chat/completions request; the assistant message rebuilt from its chunks."""
+    body: dict[str, Any] = {"model": "m", "stream": True, "messages": messages, "tools": tools}
+    if usage:
+        body["stream_options"] = {"include_usage": True}
+    raw = post(mock, "/v1/chat/completions", body).decode()
+    events = [e for e in raw.split("\n\n") if e.strip()]
+    assert all(e.startswith("data: ") for e in events) and events[-1] == "data: [DONE]"
+    chunks = [json.loads(e[6:]) for e in events[:-1]]
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    if usage:
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
+        chunks = chunks[:-1]
+    else:
+        assert all(c["choices"] for c in chunks)
+    message: dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": []}
+    for c in chunks:
+        (choice,) = c["choices"]
+        delta = choice["delta"]
+        message["content"] += delta.get("content") or ""
+        message["tool_calls"] += delta.get("tool_calls") or []
+        message["finish_reason"] = choice["finish_reason"]
+    assert [t["index"] for t in message["tool_calls"]] == list(range(len(message["tool_calls"])))
+    return message
+
+
+def calls_of(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(t["function"]["name"], json.loads(t["function"]["arguments"])) for t in message["tool_calls"]]
+
+
+def test_chat_turns_tool_rounds_usage_and_done(mock: MockAPI) -> None:
+    mock.set_script([[reply(bash("ls"), read("/p/a"), text="Looking."), say("first")], [say("second")]])
+    convo: list[dict[str, Any]] = [
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": [{"type": "text", "text": "<system-reminder>skills</system-reminder>"}]},
+        {"role": "user", "content": [{"type": "text", "text": "do it"}]},
+    ]
+    m1 = chat(mock, convo)
+    assert m1["finish_reason"] == "tool_calls" and m1["content"] == "Looking."
+    assert calls_of(m1) == [("run_shell_command", {"command": "ls"}), ("read_file", {"file_path": "/p/a"})]
+    assert calls_of(chat(mock, convo, usage=False)) == calls_of(m1)  # a retry: same reply
+    convo.append({"role": "assistant", "content": "Looking.", "tool_calls": m1["tool_calls"]})
+    convo += [{"role": "tool", "tool_call_id": t["id"], "content": "ok"} for t in m1["tool_calls"]]
+    # Qwen's hook context after a tool result is a user message of its own: context, not a prompt.
+    convo.append(
+        {"role": "user", "content": "<qwen:user-prompt-submit-context>x</qwen:user-prompt-submit-context>"}
+    )
+    m2 = chat(mock, convo)
+    assert m2["finish_reason"] == "stop" and m2["content"] == "first" and m2["tool_calls"] == []
+    convo += [{"role": "assistant", "content": "first"}, {"role": "user", "content": "again CHAT-MARKER"}]
+    assert chat(mock, convo)["content"] == "second"
+    assert [r.decision for r in mock.model_requests("chat")] == ["turn"] * 4
+    assert [r.step for r in mock.model_requests("chat")] == [0, 0, 1, 0]
+    assert mock.turns_used == 2 and mock.model_requests("openai") == []
+    assert len(mock.requests_containing("CHAT-MARKER")) == 1
+
+
+def test_chat_tool_names_and_arguments_follow_the_offered_schema(mock: MockAPI) -> None:
+    steps = reply(bash("ls"), write("/p/a", "x"), edit("/p/a", "x", "y"), read("/p/a"))
+    mock.set_script([[steps], [steps], [steps]])
+    qwen = calls_of(chat(mock, [{"role": "user", "content": "q"}], QWEN_TOOLS))
+    assert qwen == [
+        ("run_shell_command", {"command": "ls"}),
+        ("write_file", {"file_path": "/p/a", "content": "x"}),
+        ("edit", {"file_path": "/p/a", "old_string": "x", "new_string": "y"}),
+        ("read_file", {"file_path": "/p/a"}),
+    ]
+    opencode = calls_of(chat(mock, [{"role": "user", "content": "o"}], OPENCODE_TOOLS))
+    assert opencode == [
+        ("bash", {"command": "ls", "description": "Run a command"}),
+        ("write", {"filePath": "/p/a", "content": "x"}),
+        ("edit", {"filePath": "/p/a", "oldString": "x", "newString": "y"}),
+        ("read", {"filePath": "/p/a"}),
+    ]
+    copilot = calls_of(chat(mock, [{"role": "user", "content": "c"}], COPILOT_TOOLS))
+    assert copilot == [
+        ("bash", {"command": "ls", "description": "Run a command"}),
+        ("create", {"path": "/p/a", "file_text": "x"}),
+        ("edit", {"path": "/p/a", "old_str": "x", "new_str": "y"}),
+        ("view", {"path": "/p/a"}),
+    ]
+
+
+def test_chat_title_request_and_plain_json(mock: MockAPI) -> None:
+    mock.set_script([[call("custom_tool", {"k": 1})]])
+    title = json.loads(
+        post(
+            mock,
+            "/v1/chat/completions",
+            {"model": "m", "messages": [{"role": "user", "content": "Generate a title for: fix it"}]},
+        )
+    )
+    assert title["object"] == "chat.completion"
+    assert title["choices"][0]["message"] == {
+        "role": "assistant",
+        "content": "ok",
+    }  # no tools: a side request
+    plain = json.loads(
+        post(
+            mock,
+            "/v1/chat/completions",
+            {"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": OPENCODE_TOOLS},
+        )
+    )
+    (choice,) = plain["choices"]
+    assert choice["finish_reason"] == "tool_calls"
+    assert calls_of(choice["message"]) == [("custom_tool", {"k": 1})]
+    assert [r.decision for r in mock.model_requests("chat")] == ["side", "turn"]

@@ -648,3 +648,45 @@ def normalize(result: dict[str, Any]) -> dict[str, Any]:
     if "files_touched" in out:
         out["files_touched"] = list(out["files_touched"])
     return out
+
+
+def opencode_counts(db: str | Path, session_id: str) -> dict[str, Any]:
+    """What docs/activity.md counts for one opencode session, read straight from opencode's SQLite
+    database (not from sidelight's export): prompts (user messages with a text part that is neither
+    ``synthetic`` nor ``ignored``), assistant messages (one per step), tool parts by name, the files of
+    ``write``/``edit``/``multiedit`` calls, and how many synthetic parts (sidelight's digests) there are."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as connection:
+        roles = {
+            mid: json.loads(data).get("role")
+            for mid, data in connection.execute(
+                "SELECT id, data FROM message WHERE session_id = ?", (session_id,)
+            )
+        }
+        parts = connection.execute(
+            "SELECT message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", (session_id,)
+        ).fetchall()
+    prompts: set[str] = set()
+    synthetic = 0
+    tools: Counter[str] = Counter()
+    files: list[str] = []
+    for mid, data in parts:
+        part = json.loads(data)
+        if part.get("type") == "text" and roles.get(mid) == "user":
+            if part.get("synthetic"):
+                synthetic += 1
+            elif not part.get("ignored") and str(part.get("text", "")).strip():
+                prompts.add(mid)
+        elif part.get("type") == "tool":
+            tools[part["tool"]] += 1
+            path = part.get("state", {}).get("input", {}).get("filePath")
+            if part["tool"] in ("write", "edit", "multiedit") and path and path not in files:
+                files.append(path)
+    return {
+        "user": len(prompts),
+        "assistant": sum(1 for role in roles.values() if role == "assistant"),
+        "tools": dict(tools),
+        "files": files,
+        "synthetic": synthetic,
+    }

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk", "opencode")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill", "service")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "opencode", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -96,7 +96,8 @@ def register(commands: Any) -> None:
         help="install sidelight's hooks into an agent host, or the watcher as a service",
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents; service: a systemd user unit "
+        "~/.pi/agent/extensions/sidelight.ts; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
+        "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
         "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
         "and the service call sidelight by absolute path.",
@@ -106,7 +107,7 @@ def register(commands: Any) -> None:
         "--scope",
         choices=("user", "project"),
         default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
-        help="claude-code and skill: the user's settings or this project's "
+        help="claude-code, opencode and skill: the user's settings or this project's "
         "[env: SIDELIGHT_INSTALL_SCOPE; default: user]",
     )
     install.add_argument(
@@ -127,7 +128,7 @@ def register(commands: Any) -> None:
         "--scope",
         choices=("user", "project"),
         default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
-        help="claude-code and skill: the user's settings or this project's [default: user]",
+        help="claude-code, opencode and skill: the user's settings or this project's [default: user]",
     )
     uninstall.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
@@ -152,7 +153,9 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     from sidelight.cli.common import fail, logger
 
     if scope == "project" and target in ("codex", "pi", "service"):
-        logger.warning("--scope project applies to claude-code and skill; %s is set up for the user", target)
+        logger.warning(
+            "--scope project applies to claude-code, opencode and skill; %s is set up for the user", target
+        )
     try:
         if target == "skill":
             results = [_skill(scope, directory, install=install)]

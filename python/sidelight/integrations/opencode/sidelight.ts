@@ -1,0 +1,149 @@
+// sidelight for opencode (sidelight-opencode-plugin): tells this session what its sibling sessions did.
+//
+// Installed by `sidelight install opencode` as ~/.config/opencode/plugin/sidelight.ts (or, with
+// --scope project, .opencode/plugin/sidelight.ts); `sidelight uninstall opencode` removes it. On each
+// prompt (`chat.message`) it runs `sidelight hook opencode` and, when sibling sessions did something
+// new since this one last looked, adds the digest to the prompt as a synthetic text part (sidelight
+// never counts a synthetic part as a prompt, so its own text is never reported back). It also reports
+// `session.created` and `session.deleted`. Whatever goes wrong, opencode carries on: every error is
+// caught and each run is killed after a short timeout.
+//
+// stdin of `sidelight hook opencode`: one JSON object
+//   {"event": "chat.message" | "session.created" | "session.deleted", "session_id": ID,
+//    "message_id": ID | null, "cwd": DIR, "prompt": TEXT | null}
+// stdout: the digest text, or nothing.
+//
+// No imports beyond Node's own: opencode would otherwise install packages for it.
+import { spawn } from "node:child_process";
+
+// The command that runs sidelight; `sidelight install opencode` writes its absolute path here.
+const INSTALLED_COMMAND: string[] = ["sidelight"];
+// SIDELIGHT_BIN overrides it at run time (a path, or a JSON array of arguments).
+// SIDELIGHT_OPENCODE_TIMEOUT_MS caps each run (default 5000 ms); the hook has its own, shorter budget.
+const TIMEOUT_MS = Number(process.env.SIDELIGHT_OPENCODE_TIMEOUT_MS ?? "") || 5000;
+
+function command(): string[] {
+  const override = (process.env.SIDELIGHT_BIN ?? "").trim();
+  if (override.startsWith("[")) {
+    try {
+      const parsed = JSON.parse(override);
+      if (Array.isArray(parsed) && parsed.length > 0) return parsed.map(String);
+    } catch {
+      // fall through to the installed command
+    }
+  } else if (override) {
+    return [override];
+  }
+  return INSTALLED_COMMAND;
+}
+
+function runHook(payload: Record<string, unknown>, cwd: string): Promise<string> {
+  return new Promise((resolve) => {
+    let out = "";
+    let done = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (text: string) => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      resolve(text);
+    };
+    try {
+      const [bin, ...args] = command();
+      const child = spawn(bin, [...args, "hook", "opencode"], {
+        cwd,
+        stdio: ["pipe", "pipe", "ignore"],
+      });
+      timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already gone
+        }
+        finish("");
+      }, TIMEOUT_MS);
+      child.on("error", () => finish(""));
+      child.stdout?.setEncoding("utf8");
+      child.stdout?.on("data", (chunk: string) => {
+        out += chunk;
+      });
+      child.on("close", () => finish(out));
+      child.stdin?.on("error", () => {});
+      child.stdin?.end(JSON.stringify(payload));
+    } catch {
+      finish("");
+    }
+  });
+}
+
+// opencode's part ids: "prt_", 12 hex digits of the time (milliseconds * 4096 + a counter: ascending),
+// 14 random base62 characters.
+let lastTime = 0;
+let counter = 0;
+function partId(): string {
+  const now = Date.now();
+  if (now !== lastTime) {
+    lastTime = now;
+    counter = 0;
+  }
+  counter += 1;
+  const stamp = (BigInt(now) * 0x1000n + BigInt(counter)).toString(16).padStart(12, "0").slice(-12);
+  const letters = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  let tail = "";
+  for (let i = 0; i < 14; i++) tail += letters[Math.floor(Math.random() * letters.length)];
+  return `prt_${stamp}${tail}`;
+}
+
+function promptOf(parts: any[]): string | null {
+  try {
+    const texts = (parts ?? [])
+      .filter((p: any) => p?.type === "text" && !p?.synthetic && typeof p?.text === "string")
+      .map((p: any) => p.text);
+    return texts.length > 0 ? texts.join("\n") : null;
+  } catch {
+    return null;
+  }
+}
+
+export const SidelightPlugin = async (ctx: any) => {
+  const directory: string = ctx?.directory ?? process.cwd();
+  return {
+    "chat.message": async (input: any, output: any) => {
+      try {
+        const sessionID = input?.sessionID ?? output?.message?.sessionID;
+        const messageID = output?.message?.id ?? input?.messageID;
+        if (!sessionID || !messageID || !Array.isArray(output?.parts)) return;
+        const text = (
+          await runHook(
+            {
+              event: "chat.message",
+              session_id: sessionID,
+              message_id: messageID,
+              cwd: directory,
+              prompt: promptOf(output.parts),
+            },
+            directory,
+          )
+        ).trimEnd();
+        if (!text) return;
+        output.parts.push({ id: partId(), sessionID, messageID, type: "text", text, synthetic: true });
+      } catch {
+        // never break opencode
+      }
+    },
+    event: async ({ event }: any) => {
+      try {
+        const type = event?.type;
+        if (type !== "session.created" && type !== "session.deleted") return;
+        const info = event?.properties?.info ?? {};
+        if (!info.id || info.parentID) return; // a subagent's session is its parent's
+        await runHook(
+          { event: type, session_id: info.id, message_id: null, cwd: info.directory ?? directory, prompt: null },
+          directory,
+        );
+      } catch {
+        // never break opencode
+      }
+    },
+  };
+};

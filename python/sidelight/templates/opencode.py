@@ -1,0 +1,629 @@
+"""Built-in template: opencode (format ``opencode``, resolver ``opencode``, injector ``opencode``).
+
+**Where opencode keeps its sessions.** Not in transcripts: in one SQLite database,
+``$XDG_DATA_HOME/opencode/opencode.db`` (default ``~/.local/share/opencode/opencode.db``, WAL mode),
+tables ``session`` (``id``, ``directory``, ``title``, ``parent_id``…), ``message`` and ``part`` (each
+with a ``data`` JSON text column). A message holds no text itself: its parts do (``text``, ``tool``,
+``step-start``…), and every step of a reply is a message of its own.
+
+**The export.** sidelight reads the database read-only (``mode=ro``, ``query_only``; a reader never
+blocks opencode's writer in WAL mode) and appends what is new to one JSONL file per session,
+``<state dir>/opencode/<session id>.jsonl``: a ``session`` line when a session is first seen or its
+title changes, then one ``message`` line per message (its parts inside, tool outputs cut). Its own
+incremental cursor, per session, is the last message exported (``time_created``, ``id``), kept in
+``<state dir>/opencode/index.json`` with what the listing needs (directory, title, parent); the export
+runs under an exclusive lock on that index, so two hooks never append the same message twice. A
+message is exported once it is settled: a reply step once opencode marks it completed (or failed),
+a prompt once a later message exists (its parts are written after it) or after
+:data:`SETTLE_SECONDS`. The export files are then transcripts like any other: every reader keeps its
+byte cursors into them, and the digest, ``sidelight read``, the recap and the watcher read them with
+the ``opencode`` format below (a Python decoder; docs/activity.md says what it counts).
+
+The database is opened only when it changed since the last export (its and its WAL's size, inode and
+modification time are in the index), and ``sqlite3`` is imported only then: a prompt of any agent on
+a machine without opencode pays one ``stat``. A database that is busy, locked or unreadable skips the
+export for this prompt (one warning in the log); the sessions already exported are still listed.
+
+**Records.** ``key`` = ``opencode:<session id>``, ``name`` = the session's title (opencode's default
+``New session - …`` aside) else a short id, ``group`` = the session's directory, resolved. A child
+session (a subagent's, ``parent_id``) is not listed on its own: its export is an ``extra_paths`` file
+of its parent, as Claude Code's subagent files are.
+
+**Current session.** A hook event from the ``opencode`` host names its session (``session_id``).
+
+**Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
+``sidelight hook opencode`` with one JSON object on stdin: ``{"event": "chat.message" |
+"session.created" | "session.deleted", "session_id": ID, "message_id": ID | null, "cwd": DIR,
+"prompt": TEXT | null}``; the hook prints the bare text, which the plugin pushes into the prompt as a
+synthetic text part (``synthetic: true``: never counted as a prompt, never reported back).
+"""
+
+# Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
+# templates import; sqlite3 only when there is a database to read.
+# ruff: noqa: PTH103, PTH116, PTH118, PTH123
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidelight._hookimpl import hookimpl
+from sidelight.logs import get_logger
+from sidelight.paths import real
+from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
+from sidelight.statefile import append_whole, write_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from sidelight.config import Settings
+
+__all__ = [
+    "CATEGORIES",
+    "EVENTS",
+    "NAME",
+    "database_path",
+    "decode",
+    "export",
+    "export_dir",
+    "list_sessions",
+    "read_event",
+]
+
+logger = get_logger(__name__)
+
+NAME = "opencode"
+
+#: opencode's tool names (lowercase) and what they do; a tool not listed (``todowrite``, ``task``,
+#: ``webfetch``, an MCP tool…) counts as ``other``.
+CATEGORIES: dict[str, str] = {
+    "bash": "command",
+    "edit": "edit",
+    "write": "edit",
+    "multiedit": "edit",
+    "patch": "edit",
+    "apply_patch": "edit",
+    "read": "read",
+    "glob": "read",
+    "grep": "read",
+    "list": "read",
+    "codesearch": "read",
+}
+
+#: The argument that names what a tool acts on, by tool; other tools: the first of :data:`_PRIMARY_KEYS`.
+_PRIMARY_BY_TOOL: dict[str, str] = {
+    "bash": "command",
+    "read": "filePath",
+    "write": "filePath",
+    "edit": "filePath",
+    "multiedit": "filePath",
+    "glob": "pattern",
+    "grep": "pattern",
+    "list": "path",
+    "webfetch": "url",
+    "websearch": "query",
+    "codesearch": "query",
+    "task": "description",
+    "skill": "name",
+}
+_PRIMARY_KEYS = ("filePath", "file_path", "path", "command", "pattern", "query", "url")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+#: The host events the plugin sends, and what each one is.
+EVENTS: Mapping[str, EventName] = {
+    "chat.message": "UserPromptSubmit",
+    "session.created": "SessionStart",
+    "session.deleted": "SessionEnd",
+}
+
+#: A prompt with no message after it is exported this long after it was written (opencode writes
+#: the prompt's parts after the message itself; a reply's first step comes after both).
+SETTLE_SECONDS = 60
+#: A reply step opencode never marked completed (it was killed) is exported this long after its
+#: last update, so that one dead step never holds up the rest of its session.
+STALE_SECONDS = 30 * 60
+#: A tool's output or error is cut to this many characters in the export (the reader shows one line).
+OUTPUT_LIMIT = 2000
+#: The titles opencode gives a session before it has one of its own.
+_DEFAULT_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d\d-\d\dT")
+_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+
+
+# --- Where things are ------------------------------------------------------------------------------
+
+
+def database_path(settings: Settings) -> str:
+    """opencode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, else under ``~/.local/share``."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")
+    return os.path.join(data, "opencode", "opencode.db")
+
+
+def export_dir(settings: Settings) -> str:
+    """Where the export files and their index live: ``<state dir>/opencode``."""
+    return os.path.join(settings.state_dir, NAME)
+
+
+def _export_file(folder: str, session_id: str) -> str:
+    return os.path.join(folder, session_id + ".jsonl")
+
+
+# --- The export ------------------------------------------------------------------------------------
+
+
+def _stat_key(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _read_index(folder: str) -> dict[str, Any]:
+    try:
+        with open(os.path.join(folder, "index.json"), "rb") as file:
+            index = json.loads(file.read())
+    except (OSError, ValueError):
+        return {}
+    return index if isinstance(index, dict) and isinstance(index.get("sessions"), dict) else {}
+
+
+def export(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Brings the export files up to date with opencode's database and returns the index's sessions
+    (session id -> ``directory``, ``title``, ``parent``, …); ``{}`` without a database. Never raises
+    for a database that cannot be read: it logs one warning and returns what was exported before."""
+    db = database_path(settings)
+    source = [_stat_key(db), _stat_key(db + "-wal")]
+    if source[0] is None:
+        return {}
+    folder = export_dir(settings)
+    index = _read_index(folder)
+    if index.get("source") == source and not index.get("pending"):
+        return index["sessions"]  # type: ignore[no-any-return]
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        lock = os.open(os.path.join(folder, "index.json.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        logger.warning("opencode: cannot write the export in %s: %s", folder, error)
+        return dict(index.get("sessions") or {})
+    import fcntl
+
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = _read_index(folder)  # another hook may have exported while this one waited
+        if index.get("source") == source and not index.get("pending"):
+            return index["sessions"]  # type: ignore[no-any-return]
+        try:
+            index = _export(db, folder, index, source)
+        except Exception as error:  # busy, locked, damaged, another schema: this prompt goes without
+            logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
+            return dict(index.get("sessions") or {})
+        data = json.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
+        write_atomic(Path(folder, "index.json"), data, durable=False)
+        return index["sessions"]  # type: ignore[no-any-return]
+    finally:
+        os.close(lock)
+
+
+def _connect(db: str) -> Any:
+    """A read-only connection: ``mode=ro`` (it never writes the database; SQLite may create the
+    ``-shm`` file a WAL reader needs), ``query_only``, and a short busy timeout."""
+    import sqlite3
+
+    escaped = db.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    connection = sqlite3.connect(f"file:{escaped}?mode=ro", uri=True, timeout=0.25, isolation_level=None)
+    connection.execute("PRAGMA query_only = 1")
+    return connection
+
+
+def _export(db: str, folder: str, index: dict[str, Any], source: list[Any]) -> dict[str, Any]:
+    """One export pass, under the index's lock: the new index."""
+    sessions: dict[str, dict[str, Any]] = dict(index.get("sessions") or {})
+    pending = False
+    now_ms = time.time() * 1000
+    connection = _connect(db)
+    try:
+        # One read transaction: every query sees the same snapshot of the database.
+        connection.execute("BEGIN")
+        rows = connection.execute(
+            "SELECT id, directory, title, parent_id, time_created, time_updated FROM session"
+        ).fetchall()
+        for sid, directory, title, parent, created, updated in rows:
+            if not isinstance(sid, str) or not _SESSION_ID.match(sid):
+                continue
+            known = sessions.get(sid)
+            if known is not None and known.get("updated") == updated and not known.get("pending"):
+                continue
+            entry = dict(known) if known is not None else {}
+            entry.update(
+                directory=directory if isinstance(directory, str) else "",
+                parent=parent if isinstance(parent, str) else None,
+                created=created,
+                updated=updated,
+            )
+            lines: list[bytes] = []
+            shown = title if isinstance(title, str) and not _DEFAULT_TITLE.match(title) else None
+            if known is None or entry.get("title") != shown:
+                entry["title"] = shown
+                lines.append(_session_line(sid, entry))
+            after = entry.get("after") or [0, ""]
+            messages, waiting = _settled_messages(connection, sid, after, now_ms)
+            entry["pending"] = waiting
+            pending = pending or waiting
+            if messages:
+                parts = _parts(connection, sid, [m[0] for m in messages])
+                for mid, time_created, info in messages:
+                    lines.append(_message_line(sid, mid, time_created, info, parts.get(mid, [])))
+                entry["after"] = [messages[-1][1], messages[-1][0]]
+            if lines:
+                _append(_export_file(folder, sid), b"".join(lines))
+            sessions[sid] = entry
+    finally:
+        connection.close()
+    return {"source": source, "pending": pending, "sessions": sessions}
+
+
+def _settled_messages(
+    connection: Any, sid: str, after: list[Any], now_ms: float
+) -> tuple[list[tuple[str, int, dict[str, Any]]], bool]:
+    """The messages of ``sid`` after the cursor ``after`` that are settled, in order, and whether one
+    is still being written (the export stops at it, to take it up on a later pass)."""
+    start, last_id = after[0], after[1]
+    rows = connection.execute(
+        "SELECT id, time_created, time_updated, data FROM message WHERE session_id = ? AND "
+        "(time_created > ? OR (time_created = ? AND id > ?)) ORDER BY time_created, id",
+        (sid, start, start, last_id),
+    ).fetchall()
+    settled: list[tuple[str, int, dict[str, Any]]] = []
+    for n, (mid, created, updated, data) in enumerate(rows):
+        try:
+            info = json.loads(data)
+        except (TypeError, ValueError):
+            info = None
+        if not isinstance(info, dict):
+            info = {}
+        if info.get("role") == "assistant":
+            times = info.get("time")
+            done = isinstance(times, dict) and bool(times.get("completed"))
+            ready = done or info.get("error") is not None or now_ms - updated > STALE_SECONDS * 1000
+        else:
+            ready = n + 1 < len(rows) or now_ms - created > SETTLE_SECONDS * 1000
+        if not ready:
+            return settled, True
+        settled.append((mid, created, info))
+    return settled, False
+
+
+def _parts(connection: Any, sid: str, message_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The parts of these messages, by message, in opencode's order (by part id)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, len(message_ids), 500):
+        chunk = message_ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for mid, pid, data in connection.execute(
+            f"SELECT message_id, id, data FROM part WHERE session_id = ? AND message_id IN ({marks}) "
+            "ORDER BY message_id, id",
+            (sid, *chunk),
+        ):
+            try:
+                part = json.loads(data)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(part, dict):
+                kept = _kept_part(pid, part)
+                if kept is not None:
+                    found.setdefault(mid, []).append(kept)
+    return found
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _cut(value: Any) -> Any:
+    return value[:OUTPUT_LIMIT] if isinstance(value, str) else None
+
+
+def _kept_part(pid: str, part: dict[str, Any]) -> dict[str, Any] | None:
+    """What the export keeps of a part: text, tools (outputs cut), files and subtasks by name; steps,
+    snapshots, reasoning and the rest are left out (nothing that is counted or shown)."""
+    kind = part.get("type")
+    if kind == "text":
+        kept = {"id": pid, "type": kind, "text": part.get("text")}
+        for flag in ("synthetic", "ignored"):
+            if part.get(flag):
+                kept[flag] = True
+        return kept
+    if kind == "tool":
+        state = _dict(part.get("state"))
+        times = _dict(state.get("time"))
+        return {
+            "id": pid,
+            "type": kind,
+            "tool": part.get("tool"),
+            "callID": part.get("callID"),
+            "state": {
+                "status": state.get("status"),
+                "input": state.get("input") if isinstance(state.get("input"), dict) else {},
+                "output": _cut(state.get("output")),
+                "error": _cut(state.get("error")),
+                "time": {"start": times.get("start")},
+            },
+        }
+    if kind == "file":
+        return {"id": pid, "type": kind, "filename": part.get("filename"), "mime": part.get("mime")}
+    if kind in ("subtask", "agent"):
+        return {"id": pid, "type": kind, "name": part.get("name"), "description": part.get("description")}
+    return None
+
+
+_INFO_KEYS = ("role", "time", "parentID", "agent", "modelID", "providerID", "path", "finish", "error")
+
+
+def _message_line(sid: str, mid: str, created: int, info: dict[str, Any], parts: list[Any]) -> bytes:
+    line = {
+        "type": "message",
+        "id": mid,
+        "session_id": sid,
+        "timestamp": iso(created),
+        "role": info.get("role"),
+        "info": {k: info[k] for k in _INFO_KEYS if k in info},
+        "parts": parts,
+    }
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _session_line(sid: str, entry: Mapping[str, Any]) -> bytes:
+    line = {
+        "type": "session",
+        "id": sid,
+        "directory": entry.get("directory"),
+        "title": entry.get("title"),
+        "parent_id": entry.get("parent"),
+        "timestamp": iso(entry["created"]) if isinstance(entry.get("created"), int) else None,
+    }
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _append(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        append_whole(fd, data, path)
+    finally:
+        os.close(fd)
+
+
+def iso(ms: int | float) -> str:
+    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (without datetime: a prompt does not import it)."""
+    whole = int(ms)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole // 1000)) + f".{whole % 1000:03d}Z"
+
+
+# --- The format: the export's lines ----------------------------------------------------------------
+
+Event = tuple[str, str | None, str | None, str | None, str | None, str | None, str | None, bool]
+
+
+def _primary(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    key = _PRIMARY_BY_TOOL.get(tool)
+    value = arguments.get(key) if key is not None else None
+    if isinstance(value, str) and value.strip():
+        return value
+    patch = arguments.get("patchText")
+    if isinstance(patch, str):
+        match = _PATCH_FILE.search(patch)
+        if match:
+            return match.group(1).strip()
+    for key in _PRIMARY_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def decode(line: bytes) -> list[Event]:
+    """The events of one line of an export file (see the module docstring and docs/activity.md), as
+    the tuples :class:`sidelight.formats.Event` names; ``ValueError`` for a line that is not a JSON
+    object (counted as malformed)."""
+    entry = json.loads(line)
+    if not isinstance(entry, dict):
+        raise ValueError("not a JSON object")
+    kind = entry.get("type")
+    events: list[Event] = []
+    if isinstance(kind, str):
+        events.append(("type", kind, None, None, None, None, None, False))
+    sid = entry.get("session_id") if kind == "message" else entry.get("id")
+    if isinstance(sid, str) and sid:
+        events.append(("session_id", sid, None, None, None, None, None, False))
+    if kind == "session":
+        directory, title = entry.get("directory"), entry.get("title")
+        if isinstance(directory, str) and directory:
+            events.append(("cwd", directory, None, None, None, None, None, False))
+        if isinstance(title, str) and title:
+            events.append(("title", title, None, None, None, None, None, False))
+        return events
+    if kind != "message":
+        return events
+    stamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
+    parts = [p for p in entry.get("parts") or () if isinstance(p, dict)]
+    role = entry.get("role")
+    texts = [
+        p["text"]
+        for p in parts
+        if p.get("type") == "text"
+        and isinstance(p.get("text"), str)
+        and not p.get("synthetic")
+        # ``ignored``: text opencode keeps out of the conversation
+        and not p.get("ignored")
+    ]
+    if role == "user":
+        if texts:
+            events.append(("user", "\n".join(texts), stamp, None, None, None, None, False))
+        return events
+    if role != "assistant":
+        return events
+    info = entry.get("info")
+    path = info.get("path") if isinstance(info, dict) else None
+    cwd = path.get("cwd") if isinstance(path, dict) else None
+    if isinstance(cwd, str) and cwd:
+        events.append(("cwd", cwd, None, None, None, None, None, False))
+    mid = entry.get("id") if isinstance(entry.get("id"), str) else None
+    for text in texts or [None]:
+        events.append(("assistant", text, stamp, mid, None, None, None, False))
+    for part in parts:
+        if part.get("type") != "tool" or not isinstance(part.get("tool"), str):
+            continue
+        tool: str = part["tool"]
+        state = _dict(part.get("state"))
+        arguments = _dict(state.get("input"))
+        started = _dict(state.get("time")).get("start")
+        call = part.get("callID") if isinstance(part.get("callID"), str) else None
+        events.append(
+            (
+                "tool",
+                None,
+                iso(started) if isinstance(started, (int, float)) else stamp,
+                call,
+                tool,
+                json.dumps(arguments, ensure_ascii=False),
+                _primary(tool.lower(), arguments),
+                False,
+            )
+        )
+        status = state.get("status")
+        if status in ("completed", "error"):
+            text = state.get("output") if status == "completed" else state.get("error")
+            result = text if isinstance(text, str) else None
+            events.append(("result", result, None, call, None, None, None, status == "error"))
+    return events
+
+
+FORMAT = FormatSpec(
+    name=NAME,
+    # The core reads events as plain tuples of Event's fields: no Event (sidelight._declared) is made.
+    decode=decode,  # type: ignore[arg-type]
+    categories=CATEGORIES,
+    # Our digest is a synthetic part (never counted); its marker, should it come back another way.
+    injected_markers=("[Session Activity]",),
+    description="opencode sessions, exported from ~/.local/share/opencode/opencode.db "
+    "to <state dir>/opencode/<session id>.jsonl",
+)
+
+
+# --- The resolver ----------------------------------------------------------------------------------
+
+
+def _name(sid: str, entry: Mapping[str, Any]) -> str:
+    title = entry.get("title")
+    if isinstance(title, str) and title.strip():
+        return title
+    # ``ses_`` and twelve hex digits of time, then random letters: the time's first eight tell
+    # sessions apart (opencode counts them down, so they differ in their first digits).
+    return sid[4:12] if sid.startswith("ses_") and len(sid) > 12 else sid[:8]
+
+
+def _session(sid: str, entry: Mapping[str, Any], folder: str, children: tuple[Path, ...] = ()) -> Session:
+    directory = entry.get("directory")
+    return Session(
+        key=f"{NAME}:{sid}",
+        name=_name(sid, entry),
+        path=Path(_export_file(folder, sid)),
+        format=NAME,
+        group=real(directory) if isinstance(directory, str) and directory else folder,
+        resolver=NAME,
+        id=sid,
+        extra_paths=children,
+    )
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every opencode session that has an export file; child sessions as their parent's extra files."""
+    sessions = export(settings)
+    if not sessions:
+        return
+    folder = export_dir(settings)
+    children: dict[str, list[Path]] = {}
+    for sid, entry in sessions.items():
+        parent = entry.get("parent")
+        if isinstance(parent, str) and parent in sessions:
+            children.setdefault(parent, []).append(Path(_export_file(folder, sid)))
+    for sid, entry in sessions.items():
+        parent = entry.get("parent")
+        if isinstance(parent, str) and parent in sessions:
+            continue
+        yield _session(sid, entry, folder, tuple(children.get(sid, ())))
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The opencode session an event of the ``opencode`` host names (exported first, so that its own
+    export is current when the hook reads what it touched)."""
+    if event.host != NAME or not event.session_id or not _SESSION_ID.match(event.session_id):
+        return None
+    sessions = export(settings)
+    entry = sessions.get(event.session_id)
+    if entry is None:  # not in the database yet (a new session's first prompt): as the event says
+        entry = {"directory": os.fspath(event.cwd) if event.cwd is not None else ""}
+    return _session(event.session_id, entry, export_dir(settings))
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = Path(export_dir(settings))
+    return [folder] if folder.is_dir() else []
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="opencode sessions from its SQLite database, exported read-only; grouped by directory",
+)
+
+
+# --- The injector ----------------------------------------------------------------------------------
+
+
+def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
+    """What sidelight's opencode plugin sends (see the module docstring) as a :class:`HostEvent`."""
+    if not isinstance(payload, dict):
+        return None
+    event = EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
+    if event is None:
+        return None
+    sid, cwd, prompt = payload.get("session_id"), payload.get("cwd"), payload.get("prompt")
+    return HostEvent(
+        host=NAME,
+        event=event,
+        session_id=sid if isinstance(sid, str) and sid else None,
+        cwd=Path(cwd) if isinstance(cwd, str) and cwd else None,
+        prompt=prompt if isinstance(prompt, str) else None,
+        raw=payload,
+    )
+
+
+def render(event: HostEvent, text: str | None) -> str | None:
+    """The bare text: the plugin makes it a synthetic part of the prompt."""
+    return text if text else None
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield InjectorSpec(
+        name=NAME,
+        read_event=read_event,
+        render=render,
+        description="sidelight's opencode plugin (chat.message, session.created, session.deleted)",
+    )
