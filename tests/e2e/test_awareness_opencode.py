@@ -34,7 +34,9 @@ def opencode_digest(mock: MockAPI, prompt: str) -> str | None:
         for message in request.body.get("messages") or []:
             content = message.get("content")
             blocks = content if isinstance(content, list) else [{"text": content}]
-            texts = [b.get("text") for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            texts: list[str] = [
+                b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
+            ]
             if message.get("role") == "user" and any(prompt in t for t in texts):
                 found = [t[t.index(DIGEST_HEADER) :] for t in texts if DIGEST_HEADER in t]
                 return found[-1] if found else None
