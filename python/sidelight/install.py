@@ -458,6 +458,7 @@ SERVICE_ENVIRONMENT = (
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "PI_CODING_AGENT_DIR",
+    "GEMINI_CLI_HOME",
 )
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill", "service")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
