@@ -96,7 +96,8 @@ def register(commands: Any) -> None:
         help="install sidelight's hooks into an agent host, or the watcher as a service",
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents; service: a systemd user unit "
+        "~/.pi/agent/extensions/sidelight.ts; gemini: hooks in ~/.gemini/settings.json (Gemini runs them "
+        "only in a folder it trusts); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
         "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
         "and the service call sidelight by absolute path.",
@@ -151,7 +152,7 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     from sidelight import install as installer
     from sidelight.cli.common import fail, logger
 
-    if scope == "project" and target in ("codex", "pi", "service"):
+    if scope == "project" and target in ("codex", "pi", "gemini", "service"):
         logger.warning("--scope project applies to claude-code and skill; %s is set up for the user", target)
     try:
         if target == "skill":
