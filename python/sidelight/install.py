@@ -435,7 +435,9 @@ def install_gemini(*, home: Path | None = None) -> InstallResult:
         result = _save(path, _dump(data), "gemini", "installed the Gemini CLI hooks in")
     else:
         result = InstallResult("gemini", path, False, f"already installed in {path}")
-    return InstallResult(result.target, path, result.changed, result.message, result.backup, (GEMINI_TRUST_NOTE,))
+    return InstallResult(
+        result.target, path, result.changed, result.message, result.backup, (GEMINI_TRUST_NOTE,)
+    )
 
 
 def uninstall_gemini(*, home: Path | None = None) -> InstallResult:
