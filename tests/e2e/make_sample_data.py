@@ -1,6 +1,7 @@
-"""Regenerate tests/data/{claude-code,codex,pi}/ with the real CLIs and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,gemini}/ with the real CLIs and the scripted mock API.
 
-    python -m tests.e2e.make_sample_data      # needs `make clients`; takes ~15 s
+    python -m tests.e2e.make_sample_data           # needs `make clients`; takes ~20 s
+    python -m tests.e2e.make_sample_data gemini    # only the named folders
 
 Every CLI runs in a fixed throwaway root (/tmp/sidelight-samples: HOME and project dir inside), so the
 paths written into the transcripts are the same on every machine. The scripts used are below; the
@@ -14,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, PI_VERSION, AgentEnv
+from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, GEMINI_VERSION, PI_VERSION, AgentEnv
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
 
 ROOT = Path("/tmp/sidelight-samples")
@@ -114,9 +115,38 @@ def codex_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def gemini_samples(out: Path) -> None:
+    """With sidelight's hook installed and a Claude Code session beside it, so that the chat holds a
+    digest in a `<hook_context>` part (the format must leave it out)."""
+    with MockAPI() as mock:
+        agents = env("gemini", mock)
+        agents.install_sidelight("gemini")
+        target = agents.project / "notes.txt"
+        mock.set_script([[say("Hello from Claude Code.")], four_tools(target), second_turn(target)])
+        agents.claude("Say hello.")
+        first = agents.gemini(PROMPT_1)
+        assert first.session_id
+        agents.gemini(PROMPT_2, resume=first.session_id)
+        assert "[Session Activity]" in first.transcript.read_text()
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
+SAMPLES = {
+    "claude-code": claude_samples,
+    "pi": pi_samples,
+    "codex": codex_samples,
+    "gemini": gemini_samples,
+}
+
+
 def main() -> int:
-    print(f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}; root {ROOT}")
-    for name, make in (("claude-code", claude_samples), ("pi", pi_samples), ("codex", codex_samples)):
+    print(
+        f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION};"
+        f" root {ROOT}"
+    )
+    for name, make in SAMPLES.items():
+        if sys.argv[1:] and name not in sys.argv[1:]:
+            continue
         out = DATA / name
         if out.exists():
             shutil.rmtree(out)
