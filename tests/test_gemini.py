@@ -180,3 +180,17 @@ def test_install_gemini_honours_gemini_cli_home_and_refuses_broken_json(
     with pytest.raises(install.InstallError, match="not valid JSON"):
         install.install("gemini")
     assert result.path.read_text() == "{not json"
+
+
+def test_the_sample_chat_counts_as_the_reference_counter_reads_it() -> None:
+    import sidelight
+    from tests.support.reference import normalize, reference_scan
+
+    sample = Path(__file__).parent / "data" / "gemini" / "four-tools-resume.jsonl"
+    activity = sidelight.scan(sample)
+    assert activity.format == sidelight.Format.GEMINI
+    scanned, reference = normalize(activity.as_dict()), normalize(reference_scan(sample, "gemini"))
+    assert {k: scanned[k] for k in reference} == reference
+    # Two typed prompts; the <session_context> message and the digests in <hook_context> parts are none.
+    assert activity.messages.user == 2 and "[Session Activity]" in sample.read_text()
+    assert activity.messages.assistant == 7 and sum(activity.tools.values()) == 5
