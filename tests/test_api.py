@@ -320,7 +320,7 @@ def test_scan_many_failures_of_every_kind(write_sample, tmp_path):
     not_transcript = tmp_path / "notes.jsonl"
     not_transcript.write_text('{"hello": "world"}\n', encoding="utf-8")
     results = sidelight.scan_many(
-        [tmp_path / "gone.jsonl", tmp_path, not_transcript, (write_sample("pi"), "gemini", None)]
+        [tmp_path / "gone.jsonl", tmp_path, not_transcript, (write_sample("pi"), "cline", None)]
     )
     assert all(isinstance(r, ScanFailure) for r in results)
     errors = [r.error for r in results if isinstance(r, ScanFailure)]
@@ -377,8 +377,8 @@ def test_undetectable_format(tmp_path, content, reason):
 
 
 def test_unknown_format_name(write_sample):
-    with pytest.raises(UnknownFormatError, match="unknown format 'gemini'"):
-        sidelight.scan(write_sample("pi"), "gemini")
+    with pytest.raises(UnknownFormatError, match="unknown format 'cline'"):
+        sidelight.scan(write_sample("pi"), "cline")
 
 
 @pytest.mark.parametrize(
@@ -445,7 +445,7 @@ def test_paths_may_be_path_objects(write_sample):
             "/x.jsonl: permission denied; check that you may read it",
         ),
         (OSError(5, "Input/output error", "/x.jsonl"), "/x.jsonl: cannot read the file: Input/output error"),
-        (UnknownFormatError("unknown format 'gemini'; use auto, claude-code, pi, codex"), None),
+        (UnknownFormatError("unknown format 'cline'; use auto, claude-code, pi, codex"), None),
         (ValueError("bad\nthing"), "/x.jsonl: bad thing"),
     ],
     ids=lambda value: type(value).__name__ if isinstance(value, Exception) else "",

@@ -507,7 +507,8 @@ def test_a_line_names_the_agent_the_files_and_the_latest_command():
 
 
 @pytest.mark.parametrize(
-    ("fmt", "agent"), [("claude-code", "claude"), ("pi", "pi"), ("codex", "codex"), ("gemini", "gemini")]
+    ("fmt", "agent"),
+    [("claude-code", "claude"), ("pi", "pi"), ("codex", "codex"), ("gemini", "gemini"), ("kiro", "kiro")],
 )
 def test_the_agent_is_a_short_name(fmt, agent):
     assert Session(key="k", name="n", path=Path("/x"), format=fmt, group="g", resolver="r").agent == agent

@@ -338,6 +338,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("handoff_location", "str", "state"),
             ("prompt_budget", "int", 200),
             ("start_budget", "int", 800),
+            ("gemini_dir", "Path | None", None),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),
@@ -668,6 +669,7 @@ def test_settings_load_makes_the_settings_once() -> None:
         claude_dirs=defaults.claude_dirs,
         pi_dir=defaults.pi_dir,
         codex_dir=defaults.codex_dir,
+        gemini_dir=defaults.gemini_dir,
     )
 
 

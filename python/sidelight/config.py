@@ -182,6 +182,7 @@ class Settings:
         "extra",
         "first_look_bytes",
         "fleet_scope",
+        "gemini_dir",
         "handoff_location",
         "home",
         "host_id",
@@ -236,6 +237,8 @@ class Settings:
     #: At most about this many tokens go at a session's start (``SIDELIGHT_START_BUDGET``,
     #: ``start_budget``).
     start_budget: int
+    #: The Gemini CLI's folder (``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``).
+    gemini_dir: Path | None
 
     def __init__(
         self,
@@ -256,6 +259,7 @@ class Settings:
         handoff_location: str = "state",
         prompt_budget: int = 200,
         start_budget: int = 800,
+        gemini_dir: Path | None = None,
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -273,6 +277,7 @@ class Settings:
         _set(self, "fleet_scope", fleet_scope)
         _set(self, "handoff_location", handoff_location)
         _set(self, "prompt_budget", prompt_budget)
+        _set(self, "gemini_dir", gemini_dir)
         _set(self, "start_budget", start_budget)
 
     @classmethod
@@ -348,6 +353,8 @@ class Settings:
             if env.get("PI_CODING_AGENT_DIR")
             else home / ".pi" / "agent",
             codex_dir=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
+            # The Gemini CLI puts its `.gemini` under GEMINI_CLI_HOME when that is set.
+            gemini_dir=Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini",
             volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
             extra=data,
             **given,

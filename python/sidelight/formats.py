@@ -66,6 +66,7 @@ class Format(StrEnum):
     CLAUDE_CODE = "claude-code"
     PI = "pi"
     CODEX = "codex"
+    GEMINI = "gemini"
 
     @classmethod
     def _missing_(cls, value: object) -> Format | None:

@@ -5,6 +5,8 @@
   ``<cwd>/.claude/settings.json`` (``scope="project"``).
 - **Codex**: ``UserPromptSubmit`` and ``SessionStart`` in ``~/.codex/hooks.json`` (``CODEX_HOME``), plus
   ``[features] hooks = true`` in ``config.toml``.
+- **Gemini CLI**: ``BeforeAgent``, ``SessionStart`` and ``SessionEnd`` command hooks in
+  ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in milliseconds as Gemini reads them.
 - **Pi**: the extension shipped in this package (``integrations/pi/sidelight.ts``) copied to
   ``~/.pi/agent/extensions/sidelight.ts`` (``PI_CODING_AGENT_DIR``), with sidelight's command baked in.
 - **opencode**: the plugin shipped in this package (``integrations/opencode/sidelight.ts``) copied to
@@ -41,6 +43,7 @@ from sidelight.statefile import write_atomic
 __all__ = [
     "CLAUDE_EVENTS",
     "CODEX_EVENTS",
+    "GEMINI_EVENTS",
     "HOOK_TIMEOUT",
     "LAUNCHD_LABEL",
     "SERVICE_ENVIRONMENT",
@@ -51,6 +54,7 @@ __all__ = [
     "install",
     "install_claude_code",
     "install_codex",
+    "install_gemini",
     "install_opencode",
     "install_pi",
     "install_service",
@@ -64,6 +68,7 @@ __all__ = [
     "uninstall",
     "uninstall_claude_code",
     "uninstall_codex",
+    "uninstall_gemini",
     "uninstall_opencode",
     "uninstall_pi",
     "uninstall_service",
@@ -73,6 +78,8 @@ __all__ = [
 CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
 CODEX_EVENTS = ("UserPromptSubmit", "SessionStart")
+#: The Gemini CLI hook events sidelight listens to (``BeforeAgent``: each prompt).
+GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd")
 #: Seconds the host waits for the hook (sidelight's own budget, ``time_budget``, is shorter).
 HOOK_TIMEOUT = 10
 
@@ -207,8 +214,16 @@ def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return hooks
 
 
-def _add_hooks(data: dict[str, Any], path: Path, host: str, events: tuple[str, ...], command: str) -> bool:
-    """Adds (or updates) our command hook for each event; True when something changed."""
+def _add_hooks(
+    data: dict[str, Any],
+    path: Path,
+    host: str,
+    events: tuple[str, ...],
+    command: str,
+    timeout: int = HOOK_TIMEOUT,
+) -> bool:
+    """Adds (or updates) our command hook for each event; True when something changed. ``timeout`` is
+    in the host's unit (seconds for Claude Code and Codex, milliseconds for Gemini)."""
     hooks = _hooks_table(data, path)
     changed = False
     for event in events:
@@ -226,7 +241,7 @@ def _add_hooks(data: dict[str, Any], path: Path, host: str, events: tuple[str, .
                         hook["command"] = command
                         changed = True
         if not found:
-            groups.append({"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT}]})
+            groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
             changed = True
     return changed
 
@@ -399,6 +414,51 @@ def uninstall_codex(*, home: Path | None = None) -> list[InstallResult]:
 
 
 # ---------------------------------------------------------------------------------------------------
+# Gemini CLI
+
+#: What ``install gemini`` says about trust: Gemini runs hooks only in a workspace it trusts, and
+#: sidelight does not grant that trust itself.
+GEMINI_TRUST_NOTE = (
+    "the Gemini CLI runs hooks only in a trusted folder: trust it when Gemini asks "
+    "(kept in ~/.gemini/trustedFolders.json), or set GEMINI_CLI_TRUST_WORKSPACE=true "
+    "(or pass --skip-trust) in automation"
+)
+
+
+def _gemini_settings_path(home: Path | None) -> Path:
+    if home is not None:
+        return home / ".gemini" / "settings.json"
+    from sidelight.config import Settings
+
+    gemini = Settings.load().gemini_dir
+    assert gemini is not None
+    return gemini / "settings.json"
+
+
+def install_gemini(*, home: Path | None = None) -> InstallResult:
+    """Adds sidelight's hooks to the Gemini CLI's user ``settings.json`` (its other settings stay)."""
+    path = _gemini_settings_path(home)
+    data = _read_json(path, "Gemini CLI settings file")
+    command = _hook_command("gemini")
+    if _add_hooks(data, path, "gemini", GEMINI_EVENTS, command, timeout=HOOK_TIMEOUT * 1000):
+        result = _save(path, _dump(data), "gemini", "installed the Gemini CLI hooks in")
+    else:
+        result = InstallResult("gemini", path, False, f"already installed in {path}")
+    return InstallResult(
+        result.target, path, result.changed, result.message, result.backup, (GEMINI_TRUST_NOTE,)
+    )
+
+
+def uninstall_gemini(*, home: Path | None = None) -> InstallResult:
+    """Removes sidelight's hooks (only those) from the Gemini CLI's ``settings.json``."""
+    path = _gemini_settings_path(home)
+    data = _read_json(path, "Gemini CLI settings file")
+    if not _remove_hooks(data, "gemini"):
+        return InstallResult("gemini", path, False, f"not installed in {path}")
+    return _save(path, _dump(data), "gemini", "removed the Gemini CLI hooks from")
+
+
+# ---------------------------------------------------------------------------------------------------
 # Pi
 
 
@@ -516,6 +576,7 @@ SERVICE_ENVIRONMENT = (
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "PI_CODING_AGENT_DIR",
+    "GEMINI_CLI_HOME",
 )
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30
@@ -760,11 +821,13 @@ def install(
         return install_codex(home=home)
     if target == "pi":
         return [install_pi(home=home)]
+    if target == "gemini":
+        return [install_gemini(home=home)]
     if target == "opencode":
         return [install_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return install_service(home=home)
-    raise InstallError(f"cannot install {target!r}: use claude-code, codex, pi, opencode or service")
+    raise InstallError(f"cannot install {target!r}: use claude-code, codex, pi, gemini, opencode or service")
 
 
 def uninstall(
@@ -778,8 +841,12 @@ def uninstall(
         return uninstall_codex(home=home)
     if target == "pi":
         return [uninstall_pi(home=home)]
+    if target == "gemini":
+        return [uninstall_gemini(home=home)]
     if target == "opencode":
         return [uninstall_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return uninstall_service(home=home)
-    raise InstallError(f"cannot uninstall {target!r}: use claude-code, codex, pi, opencode or service")
+    raise InstallError(
+        f"cannot uninstall {target!r}: use claude-code, codex, pi, gemini, opencode or service"
+    )

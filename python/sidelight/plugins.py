@@ -66,6 +66,7 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.claude_code",
     "sidelight.templates.pi",
     "sidelight.templates.codex",
+    "sidelight.templates.gemini",
     "sidelight.templates.opencode",
     "sidelight.templates.volute",
     "sidelight.templates.hosts",

@@ -28,7 +28,7 @@ __all__ = ["FormatArg", "PathArg", "ScanItem", "detect_format", "recent_entries"
 #: A transcript path.
 PathArg: TypeAlias = str | os.PathLike[str]
 #: A format name, a :class:`~sidelight.Format`, or ``"auto"`` to detect it from the file's first lines.
-FormatArg: TypeAlias = Format | Literal["auto", "claude-code", "pi", "codex"] | str
+FormatArg: TypeAlias = Format | Literal["auto", "claude-code", "pi", "codex", "gemini"] | str
 #: One file for :func:`scan_many`: a path, or ``(path, format, cursor)``.
 ScanItem: TypeAlias = PathArg | tuple[PathArg, FormatArg, Cursor | None]
 

@@ -12,6 +12,7 @@ the only server a CLI talks to is the loopback mock.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -34,12 +35,15 @@ BIN_DIR = CLIENTS_DIR / "node_modules" / ".bin"
 CLAUDE_VERSION = "2.1.330"
 CODEX_VERSION = "0.169.0"
 PI_VERSION = "0.73.1"
+GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
 
 # Model ids the mock answers as. Codex picks its tools from the model's metadata: a known slug
 # (`gpt-5.5`) gets the freeform `apply_patch` tool; an unknown one would only get `exec_command`.
 PI_MODEL = "mock-model"
 CODEX_MODEL = "gpt-5.5"
+# Given with -m: without it Gemini sends each turn a routing request to a flash-lite model first.
+GEMINI_MODEL = "gemini-2.5-flash"
 OPENCODE_MODEL = "mock-model"
 
 RUN_TIMEOUT = float(os.environ.get("SIDELIGHT_E2E_TIMEOUT", "120"))
@@ -142,6 +146,10 @@ class AgentEnv:
     def codex_sessions(self) -> Path:
         return self.home / ".codex" / "sessions"
 
+    @property
+    def gemini_chats(self) -> Path:
+        return self.home / ".gemini" / "tmp"
+
     def write_configs(self) -> None:
         pi_dir = self.home / ".pi" / "agent"
         pi_dir.mkdir(parents=True, exist_ok=True)
@@ -172,6 +180,15 @@ class AgentEnv:
             "request_max_retries = 0\n"
             "stream_max_retries = 0\n"
         )
+        gemini_dir = self.home / ".gemini"
+        gemini_dir.mkdir(parents=True, exist_ok=True)
+        # An API key as the auth method (else `-p` exits 41), and nothing sent anywhere but the mock.
+        gemini_settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+        }
+        (gemini_dir / "settings.json").write_text(json.dumps(gemini_settings, indent=2))
 
     def env(self, **extra: str) -> dict[str, str]:
         """A minimal environment: no inherited API keys, HOME pointing at the throwaway home."""
@@ -211,6 +228,15 @@ class AgentEnv:
         if "[features]" not in config.read_text():
             config.write_text(config.read_text() + "\n[features]\nhooks = true\n")
         return hooks_file
+
+    def add_gemini_hook(self, event: str, command: str, *, timeout_ms: int = 10000) -> Path:
+        """Add a command hook for `event` (`BeforeAgent`, `SessionStart`, …) to `~/.gemini/settings.json`."""
+        settings_file = self.home / ".gemini" / "settings.json"
+        settings = json.loads(settings_file.read_text())
+        hook = {"type": "command", "command": command, "timeout": timeout_ms}
+        settings.setdefault("hooks", {}).setdefault(event, []).append({"hooks": [hook]})
+        settings_file.write_text(json.dumps(settings, indent=2))
+        return settings_file
 
     def add_pi_extension(self, name: str, source: str) -> Path:
         """Write a TypeScript extension to `~/.pi/agent/extensions/<name>.ts` (loaded as is)."""
@@ -453,6 +479,54 @@ class AgentEnv:
                 break
         return self._check(result, check)
 
+    def gemini(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`gemini -p PROMPT --yolo -m MODEL --output-format json` (`--resume ID` to continue a session).
+
+        The workspace is trusted through `GEMINI_CLI_TRUST_WORKSPACE` (hooks run only in a trusted one)."""
+        argv = [
+            str(client_bin("gemini")),
+            "-p",
+            prompt,
+            "--yolo",
+            "-m",
+            GEMINI_MODEL,
+            "--output-format",
+            "json",
+        ]
+        if resume:
+            argv += ["--resume", resume]
+        argv += list(extra_args)
+        run_env = self.env(
+            GOOGLE_GEMINI_BASE_URL=self.mock.base_url,
+            GEMINI_API_KEY="dummy",
+            GEMINI_CLI_TRUST_WORKSPACE="true",
+            **(env or {}),
+        )
+        result = self._run("gemini", argv, run_env, self.gemini_chats, timeout)
+        try:
+            start = result.stdout.find("{")
+            out = json.loads(result.stdout[start:]) if start >= 0 else None
+        except ValueError:
+            out = None
+        if isinstance(out, dict):
+            result.output = out
+            sid = out.get("session_id")
+            result.session_id = sid if isinstance(sid, str) else None
+        if result.session_id:
+            # The chat is named after the first eight characters of the id; a run may touch more files.
+            named = [p for p in result.transcripts if p.name.endswith(f"-{result.session_id[:8]}.jsonl")]
+            result.transcripts = named + [p for p in result.transcripts if p not in named]
+        return self._check(result, check)
+
 
 def sidelight_command() -> list[str]:
     """The `sidelight` console script beside this interpreter (the venv need not be on PATH)."""
@@ -486,6 +560,8 @@ def digest_for(mock: MockAPI, prompt: str) -> str | None:
     if not requests:
         pytest.fail(f"no model request carried the prompt {prompt!r}\n{mock.summary()}", pytrace=False)
     body = requests[0].body
+    if "contents" in body:
+        return _gemini_digest(body["contents"], prompt)
     items = body.get("messages") or body.get("input") or []
     at = max(
         (
@@ -506,10 +582,30 @@ def digest_for(mock: MockAPI, prompt: str) -> str | None:
     return found[-1] if found else None
 
 
+def _gemini_digest(contents: list[Any], prompt: str) -> str | None:
+    """Gemini keeps a hook's context in the prompt's own user content, as a `<hook_context>` part (HTML
+    escaped: `&gt;` for `>`)."""
+    at = max(
+        (
+            i
+            for i, c in enumerate(contents)
+            if c.get("role") == "user" and any(prompt in p.get("text", "") for p in c.get("parts") or [])
+        ),
+        default=-1,
+    )
+    found = []
+    for part in contents[at].get("parts") or [] if at >= 0 else []:
+        text = html.unescape(part.get("text") or "")
+        if text.startswith("<hook_context>") and DIGEST_HEADER in text:
+            block = text[text.index(DIGEST_HEADER) :]
+            found.append(block.split("</hook_context>", 1)[0].split("\n\n", 1)[0])
+    return found[-1] if found else None
+
+
 @pytest.fixture
 def mock() -> Iterator[MockAPI]:
     """A started, empty-script mock; set the script with `mock.set_script(...)`."""
-    with MockAPI(models=("claude-opus-5-5", PI_MODEL, CODEX_MODEL)) as m:
+    with MockAPI(models=("claude-opus-5-5", PI_MODEL, CODEX_MODEL, GEMINI_MODEL)) as m:
         yield m
 
 
@@ -532,3 +628,8 @@ def pi_bin() -> Path:
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     return client_bin("codex")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    return client_bin("gemini")

@@ -1,4 +1,4 @@
-"""Regenerate tests/data/{claude-code,codex,pi,opencode}/ with the real CLIs and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,gemini,opencode}/ with the real CLIs and the scripted mock API.
 
     python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
     python -m tests.e2e.make_sample_data opencode   # only the folders named
@@ -15,7 +15,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, OPENCODE_VERSION, PI_VERSION, AgentEnv
+from tests.e2e.conftest import (
+    CLAUDE_VERSION,
+    CODEX_VERSION,
+    GEMINI_VERSION,
+    OPENCODE_VERSION,
+    PI_VERSION,
+    AgentEnv,
+)
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
 
 ROOT = Path("/tmp/sidelight-samples")
@@ -115,6 +122,22 @@ def codex_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def gemini_samples(out: Path) -> None:
+    """With sidelight's hook installed and a Claude Code session beside it, so that the chat holds a
+    digest in a `<hook_context>` part (the format must leave it out)."""
+    with MockAPI() as mock:
+        agents = env("gemini", mock)
+        agents.install_sidelight("gemini")
+        target = agents.project / "notes.txt"
+        mock.set_script([[say("Hello from Claude Code.")], four_tools(target), second_turn(target)])
+        agents.claude("Say hello.")
+        first = agents.gemini(PROMPT_1)
+        assert first.session_id
+        agents.gemini(PROMPT_2, resume=first.session_id)
+        assert "[Session Activity]" in first.transcript.read_text()
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
 def opencode_samples(out: Path) -> None:
     """opencode keeps its sessions in SQLite: the sample is the three tables as SQL, and the export
     sidelight makes of them (what the ``opencode`` format reads). Between the two prompts a Claude Code
@@ -162,13 +185,15 @@ SAMPLES = {
     "claude-code": claude_samples,
     "pi": pi_samples,
     "codex": codex_samples,
+    "gemini": gemini_samples,
     "opencode": opencode_samples,
 }
 
 
 def main() -> int:
     print(
-        f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, opencode {OPENCODE_VERSION}; "
+        f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
+        f"opencode {OPENCODE_VERSION}; "
         f"root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)

@@ -7,6 +7,7 @@ One server speaks both wire protocols the CLIs use:
 * the OpenAI Responses API (`POST /v1/responses`, streamed SSE) for Codex (`wire_api = "responses"`);
 * the OpenAI Chat Completions API (`POST /v1/chat/completions`, streamed `chat.completion.chunk` SSE or
   plain JSON) for Qwen Code, opencode and GitHub Copilot CLI (BYOK).
+* the Gemini API (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`) for the Gemini CLI.
 
 Everything else a CLI may ask for at start-up (`count_tokens`, model listings, telemetry, ...) gets a
 harmless answer, so no client ever waits on the mock.
@@ -24,7 +25,8 @@ a request gets is decided from the request itself, so retries and extra requests
 
 Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `read` become the client's
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
-`apply_patch`, Qwen `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
+`apply_patch`, Gemini `run_shell_command`/`write_file`/`replace`/`read_file`, Qwen
+`run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
 `read`, Copilot `bash`/`create`/`edit`/`view`), chosen from the tools the request offers, with the argument
 names the offered tool's schema declares. `call` sends a tool call verbatim.
 
@@ -141,7 +143,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any  # decoded JSON when possible, else the raw text
     raw: bytes
-    api: Literal["anthropic", "openai", "chat", "other"]
+    api: Literal["anthropic", "openai", "chat", "gemini", "other"]
     # What the mock decided: "turn" (scripted turn N step K), "rule", "side", "extra", "other".
     decision: str = ""
     turn: int | None = None
@@ -158,7 +160,9 @@ class RecordedRequest:
     @property
     def is_model_call(self) -> bool:
         path = self.path.split("?", 1)[0].rstrip("/")
-        return self.method == "POST" and path.endswith(("/v1/messages", "/v1/responses", "/chat/completions"))
+        return self.method == "POST" and (
+            path.endswith(("/v1/messages", "/v1/responses", "/chat/completions")) or _is_gemini_generate(path)
+        )
 
 
 # --------------------------------------------------------------------------------------------- request views
@@ -187,7 +191,7 @@ def _text_of(content: Any) -> str:
 class _View:
     """What the script logic needs from a model request, independent of the wire protocol."""
 
-    api: Literal["anthropic", "openai", "chat"]
+    api: Literal["anthropic", "openai", "chat", "gemini"]
     tools: dict[str, JSON]  # offered tools by name
     prompt: str  # text of the newest prompt run (the prompt plus context messages beside it)
     prompt_key: str  # identifies that prompt (a retry gives the same key)
@@ -744,6 +748,99 @@ def _chat_stream(message: JSON, view: _View, ids: _Ids, include_usage: bool) -> 
     return out + b"data: [DONE]\n\n"
 
 
+# --------------------------------------------------------------------------------------------- Gemini API
+#
+# The Gemini CLI's wire protocol, kept apart from the others: `POST /v1beta/models/{model}:
+# streamGenerateContent?alt=sse` (or `:generateContent`), a body of `contents` (`{role: user|model,
+# parts: [{text} | {functionCall} | {functionResponse}]}`), `systemInstruction` and
+# `tools[].functionDeclarations`; the reply is one `data:` event of `candidates[0].content.parts`.
+
+
+def _is_gemini_generate(path: str) -> bool:
+    return path.endswith((":streamGenerateContent", ":generateContent"))
+
+
+def _gemini_tools(body: JSON) -> dict[str, JSON]:
+    tools: dict[str, JSON] = {}
+    for group in body.get("tools") or []:
+        for decl in (group.get("functionDeclarations") or []) if isinstance(group, dict) else []:
+            if isinstance(decl, dict) and isinstance(decl.get("name"), str):
+                tools[decl["name"]] = decl
+    return tools
+
+
+def _gemini_parts_text(content: JSON) -> str:
+    parts = content.get("parts") or []
+    return "\n".join(p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _gemini_view(body: JSON, model: str, stream: bool, session: str = "") -> _View:
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+
+    def is_tool_result(c: JSON) -> bool:
+        return any(isinstance(p, dict) and "functionResponse" in p for p in c.get("parts") or [])
+
+    def is_prompt(c: JSON) -> bool:
+        # The hook's `<hook_context>` is a part of the prompt's own content, so it is in the prompt run.
+        return c.get("role", "user") == "user" and not is_tool_result(c)
+
+    start, end = _prompt_run(contents, is_prompt, lambda c: False)
+    run = contents[start : end + 1] if start >= 0 else []
+    texts = [_gemini_parts_text(c) for c in run]
+    # The key leaves the hook's context out: a retry of one prompt may carry another digest.
+    keyed = ["\n".join(t for t in text.split("\n") if not t.startswith("<hook_context>")) for text in texts]
+    return _View(
+        api="gemini",
+        tools=_gemini_tools(body),
+        prompt="\n".join(texts),
+        prompt_key=_key(start, keyed, session),
+        rounds=sum(1 for c in contents[end + 1 :] if c.get("role") == "model"),
+        stream=stream,
+        model=model,
+    )
+
+
+def _gemini_call(c: Call, tools: dict[str, JSON]) -> tuple[str, JSON]:
+    """(name, args) of a call as the Gemini CLI's tools take it."""
+    if c.kind == "raw":
+        return c.name, c.args
+    a = c.args
+    if c.kind == "bash":
+        return "run_shell_command", {"command": a["command"]}
+    if c.kind == "write":
+        return "write_file", {"file_path": a["path"], "content": a["content"]}
+    if c.kind == "edit":
+        args: JSON = {"file_path": a["path"], "old_string": a["old"], "new_string": a["new"]}
+        if "instruction" in _gemini_params(tools, "replace"):  # required by Gemini CLI 0.61
+            args["instruction"] = f"Replace the text in {a['path']}"
+        return "replace", args
+    props = _gemini_params(tools, "read_file")
+    key = "absolute_path" if "absolute_path" in props and "file_path" not in props else "file_path"
+    return "read_file", {key: a["path"]}
+
+
+def _gemini_params(tools: dict[str, JSON], name: str) -> JSON:
+    """The parameter properties a Gemini function declaration offers (either schema key)."""
+    decl = tools.get(name) or {}
+    schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def _gemini_reply(r: Reply, view: _View) -> JSON:
+    parts: list[JSON] = []
+    if r.text or not r.calls:
+        parts.append({"text": r.text or DEFAULT_FINAL_TEXT})
+    for c in r.calls:
+        name, args = _gemini_call(c, view.tools)
+        parts.append({"functionCall": {"name": name, "args": args}})
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": view.model,
+    }
+
+
 # --------------------------------------------------------------------------------------------- server
 
 
@@ -892,7 +989,11 @@ class MockAPI:
             self.requests.append(rec)
 
     def _error(
-        self, rec: RecordedRequest, error: Exception, api: Literal["anthropic", "openai", "chat"], body: JSON
+        self,
+        rec: RecordedRequest,
+        error: Exception,
+        api: Literal["anthropic", "openai", "chat", "gemini"],
+        body: JSON,
     ) -> tuple[_View, Reply]:
         rec.decision = f"error: {error!r}"
         stream = bool(body.get("stream", api == "openai"))
@@ -943,6 +1044,8 @@ class MockAPI:
             if view.stream:
                 return 200, "text/event-stream", _openai_stream(items, view, self._ids)
             return 200, "application/json", json.dumps(_openai_response(items, view, self._ids)).encode()
+        if rec.method == "POST" and ":" in path.rsplit("/", 1)[-1]:
+            return self._respond_gemini(rec, path, body)
         rec.decision = "other"
         if rec.method == "GET" and path.endswith("/models"):
             data = [
@@ -961,6 +1064,33 @@ class MockAPI:
             out = {"data": data, "object": "list", "has_more": False, "first_id": None, "last_id": None}
             return 200, "application/json", json.dumps(dict(out, models=[])).encode()
         return 200, "application/json", b"{}"
+
+    def _respond_gemini(self, rec: RecordedRequest, path: str, body: JSON) -> tuple[int, str, bytes]:
+        """A Gemini API call: `:streamGenerateContent` (SSE when `alt=sse`), `:generateContent`,
+        `:countTokens`; any other method of a model gets `{}`."""
+        model_path, _, method = path.rpartition(":")
+        if method == "countTokens":
+            rec.decision = "other"
+            return 200, "application/json", json.dumps({"totalTokens": 100}).encode()
+        if not _is_gemini_generate(path):
+            rec.decision = "other"
+            return 200, "application/json", b"{}"
+        stream = method == "streamGenerateContent"
+        model = model_path.rsplit("/", 1)[-1] or "mock-model"
+        try:
+            view = _gemini_view(body, model, stream)
+            r = self._decide(view, rec)
+            out = _gemini_reply(r, view)
+        except Exception as e:  # as for the others: text, not a 500 the client would retry
+            view, r = self._error(rec, e, "gemini", body)
+            out = _gemini_reply(r, view)
+        rec.reply = r
+        if not stream:
+            return 200, "application/json", json.dumps(out).encode()
+        # `alt=sse`: `data:` events only, no event names (without it the API streams a JSON array).
+        if "alt=sse" in rec.path:
+            return 200, "text/event-stream", f"data: {json.dumps(out, ensure_ascii=False)}\n\n".encode()
+        return 200, "application/json", json.dumps([out]).encode()
 
 
 def _decode_body(raw: bytes, encoding: str) -> bytes:
@@ -1011,13 +1141,15 @@ def _make_handler(mock: MockAPI) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = data.decode("utf-8", "replace")
             path = self.path
-            api: Literal["anthropic", "openai", "chat", "other"] = "other"
+            api: Literal["anthropic", "openai", "chat", "gemini", "other"] = "other"
             if "/chat/completions" in path:
                 api = "chat"
             elif "/messages" in path:
                 api = "anthropic"
             elif "/responses" in path:
                 api = "openai"
+            elif _is_gemini_generate(path.split("?", 1)[0]):
+                api = "gemini"
             rec = RecordedRequest(
                 method=self.command,
                 path=path,

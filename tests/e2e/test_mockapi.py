@@ -349,3 +349,83 @@ def test_chat_title_request_and_plain_json(mock: MockAPI) -> None:
     assert choice["finish_reason"] == "tool_calls"
     assert calls_of(choice["message"]) == [("custom_tool", {"k": 1})]
     assert [r.decision for r in mock.model_requests("chat")] == ["side", "turn"]
+
+
+GEMINI_TOOLS = [
+    {
+        "functionDeclarations": [
+            {"name": "run_shell_command", "parametersJsonSchema": {"properties": {"command": {}}}},
+            {"name": "write_file", "parametersJsonSchema": {"properties": {"file_path": {}, "content": {}}}},
+            {
+                "name": "replace",
+                "parametersJsonSchema": {
+                    "properties": {"file_path": {}, "instruction": {}, "old_string": {}, "new_string": {}}
+                },
+            },
+            {"name": "read_file", "parametersJsonSchema": {"properties": {"absolute_path": {}}}},
+        ]
+    }
+]
+GEMINI_PATH = "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+
+
+def gemini(mock: MockAPI, contents: list[dict[str, Any]], tools: Any = GEMINI_TOOLS) -> dict[str, Any]:
+    """POST a streamed Gemini request and return the one `data:` event's candidate content."""
+    data = post(mock, GEMINI_PATH, {"contents": contents, "tools": tools}).decode()
+    events = [json.loads(line[6:]) for line in data.splitlines() if line.startswith("data: ")]
+    assert len(events) == 1 and "event:" not in data
+    content: dict[str, Any] = events[0]["candidates"][0]["content"]
+    return content
+
+
+def test_gemini_tools_turns_and_hook_context(mock: MockAPI) -> None:
+    mock.set_script(
+        [
+            [
+                reply(bash("ls"), write("/p/a.txt", "x\n")),
+                reply(edit("/p/a.txt", "x", "y"), read("/p/a.txt")),
+                say("Done here."),
+            ]
+        ]
+    )
+    prompt = {
+        "role": "user",
+        "parts": [{"text": "fix it"}, {"text": "<hook_context>[Session Activity] a</hook_context>"}],
+    }
+    first = gemini(mock, [prompt])
+    assert first["role"] == "model"
+    assert [p["functionCall"] for p in first["parts"]] == [
+        {"name": "run_shell_command", "args": {"command": "ls"}},
+        {"name": "write_file", "args": {"file_path": "/p/a.txt", "content": "x\n"}},
+    ]
+    # A retry of the prompt with another hook context is the same prompt, the same step.
+    retry = dict(
+        prompt, parts=[{"text": "fix it"}, {"text": "<hook_context>[Session Activity] b</hook_context>"}]
+    )
+    assert gemini(mock, [retry]) == first
+    result = {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {}}}]}
+    second = gemini(mock, [prompt, first, result])
+    edit_call, read_call = (p["functionCall"] for p in second["parts"])
+    assert edit_call["name"] == "replace" and edit_call["args"]["old_string"] == "x"
+    assert edit_call["args"]["instruction"]  # offered as required
+    assert read_call == {"name": "read_file", "args": {"absolute_path": "/p/a.txt"}}
+    third = gemini(mock, [prompt, first, result, second, result])
+    assert third["parts"] == [{"text": "Done here."}]
+    assert [r.api for r in mock.model_requests()] == ["gemini"] * 4
+    assert "[Session Activity] a" in mock.requests[0].text()
+
+
+def test_gemini_side_requests_and_other_methods(mock: MockAPI) -> None:
+    mock.set_script([[bash("ls")]])
+    # No tools (a routing or summary request): a short text, no turn used.
+    side = gemini(mock, [{"role": "user", "parts": [{"text": "classify"}]}], tools=[])
+    assert side["parts"] == [{"text": "ok"}] and mock.turns_used == 0
+    plain = json.loads(
+        post(
+            mock,
+            "/v1beta/models/m:generateContent",
+            {"contents": [{"role": "user", "parts": [{"text": "go"}]}], "tools": GEMINI_TOOLS},
+        )
+    )
+    assert plain["candidates"][0]["content"]["parts"][0]["functionCall"]["name"] == "run_shell_command"
+    assert json.loads(post(mock, "/v1beta/models/m:countTokens", {"contents": []})) == {"totalTokens": 100}

@@ -31,7 +31,7 @@ FILES_TOUCHED_KEPT = 500
 MESSAGE_IDS_KEPT = 65_536
 DEFAULT_TEXT_LIMIT = 500
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-FORMATS = ("claude-code", "pi", "codex")
+FORMATS = ("claude-code", "pi", "codex", "gemini")
 CATEGORY_KEYS = ("edit", "read", "command", "other")
 
 # "Primary argument of a tool use": the first of these keys whose value is a non-empty string.
@@ -98,6 +98,25 @@ _FALLBACK_CATEGORIES: dict[str, dict[str, str]] = {
         **dict.fromkeys(("edit", "write"), "edit"),
         **dict.fromkeys(("read", "grep", "find", "ls"), "read"),
         **dict.fromkeys(("bash", "bashexecution"), "command"),
+    },
+    "gemini": {
+        **dict.fromkeys(("replace", "write_file"), "edit"),
+        **dict.fromkeys(
+            (
+                "read_file",
+                "read_many_files",
+                "glob",
+                "grep_search",
+                "search_file_content",
+                "list_directory",
+                "web_fetch",
+                "google_web_search",
+            ),
+            "read",
+        ),
+        **dict.fromkeys(
+            ("run_shell_command", "read_background_output", "list_background_processes"), "command"
+        ),
     },
     "codex": {
         "apply_patch": "edit",
@@ -565,10 +584,76 @@ def codex_item(acc: Activity, item: dict[str, Any]) -> None:
     # reasoning, function_call_output, custom_tool_call_output and others: ignored.
 
 
+# -- Gemini CLI ----------------------------------------------------------------------------------
+
+# "Gemini CLI": the keys of a tool's arguments that give its primary argument, in this order.
+GEMINI_PRIMARY_KEYS = ("file_path", "absolute_path", "command", "pattern", "query", "url", "dir_path", "path")
+GEMINI_SESSION_CONTEXT = "<session_context>"
+GEMINI_HOOK_OPEN, GEMINI_HOOK_CLOSE = "<hook_context>", "</hook_context>"
+
+
+def gemini_without_hook_context(text: str) -> str:
+    """A user part without the ``<hook_context>`` blocks at its start (an unclosed one: nothing left)."""
+    rest = text.lstrip()
+    while rest.startswith(GEMINI_HOOK_OPEN):
+        end = rest.find(GEMINI_HOOK_CLOSE)
+        if end < 0:
+            return ""
+        rest = rest[end + len(GEMINI_HOOK_CLOSE) :].lstrip()
+    return rest
+
+
+def _gemini_parts(content: Any) -> list[dict[str, Any]]:
+    """A Gemini ``content``: a string is one text part; a list keeps its object parts."""
+    if isinstance(content, str):
+        return [{"text": content}]
+    return _blocks(content)
+
+
+def gemini_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    acc.set_first("session_id", line.get("sessionId"))
+    patch = line.get("$set")
+    if isinstance(patch, dict):
+        acc.set_title(patch.get("summary"), 2)  # the history a patch restates is not counted again
+    parts = _gemini_parts(line.get("content"))
+    texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought") is not True]
+    if kind == "user":
+        if any("functionResponse" in p for p in parts):
+            return  # tool results
+        if texts and texts[0].lstrip().startswith(GEMINI_SESSION_CONTEXT):
+            return  # the CLI's own context
+        kept = [t for t in map(gemini_without_hook_context, texts) if t]
+        if kept:
+            acc.prompt("\n".join(kept))
+    elif kind == "gemini":
+        acc.assistant_line(line.get("id"))
+        calls = line.get("toolCalls")
+        if not isinstance(calls, list):  # a line with tool calls rewrites a reply already written
+            for text in texts:
+                acc.assistant_text(text)
+        content_calls = [p.get("functionCall") for p in parts]
+        for call in [*content_calls, *(calls if isinstance(calls, list) else [])]:
+            if not isinstance(call, dict):
+                continue
+            args = call.get("args")
+            args = args if isinstance(args, dict) else {}
+            primary = next(
+                (args[k] for k in GEMINI_PRIMARY_KEYS if isinstance(args.get(k), str) and args[k].strip()),
+                None,
+            )
+            acc.tool_use(call.get("name"), primary, tool_id=call.get("id"), details=input_details(args))
+    # info, error, warning, headers and patches: not counted.
+
+
 # -- the reader ----------------------------------------------------------------------------------
 
 LineHandler = Callable[[Activity, dict[str, Any], "str | None"], None]
-HANDLERS: dict[str, LineHandler] = {"claude-code": claude_code_line, "pi": pi_line, "codex": codex_line}
+HANDLERS: dict[str, LineHandler] = {
+    "claude-code": claude_code_line,
+    "pi": pi_line,
+    "codex": codex_line,
+    "gemini": gemini_line,
+}
 
 
 def reference_scan(

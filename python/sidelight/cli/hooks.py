@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk", "opencode")
+HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "opencode", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "opencode", "skill", "service")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "opencode", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -96,7 +96,8 @@ def register(commands: Any) -> None:
         help="install sidelight's hooks into an agent host, or the watcher as a service",
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
+        "~/.pi/agent/extensions/sidelight.ts; gemini: hooks in ~/.gemini/settings.json (Gemini runs them "
+        "only in a folder it trusts); opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
         "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
         "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
@@ -152,7 +153,7 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     from sidelight import install as installer
     from sidelight.cli.common import fail, logger
 
-    if scope == "project" and target in ("codex", "pi", "service"):
+    if scope == "project" and target in ("codex", "pi", "gemini", "service"):
         logger.warning(
             "--scope project applies to claude-code, opencode and skill; %s is set up for the user", target
         )

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
 
 
-FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex")
+FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex", "gemini")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
 

@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
 
 #: Environment variables that point sidelight or the agents at the real home's files.
-_ISOLATED = ("CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+_ISOLATED = (
+    "CLAUDE_CONFIG_DIR",
+    "PI_CODING_AGENT_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+)
 
 
 @pytest.fixture

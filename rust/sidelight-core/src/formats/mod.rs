@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -18,6 +18,7 @@ use crate::json::{Flow, Reader};
 mod claude_code;
 mod codex;
 pub mod declared;
+mod gemini;
 mod message;
 mod pi;
 mod read;
@@ -36,6 +37,7 @@ pub enum Format {
     ClaudeCode,
     Pi,
     Codex,
+    Gemini,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
     Declared(&'static Declared),
     /// A decoder written outside the core (the Python fallback).
@@ -71,7 +73,10 @@ pub fn register(format: Format, categories: Categories) -> Result<(), String> {
             "the name {name:?} is a built-in format's; choose another"
         ));
     }
-    if matches!(format, Format::ClaudeCode | Format::Pi | Format::Codex) {
+    if matches!(
+        format,
+        Format::ClaudeCode | Format::Pi | Format::Codex | Format::Gemini
+    ) {
         return Err("only declared and external formats are registered".to_owned());
     }
     let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
@@ -100,13 +105,19 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::ClaudeCode, Format::Pi, Format::Codex];
+    pub const ALL: [Format; 4] = [
+        Format::ClaudeCode,
+        Format::Pi,
+        Format::Codex,
+        Format::Gemini,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::Pi => "pi",
             Format::Codex => "codex",
+            Format::Gemini => "gemini",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -127,6 +138,7 @@ impl Format {
             Format::ClaudeCode => claude_code::TOOLS,
             Format::Pi => pi::TOOLS,
             Format::Codex => codex::TOOLS,
+            Format::Gemini => gemini::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -156,6 +168,7 @@ impl Format {
             Format::ClaudeCode => claude_code::decode(line, sink),
             Format::Pi => pi::decode(line, sink),
             Format::Codex => codex::decode(line, sink),
+            Format::Gemini => gemini::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -180,6 +193,8 @@ impl Format {
         let mut keys = 0u32;
         let (mut payload, mut session_id, mut parent_uuid, mut message) =
             (false, false, false, false);
+        // A Gemini CLI chat's header (`projectHash`) and patches (`$set`) have no type.
+        let mut gemini = false;
         Reader::new(line).object(|r, key| {
             keys += 1;
             match key.raw {
@@ -200,10 +215,17 @@ impl Format {
                     message = true;
                     r.skip()?;
                 }
+                b"projectHash" | b"$set" => {
+                    gemini = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
         })?;
+        if gemini && ty.is_none() {
+            return Some(Format::Gemini);
+        }
         let ty = ty?;
         if payload
             && matches!(
@@ -225,6 +247,7 @@ impl Format {
             | b"branch_summary"
             | b"label" => Some(Format::Pi),
             b"message" if message => Some(Format::Pi),
+            b"gemini" => Some(Format::Gemini),
             b"summary" | b"queue-operation" | b"file-history-snapshot" | b"custom-title" => {
                 Some(Format::ClaudeCode)
             }

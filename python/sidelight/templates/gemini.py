@@ -1,0 +1,347 @@
+"""Built-in template: the Gemini CLI (format ``gemini``, resolver ``gemini``, injector ``gemini``).
+
+**Sessions.** Every ``<gemini dir>/tmp/<project>/chats/session-<ISO minute>-<id8>.jsonl``
+(``Settings.gemini_dir``: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``), where ``<id8>`` is the
+first eight characters of the session id. One session may have several files: a ``--resume`` in a
+later minute than the session started writes ``session-<that minute>-<same id8>.jsonl`` holding only a
+header and the CLI's context, while the conversation goes on in the first file. They are folded into
+one session: the first file (by name, that is by time) is its transcript, the others and the
+subagents' chats (``chats/<session id>/*.jsonl``) its extra files.
+
+**Records.** ``key`` = ``gemini:<id8>``, ``id`` = ``name`` = ``<id8>``: taken from the file name, so a
+listing reads no file (Gemini session ids are random UUIDs, so eight characters tell them apart; the
+full id is only inside the file). Gemini writes no title line sidelight reads.
+
+**Group.** The project's directory: the key of ``<gemini dir>/projects.json`` (``{"projects":
+{"/abs/dir": "<project>"}}``) that names the folder, else the folder's ``.project_root`` file, else
+(for a hook) the event's ``cwd``, else the folder itself. ``projects.json`` is read once per process and
+change (keyed by size and mtime).
+
+**Current session.** The chat at ``event.transcript_path`` (the hook input has it) when it lies under
+the Gemini folder or the event comes from the ``gemini`` host; else the session whose ``<id8>`` starts
+``event.session_id``; else ``None``.
+
+**Host.** ``sidelight hook gemini`` reads Gemini's command hook input (``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``: ``BeforeAgent`` (each prompt), ``SessionStart``,
+``SessionEnd``; ``prompt``; ``source`` / ``reason``) and prints ``{"hookSpecificOutput": {"hookEventName":
+EVENT, "additionalContext": TEXT}}``. Gemini stores that text in the user's message as a
+``<hook_context>`` part (a ``SessionStart`` context before the prompt's own text), which the decoder
+leaves out, and gives the ``BeforeAgent`` hook the prompt with such a prefix, which is dropped here.
+"""
+
+# Hot path (every prompt): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH116, PTH118, PTH119, PTH120, PTH123
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sidelight._hookimpl import hookimpl
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
+from sidelight.paths import real
+from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from sidelight.config import Settings
+
+__all__ = [
+    "EVENTS",
+    "FORMAT",
+    "NAME",
+    "current",
+    "list_sessions",
+    "read_hook",
+    "roots",
+    "session_for_path",
+    "strip_hook_context",
+]
+
+logger = get_logger(__name__)
+
+NAME = "gemini"
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="gemini",
+    categories=DEFAULT_CATEGORIES["gemini"],
+    # Our digest is stored as a `<hook_context>` part of the user's message, which the decoder leaves out.
+    injected_markers=("[Session Activity]",),
+    description="Gemini CLI chats (~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl)",
+)
+
+#: Gemini's hook events, and the host event each one is.
+EVENTS: Mapping[str, EventName] = {
+    "BeforeAgent": "UserPromptSubmit",
+    "SessionStart": "SessionStart",
+    "SessionEnd": "SessionEnd",
+}
+#: The event names the answer is given under, by host event.
+_OUTPUT_EVENTS = {host: gemini for gemini, host in EVENTS.items()}
+
+_HOOK_OPEN = "<hook_context>"
+_HOOK_CLOSE = "</hook_context>"
+
+#: ``<gemini dir>`` → ((size, mtime), {project folder name: directory}).
+_projects: dict[str, tuple[tuple[int, int], dict[str, str]]] = {}
+#: A project folder → the directory its ``.project_root`` names (``""``: none).
+_project_roots: dict[str, str] = {}
+
+
+def gemini_tmp(settings: Settings) -> Path | None:
+    return settings.gemini_dir / "tmp" if settings.gemini_dir is not None else None
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = gemini_tmp(settings)
+    return [folder] if folder is not None and folder.is_dir() else []
+
+
+def _project_dirs(gemini_dir: str) -> dict[str, str]:
+    """``projects.json`` reversed: each project folder's name → its directory (cached by stat)."""
+    path = os.path.join(gemini_dir, "projects.json")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    stamp = (st.st_size, st.st_mtime_ns)
+    cached = _projects.get(gemini_dir)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    names: dict[str, str] = {}
+    try:
+        with open(path, encoding="utf-8") as file:
+            data = json.load(file)
+        projects = data.get("projects") if isinstance(data, dict) else None
+        for directory, name in (projects or {}).items():
+            if isinstance(directory, str) and isinstance(name, str):
+                names[name] = directory
+    except (OSError, ValueError, AttributeError) as error:
+        logger.debug("gemini: cannot read %s: %s", path, error)
+    _projects[gemini_dir] = (stamp, names)
+    return names
+
+
+def _project_root(folder: str) -> str:
+    cached = _project_roots.get(folder)
+    if cached is None:
+        try:
+            with open(os.path.join(folder, ".project_root"), encoding="utf-8") as file:
+                cached = file.read(4096).strip()
+        except (OSError, ValueError):
+            cached = ""
+        _project_roots[folder] = cached
+    return cached
+
+
+def _group(folder: str, fallback: Path | None = None) -> str:
+    """The directory of a project folder ``<gemini dir>/tmp/<name>`` (see the module docstring)."""
+    gemini_dir = os.path.dirname(os.path.dirname(folder))
+    directory = _project_dirs(gemini_dir).get(os.path.basename(folder)) or _project_root(folder)
+    if directory:
+        return real(directory)
+    return real(os.fspath(fallback)) if fallback is not None else folder
+
+
+def _id8(name: str) -> str | None:
+    """The session's short id in a chat's file name ``session-<time>-<id8>.jsonl``."""
+    if not (name.startswith("session-") and name.endswith(".jsonl")):
+        return None
+    short = name[: -len(".jsonl")].rpartition("-")[2]
+    return short.lower() if len(short) == 8 and all(c in "0123456789abcdefABCDEF" for c in short) else None
+
+
+def _chats(chats: str) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """A chats folder's files by short id (oldest first), and its subagent folders by short id."""
+    files: dict[str, list[str]] = {}
+    subagents: dict[str, str] = {}
+    with os.scandir(chats) as entries:
+        for entry in entries:
+            short = _id8(entry.name)
+            if short is not None:
+                if entry.is_file():
+                    files.setdefault(short, []).append(entry.path)
+            elif entry.is_dir() and len(entry.name) >= 8:
+                subagents[entry.name[:8].lower()] = entry.path
+    for paths in files.values():
+        paths.sort()
+    return files, subagents
+
+
+def _subagent_files(folder: str | None) -> list[Path]:
+    if folder is None:
+        return []
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    except OSError:
+        return []
+
+
+def _session(paths: list[str], short: str, group: str, subagents: str | None) -> Session:
+    return Session(
+        key=f"{NAME}:{short}",
+        name=short,
+        path=Path(paths[0]),
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=short,
+        extra_paths=(*(Path(p) for p in paths[1:]), *_subagent_files(subagents)),
+    )
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Gemini CLI session under ``<gemini dir>/tmp/*/chats/``."""
+    top = gemini_tmp(settings)
+    if top is None:
+        return
+    try:
+        with os.scandir(real(os.fspath(top))) as entries:  # resolved once: canonical paths below
+            folders = sorted(e.path for e in entries if e.is_dir())
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            yield from _folder_sessions(folder)
+        except Exception as error:  # an odd folder never hides the others
+            logger.debug("gemini: skipping %s: %s", folder, error)
+
+
+def _folder_sessions(folder: str, fallback: Path | None = None) -> Iterator[Session]:
+    try:
+        files, subagents = _chats(os.path.join(folder, "chats"))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not files:
+        return
+    group = _group(folder, fallback)
+    for short in sorted(files):
+        yield _session(files[short], short, group, subagents.get(short))
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
+    """The Gemini session whose chat (any of its files) is ``path``."""
+    short = _id8(path.name)
+    if short is None:
+        return None
+    chats = os.fspath(path.parent)
+    folder = os.path.dirname(chats)
+    fallback = event.cwd if event is not None else None
+    try:
+        files, subagents = _chats(chats)
+    except OSError:
+        files, subagents = {}, {}
+    paths = files.get(short) or [os.fspath(path)]
+    return _session(paths, short, _group(folder, fallback), subagents.get(short))
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Gemini session a hook event comes from (see the module docstring)."""
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("gemini: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    top = gemini_tmp(settings)
+    top_real = real(os.fspath(top)) if top is not None else None
+    if event.transcript_path is not None:
+        path = Path(real(os.fspath(event.transcript_path)))
+        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
+        if under or event.host == NAME:
+            return session_for_path(path, event)
+        return None
+    if event.session_id and event.host == NAME:
+        wanted = event.session_id[:8].lower()
+        for session in list_sessions(settings):
+            if session.id == wanted:
+                return session
+    return None
+
+
+def strip_hook_context(text: str) -> str:
+    """A prompt without the ``<hook_context>`` blocks Gemini put before it (a ``SessionStart`` hook's
+    context, ours among them): what the person typed."""
+    rest = text.lstrip()
+    while rest.startswith(_HOOK_OPEN):
+        end = rest.find(_HOOK_CLOSE)
+        if end < 0:
+            return ""
+        rest = rest[end + len(_HOOK_CLOSE) :].lstrip()
+    return rest
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
+    """A Gemini CLI command hook's input as a :class:`HostEvent` (``None``: not an event we handle)."""
+    if not isinstance(payload, dict):
+        return None
+    event = EVENTS.get(payload.get("hook_event_name"))  # type: ignore[arg-type]
+    if event is None:
+        return None
+    prompt = payload.get("prompt")
+    transcript = _text(payload.get("transcript_path"))
+    cwd = _text(payload.get("cwd"))
+    return HostEvent(
+        host=NAME,
+        event=event,
+        session_id=_text(payload.get("session_id")),
+        transcript_path=Path(transcript) if transcript else None,
+        cwd=Path(cwd) if cwd else None,
+        prompt=strip_hook_context(prompt) if isinstance(prompt, str) else None,
+        raw=payload,
+    )
+
+
+def render_hook(event: HostEvent, text: str | None) -> str | None:
+    """``{"hookSpecificOutput": {"hookEventName": GEMINI EVENT, "additionalContext": TEXT}}``, or ``None``.
+
+    Gemini HTML-escapes the text it passes on (``->`` would reach the model as ``-&gt;``), so the
+    digest's arrows are sent as ``→``."""
+    if not text:
+        return None
+    text = text.replace("->", "\u2192")
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": _OUTPUT_EVENTS[event.event], "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="Gemini CLI sessions under ~/.gemini/tmp; grouped by project directory (projects.json)",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield InjectorSpec(
+        name=NAME,
+        read_event=read_hook,
+        render=render_hook,
+        description="Gemini CLI command hooks (BeforeAgent, SessionStart, SessionEnd)",
+    )
