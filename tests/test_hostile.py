@@ -293,8 +293,8 @@ def test_loose_permissions_on_the_state_folders_are_tightened(
             errors = stop(watcher).decode(errors="replace")
         assert "Traceback" not in errors, errors
     else:
-        done = run_cli(world, "status")
-        assert done.returncode == 0, done.stderr
+        status = run_cli(world, "status")
+        assert status.returncode == 0, status.stderr
         assert loose_entries(world.state, left) == []
     # Another user's, what a link points to and what is not sidelight's: as they were.
     assert {name: stat.S_IMODE(path.stat().st_mode) for name, path in left.items()} == modes
@@ -316,7 +316,7 @@ def test_a_private_folder_is_looked_at_once_per_process(
         looked.append(os.fspath(path))
         return lstat(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(statefile.os, "lstat", counting)
+    monkeypatch.setattr(os, "lstat", counting)
     for _ in range(3):
         statefile.private_dir(folder, create=False)
         statefile.private_dir(folder)

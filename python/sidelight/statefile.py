@@ -451,6 +451,11 @@ def private_dir(path: str | os.PathLike[str], *, create: bool = True) -> None:
             pass
         except FileNotFoundError:
             _make_dirs(Path(key))
+        except OSError:
+            # A read-only or foreign file system may say so before it says the folder exists: an
+            # existing folder will do, as with Path.mkdir(exist_ok=True).
+            if not os.path.isdir(key):  # noqa: PTH112
+                raise
         else:
             _PRIVATE.add(key)
             return
