@@ -199,6 +199,131 @@ def test_state_files_are_private(world: HookWorld) -> None:
     assert checked >= 4  # the cursor file, its lock, the log, the prompt marker
 
 
+# -- loose permissions left by an older version or a umask (issue 19, item 10) ---------------------------
+
+#: A user id that owns nothing here: what another user's folder inside the state directory belongs to.
+STRANGER = 4242
+
+
+def loosen(world: HookWorld, outside: Path) -> dict[str, Path]:
+    """Leaves the state directory as an older version or a loose umask would: every folder ``0755``, every
+    file ``0644``, more of sidelight's own folders and files beside the hook's; and what must be left
+    alone: another user's folder and file, links to a folder and a file outside, a file not sidelight's.
+    Returns those, by what they stand for."""
+    state = world.state
+    for folder in ("received", "watch", "archive", "handoffs/ab12cd", "long-term-given", "fleet", "requests"):
+        (state / folder).mkdir(parents=True, exist_ok=True)
+    for name in (
+        "events.jsonl",
+        "status.json",
+        "status.json.lock",
+        "facts.json",
+        "history-keys.json",
+        "activity-events.jsonl",
+        "entry-points-0badcafe.json",
+        "watch/cursors.json",
+        "archive/old-session.json",
+        "handoffs/ab12cd/_handoff.md",
+        "received/claude-code_x",
+    ):
+        (state / name).write_text("{}" if name.endswith(".json") else "")
+    (state / "sidelight.log").touch()
+    for path in [state, *state.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    left = {
+        "not ours": state / "notes.txt",
+        "stranger's folder": state / "handoffs" / "someone",
+        "stranger's file": state / "handoffs" / "someone" / "_handoff.md",
+        "linked folder": outside / "folder",
+        "linked file": outside / "file.json",
+    }
+    left["not ours"].write_text("a file sidelight did not write\n")
+    left["stranger's folder"].mkdir()
+    left["stranger's file"].write_text("theirs\n")
+    left["linked folder"].mkdir(parents=True)
+    left["linked file"].write_text("{}")
+    for path in left.values():
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for path in (left["stranger's folder"], left["stranger's file"]):
+        os.chown(path, STRANGER, STRANGER)
+    (state / "pending-resume").symlink_to(left["linked folder"])
+    (state / "cursors" / "linked.json").symlink_to(left["linked file"])
+    return left
+
+
+def loose_entries(state: Path, left: dict[str, Path]) -> list[str]:
+    """What of sidelight's in ``state`` another user could still read: folders not ``0700``, files not
+    ``0600`` (links, sockets and what was to be left alone aside)."""
+    found = []
+    for path in [state, *state.rglob("*")]:
+        info = path.lstat()
+        if path in left.values() or stat.S_ISLNK(info.st_mode) or stat.S_ISSOCK(info.st_mode):
+            continue
+        want = 0o700 if stat.S_ISDIR(info.st_mode) else 0o600
+        if stat.S_IMODE(info.st_mode) != want:
+            found.append(f"{path.relative_to(state.parent)} {stat.S_IMODE(info.st_mode):o}")
+    return found
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making another user's folder needs chown (root)")
+@pytest.mark.parametrize("run", ["hook", "watch", "status"])
+def test_loose_permissions_on_the_state_folders_are_tightened(
+    world: HookWorld, tmp_path: Path, run: str
+) -> None:
+    world.prompt(1, "news")
+    left = loosen(world, tmp_path / "outside")
+    modes = {name: stat.S_IMODE(path.stat().st_mode) for name, path in left.items()}
+    assert loose_entries(world.state, left)  # the test starts from a loose state
+    if run == "hook":
+        done = world.run_hook(0, SIDELIGHT_WARM="off")
+        assert done.returncode == 0 and done.stderr == b"" and context_of(done.stdout) is not None
+        # Without a walk: the state directory and the folders the hook used are 0700 (nobody else
+        # reaches anything in them any more), the cursor file it read is 0600.
+        for path in (world.state, world.state / "cursors", world.state / "prompts"):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+        assert stat.S_IMODE(world.cursor_file(0).stat().st_mode) == 0o600
+    elif run == "watch":
+        from tests.support.watching import start_serving, stop
+
+        watcher = start_serving([*cli_command(), "watch"], world.env(), world.project, world.state)
+        try:
+            assert watcher.poll() is None
+            assert loose_entries(world.state, left) == []
+        finally:
+            errors = stop(watcher).decode(errors="replace")
+        assert "Traceback" not in errors, errors
+    else:
+        status = run_cli(world, "status")
+        assert status.returncode == 0, status.stderr
+        assert loose_entries(world.state, left) == []
+    # Another user's, what a link points to and what is not sidelight's: as they were.
+    assert {name: stat.S_IMODE(path.stat().st_mode) for name, path in left.items()} == modes
+    assert left["stranger's folder"].stat().st_uid == STRANGER
+
+
+def test_a_private_folder_is_looked_at_once_per_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidelight import statefile
+
+    folder = tmp_path / "state"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    looked: list[str] = []
+    lstat = os.lstat
+
+    def counting(path: str | os.PathLike[str], *args: object, **kwargs: object) -> os.stat_result:
+        looked.append(os.fspath(path))
+        return lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", counting)
+    for _ in range(3):
+        statefile.private_dir(folder, create=False)
+        statefile.private_dir(folder)
+    assert looked == [os.fspath(folder)]
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
 # -- a hostile Redis -------------------------------------------------------------------------------------
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.logs import get_logger
-from sidelight.statefile import safe_name, shared_json
+from sidelight.statefile import private_dir, safe_name, shared_json
 
 if TYPE_CHECKING:
     import os
@@ -458,7 +458,7 @@ def _block_for(
         if text is None:
             return
         try:
-            marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(marker.parent)
             marker.touch(mode=0o600)
         except OSError:
             logger.info("cannot record that %s got its long-term context", ident, exc_info=True)

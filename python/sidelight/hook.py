@@ -16,7 +16,8 @@ from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session
 from sidelight.logs import file_handler, get_logger, hook_log
 from sidelight.plugins import get_plugins
-from sidelight.statefile import append_whole, safe_name, write_atomic
+from sidelight.reads import CURSORS_DIR
+from sidelight.statefile import append_whole, private_dir, private_fd, safe_name, write_atomic
 
 if TYPE_CHECKING:
     import logging
@@ -64,7 +65,20 @@ def handle_hook(
             logger.error("cannot load the settings, so the hook does nothing until they are fixed: %s", error)
         return None
     with hook_log(str(settings.state_dir / LOG_FILE)):
+        _private_state(settings)
         return answer_hook(host, payload, settings, plugins, deliver=deliver)
+
+
+def _private_state(settings: Settings) -> None:
+    """Makes the state directory and its cursor folder private (``0700``) when an older version or a
+    loose umask left them open: one ``lstat`` each (:func:`sidelight.statefile.private_dir`), no walk
+    (``sidelight watch`` and ``sidelight status`` tighten the rest). The folders the answer writes in are
+    made private as they are written; a hook that cannot still answers."""
+    try:
+        private_dir(settings.state_dir, create=False)
+        private_dir(settings.state_dir / CURSORS_DIR, create=False)
+    except OSError as error:
+        logger.info("cannot make the state directory private: %s", error)
 
 
 def answer_hook(
@@ -496,7 +510,7 @@ def apply_plan(plan: Plan) -> str | None:
     if sent and plan.received_file is not None:
         kept = [h for h in plan.received if h not in sent] + sent
         try:
-            plan.received_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(plan.received_file.parent)
             write_atomic(plan.received_file, json.dumps(kept[-RECEIVED_KEPT:]).encode("utf-8"))
         except OSError:
             logger.info("cannot record the blocks %s received", plan.session, exc_info=True)
@@ -561,10 +575,11 @@ def _record(settings: Settings, event: HostEvent) -> None:
         "cwd": None if event.cwd is None else str(event.cwd),
         "source": event.raw.get("source"),
     }
-    settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(settings.state_dir)
     path = settings.state_dir / EVENTS_FILE
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
+        private_fd(fd)  # an events file an older version left 0644
         # Whole or not at all: a half line left by a full disk would swallow the next hook's line.
         append_whole(fd, (json.dumps(line) + "\n").encode(), path)
     finally:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import logging
     from typing import Any
 
-__all__ = ["LOG_FORMAT", "file_handler", "get_logger", "hook_log"]
+__all__ = ["LOG_FORMAT", "file_handler", "get_logger", "hook_log", "private_fd"]
 
 #: How the log file's lines look.
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -116,10 +116,23 @@ class _LazyLogger:
 _LOG_FLAGS = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
+def private_fd(fd: int) -> None:
+    """Takes the group's and others' permission bits off the file open on ``fd`` when it is this user's
+    (a ``0644`` left by an older version or a loose umask becomes ``0600``); a file another user owns is
+    left as it is. One ``fstat``; a ``fchmod`` only when the file was loose. Through the descriptor, so
+    no symbolic link is followed between looking and changing. Here rather than in
+    :mod:`sidelight.statefile` (which uses it) because the log file needs it too, and this module
+    imports nothing of sidelight's. Raises :class:`OSError`."""
+    found = os.fstat(fd)
+    if found.st_mode & 0o077 and found.st_uid == os.geteuid():
+        os.fchmod(fd, found.st_mode & 0o7700)
+
+
 def file_handler(path: str) -> logging.Handler | None:
-    """A handler appending to ``path`` (created 0600, in a folder created 0700), one line per record in
-    :data:`LOG_FORMAT`, that drops a record it cannot write (a full disk) instead of printing a traceback
-    on the host's stderr (``None``: the file cannot be opened)."""
+    """A handler appending to ``path`` (created 0600, or made 0600 when it is ours and looser: see
+    :func:`private_fd`; in a folder created 0700), one line per record in :data:`LOG_FORMAT`, that drops
+    a record it cannot write (a full disk) instead of printing a traceback on the host's stderr
+    (``None``: the file cannot be opened)."""
     import logging
 
     class QuietFileHandler(logging.FileHandler):
@@ -133,7 +146,10 @@ def file_handler(path: str) -> logging.Handler | None:
     try:
         os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
         fd = os.open(path, _LOG_FLAGS, 0o600)
-        os.close(fd)
+        try:
+            private_fd(fd)  # a log an older version left 0644
+        finally:
+            os.close(fd)
         handler = QuietFileHandler(path, encoding="utf-8")
     except OSError:
         return None

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sidelight.records import Session
 
 __all__ = [
+    "CURSORS_DIR",
     "TranscriptRead",
     "category_tables",
     "commit_reads",
@@ -48,6 +49,9 @@ __all__ = [
 
 logger = get_logger(__name__)
 
+#: The state directory's folder of the sessions' cursor files (:func:`cursor_file`).
+CURSORS_DIR = "cursors"
+
 
 def cursor_file(session: Session, settings: Settings) -> Path:
     """Where ``session`` keeps its cursors into its siblings: one file per reading session, so that a
@@ -56,7 +60,7 @@ def cursor_file(session: Session, settings: Settings) -> Path:
     if session.cursor_file is not None:
         return session.cursor_file
     safe = safe_name(session.key)
-    return settings.state_dir / "cursors" / f"{safe}.json"
+    return settings.state_dir / CURSORS_DIR / f"{safe}.json"
 
 
 @record(frozen=False)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight._record import replace
 from sidelight.logs import get_logger
 from sidelight.redact import sanitize
-from sidelight.statefile import safe_name, write_atomic
+from sidelight.statefile import private_dir, safe_name, write_atomic
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from sidelight.records import Session
 
 __all__ = [
+    "PENDING_DIR",
+    "PROMPTS_DIR",
     "context_text",
     "last_prompt",
     "mark_prompt",
@@ -55,6 +57,10 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
+
+#: The state directory's folders of the sessions' prompt times and of the welcomes back kept for a prompt.
+PROMPTS_DIR = "prompts"
+PENDING_DIR = "pending-resume"
 
 #: How much of a session's own transcript is read to rebuild its recent state.
 TAIL_BYTES = 256 * 1024
@@ -207,18 +213,18 @@ def _marker(settings: Settings, session: Session, kind: str) -> Path:
 def last_prompt(session: Session, settings: Settings) -> float | None:
     """When :func:`mark_prompt` last recorded a prompt of ``session`` (``None``: never)."""
     try:
-        return _marker(settings, session, "prompts").stat().st_mtime
+        return _marker(settings, session, PROMPTS_DIR).stat().st_mtime
     except OSError:
         return None
 
 
 def mark_prompt(session: Session, settings: Settings, now: float | None = None) -> float | None:
     """Records a prompt of ``session`` and returns when its previous one was (``None``: first seen)."""
-    marker = _marker(settings, session, "prompts")
+    marker = _marker(settings, session, PROMPTS_DIR)
     previous = last_prompt(session, settings)
     now = time.time() if now is None else now
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(marker.parent)
         marker.touch(mode=0o600)
         os.utime(marker, (now, now))
     except OSError:
@@ -229,9 +235,9 @@ def mark_prompt(session: Session, settings: Settings, now: float | None = None) 
 def set_pending(session: Session, settings: Settings, text: str) -> None:
     """Keeps ``text`` (a welcome back) for the session's next prompt: Claude Code drops what a resumed
     session's ``SessionStart`` adds, and Pi cannot inject at its start."""
-    marker = _marker(settings, session, "pending-resume")
+    marker = _marker(settings, session, PENDING_DIR)
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(marker.parent)
         write_atomic(marker, text.encode("utf-8"))
     except OSError:
         logger.info("cannot keep a pending resume context in %s", marker, exc_info=True)
@@ -240,7 +246,7 @@ def set_pending(session: Session, settings: Settings, text: str) -> None:
 def peek_pending(session: Session, settings: Settings) -> str | None:
     """The text :func:`set_pending` kept, left there (``None``: none)."""
     try:
-        text = _marker(settings, session, "pending-resume").read_text(encoding="utf-8")
+        text = _marker(settings, session, PENDING_DIR).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     return text or None
@@ -248,7 +254,7 @@ def peek_pending(session: Session, settings: Settings) -> str | None:
 
 def take_pending(session: Session, settings: Settings) -> str | None:
     """The text :func:`set_pending` kept, once (``None``: none)."""
-    marker = _marker(settings, session, "pending-resume")
+    marker = _marker(settings, session, PENDING_DIR)
     try:
         text = marker.read_text(encoding="utf-8")
         marker.unlink()

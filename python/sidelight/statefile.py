@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from sidelight.logs import get_logger
+from sidelight.logs import get_logger, private_fd
 
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Collection, Iterator
 
 __all__ = [
     "CorruptStateError",
@@ -35,6 +35,9 @@ __all__ = [
     "load_json_state",
     "move_aside",
     "parse_json_object",
+    "private_dir",
+    "private_fd",
+    "private_tree",
     "regular_file_target",
     "safe_name",
     "shared_json",
@@ -199,6 +202,13 @@ class SharedState(Generic[T]):
             return self._parse(b"")
         with file:
             found = os.fstat(file.fileno())
+            if found.st_mode & 0o077:
+                # Left readable by an older version or a loose umask: ours are 0600 (a write makes them
+                # so anyway; this covers a file that is only read). The fstat was needed already.
+                try:  # noqa: SIM105 (contextlib: not on the prompt's path)
+                    private_fd(file.fileno())
+                except OSError:
+                    pass
             identity = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
             kept = _KEPT.get(self.path)
             if kept is not None and kept[0] == identity:
@@ -230,14 +240,7 @@ class SharedState(Generic[T]):
             return self._parse(b"")
 
     def _ensure_dir(self) -> None:
-        missing = []
-        parent = self.path.parent
-        while not parent.exists() and parent != parent.parent:
-            missing.append(parent)
-            parent = parent.parent
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)  # noqa: PTH102 (a mode for each level, unlike Path.mkdir)
+        _make_dirs(self.path.parent)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -403,6 +406,157 @@ _FILE_KINDS = {
     stat.S_IFSOCK: "a socket",
     stat.S_IFDIR: "a directory",
 }
+
+
+def _make_dirs(path: Path) -> None:
+    """Makes ``path`` and each missing folder above it, each ``0700`` (``Path.mkdir(parents=True)``
+    gives the levels above the umask's mode)."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)  # noqa: PTH102 (a mode for each level, unlike Path.mkdir)
+
+
+#: The folders :func:`private_dir` already looked at in this process (their paths as given).
+_PRIVATE: set[str] = set()
+
+#: How a folder or a file is opened to change its mode: never through a symbolic link, never waiting
+#: for a FIFO's writer, never taking a terminal.
+_DIR_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY | os.O_NOFOLLOW
+_FILE_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+
+
+def private_dir(path: str | os.PathLike[str], *, create: bool = True) -> None:
+    """Makes ``path`` a private folder of sidelight's, which only its owner may enter. The one way
+    sidelight makes its folders in the state directory.
+
+    ``create``: a missing folder is made ``0700``, and so is each missing level above it (without it, a
+    missing folder stays missing). A folder that exists loses the group's and others' bits when it is
+    this user's (``0755`` left by an older version or a loose umask becomes ``0700``); one another user
+    owns is left as it is, and so is a symbolic link (its target is used, never changed: the mode is
+    changed through a descriptor opened with ``O_NOFOLLOW``).
+
+    Once per process per folder: the first call costs one ``lstat`` (with ``create``, after the
+    ``mkdir`` that finds the folder there), the next ones only that ``mkdir`` (without ``create``,
+    nothing), so that a hook can afford it on every prompt. Raises :class:`OSError` when the folder
+    cannot be made, or ``path`` is something else than a folder (:class:`NotADirectoryError`)."""
+    key = os.fspath(path)
+    if create:
+        try:
+            os.mkdir(key, 0o700)  # noqa: PTH102 (one syscall on the prompt's path, no Path made)
+        except FileExistsError:
+            pass
+        except FileNotFoundError:
+            _make_dirs(Path(key))
+        except OSError:
+            # A read-only or foreign file system may say so before it says the folder exists: an
+            # existing folder will do, as with Path.mkdir(exist_ok=True).
+            if not os.path.isdir(key):  # noqa: PTH112
+                raise
+        else:
+            _PRIVATE.add(key)
+            return
+    if key in _PRIVATE:
+        return
+    try:
+        found = os.lstat(key)
+    except FileNotFoundError:
+        if create:
+            raise
+        return
+    if stat.S_ISDIR(found.st_mode):
+        _tighten(key, found)
+    elif not (stat.S_ISLNK(found.st_mode) and os.path.isdir(key)):  # noqa: PTH112
+        import errno  # only for a state directory that is no folder
+
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), key)
+    _PRIVATE.add(key)
+
+
+def private_tree(root: Path, folders: Collection[str], files: Callable[[str], bool]) -> int:
+    """Makes sidelight's own entries of the state directory ``root`` private, as :func:`private_dir`
+    does (only what this user owns; never through a symbolic link): ``root`` itself, the folders in it
+    named in ``folders`` and everything in them (folders ``0700``, files ``0600``), and the files in it
+    whose names ``files`` accepts (``0600``). Other entries of ``root`` are left as they are (a state
+    directory set to a folder that holds other things), and so are sockets, FIFOs, devices, links and
+    another user's folder with all it holds.
+
+    It looks at every entry: for a process's start (``sidelight watch``, ``sidelight status``), never a
+    hook's path. Returns how many entries it changed; never raises :class:`OSError` (what it cannot
+    look at or change stays as it is)."""
+    key = os.fspath(root)
+    changed = 0
+    try:
+        found = os.lstat(key)
+        if stat.S_ISDIR(found.st_mode):
+            changed += _tighten(key, found)
+            _PRIVATE.add(key)
+        # A folder the user linked in as the state directory is walked into (the link is theirs).
+        top = os.open(key, os.O_RDONLY | os.O_CLOEXEC | os.O_DIRECTORY)
+    except OSError:
+        return changed
+    try:
+        for name in os.listdir(top):  # noqa: PTH208 (names in a folder open on a descriptor)
+            try:
+                if name in folders:
+                    changed += _private_folder(name, top)
+                elif files(name):
+                    changed += _tighten(name, os.stat(name, dir_fd=top, follow_symlinks=False), top)
+            except OSError:
+                continue  # gone meanwhile, or not ours to change: left as it is
+    except OSError:
+        pass
+    finally:
+        os.close(top)
+    return changed
+
+
+def _private_folder(name: str, parent: int) -> int:
+    """:func:`private_tree` for the folder ``name`` in the folder open on ``parent`` and all it holds:
+    how many entries it changed. A folder another user owns is neither changed nor entered."""
+    uid = os.geteuid()
+    found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != uid:
+        return 0
+    changed = int(_tighten(name, found, parent))
+    # fwalk does not follow links and makes sure each folder it enters is the one it listed.
+    for _, folders, names, fd in os.fwalk(name, dir_fd=parent, follow_symlinks=False):
+        entered = []
+        for entry in [*folders, *names]:
+            try:
+                found = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+                changed += _tighten(entry, found, fd)
+            except OSError:
+                continue
+            if entry in folders and stat.S_ISDIR(found.st_mode) and found.st_uid == uid:
+                entered.append(entry)
+        folders[:] = entered
+    return changed
+
+
+def _tighten(name: str, found: os.stat_result, dir_fd: int | None = None) -> bool:
+    """Takes the group's and others' bits off ``name`` (in the folder open on ``dir_fd``), a folder or a
+    regular file ``lstat`` found as ``found``, when it is this user's; true when it did. Raises
+    :class:`OSError`."""
+    if not found.st_mode & 0o077 or found.st_uid != os.geteuid():
+        return False
+    if stat.S_ISDIR(found.st_mode):
+        flags = _DIR_FLAGS
+    elif stat.S_ISREG(found.st_mode):
+        flags = _FILE_FLAGS
+    else:
+        return False  # a link, a socket, a FIFO, a device: left as they are
+    fd = os.open(name, flags, dir_fd=dir_fd)
+    try:
+        if not os.path.samestat(os.fstat(fd), found):
+            return False  # replaced since it was looked at: whatever is there now was not judged
+        private_fd(fd)
+    finally:
+        os.close(fd)
+    return True
 
 
 def safe_name(key: str) -> str:

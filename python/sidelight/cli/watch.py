@@ -293,9 +293,11 @@ def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     from sidelight.config import ConfigError, Settings
     from sidelight.plugins import get_plugins
     from sidelight.watch.status import collect_status, print_json, render_table
+    from sidelight.watch.watcher import make_state_private
 
     try:
         settings = Settings.load()
+        make_state_private(settings.state_dir)  # once, not at every --interval
         collect_status_args = (settings, get_plugins())
         report = collect_status(*collect_status_args)
     except ConfigError as error:

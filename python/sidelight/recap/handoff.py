@@ -45,7 +45,7 @@ from sidelight.errors import NotARegularFileError
 from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
-from sidelight.statefile import regular_file_target, safe_name, write_atomic
+from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRAME",
+    "HANDOFFS_DIR",
     "HANDOFF_FILE",
     "Delivery",
     "Planned",
@@ -84,6 +85,8 @@ logger = get_logger(__name__)
 
 #: The handoff's file name in a workspace.
 HANDOFF_FILE: Final = "_handoff.md"
+#: The state directory's folder of handoffs (one folder per workspace), deliveries and pending ones.
+HANDOFFS_DIR: Final = "handoffs"
 
 
 #: A hook reads at most this much of the previous session's transcript (its end) to build a recap.
@@ -209,7 +212,7 @@ def handoff_path(workspace: Path, settings: Settings) -> Path:
     with ``handoff_location = "project"``, else ``<state dir>/handoffs/<workspace hash>/_handoff.md``."""
     if _in_project(workspace, settings):
         return workspace / HANDOFF_FILE
-    return settings.state_dir / "handoffs" / _workspace_key(workspace) / HANDOFF_FILE
+    return settings.state_dir / HANDOFFS_DIR / _workspace_key(workspace) / HANDOFF_FILE
 
 
 def store_handoff(workspace: Path, settings: Settings, document: str) -> Path:
@@ -220,7 +223,7 @@ def store_handoff(workspace: Path, settings: Settings, document: str) -> Path:
     if not _in_project(workspace, settings):
         # Our own file: written as every state file is (a link or FIFO put there is replaced, not
         # followed); only a path in someone's workspace goes through write_handoff's check.
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path.parent)
         write_atomic(path, document.encode("utf-8"), mode=0o600)
         return path
     try:
@@ -382,9 +385,9 @@ def _delivery(workspace: Path, source: Session, size: int) -> str:
 def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     """True once per (workspace, previous session, transcript size): records the delivery."""
     digest = _delivery(workspace, source, size)
-    folder = settings.state_dir / "handoffs" / "delivered"
+    folder = settings.state_dir / HANDOFFS_DIR / "delivered"
     try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(folder)
         fd = os.open(folder / digest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         return False
@@ -397,7 +400,7 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     digest = _delivery(workspace, source, size)
-    return (settings.state_dir / "handoffs" / "delivered" / digest).exists()
+    return (settings.state_dir / HANDOFFS_DIR / "delivered" / digest).exists()
 
 
 @record(frozen=True)
@@ -523,7 +526,7 @@ def _has_prompts(session: Session, plugins: Plugins) -> bool:
 
 def _pending_file(settings: Settings, session: Session) -> Path:
     safe = safe_name(session.key)
-    return settings.state_dir / "handoffs" / "pending" / safe
+    return settings.state_dir / HANDOFFS_DIR / "pending" / safe
 
 
 def _nothing_to_apply() -> bool:
@@ -585,7 +588,7 @@ def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planne
 
             if claim():
                 pending = _pending_file(settings, session)
-                pending.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                private_dir(pending.parent)
                 write_atomic(pending, json.dumps(asdict(delivery)).encode("utf-8"))
             return True
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
-from sidelight.statefile import append_whole
+from sidelight.statefile import append_whole, private_fd
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -273,6 +273,7 @@ class EventLog:
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(self.path, flags, 0o600)
         try:
+            private_fd(fd)  # a log an older version left 0644
             size = os.fstat(fd).st_size
             tail = os.pread(fd, min(size, self.dedupe_bytes), max(0, size - self.dedupe_bytes))
             whole = tail.rfind(b"\n") + 1

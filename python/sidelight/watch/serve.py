@@ -29,6 +29,7 @@ from sidelight.config import Settings
 from sidelight.discovery import list_sessions, serving
 from sidelight.hook import answer_hook, log_handler
 from sidelight.plugins import installed_key
+from sidelight.statefile import private_dir
 from sidelight.warm import (
     SOCKET_NAME,
     Reader,
@@ -106,12 +107,9 @@ class HookServer:
     def start(self) -> None:
         """Bind the socket (replacing a dead watcher's: the caller holds the state directory's lock)
         and start answering. Raises ``OSError`` when the socket cannot be made."""
-        folder = self.settings.state_dir
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if stat.S_IMODE(folder.stat().st_mode) & 0o077:
-            # Only this user may reach the socket: the directory is the gate (a socket's own mode is
-            # not honoured everywhere).
-            os.chmod(folder, 0o700)
+        # Only this user may reach the socket: the directory is the gate (a socket's own mode is not
+        # honoured everywhere).
+        private_dir(self.settings.state_dir)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.discovery import list_sessions
 from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
-from sidelight.reads import TranscriptRead, first_look, scan_reads
+from sidelight.reads import CURSORS_DIR, TranscriptRead, first_look, scan_reads
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def state_problems(settings: Settings) -> list[str]:
     gives no digest at all, on every prompt, and says so only in its log; this is where a person
     sees it. Opening each file costs ``status`` a few milliseconds per thousand sessions.
     """
-    folder = settings.state_dir / "cursors"
+    folder = settings.state_dir / CURSORS_DIR
     fix = "make it yours again (sudo chown -R $USER {path}) or remove it"
     problems = []
     try:

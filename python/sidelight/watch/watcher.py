@@ -60,7 +60,7 @@ from sidelight.reads import (
 )
 from sidelight.records import HostEvent, Session
 from sidelight.redact import sanitize
-from sidelight.statefile import write_atomic
+from sidelight.statefile import private_dir, private_tree, write_atomic
 from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
@@ -373,10 +373,11 @@ class Watcher:
         """Take the lock, restore state, and start the observer and the worker."""
         if self._worker is not None:
             raise RuntimeError("this watcher was already started")
-        self.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(self.state_dir)
         self._lock_fd = _acquire(self.state_dir)
         try:
             self._started_at = self.clock()
+            make_state_private(self.state_dir)
             _sweep_temporaries(self.state_dir)
             self._restore()
             if self._hook_offset is None:
@@ -1521,13 +1522,60 @@ def running_watcher(settings: Settings) -> int | None:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` atomically (:func:`sidelight.statefile.write_atomic`), ``0600``."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     try:
         # orjson: the snapshot of a thousand sessions is written every second.
         payload = orjson.dumps(data)
     except (TypeError, orjson.JSONEncodeError):
         payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
     write_atomic(path, payload)
+
+
+def make_state_private(state_dir: Path) -> int:
+    """Makes sidelight's folders in ``state_dir`` ``0700`` and its files ``0600`` where an older version
+    or a loose umask left them open, leaving another user's and anything that is not sidelight's as they
+    are (:func:`sidelight.statefile.private_tree`). A walk of the whole state: at the watcher's start
+    and in ``sidelight status``, never on a hook's path. Returns how many entries it changed."""
+    # Imported here: each module names its own folder or file, and the watcher needs none of them else.
+    from sidelight.facts import FACTS_FILE, GIVEN_DIR
+    from sidelight.fleet.streams import PUBLISHER_CURSORS
+    from sidelight.history import KEYS_FILE
+    from sidelight.hook import LOG_FILE, RECEIVED_DIR
+    from sidelight.plugins import ENTRY_POINTS_FILE
+    from sidelight.reads import CURSORS_DIR
+    from sidelight.recap.handoff import HANDOFFS_DIR
+    from sidelight.resume import PENDING_DIR, PROMPTS_DIR
+
+    folders = {
+        CURSORS_DIR,
+        RECEIVED_DIR,
+        PROMPTS_DIR,
+        PENDING_DIR,
+        GIVEN_DIR,
+        HANDOFFS_DIR,
+        ARCHIVE_DIR,
+        REQUESTS_DIR,
+        CURSOR_FILE.parent.name,
+        LIFECYCLE_FILE.parent.name,
+        PUBLISHER_CURSORS.parent.name,
+        "opencode",  # the opencode template's exports (no module imports a template)
+    }
+    # The event log template's ACTIVITY_EVENTS_FILE: no module imports a template.
+    files = (LOG_FILE, EVENTS_FILE, STATUS_FILE, LOCK_FILE, KEYS_FILE, FACTS_FILE, "activity-events.jsonl")
+    cache = ENTRY_POINTS_FILE.split("{", 1)[0]
+
+    def ours(name: str) -> bool:
+        # With what their writers add: NAME.lock, NAME.tmp, NAME.corrupt-<time>, a rotated NAME.1, and
+        # write_atomic's temporaries .NAME.<pid>.<thread>.tmp.
+        base = name[1:] if name.startswith(".") else name
+        return base.startswith(cache) or any(base == f or base.startswith(f + ".") for f in files)
+
+    changed = private_tree(state_dir, folders, ours)
+    if changed:
+        logger.info(
+            "made %d folders and files of %s private (only their owner may read them)", changed, state_dir
+        )
+    return changed
 
 
 #: A temporary file of :func:`write_json_atomic` this old is left over from a writer that was killed.
@@ -1584,7 +1632,7 @@ def _request(action: str, key: str, settings: Settings) -> bool:
         write_json_atomic(folder / name, {"action": action, "session": key, "time": time.time()})
         return True
     lock = settings.state_dir / (STATUS_FILE + ".lock")
-    settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(settings.state_dir)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
