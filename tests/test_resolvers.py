@@ -115,11 +115,13 @@ def test_templates_register_formats_and_resolvers_without_conflicts() -> None:
         "claude-code": "claude-code",
         "pi": "pi",
         "codex": "codex",
+        "qwen": "qwen",
+        "copilot": "copilot",
     }
     for name, spec in formats.items():
         assert dict(spec.categories) == DEFAULT_CATEGORIES[name]
         assert spec.injected_markers == ("[Session Activity]",)
-    assert {"claude-code", "pi", "codex", "volute"} <= set(plugins.resolvers())
+    assert {"claude-code", "pi", "codex", "qwen", "copilot", "volute"} <= set(plugins.resolvers())
     assert plugins.categories()["claude-code"]["bash"] == "command"
 
 

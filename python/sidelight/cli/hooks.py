@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "agent-sdk")
+HOOK_HOSTS = ("claude-code", "codex", "pi", "qwen", "copilot", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "skill", "service")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "qwen", "copilot", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -96,7 +96,8 @@ def register(commands: Any) -> None:
         help="install sidelight's hooks into an agent host, or the watcher as a service",
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; skill: a SKILL.md for agents; service: a systemd user unit "
+        "~/.pi/agent/extensions/sidelight.ts; qwen: hooks in ~/.qwen/settings.json; copilot: "
+        "~/.copilot/hooks/sidelight.json; skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
         "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
         "and the service call sidelight by absolute path.",

@@ -75,7 +75,7 @@ FORMAT = FormatSpec(
 )
 
 #: Hosts whose events are never Claude Code sessions.
-_OTHER_HOSTS = frozenset({"codex", "pi"})
+_OTHER_HOSTS = frozenset({"codex", "pi", "qwen", "copilot"})
 
 #: How many transcripts of a project folder are tried for its ``cwd``.
 _CWD_TRIES = 4

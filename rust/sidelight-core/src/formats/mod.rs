@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `qwen`, `copilot`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -17,9 +17,11 @@ use crate::json::{Flow, Reader};
 
 mod claude_code;
 mod codex;
+mod copilot;
 pub mod declared;
 mod message;
 mod pi;
+mod qwen;
 mod read;
 #[cfg(test)]
 mod testing;
@@ -36,6 +38,8 @@ pub enum Format {
     ClaudeCode,
     Pi,
     Codex,
+    Qwen,
+    Copilot,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
     Declared(&'static Declared),
     /// A decoder written outside the core (the Python fallback).
@@ -71,7 +75,7 @@ pub fn register(format: Format, categories: Categories) -> Result<(), String> {
             "the name {name:?} is a built-in format's; choose another"
         ));
     }
-    if matches!(format, Format::ClaudeCode | Format::Pi | Format::Codex) {
+    if !matches!(format, Format::Declared(_) | Format::External(_)) {
         return Err("only declared and external formats are registered".to_owned());
     }
     let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
@@ -100,13 +104,21 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 3] = [Format::ClaudeCode, Format::Pi, Format::Codex];
+    pub const ALL: [Format; 5] = [
+        Format::ClaudeCode,
+        Format::Pi,
+        Format::Codex,
+        Format::Qwen,
+        Format::Copilot,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::Pi => "pi",
             Format::Codex => "codex",
+            Format::Qwen => "qwen",
+            Format::Copilot => "copilot",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -127,6 +139,8 @@ impl Format {
             Format::ClaudeCode => claude_code::TOOLS,
             Format::Pi => pi::TOOLS,
             Format::Codex => codex::TOOLS,
+            Format::Qwen => qwen::TOOLS,
+            Format::Copilot => copilot::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -156,6 +170,8 @@ impl Format {
             Format::ClaudeCode => claude_code::decode(line, sink),
             Format::Pi => pi::decode(line, sink),
             Format::Codex => codex::decode(line, sink),
+            Format::Qwen => qwen::decode(line, sink),
+            Format::Copilot => copilot::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -180,6 +196,8 @@ impl Format {
         let mut keys = 0u32;
         let (mut payload, mut session_id, mut parent_uuid, mut message) =
             (false, false, false, false);
+        // Qwen Code's envelope is Claude Code's plus a `provenance`; Copilot's events carry `data`.
+        let (mut provenance, mut data) = (false, false);
         Reader::new(line).object(|r, key| {
             keys += 1;
             match key.raw {
@@ -200,6 +218,14 @@ impl Format {
                     message = true;
                     r.skip()?;
                 }
+                b"provenance" => {
+                    provenance = true;
+                    r.skip()?;
+                }
+                b"data" => {
+                    data = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
@@ -212,6 +238,12 @@ impl Format {
             )
         {
             return Some(Format::Codex);
+        }
+        if provenance && session_id {
+            return Some(Format::Qwen);
+        }
+        if data && ty.contains(&b'.') {
+            return Some(Format::Copilot);
         }
         if session_id || parent_uuid {
             return Some(Format::ClaudeCode);
