@@ -474,7 +474,7 @@ def test_copilot_tells_its_events_apart_by_their_keys(
         raw=raw,
     )
     assert injectors["copilot"].read_event({"sessionId": COPILOT_SESSION}) is None
-    assert injectors["copilot"].read_event([1]) is None  # type: ignore[arg-type]
+    assert injectors["copilot"].read_event([1]) is None
 
 
 def test_copilot_gets_a_top_level_additional_context(injectors: dict[str, Any]) -> None:

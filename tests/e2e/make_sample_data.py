@@ -1,6 +1,7 @@
-"""Regenerate tests/data/{claude-code,codex,pi}/ with the real CLIs and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,qwen,copilot}/ with the real CLIs and the scripted mock API.
 
-    python -m tests.e2e.make_sample_data      # needs `make clients`; takes ~15 s
+    python -m tests.e2e.make_sample_data              # needs `make clients`; takes ~20 s
+    python -m tests.e2e.make_sample_data qwen copilot # only these
 
 Every CLI runs in a fixed throwaway root (/tmp/sidelight-samples: HOME and project dir inside), so the
 paths written into the transcripts are the same on every machine. The scripts used are below; the
@@ -14,7 +15,14 @@ import shutil
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import CLAUDE_VERSION, CODEX_VERSION, PI_VERSION, AgentEnv
+from tests.e2e.conftest import (
+    CLAUDE_VERSION,
+    CODEX_VERSION,
+    COPILOT_VERSION,
+    PI_VERSION,
+    QWEN_VERSION,
+    AgentEnv,
+)
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
 
 ROOT = Path("/tmp/sidelight-samples")
@@ -44,7 +52,7 @@ def env(name: str, mock: MockAPI) -> AgentEnv:
     root = ROOT / name
     if root.exists():
         shutil.rmtree(root)
-    return AgentEnv(root, mock)
+    return AgentEnv(root, mock, ROOT / "copilot-cache")
 
 
 def copy(src: Path, dest: Path) -> Path:
@@ -114,9 +122,48 @@ def codex_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def qwen_samples(out: Path) -> None:
+    with MockAPI() as mock:
+        agents = env("qwen", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), second_turn(target)])
+        first = agents.qwen(PROMPT_1)
+        assert first.session_id
+        agents.qwen(PROMPT_2, resume=first.session_id)
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
+def copilot_samples(out: Path) -> None:
+    with MockAPI() as mock:
+        agents = env("copilot", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), second_turn(target)])
+        first = agents.copilot(PROMPT_1)
+        assert first.session_id
+        agents.copilot(PROMPT_2, resume=first.session_id)
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
+SAMPLES = {
+    "claude-code": claude_samples,
+    "pi": pi_samples,
+    "codex": codex_samples,
+    "qwen": qwen_samples,
+    "copilot": copilot_samples,
+}
+
+
 def main() -> int:
-    print(f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}; root {ROOT}")
-    for name, make in (("claude-code", claude_samples), ("pi", pi_samples), ("codex", codex_samples)):
+    print(
+        f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, qwen {QWEN_VERSION}, "
+        f"copilot {COPILOT_VERSION}; root {ROOT}"
+    )
+    names = sys.argv[1:] or list(SAMPLES)
+    unknown = [n for n in names if n not in SAMPLES]
+    if unknown:
+        print(f"unknown sample set {unknown[0]!r}; choose from {', '.join(SAMPLES)}", file=sys.stderr)
+        return 2
+    for name, make in ((n, SAMPLES[n]) for n in names):
         out = DATA / name
         if out.exists():
             shutil.rmtree(out)
