@@ -325,7 +325,15 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
         assert [type(spec) for spec in mine.values()] == [type(spec) for spec in theirs.values()]
     assert quick.broken == through_pluggy.broken == []
     assert quick._manager is None  # pluggy was never needed
-    assert list(quick.resolvers()) == ["redis-streams", "volute", "codex", "pi", "claude-code"]
+    assert list(quick.resolvers()) == [
+        "redis-streams",
+        "volute",
+        "copilot",
+        "qwen",
+        "codex",
+        "pi",
+        "claude-code",
+    ]
 
 
 def test_registering_a_plugin_hands_the_hooks_to_pluggy() -> None:
