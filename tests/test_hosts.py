@@ -58,7 +58,7 @@ def injectors() -> dict[str, Any]:
 
 
 def test_builtin_injectors_are_registered(injectors: dict[str, Any]) -> None:
-    assert set(injectors) == {"claude-code", "codex", "pi", "agent-sdk"}
+    assert set(injectors) == {"claude-code", "codex", "pi", "qwen", "copilot", "agent-sdk"}
     assert all(spec.description for spec in injectors.values())
 
 
@@ -419,3 +419,98 @@ def test_a_plugin_can_add_a_host(tmp_path: Path) -> None:
     plugins = Plugins(builtins=["sidelight.templates.hosts"], entry_points=False)
     plugins.register(MyHost())
     assert {"my-agent", "claude-code"} <= set(plugins.injectors())
+
+
+# ---------------------------------------------------------------------------------------------------
+# Qwen Code and GitHub Copilot CLI (inputs as the real CLIs sent them: tests/e2e)
+
+QWEN_PROMPT = {
+    "session_id": "6e2c6a88-50de-4f5b-8d51-42d155ac90fc",
+    "transcript_path": "/home/u/.qwen/projects/-tmp-proj/chats/6e2c6a88-50de-4f5b-8d51-42d155ac90fc.jsonl",
+    "cwd": "/tmp/proj",
+    "hook_event_name": "UserPromptSubmit",
+    "timestamp": "2026-11-25T05:42:31.039Z",
+    "permission_mode": "yolo",
+    "prompt_id": "6e2c6a88-50de-4f5b-8d51-42d155ac90fc########0",
+    "prompt": "do the steps",
+    "submitted_prompt": "do the steps",
+}
+COPILOT_SESSION = "813c50ec-b142-4004-8931-92e23f02979e"
+
+
+def test_qwen_reads_claude_codes_protocol(injectors: dict[str, Any]) -> None:
+    event = injectors["qwen"].read_event(QWEN_PROMPT)
+    assert event is not None and event.host == "qwen" and event.event == "UserPromptSubmit"
+    assert event.transcript_path == Path(QWEN_PROMPT["transcript_path"]) and event.prompt == "do the steps"
+    out = injectors["qwen"].render(event, "[Session Activity] x")
+    assert json.loads(out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "[Session Activity] x",
+        }
+    }
+
+
+@pytest.mark.parametrize(
+    ("payload", "event", "prompt"),
+    [
+        ({"prompt": "do the steps"}, "UserPromptSubmit", "do the steps"),
+        ({"source": "new", "initialPrompt": "do the steps"}, "SessionStart", None),
+        ({"reason": "complete"}, "SessionEnd", None),
+    ],
+)
+def test_copilot_tells_its_events_apart_by_their_keys(
+    injectors: dict[str, Any], payload: dict[str, Any], event: str, prompt: str | None
+) -> None:
+    raw = {"sessionId": COPILOT_SESSION, "timestamp": 1795585353551, "cwd": "/tmp/proj", **payload}
+    read = injectors["copilot"].read_event(raw)
+    assert read == HostEvent(
+        host="copilot",
+        event=event,  # type: ignore[arg-type]
+        session_id=COPILOT_SESSION,
+        transcript_path=None,
+        cwd=Path("/tmp/proj"),
+        prompt=prompt,
+        raw=raw,
+    )
+    assert injectors["copilot"].read_event({"sessionId": COPILOT_SESSION}) is None
+    assert injectors["copilot"].read_event([1]) is None
+
+
+def test_copilot_gets_a_top_level_additional_context(injectors: dict[str, Any]) -> None:
+    event = injectors["copilot"].read_event({"sessionId": COPILOT_SESSION, "cwd": "/p", "prompt": "hi"})
+    assert json.loads(injectors["copilot"].render(event, "[Session Activity] x")) == {
+        "additionalContext": "[Session Activity] x"
+    }
+    assert injectors["copilot"].render(event, None) is None
+
+
+def test_qwens_empty_prompt_call_after_a_tool_result_gets_nothing(tmp_path: Path) -> None:
+    """Qwen calls its prompt hook again after each tool result with `"prompt": ""`: what it would get
+    reaches the model but not the transcript, so the hook answers nothing (and logs no warning)."""
+    home = tmp_path / "home"
+    project = tmp_path / "proj"
+    chats = home / ".qwen" / "projects" / "-proj" / "chats"
+    chats.mkdir(parents=True)
+    project.mkdir()
+    sibling = chats / "11111111-2222-4333-8444-555555555555.jsonl"
+    line = {
+        "uuid": "u1",
+        "sessionId": sibling.stem,
+        "timestamp": "2026-11-25T05:42:31.048Z",
+        "type": "user",
+        "provenance": "real_user",
+        "cwd": str(project),
+        "message": {"role": "user", "parts": [{"text": "sibling work"}]},
+    }
+    sibling.write_text(json.dumps(line, separators=(",", ":")) + "\n")  # compact, as Qwen writes
+    own = chats / "6e2c6a88-50de-4f5b-8d51-42d155ac90fc.jsonl"
+    payload = dict(QWEN_PROMPT, transcript_path=str(own), cwd=str(project))
+    empty = run_hook_process(home, "qwen", json.dumps(dict(payload, prompt="")).encode())
+    assert empty.returncode == 0 and empty.stdout == b""
+    typed = run_hook_process(home, "qwen", json.dumps(payload).encode())
+    assert typed.returncode == 0
+    context = json.loads(typed.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "sibling work" in context  # the news waited for the typed prompt
+    log = home / ".local" / "state" / "sidelight" / "sidelight.log"
+    assert "WARNING" not in (log.read_text() if log.exists() else "")

@@ -527,3 +527,58 @@ def test_claude_code_plugin_hook_finds_the_venv_it_was_installed_into(home: Path
         check=False,
     )
     assert done.returncode == 0 and marker.read_text().strip() == "hook claude-code", done.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# Qwen Code and GitHub Copilot CLI
+
+
+def test_qwen_install_adds_three_hooks_keeps_other_settings_and_is_idempotent(home: Path) -> None:
+    path = home / ".qwen" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}, **EXISTING}))
+    first = install.install_qwen()
+    assert first.changed and first.backup is not None
+    settings = json.loads(path.read_text())
+    assert settings["security"] == {"auth": {"selectedType": "openai"}} and settings["model"] == "opus"
+    for event in install.QWEN_EVENTS:
+        (hook,) = ours(settings, event, "qwen")
+        assert Path(shlex.split(hook["command"])[0]).is_absolute()
+        assert hook["timeout"] == install.HOOK_TIMEOUT * 1000  # Qwen counts milliseconds
+    assert OTHER_HOOK in settings["hooks"]["UserPromptSubmit"][0]["hooks"]
+    assert not install.install_qwen().changed
+    assert json.loads(path.read_text()) == settings
+    removed = install.uninstall_qwen()
+    assert removed.changed
+    left = json.loads(path.read_text())
+    assert all(not ours(left, event, "qwen") for event in install.QWEN_EVENTS)
+    assert left["hooks"]["UserPromptSubmit"] == [{"hooks": [OTHER_HOOK]}]
+    assert not install.uninstall_qwen().changed
+
+
+def test_copilot_install_writes_its_own_hooks_file_idempotently(home: Path) -> None:
+    path = home / ".copilot" / "hooks" / "sidelight.json"
+    done = cli(home, "install", "copilot")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and set(data["hooks"]) == set(install.COPILOT_EVENTS)
+    for (hook,) in data["hooks"].values():
+        assert hook["type"] == "command" and hook["timeoutSec"] == install.HOOK_TIMEOUT
+        assert hook["bash"].endswith(" hook copilot") and Path(shlex.split(hook["bash"])[0]).is_absolute()
+    again = cli(home, "install", "copilot")
+    assert again.returncode == 0 and "already installed" in again.stdout + again.stderr
+    assert cli(home, "uninstall", "copilot").returncode == 0
+    assert not path.exists()
+    assert not install.uninstall_copilot().changed
+
+
+def test_copilot_install_never_replaces_a_hooks_file_of_someone_else(home: Path) -> None:
+    path = home / ".copilot" / "hooks" / "sidelight.json"
+    path.parent.mkdir(parents=True)
+    theirs = {"version": 1, "hooks": {"userPromptSubmitted": [{"type": "command", "bash": "echo x"}]}}
+    path.write_text(json.dumps(theirs))
+    with pytest.raises(install.InstallError, match="not written by sidelight"):
+        install.install_copilot()
+    with pytest.raises(install.InstallError, match="not written by sidelight"):
+        install.uninstall_copilot()
+    assert json.loads(path.read_text()) == theirs

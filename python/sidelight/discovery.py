@@ -48,7 +48,7 @@ __all__ = [
 logger = get_logger(__name__)
 
 #: The plain agent templates; a more specific resolver (volute) that claims the same transcript wins.
-GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex", "gemini"})
+GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex", "gemini", "qwen", "copilot"})
 #: The shortest id prefix that names a session.
 MIN_PREFIX = 4
 

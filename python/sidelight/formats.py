@@ -66,6 +66,8 @@ class Format(StrEnum):
     CLAUDE_CODE = "claude-code"
     PI = "pi"
     CODEX = "codex"
+    QWEN = "qwen"
+    COPILOT = "copilot"
     GEMINI = "gemini"
 
     @classmethod

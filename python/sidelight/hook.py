@@ -138,6 +138,11 @@ def _compose(
     if event is None:
         logger.warning("%s hook input not understood; nothing injected", host)
         return None, None
+    if event.event == "UserPromptSubmit" and event.prompt == "":
+        # Qwen Code calls its prompt hook again after every tool result, with an empty prompt; what it
+        # gets then reaches the model but never the transcript. The news waits for a typed prompt.
+        logger.debug("%s: prompt hook without a prompt; nothing injected", host)
+        return None, None
     if event.event == "SessionEnd":
         _record(settings, event)
         _drop_pending(event, settings, plugins)

@@ -5,6 +5,13 @@
   ``<cwd>/.claude/settings.json`` (``scope="project"``).
 - **Codex**: ``UserPromptSubmit`` and ``SessionStart`` in ``~/.codex/hooks.json`` (``CODEX_HOME``), plus
   ``[features] hooks = true`` in ``config.toml``.
+- **Qwen Code**: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks in
+  ``~/.qwen/settings.json`` (Claude Code's shape, timeout in milliseconds). Qwen runs user-level hooks
+  without a trust step.
+- **GitHub Copilot CLI**: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` in a file of its
+  own, ``~/.copilot/hooks/sidelight.json``. Copilot runs user-level hooks without a trust step (a
+  repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight does not use
+  them).
 - **Gemini CLI**: ``BeforeAgent``, ``SessionStart`` and ``SessionEnd`` command hooks in
   ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in milliseconds as Gemini reads them.
 - **Pi**: the extension shipped in this package (``integrations/pi/sidelight.ts``) copied to
@@ -43,9 +50,11 @@ from sidelight.statefile import write_atomic
 __all__ = [
     "CLAUDE_EVENTS",
     "CODEX_EVENTS",
+    "COPILOT_EVENTS",
     "GEMINI_EVENTS",
     "HOOK_TIMEOUT",
     "LAUNCHD_LABEL",
+    "QWEN_EVENTS",
     "SERVICE_ENVIRONMENT",
     "SYSTEMD_UNIT",
     "InstallError",
@@ -54,9 +63,11 @@ __all__ = [
     "install",
     "install_claude_code",
     "install_codex",
+    "install_copilot",
     "install_gemini",
     "install_opencode",
     "install_pi",
+    "install_qwen",
     "install_service",
     "launchd_plist",
     "opencode_plugin_path",
@@ -68,9 +79,11 @@ __all__ = [
     "uninstall",
     "uninstall_claude_code",
     "uninstall_codex",
+    "uninstall_copilot",
     "uninstall_gemini",
     "uninstall_opencode",
     "uninstall_pi",
+    "uninstall_qwen",
     "uninstall_service",
 ]
 
@@ -78,6 +91,10 @@ __all__ = [
 CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
 CODEX_EVENTS = ("UserPromptSubmit", "SessionStart")
+#: The Qwen Code hook events sidelight listens to (Claude Code's names).
+QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
+#: The GitHub Copilot CLI hook events sidelight listens to.
+COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd")
 #: The Gemini CLI hook events sidelight listens to (``BeforeAgent``: each prompt).
 GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd")
 #: Seconds the host waits for the hook (sidelight's own budget, ``time_budget``, is shorter).
@@ -558,6 +575,85 @@ def uninstall_opencode(
 
 
 # ---------------------------------------------------------------------------------------------------
+# Qwen Code and GitHub Copilot CLI
+
+
+def _home(home: Path | None) -> Path:
+    if home is not None:
+        return home
+    from sidelight.config import Settings
+
+    return Settings.load().home
+
+
+def _qwen_settings_path(home: Path | None) -> Path:
+    return _home(home) / ".qwen" / "settings.json"
+
+
+def install_qwen(*, home: Path | None = None) -> InstallResult:
+    """Adds sidelight's hooks to Qwen Code's user settings (``~/.qwen/settings.json``)."""
+    path = _qwen_settings_path(home)
+    data = _read_json(path, "Qwen Code settings file")
+    command = _hook_command("qwen")
+    if not _add_hooks(data, path, "qwen", QWEN_EVENTS, command, timeout=HOOK_TIMEOUT * 1000):
+        return InstallResult("qwen", path, False, f"already installed in {path}")
+    return _save(path, _dump(data), "qwen", "installed the Qwen Code hooks in")
+
+
+def uninstall_qwen(*, home: Path | None = None) -> InstallResult:
+    """Removes sidelight's hooks (only those) from Qwen Code's user settings."""
+    path = _qwen_settings_path(home)
+    data = _read_json(path, "Qwen Code settings file")
+    if not _remove_hooks(data, "qwen"):
+        return InstallResult("qwen", path, False, f"not installed in {path}")
+    return _save(path, _dump(data), "qwen", "removed the Qwen Code hooks from")
+
+
+def _copilot_hooks_path(home: Path | None) -> Path:
+    return _home(home) / ".copilot" / "hooks" / "sidelight.json"
+
+
+def copilot_hooks(command: str) -> dict[str, Any]:
+    """The contents of ``~/.copilot/hooks/sidelight.json``: one command hook for each event."""
+    hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT}
+    return {"version": 1, "hooks": {event: [dict(hook)] for event in COPILOT_EVENTS}}
+
+
+def _copilot_is_ours(data: dict[str, Any]) -> bool:
+    hooks = data.get("hooks")
+    return isinstance(hooks, dict) and any(
+        isinstance(h, dict) and _is_ours(h.get("bash"), "copilot")
+        for groups in hooks.values()
+        if isinstance(groups, list)
+        for h in groups
+    )
+
+
+def install_copilot(*, home: Path | None = None) -> InstallResult:
+    """Writes sidelight's hooks file for GitHub Copilot CLI, ``~/.copilot/hooks/sidelight.json``."""
+    path = _copilot_hooks_path(home)
+    data = _read_json(path, "Copilot hooks file")
+    if data and not _copilot_is_ours(data):
+        raise InstallError(f"{path} was not written by sidelight; not replacing it")
+    wanted = copilot_hooks(_hook_command("copilot"))
+    if data == wanted:
+        return InstallResult("copilot", path, False, f"already installed in {path}")
+    return _save(path, _dump(wanted), "copilot", "installed the Copilot CLI hooks in")
+
+
+def uninstall_copilot(*, home: Path | None = None) -> InstallResult:
+    """Removes sidelight's Copilot hooks file (only if it is sidelight's)."""
+    path = _copilot_hooks_path(home)
+    data = _read_json(path, "Copilot hooks file")
+    if not path.exists():
+        return InstallResult("copilot", path, False, f"not installed: {path}")
+    if not _copilot_is_ours(data):
+        raise InstallError(f"{path} was not written by sidelight; not removing it")
+    path.unlink()
+    return InstallResult("copilot", path, True, f"removed {path}")
+
+
+# ---------------------------------------------------------------------------------------------------
 # The watcher as a service: a systemd user unit (Linux) or a launchd agent (macOS)
 
 #: The systemd user unit's name.
@@ -823,11 +919,17 @@ def install(
         return [install_pi(home=home)]
     if target == "gemini":
         return [install_gemini(home=home)]
+    if target == "qwen":
+        return [install_qwen(home=home)]
+    if target == "copilot":
+        return [install_copilot(home=home)]
     if target == "opencode":
         return [install_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return install_service(home=home)
-    raise InstallError(f"cannot install {target!r}: use claude-code, codex, pi, gemini, opencode or service")
+    raise InstallError(
+        f"cannot install {target!r}: use claude-code, codex, pi, gemini, qwen, copilot, opencode or service"
+    )
 
 
 def uninstall(
@@ -843,10 +945,14 @@ def uninstall(
         return [uninstall_pi(home=home)]
     if target == "gemini":
         return [uninstall_gemini(home=home)]
+    if target == "qwen":
+        return [uninstall_qwen(home=home)]
+    if target == "copilot":
+        return [uninstall_copilot(home=home)]
     if target == "opencode":
         return [uninstall_opencode(scope, home=home, cwd=cwd)]
     if target == "service":
         return uninstall_service(home=home)
     raise InstallError(
-        f"cannot uninstall {target!r}: use claude-code, codex, pi, gemini, opencode or service"
+        f"cannot uninstall {target!r}: use claude-code, codex, pi, gemini, qwen, copilot, opencode or service"
     )

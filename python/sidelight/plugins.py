@@ -66,6 +66,8 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.claude_code",
     "sidelight.templates.pi",
     "sidelight.templates.codex",
+    "sidelight.templates.qwen",
+    "sidelight.templates.copilot",
     "sidelight.templates.gemini",
     "sidelight.templates.opencode",
     "sidelight.templates.volute",

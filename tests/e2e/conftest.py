@@ -34,6 +34,8 @@ BIN_DIR = CLIENTS_DIR / "node_modules" / ".bin"
 
 CLAUDE_VERSION = "2.1.330"
 CODEX_VERSION = "0.169.0"
+QWEN_VERSION = "0.24.4"
+COPILOT_VERSION = "1.0.102"
 PI_VERSION = "0.73.1"
 GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
@@ -121,6 +123,9 @@ class AgentEnv:
 
     root: Path
     mock: MockAPI
+    #: Copilot CLI unpacks about 235 MB into its cache on a HOME's first run: one cache for the whole
+    #: test session (`XDG_CACHE_HOME`), see the `copilot_cache` fixture.
+    copilot_cache: Path | None = None
     home: Path = field(init=False)
     project: Path = field(init=False)
     runs: list[RunResult] = field(default_factory=list)
@@ -150,7 +155,24 @@ class AgentEnv:
     def gemini_chats(self) -> Path:
         return self.home / ".gemini" / "tmp"
 
+    @property
+    def qwen_projects(self) -> Path:
+        return self.home / ".qwen" / "projects"
+
+    @property
+    def copilot_sessions(self) -> Path:
+        return self.home / ".copilot" / "session-state"
+
     def write_configs(self) -> None:
+        qwen_dir = self.home / ".qwen"
+        qwen_dir.mkdir(parents=True, exist_ok=True)
+        # The OpenAI-compatible provider from the environment; no managed memory (a second, background
+        # request per run).
+        qwen = {
+            "security": {"auth": {"selectedType": "openai"}},
+            "memory": {"enableManagedAutoMemory": False},
+        }
+        (qwen_dir / "settings.json").write_text(json.dumps(qwen, indent=2))
         pi_dir = self.home / ".pi" / "agent"
         pi_dir.mkdir(parents=True, exist_ok=True)
         models = {
@@ -527,6 +549,60 @@ class AgentEnv:
             result.transcripts = named + [p for p in result.transcripts if p not in named]
         return self._check(result, check)
 
+    def qwen(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`qwen -p PROMPT --yolo` (with `--resume SESSION_ID` to continue a session)."""
+        argv = [str(client_bin("qwen")), "-p", prompt, "--yolo", "-o", "json"]
+        if resume:
+            argv += ["--resume", resume]
+        run_env = self.env(
+            OPENAI_BASE_URL=f"{self.mock.base_url}/v1",
+            OPENAI_API_KEY="dummy",
+            OPENAI_MODEL="mock-model",
+            QWEN_CODE_SUPPRESS_YOLO_WARNING="1",
+            **(env or {}),
+        )
+        result = self._run("qwen", argv, run_env, self.qwen_projects, timeout)
+        if result.transcripts:
+            m = _UUID.search(result.transcripts[0].name)
+            result.session_id = m.group(0) if m else None
+        return self._check(result, check)
+
+    def copilot(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`copilot -p PROMPT --allow-all-tools` with a BYOK provider (`--resume=SESSION_ID` to continue)."""
+        argv = [str(client_bin("copilot")), "-p", prompt, "--allow-all-tools"]
+        if resume:
+            argv.append(f"--resume={resume}")
+        extra = {"XDG_CACHE_HOME": str(self.copilot_cache)} if self.copilot_cache is not None else {}
+        run_env = self.env(
+            COPILOT_PROVIDER_BASE_URL=f"{self.mock.base_url}/v1",
+            COPILOT_PROVIDER_API_KEY="dummy",
+            COPILOT_MODEL="mock-model",
+            COPILOT_OFFLINE="true",
+            COPILOT_AUTO_UPDATE="false",
+            **extra,
+            **(env or {}),
+        )
+        result = self._run("copilot", argv, run_env, self.copilot_sessions, timeout)
+        if result.transcripts:
+            result.session_id = result.transcripts[0].parent.name
+        return self._check(result, check)
+
 
 def sidelight_command() -> list[str]:
     """The `sidelight` console script beside this interpreter (the venv need not be on PATH)."""
@@ -539,7 +615,7 @@ DIGEST_HEADER = "[Session Activity]"
 
 
 def _item_texts(item: Any) -> list[str]:
-    """The texts of one Anthropic message or OpenAI input item."""
+    """The texts of one Anthropic message, OpenAI input item or chat-completions message."""
     if not isinstance(item, dict):
         return []
     content = item.get("content")
@@ -555,7 +631,9 @@ def _item_texts(item: Any) -> list[str]:
 def digest_for(mock: MockAPI, prompt: str) -> str | None:
     """The sidelight digest that came with `prompt`: in the first model request carrying the prompt,
     the `[Session Activity]` block in the context messages right after it (Claude's `system` message,
-    Pi's second `user` message, Codex's `developer` message). `None` when that prompt had no digest."""
+    Pi's second `user` message, Codex's `developer` message), or inside the prompt's own message after
+    the prompt (Qwen's `<qwen:user-prompt-submit-context>` part, Copilot's `<system_reminder>`). `None`
+    when that prompt had no digest."""
     requests = [r for r in mock.model_requests() if isinstance(r.body, dict) and prompt in r.text()]
     if not requests:
         pytest.fail(f"no model request carried the prompt {prompt!r}\n{mock.summary()}", pytrace=False)
@@ -572,6 +650,12 @@ def digest_for(mock: MockAPI, prompt: str) -> str | None:
         default=-1,
     )
     found = []
+    own = _item_texts(items[at]) if at >= 0 else []
+    for text in own[next((i for i, t in enumerate(own) if prompt in t), len(own)) :]:
+        after = text[text.index(prompt) + len(prompt) :] if prompt in text else text
+        if DIGEST_HEADER in after:
+            block = after[after.index(DIGEST_HEADER) :]
+            found.append(block.split("\n\n", 1)[0].split("\n</", 1)[0])
     for item in items[at + 1 :]:
         if item.get("type") not in (None, "message"):
             break  # a tool call or its output: past the prompt's context
@@ -609,10 +693,17 @@ def mock() -> Iterator[MockAPI]:
         yield m
 
 
+@pytest.fixture(scope="session")
+def copilot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `XDG_CACHE_HOME` for every Copilot run of the session: Copilot unpacks ~235 MB there once."""
+    return tmp_path_factory.mktemp("copilot-cache")
+
+
 @pytest.fixture
-def agents(tmp_path: Path, mock: MockAPI) -> AgentEnv:
-    """A throwaway HOME + project dir wired to `mock`, with `.claude()`, `.pi()` and `.codex()` runners."""
-    return AgentEnv(tmp_path, mock)
+def agents(tmp_path: Path, mock: MockAPI, copilot_cache: Path) -> AgentEnv:
+    """A throwaway HOME + project dir wired to `mock`, with `.claude()`, `.pi()`, `.codex()`, `.qwen()` and
+    `.copilot()` runners."""
+    return AgentEnv(tmp_path, mock, copilot_cache)
 
 
 @pytest.fixture(scope="session")

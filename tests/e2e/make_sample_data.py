@@ -1,4 +1,5 @@
-"""Regenerate tests/data/{claude-code,codex,pi,gemini,opencode}/ with the real CLIs and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode}/ with the real CLIs and the
+scripted mock API.
 
     python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
     python -m tests.e2e.make_sample_data opencode   # only the folders named
@@ -18,9 +19,11 @@ from pathlib import Path
 from tests.e2e.conftest import (
     CLAUDE_VERSION,
     CODEX_VERSION,
+    COPILOT_VERSION,
     GEMINI_VERSION,
     OPENCODE_VERSION,
     PI_VERSION,
+    QWEN_VERSION,
     AgentEnv,
 )
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
@@ -52,7 +55,7 @@ def env(name: str, mock: MockAPI) -> AgentEnv:
     root = ROOT / name
     if root.exists():
         shutil.rmtree(root)
-    return AgentEnv(root, mock)
+    return AgentEnv(root, mock, ROOT / "copilot-cache")
 
 
 def copy(src: Path, dest: Path) -> Path:
@@ -138,6 +141,28 @@ def gemini_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def qwen_samples(out: Path) -> None:
+    with MockAPI() as mock:
+        agents = env("qwen", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), second_turn(target)])
+        first = agents.qwen(PROMPT_1)
+        assert first.session_id
+        agents.qwen(PROMPT_2, resume=first.session_id)
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
+def copilot_samples(out: Path) -> None:
+    with MockAPI() as mock:
+        agents = env("copilot", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), second_turn(target)])
+        first = agents.copilot(PROMPT_1)
+        assert first.session_id
+        agents.copilot(PROMPT_2, resume=first.session_id)
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
 def opencode_samples(out: Path) -> None:
     """opencode keeps its sessions in SQLite: the sample is the three tables as SQL, and the export
     sidelight makes of them (what the ``opencode`` format reads). Between the two prompts a Claude Code
@@ -186,6 +211,8 @@ SAMPLES = {
     "pi": pi_samples,
     "codex": codex_samples,
     "gemini": gemini_samples,
+    "qwen": qwen_samples,
+    "copilot": copilot_samples,
     "opencode": opencode_samples,
 }
 
@@ -193,10 +220,13 @@ SAMPLES = {
 def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
-        f"opencode {OPENCODE_VERSION}; "
-        f"root {ROOT}"
+        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}; root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
+    unknown = [n for n in names if n not in SAMPLES]
+    if unknown:
+        print(f"unknown sample set {unknown[0]!r}; choose from {', '.join(SAMPLES)}", file=sys.stderr)
+        return 2
     for name in names:
         make = SAMPLES[name]
         out = DATA / name

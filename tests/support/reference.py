@@ -31,7 +31,7 @@ FILES_TOUCHED_KEPT = 500
 MESSAGE_IDS_KEPT = 65_536
 DEFAULT_TEXT_LIMIT = 500
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-FORMATS = ("claude-code", "pi", "codex", "gemini")
+FORMATS = ("claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 CATEGORY_KEYS = ("edit", "read", "command", "other")
 
 # "Primary argument of a tool use": the first of these keys whose value is a non-empty string.
@@ -201,19 +201,20 @@ def _snippet(value: Any) -> str | None:
 
 
 def input_details(tool_input: Any) -> Details:
-    """``content`` lines, and ``old_string``/``new_string`` (or ``oldText``/``newText``, or the first
-    ``edits`` element's), read in the input's key order as the core does."""
+    """``content`` (or Copilot's ``file_text``) lines, and ``old_string``/``new_string`` (or
+    ``oldText``/``newText``, Copilot's ``old_str``/``new_str``, or the first ``edits`` element's), read in
+    the input's key order as the core does."""
     if not isinstance(tool_input, dict):
         return (None, None, None)
     lines: int | None = None
     old: Any = None
     new: Any = None
     for key, value in tool_input.items():
-        if key == "content" and isinstance(value, str):
+        if key in ("content", "file_text") and isinstance(value, str):
             lines = line_count(value)
-        elif key in ("old_string", "oldText"):
+        elif key in ("old_string", "oldText", "old_str"):
             old = value if isinstance(value, str) else None
-        elif key in ("new_string", "newText"):
+        elif key in ("new_string", "newText", "new_str"):
             new = value if isinstance(value, str) else None
         elif key == "edits" and isinstance(value, list) and value and old is None and new is None:
             first = value[0]
@@ -645,6 +646,78 @@ def gemini_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
     # info, error, warning, headers and patches: not counted.
 
 
+# -- Qwen Code -----------------------------------------------------------------------------------
+
+# How Qwen Code wraps a prompt hook's text, stored as a part of the prompt's own line.
+QWEN_HOOK_CONTEXT = "<qwen:user-prompt-submit-context>"
+
+
+def qwen_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    acc.set_first("session_id", line.get("sessionId"))
+    acc.set_first("cwd", line.get("cwd"))
+    message = line.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    if kind == "user":
+        # A prompt a person typed has provenance "real_user" (older versions wrote none).
+        if line.get("provenance", "real_user") != "real_user":
+            return
+        texts = [
+            p["text"]
+            for p in parts
+            if isinstance(p.get("text"), str)
+            and not isinstance(p.get("functionCall"), dict)
+            and p.get("thought") is not True
+            and not p["text"].lstrip().startswith(QWEN_HOOK_CONTEXT)
+        ]
+        acc.prompt("\n".join(texts))
+    elif kind == "assistant":
+        acc.assistant_line()
+        for p in parts:
+            call = p.get("functionCall")
+            if isinstance(call, dict):
+                args = call.get("args")
+                acc.tool_use(
+                    call.get("name"), primary_arg(args), tool_id=call.get("id"), details=input_details(args)
+                )
+            elif p.get("thought") is not True:
+                acc.assistant_text(p.get("text"))
+    # tool_result and system (telemetry, attribution snapshots): not counted.
+
+
+# -- GitHub Copilot CLI --------------------------------------------------------------------------
+
+
+def copilot_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    data = line.get("data")
+    if not isinstance(data, dict):
+        data = {}
+    if kind in ("session.start", "session.resume"):
+        acc.set_first("session_id", data.get("sessionId"))
+        context = data.get("context")
+        acc.set_first("cwd", context.get("cwd") if isinstance(context, dict) else None)
+    elif kind == "user.message":
+        # `content` is what the person typed; `transformedContent` (with our hook's text) is not read.
+        if isinstance(data.get("content"), str):
+            acc.prompt(data["content"])
+    elif kind == "assistant.message":
+        acc.assistant_line(data.get("messageId"))
+        acc.assistant_text(data.get("content"))
+        requests = data.get("toolRequests")
+        for request in requests if isinstance(requests, list) else []:
+            if not isinstance(request, dict):
+                continue
+            args = request.get("arguments")
+            args = args if isinstance(args, dict) else None
+            acc.tool_use(
+                request.get("name"),
+                primary_arg(args),
+                tool_id=request.get("toolCallId"),
+                details=input_details(args),
+            )
+    # hook.start / hook.end (our own output among them), tool.execution_*, turns, usage: not counted.
+
+
 # -- the reader ----------------------------------------------------------------------------------
 
 LineHandler = Callable[[Activity, dict[str, Any], "str | None"], None]
@@ -653,6 +726,8 @@ HANDLERS: dict[str, LineHandler] = {
     "pi": pi_line,
     "codex": codex_line,
     "gemini": gemini_line,
+    "qwen": qwen_line,
+    "copilot": copilot_line,
 }
 
 

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "opencode", "agent-sdk")
+HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "opencode", "skill", "service")
+INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "skill", "service")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -100,7 +100,8 @@ def register(commands: Any) -> None:
         description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
         "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
         "~/.pi/agent/extensions/sidelight.ts; gemini: hooks in ~/.gemini/settings.json (Gemini runs them "
-        "only in a folder it trusts); opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
+        "only in a folder it trusts); qwen: hooks in ~/.qwen/settings.json; copilot: "
+        "~/.copilot/hooks/sidelight.json; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
         "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
         "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "

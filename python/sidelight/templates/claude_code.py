@@ -76,7 +76,7 @@ FORMAT = FormatSpec(
 )
 
 #: Hosts whose events are never Claude Code sessions.
-_OTHER_HOSTS = frozenset({"codex", "pi", "gemini"})
+_OTHER_HOSTS = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
 
 #: How many transcripts of a project folder are tried for its ``cwd``.
 _CWD_TRIES = 4

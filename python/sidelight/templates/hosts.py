@@ -1,4 +1,5 @@
-"""Built-in injectors: the hook protocols of Claude Code, Codex, Pi and the Claude Agent SDK.
+"""Built-in injectors: the hook protocols of Claude Code, Codex, Pi, Qwen Code, GitHub Copilot CLI and
+the Claude Agent SDK.
 
 Each injector reads a host's hook input into a :class:`~sidelight.records.HostEvent` and renders the
 digest text into what the hook prints:
@@ -6,6 +7,11 @@ digest text into what the hook prints:
 - ``claude-code`` and ``codex`` read the command hook's stdin JSON (``session_id``, ``transcript_path``,
   ``cwd``, ``hook_event_name``, ``prompt``, ``source``) and print
   ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}``;
+- ``qwen`` reads the same fields (Qwen Code's hooks are Claude Code's) and prints the same JSON; the
+  empty-prompt call Qwen makes after each tool result gets nothing (:mod:`sidelight.hook`);
+- ``copilot`` reads Copilot CLI's ``{sessionId, timestamp, cwd, prompt | source | reason}`` (which event
+  it is follows from the keys, see :func:`read_copilot_hook`) and prints a top-level
+  ``{"additionalContext": TEXT}``, the only shape Copilot injects;
 - ``agent-sdk`` reads the same fields from the Python ``claude-agent-sdk`` callback's input dict and
   renders the same JSON (the callback turns it back into a dict);
 - ``pi`` reads what sidelight's Pi extension sends (see :data:`PI_EVENTS`) and prints the bare text,
@@ -23,7 +29,15 @@ from typing import Any
 from sidelight._hookimpl import hookimpl
 from sidelight.records import EventName, HostEvent, InjectorSpec
 
-__all__ = ["PI_EVENTS", "read_command_hook", "read_pi_event", "render_hook_json", "render_text"]
+__all__ = [
+    "PI_EVENTS",
+    "read_command_hook",
+    "read_copilot_hook",
+    "read_pi_event",
+    "render_copilot_json",
+    "render_hook_json",
+    "render_text",
+]
 
 #: The hook events sidelight handles, as Claude Code and Codex name them.
 EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionStart", "SessionEnd"})
@@ -96,6 +110,42 @@ def read_pi_event(payload: Mapping[str, Any]) -> HostEvent | None:
     )
 
 
+def read_copilot_hook(payload: Mapping[str, Any]) -> HostEvent | None:
+    """A GitHub Copilot CLI hook input as a :class:`HostEvent`.
+
+    Copilot's stdin names no event: ``userPromptSubmitted`` has ``prompt``, ``sessionStart`` has
+    ``source`` (``new``, ``resume``…) and ``initialPrompt``, ``sessionEnd`` has ``reason``. Its
+    ``timestamp`` is in milliseconds and it sends no transcript path. ``None`` for anything else.
+    """
+    if not isinstance(payload, Mapping):
+        return None
+    event: EventName
+    if isinstance(payload.get("prompt"), str):
+        event = "UserPromptSubmit"
+    elif "reason" in payload:
+        event = "SessionEnd"
+    elif "source" in payload:
+        event = "SessionStart"
+    else:
+        return None
+    return HostEvent(
+        host="copilot",
+        event=event,
+        session_id=_text(payload.get("sessionId")),
+        transcript_path=None,
+        cwd=_path(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+def render_copilot_json(event: HostEvent, text: str | None) -> str | None:
+    """``{"additionalContext": TEXT}`` (top level: Copilot ignores ``hookSpecificOutput``), or ``None``."""
+    if text is None:
+        return None
+    return json.dumps({"additionalContext": text}, ensure_ascii=False)
+
+
 def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     """``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}``, or ``None``."""
     if text is None:
@@ -124,6 +174,18 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         read_event=lambda payload: read_command_hook("codex", payload),
         render=render_hook_json,
         description="Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)",
+    )
+    yield InjectorSpec(
+        name="qwen",
+        read_event=lambda payload: read_command_hook("qwen", payload),
+        render=render_hook_json,
+        description="Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
+    )
+    yield InjectorSpec(
+        name="copilot",
+        read_event=read_copilot_hook,
+        render=render_copilot_json,
+        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json)",
     )
     yield InjectorSpec(
         name="agent-sdk",

@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, `gemini`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -17,10 +17,12 @@ use crate::json::{Flow, Reader};
 
 mod claude_code;
 mod codex;
+mod copilot;
 pub mod declared;
 mod gemini;
 mod message;
 mod pi;
+mod qwen;
 mod read;
 #[cfg(test)]
 mod testing;
@@ -36,6 +38,8 @@ use read::Bad;
 pub enum Format {
     ClaudeCode,
     Pi,
+    Qwen,
+    Copilot,
     Codex,
     Gemini,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
@@ -73,10 +77,7 @@ pub fn register(format: Format, categories: Categories) -> Result<(), String> {
             "the name {name:?} is a built-in format's; choose another"
         ));
     }
-    if matches!(
-        format,
-        Format::ClaudeCode | Format::Pi | Format::Codex | Format::Gemini
-    ) {
+    if !matches!(format, Format::Declared(_) | Format::External(_)) {
         return Err("only declared and external formats are registered".to_owned());
     }
     let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
@@ -105,11 +106,13 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 6] = [
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Gemini,
+        Format::Qwen,
+        Format::Copilot,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +121,8 @@ impl Format {
             Format::Pi => "pi",
             Format::Codex => "codex",
             Format::Gemini => "gemini",
+            Format::Qwen => "qwen",
+            Format::Copilot => "copilot",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -139,6 +144,8 @@ impl Format {
             Format::Pi => pi::TOOLS,
             Format::Codex => codex::TOOLS,
             Format::Gemini => gemini::TOOLS,
+            Format::Qwen => qwen::TOOLS,
+            Format::Copilot => copilot::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -169,6 +176,8 @@ impl Format {
             Format::Pi => pi::decode(line, sink),
             Format::Codex => codex::decode(line, sink),
             Format::Gemini => gemini::decode(line, sink),
+            Format::Qwen => qwen::decode(line, sink),
+            Format::Copilot => copilot::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -195,6 +204,8 @@ impl Format {
             (false, false, false, false);
         // A Gemini CLI chat's header (`projectHash`) and patches (`$set`) have no type.
         let mut gemini = false;
+        // Qwen Code's envelope is Claude Code's plus a `provenance`; Copilot's events carry `data`.
+        let (mut provenance, mut data) = (false, false);
         Reader::new(line).object(|r, key| {
             keys += 1;
             match key.raw {
@@ -219,6 +230,14 @@ impl Format {
                     gemini = true;
                     r.skip()?;
                 }
+                b"provenance" => {
+                    provenance = true;
+                    r.skip()?;
+                }
+                b"data" => {
+                    data = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
@@ -234,6 +253,12 @@ impl Format {
             )
         {
             return Some(Format::Codex);
+        }
+        if provenance && session_id {
+            return Some(Format::Qwen);
+        }
+        if data && ty.contains(&b'.') {
+            return Some(Format::Copilot);
         }
         if session_id || parent_uuid {
             return Some(Format::ClaudeCode);

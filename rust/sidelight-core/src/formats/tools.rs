@@ -99,9 +99,14 @@ pub(super) fn tool_input<'a, K: AsRef<[u8]>>(
                 }
             }
             (_, b'"') if is_patch => patch = Some(r.string()?.decode()),
-            (None, b'"') if key.is(b"content") => content = r.string(),
-            (None, b'"') if key.is(b"old_string") || key.is(b"oldText") => old = r.string(),
-            (None, b'"') if key.is(b"new_string") || key.is(b"newText") => new = r.string(),
+            // Copilot's `create{file_text}` and `edit{old_str, new_str}` beside Claude's and Pi's.
+            (None, b'"') if key.is(b"content") || key.is(b"file_text") => content = r.string(),
+            (None, b'"') if key.is(b"old_string") || key.is(b"oldText") || key.is(b"old_str") => {
+                old = r.string()
+            }
+            (None, b'"') if key.is(b"new_string") || key.is(b"newText") || key.is(b"new_str") => {
+                new = r.string()
+            }
             (None, b'[') if key.is(b"edits") => {
                 // Several edits in one call: the first one stands for them.
                 let mut first = true;

@@ -1,0 +1,156 @@
+"""Built-in template: GitHub Copilot CLI (format ``copilot``, resolver ``copilot``).
+
+**Sessions.** Every ``~/.copilot/session-state/<session id>/events.jsonl``.
+
+**Records.** ``key`` = ``copilot:<session id>`` (the folder's name), ``id`` = that id, ``name`` = a short
+id. The events carry no title.
+
+**Group.** The session's working directory, absolute and resolved: ``data.context.cwd`` of the
+``session.start`` event that opens the file, read from a bounded head once per session and process (the
+first line never changes). Sessions of the other agents use their working directory too, so sessions of
+one project see each other whichever agent runs them.
+
+**Current session.** Copilot's hook input has no transcript path: for an event of the ``copilot`` host,
+the session named ``event.session_id`` (its file may not exist yet), else ``None``.
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH113, PTH118
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight._hookimpl import hookimpl
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
+from sidelight.paths import head_string_field, real, short_id
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+
+logger = get_logger(__name__)
+
+NAME = "copilot"
+EVENTS_FILE = "events.jsonl"
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="copilot",
+    categories=DEFAULT_CATEGORIES["copilot"],
+    # A hook's text is stored in hook.end and user.message's transformedContent, which the decoder
+    # never reads.
+    injected_markers=("[Session Activity]",),
+    description="GitHub Copilot CLI sessions (~/.copilot/session-state/<session>/events.jsonl)",
+)
+
+#: The ``session.start`` line is about 400 bytes; its ``cwd`` is read from this much of the head.
+_HEAD_BYTES = 4096
+
+_cwds: dict[str, str] = {}
+
+
+def sessions_dir(settings: Settings) -> Path:
+    return settings.home / ".copilot" / "session-state"
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = sessions_dir(settings)
+    return [folder] if folder.is_dir() else []
+
+
+def _cwd(path: str) -> str | None:
+    """The ``session.start`` line's working directory, cached by path once found."""
+    cached = _cwds.get(path)
+    if cached is not None:
+        return cached
+    try:
+        with open(path, "rb") as f:  # noqa: PTH123
+            line = f.read(_HEAD_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    if b'"session.start"' not in line:
+        return None
+    cwd = head_string_field(path, "cwd", data=line)
+    if cwd is not None:
+        _cwds[path] = cwd
+    return cwd
+
+
+def _session(path: Path, session_id: str, cwd: str | None, fallback: Path | None) -> Session:
+    if cwd:
+        group = real(cwd)
+    elif fallback is not None:
+        group = real(os.fspath(fallback))
+    else:
+        group = f"{NAME}:{session_id}"  # no working directory known: a group of its own
+    return Session(
+        key=f"{NAME}:{session_id}",
+        name=short_id(session_id),
+        path=path,
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=session_id,
+    )
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Copilot CLI session whose events file has begun."""
+    try:
+        with os.scandir(real(os.fspath(sessions_dir(settings)))) as entries:
+            folders = sorted((e.name, e.path) for e in entries if e.is_dir())
+    except OSError:
+        return
+    for session_id, folder in folders:
+        path = os.path.join(folder, EVENTS_FILE)
+        cwd = _cwd(path)
+        if cwd is None and not os.path.isfile(path):
+            continue  # a folder without events (yet)
+        yield _session(Path(path), session_id, cwd, None)
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
+    """The Copilot CLI session whose events file is ``path`` (which may not exist yet)."""
+    session_id = path.parent.name or (event.session_id if event is not None else None)
+    if not session_id:
+        return None
+    return _session(path, session_id, _cwd(os.fspath(path)), event.cwd if event is not None else None)
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Copilot CLI session a hook event comes from (see the module docstring)."""
+    if event.host != NAME or not event.session_id or "/" in event.session_id:
+        return None
+    try:
+        top = real(os.fspath(sessions_dir(settings)))
+        return session_for_path(Path(top, event.session_id, EVENTS_FILE), event)
+    except (OSError, ValueError) as error:
+        logger.debug("copilot: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="GitHub Copilot CLI sessions under ~/.copilot/session-state; grouped by working directory",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER

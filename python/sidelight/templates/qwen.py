@@ -1,0 +1,179 @@
+"""Built-in template: Qwen Code (format ``qwen``, resolver ``qwen``).
+
+**Sessions.** Every ``~/.qwen/projects/<project>/chats/<session id>.jsonl``. Qwen Code names the project
+folder after the working directory with every character other than ``[A-Za-z0-9]`` turned into ``-``
+(so the name cannot be decoded back).
+
+**Records.** ``key`` = ``qwen:<session id>`` (the file name's stem), ``id`` = that id, ``name`` = a short
+id. Qwen Code writes no title line.
+
+**Group.** The working directory, absolute and resolved: the ``cwd`` every line carries, read from the
+head of one transcript of the project folder, once per folder and process. Sessions of the other agents
+use their working directory too, so sessions of one project see each other whichever agent runs them.
+
+**Current session.** The chat at ``event.transcript_path`` (Qwen's hook input has it) when it lies under
+Qwen's projects folder or the event comes from the ``qwen`` host (the file may not exist yet), else the
+chat named ``event.session_id`` in the folder of ``event.cwd``, else ``None``.
+"""
+
+# Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
+# ruff: noqa: PTH118, PTH119
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight._hookimpl import hookimpl
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.logs import get_logger
+from sidelight.paths import head_string_field, real, short_id
+from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from sidelight.config import Settings
+
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "project_folder", "roots", "session_for_path"]
+
+logger = get_logger(__name__)
+
+NAME = "qwen"
+
+FORMAT = FormatSpec(
+    name=NAME,
+    decoder="qwen",
+    categories=DEFAULT_CATEGORIES["qwen"],
+    # A hook's text is stored in the prompt's line as a <qwen:user-prompt-submit-context> part, which
+    # the decoder never counts as the person's words.
+    injected_markers=("[Session Activity]",),
+    description="Qwen Code chats (~/.qwen/projects/<cwd>/chats/<session>.jsonl)",
+)
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+_folder_cwds: dict[str, str] = {}
+
+
+def projects_dir(settings: Settings) -> Path:
+    return settings.home / ".qwen" / "projects"
+
+
+def roots(settings: Settings) -> list[Path]:
+    folder = projects_dir(settings)
+    return [folder] if folder.is_dir() else []
+
+
+def project_folder(cwd: str) -> str:
+    """The name Qwen Code gives the project folder of ``cwd``."""
+    return _NOT_ALNUM.sub("-", cwd)
+
+
+def _folder_group(folder: str, chats: Iterable[str], fallback: Path | None = None) -> str:
+    cached = _folder_cwds.get(folder)
+    if cached is not None:
+        return cached
+    for n, path in enumerate(chats):
+        if n >= 4:
+            break
+        cwd = head_string_field(path, "cwd", limit=16 * 1024)
+        if cwd:
+            _folder_cwds[folder] = group = real(cwd)
+            return group
+    if fallback is not None:
+        return real(os.fspath(fallback))
+    return f"{NAME}:{os.path.basename(folder)}"  # no working directory known: a group of its own
+
+
+def _session(path: Path, session_id: str, group: str) -> Session:
+    return Session(
+        key=f"{NAME}:{session_id}",
+        name=short_id(session_id),
+        path=path,
+        format=NAME,
+        group=group,
+        resolver=NAME,
+        id=session_id,
+    )
+
+
+def _chats(folder: str) -> list[str]:
+    try:
+        with os.scandir(os.path.join(folder, "chats")) as entries:
+            return sorted(e.path for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    except OSError:
+        return []
+
+
+def list_sessions(settings: Settings) -> Iterator[Session]:
+    """Every Qwen Code chat under Qwen's projects folder."""
+    try:
+        with os.scandir(real(os.fspath(projects_dir(settings)))) as entries:
+            folders = sorted(e.path for e in entries if e.is_dir())
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            chats = _chats(folder)
+            if not chats:
+                continue
+            group = _folder_group(folder, chats)
+            for path in chats:
+                yield _session(Path(path), os.path.basename(path)[:-6], group)
+        except Exception as error:  # an odd folder never hides the others
+            logger.debug("qwen: skipping %s: %s", folder, error)
+
+
+def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
+    """The Qwen Code session whose chat is ``path`` (which may not exist yet)."""
+    name = path.name
+    session_id = name[:-6] if name.endswith(".jsonl") else (event.session_id if event is not None else None)
+    if not session_id:
+        return None
+    folder = os.fspath(path.parent.parent)
+    chats = [os.fspath(path)] if path.is_file() else _chats(folder)
+    return _session(path, session_id, _folder_group(folder, chats, event.cwd if event is not None else None))
+
+
+def current(event: HostEvent, settings: Settings) -> Session | None:
+    """The Qwen Code session a hook event comes from (see the module docstring)."""
+    try:
+        return _current(event, settings)
+    except (OSError, ValueError) as error:
+        logger.debug("qwen: cannot identify the session of %s: %s", event, error)
+        return None
+
+
+def _current(event: HostEvent, settings: Settings) -> Session | None:
+    top = real(os.fspath(projects_dir(settings)))
+    if event.transcript_path is not None:
+        path = Path(real(os.fspath(event.transcript_path)))
+        if os.fspath(path).startswith(top + os.sep) or event.host == NAME:
+            return session_for_path(path, event)
+        return None
+    if event.host == NAME and event.session_id and event.cwd is not None:
+        folder = os.path.join(top, project_folder(os.fspath(event.cwd)), "chats")
+        return session_for_path(Path(folder, f"{event.session_id}.jsonl"), event)
+    return None
+
+
+RESOLVER = ResolverSpec(
+    name=NAME,
+    list_sessions=list_sessions,
+    current=current,
+    roots=roots,
+    description="Qwen Code chats under ~/.qwen/projects; grouped by working directory",
+)
+
+
+@hookimpl
+def sidelight_formats() -> Iterator[FormatSpec]:
+    yield FORMAT
+
+
+@hookimpl
+def sidelight_resolvers() -> Iterator[ResolverSpec]:
+    yield RESOLVER
