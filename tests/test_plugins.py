@@ -330,6 +330,8 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
         "volute",
         "opencode",
         "gemini",
+        "copilot",
+        "qwen",
         "codex",
         "pi",
         "claude-code",
