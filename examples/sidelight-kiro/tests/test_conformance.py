@@ -25,7 +25,9 @@ class TestKiroFormat(FormatConformance):
                 "kind": "Prompt",
                 "data": {
                     "message_id": "inj",
-                    "content": [{"kind": "text", "data": "[Session Activity] (what your other sessions did)"}],
+                    "content": [
+                        {"kind": "text", "data": "[Session Activity] (what your other sessions did)"}
+                    ],
                 },
             }
         ),
