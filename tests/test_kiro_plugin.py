@@ -130,7 +130,7 @@ def test_the_installed_plugin_shows_tool_results_in_read(installed: Path, tmp_pa
     result = _sidelight(installed, home, "read", "kiro-6a6a6a6a")
     assert result.returncode == 0, result.stderr
     # The ``toolResult`` block of the sample answers the ``write`` call, by its ``toolUseId``.
-    assert "→ Successfully modified file" in result.stdout, result.stdout
+    assert "[write /work/app/src/env.py → Successfully modified file]" in result.stdout, result.stdout
 
 
 _COLLAPSE = """
