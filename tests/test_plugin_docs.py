@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
+import sys
 import textwrap
 import types
 import typing
@@ -191,3 +192,32 @@ def test_packaging_is_documented() -> None:
     assert f"group `{hookspecs.PROJECT}`" in text
     for topic in ("SIDELIGHT_PLUGINS", "check_pending", "Plugins.broken", "summarizers are asked in order"):
         assert topic in text, f"docs/plugins.md does not mention {topic}"
+
+
+EXAMPLE = ROOT / "examples" / "sidelight-kiro"
+
+
+@pytest.mark.parametrize("doc", ["plugins.md", "tutorial.md"])
+def test_the_example_layout_in_the_docs_is_the_example_s(doc: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Kiro layout the docs show is the one examples/sidelight-kiro declares (and its tests run)."""
+    monkeypatch.syspath_prepend(str(EXAMPLE / "src"))
+    monkeypatch.delitem(sys.modules, "sidelight_kiro", raising=False)
+    import sidelight_kiro  # type: ignore[import-not-found]
+
+    text = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    (block,) = [
+        m["body"] for m in FENCE.finditer(text) if m["lang"] == "python" and "LAYOUT = Layout(" in m["body"]
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile(block, f"docs/{doc}", "exec"), namespace)  # the docs' own example, run as written
+    assert namespace["LAYOUT"] == sidelight_kiro.LAYOUT
+    if "FORMAT" in namespace:
+        # The tutorial's categories are a part of the example's, each as the example maps it.
+        shown = dict(namespace["FORMAT"].categories)
+        assert shown.items() <= sidelight_kiro.CATEGORIES.items()
+
+
+def test_the_tutorial_s_entry_point_is_the_example_s() -> None:
+    entry = 'kiro = "sidelight_kiro"'
+    assert entry in (ROOT / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    assert entry in (EXAMPLE / "pyproject.toml").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ Group ``declared-pi``: the real Pi sessions of ``tests/data/pi-mono`` (repeated 
 read by the built-in ``pi`` decoder, by Pi described as a :class:`~sidelight.formats.Layout` (the same
 counting, compiled by the core), by Pi written as a Python fallback decoder (stdlib ``json`` and
 ``msgspec`` per line, the core counting its events), and by the reference reader (stdlib ``json`` and
-``orjson``). Group ``declared-gemini``: the Gemini example plugin's layout against its own Python
+``orjson``). Group ``declared-kiro``: the Kiro example plugin's layout against its own Python
 decoder, on its samples repeated with fresh ids. Every peer must agree with the built-in (or the
 layout) before it is timed; MB/s and the ratio to the built-in go to ``extra_info``.
 """
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-GEMINI_SRC = ROOT / "examples" / "sidelight-gemini" / "src"
+KIRO_SRC = ROOT / "examples" / "sidelight-kiro" / "src"
 
 
 def _pi_events(record: Any) -> list[Event] | None:
@@ -121,9 +121,9 @@ def _pi_corpus(size_mb: float) -> Path:
     return path
 
 
-def _gemini_corpus(size_mb: float) -> Path:
-    samples = sorted((GEMINI_SRC / "sidelight_gemini" / "samples").glob("*.jsonl"))
-    path = CACHE_DIR / f"declared-gemini-{size_mb:g}mb.jsonl"
+def _kiro_corpus(size_mb: float) -> Path:
+    samples = sorted((KIRO_SRC / "sidelight_kiro" / "samples").glob("*.jsonl"))
+    path = CACHE_DIR / f"declared-kiro-{size_mb:g}mb.jsonl"
     if not path.exists():
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
         data = b"".join(p.read_bytes() for p in samples)
@@ -131,7 +131,8 @@ def _gemini_corpus(size_mb: float) -> Path:
         with tmp.open("wb") as out:
             written, k = 0, 0
             while written < size_mb * MB:
-                chunk = data.replace(b'"id":"', b'"id":"%d-' % k)
+                # Fresh message ids per copy: a reply id seen before would be counted once.
+                chunk = data.replace(b'"message_id":"', b'"message_id":"%d-' % k)
                 out.write(chunk)
                 written += len(chunk)
                 k += 1
@@ -209,25 +210,25 @@ def test_declared_pi(benchmark: Any, benchmarks_enabled: bool, peer: str) -> Non
 
 
 @pytest.mark.parametrize("peer", ["layout", "python-fallback"])
-def test_declared_gemini(
+def test_declared_kiro(
     benchmark: Any, benchmarks_enabled: bool, peer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.syspath_prepend(str(GEMINI_SRC))
-    import sidelight_gemini  # type: ignore[import-not-found]
+    monkeypatch.syspath_prepend(str(KIRO_SRC))
+    import sidelight_kiro  # type: ignore[import-not-found]
 
-    # Registered under names of its own: the registry is process-wide and other tests use "gemini"
-    # as a format nobody declared.
-    register_format(replace(sidelight_gemini.FORMAT, name="bench-gemini", decoder=""))
+    # Registered under names of its own: the registry is process-wide and other tests may register
+    # the example as "kiro".
+    register_format(replace(sidelight_kiro.FORMAT, name="bench-kiro", decoder=""))
     register_format(
         FormatSpec(
-            name="bench-gemini-python",
-            decode=sidelight_gemini.decode_line,
-            categories=sidelight_gemini.CATEGORIES,
+            name="bench-kiro-python",
+            decode=sidelight_kiro.decode_line,
+            categories=sidelight_kiro.CATEGORIES,
         )
     )
-    path = _gemini_corpus(20 if benchmarks_enabled else 2)
-    want = _summary(scan(path, "bench-gemini", threads=1))
+    path = _kiro_corpus(20 if benchmarks_enabled else 2)
+    want = _summary(scan(path, "bench-kiro", threads=1))
     assert want["messages"]["assistant"] > 0
-    name = "bench-gemini" if peer == "layout" else "bench-gemini-python"
-    _measure(benchmark, "declared-gemini", peer, lambda p: scan(p, name, threads=1), path, want)
-    sys.modules.pop("sidelight_gemini", None)
+    name = "bench-kiro" if peer == "layout" else "bench-kiro-python"
+    _measure(benchmark, "declared-kiro", peer, lambda p: scan(p, name, threads=1), path, want)
+    sys.modules.pop("sidelight_kiro", None)

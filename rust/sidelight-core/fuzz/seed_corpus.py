@@ -97,8 +97,9 @@ def main() -> None:
             for target, data in seeds:
                 write(corpus / target, data[:max_len])
                 counts[target] = counts.get(target, 0) + 1
-    # Odd first byte: Gemini's layout, seeded from the example plugin's sample sessions.
-    for path in sorted((root / "examples").rglob("*.jsonl")):
+    # Odd first byte: the Gemini-shaped layout (declared::samples::gemini), seeded from the real Gemini
+    # CLI chats of tests/data (the example plugin is Kiro's now; its lines would teach this layout nothing).
+    for path in sorted((root / "tests" / "data" / "gemini").rglob("*.jsonl")):
         for piece in chunks(path, max_len // 2):
             write(corpus / "decode_declared", (b"\x01" + bytes([rng.randrange(256)]) + piece)[:max_len])
             counts["decode_declared"] = counts.get("decode_declared", 0) + 1

@@ -1361,7 +1361,8 @@ pub mod samples {
         }
     }
 
-    /// Gemini CLI JSONL (docs/plugins.md, the sidelight-gemini example).
+    /// Gemini CLI JSONL as a declaration (untyped parts, `toolCalls` with their `result`): the layout
+    /// the example plugin declared before Gemini became a built-in format; kept for its shapes.
     pub fn gemini() -> Spec {
         Spec {
             session_id: path(&["sessionId"]),

@@ -1,4 +1,4 @@
-"""The example third-party plugin (examples/sidelight-gemini), built and installed with pip into a
+"""The example third-party plugin (examples/sidelight-kiro), built and installed with pip into a
 throwaway target like any third party's package, then used through sidelight's own CLI."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sidelight-gemini"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sidelight-kiro"
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The plugin installed with pip into a target folder (not into the project's venv)."""
-    work = tmp_path_factory.mktemp("gemini")
+    work = tmp_path_factory.mktemp("kiro")
     source = work / "src"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     target = work / "site"
@@ -27,7 +27,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
          "--target", str(target), str(source)],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
-    assert (target / "sidelight_gemini").is_dir()
+    assert (target / "sidelight_kiro").is_dir()
     return target
 
 
@@ -46,23 +46,25 @@ def _sidelight(target: Path, home: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
-def _gemini_home(home: Path) -> Path:
-    chats = home / ".gemini" / "tmp" / "app" / "chats"
-    chats.mkdir(parents=True)
-    (chats.parent / ".project_root").write_text("/work/app")
-    for sample in (EXAMPLE / "src" / "sidelight_gemini" / "samples").glob("*.jsonl"):
-        shutil.copy(sample, chats / sample.name)
-    return chats
+def _kiro_home(home: Path, cwd: str = "/work/app") -> Path:
+    """The example's samples as a Kiro CLI would leave them: transcripts and sidecars in one folder."""
+    cli = home / ".kiro" / "sessions" / "cli"
+    cli.mkdir(parents=True)
+    for sample in (EXAMPLE / "src" / "sidelight_kiro" / "samples").glob("*.jsonl"):
+        shutil.copy(sample, cli / sample.name)
+        meta = json.loads(sample.with_suffix(".json").read_text())
+        (cli / sample.with_suffix(".json").name).write_text(json.dumps({**meta, "cwd": cwd}))
+    return cli
 
 
 def test_the_installed_plugin_is_listed_and_conforms(installed: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _gemini_home(home)
+    _kiro_home(home)
     listing = _sidelight(installed, home, "plugins", "--json")
     assert listing.returncode == 0, listing.stderr
     records = {r["name"]: r for r in map(json.loads, listing.stdout.splitlines())}
-    assert records["gemini"]["version"] == "0.1.0"
-    assert records["gemini"]["provides"] == {"formats": ["gemini"], "resolvers": ["gemini"]}
+    assert records["kiro"]["version"] == "0.1.0"
+    assert records["kiro"]["provides"] == {"formats": ["kiro"], "resolvers": ["kiro"]}
     check = _sidelight(installed, home, "plugins", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.strip().endswith("all plugins conform")
@@ -82,15 +84,15 @@ def test_the_plugins_own_conformance_tests_pass_against_the_installed_copy(
 
 def test_check_reports_a_broken_session_listing_in_one_line(installed: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    chats = _gemini_home(home)
-    # A second project whose session has the same id: two sessions with one key.
-    other = home / ".gemini" / "tmp" / "copy" / "chats"
-    other.mkdir(parents=True)
-    for sample in chats.glob("*.jsonl"):
-        shutil.copy(sample, other / sample.name.replace("session-2026", "session-2027"))
+    cli = _kiro_home(home)
+    # A copy of a session under another file name whose sidecar still names the first: two sessions
+    # with one key.
+    for sample in sorted(cli.glob("*.jsonl"))[:1]:
+        shutil.copy(sample, cli / "0e0e0e0e-0000-4000-8000-000000000000.jsonl")
+        shutil.copy(sample.with_suffix(".json"), cli / "0e0e0e0e-0000-4000-8000-000000000000.json")
     check = _sidelight(installed, home, "plugins", "--check")
     assert check.returncode == 1
-    lines = [line for line in check.stdout.splitlines() if line.startswith("gemini: ")]
+    lines = [line for line in check.stdout.splitlines() if line.startswith("kiro: ")]
     assert lines and all("two sessions have the key" in line for line in lines), check.stdout
 
 
@@ -124,11 +126,11 @@ def test_a_broken_declaration_is_one_line_naming_the_field(installed: Path, tmp_
 
 def test_the_installed_plugin_shows_tool_results_in_read(installed: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    _gemini_home(home)
-    result = _sidelight(installed, home, "read", "gemini-6a6a6a6a")
+    _kiro_home(home)
+    result = _sidelight(installed, home, "read", "kiro-6a6a6a6a")
     assert result.returncode == 0, result.stderr
-    # The ``functionResponse`` part of the sample answers the ``replace`` call.
-    assert "→ Successfully modified file" in result.stdout, result.stdout
+    # The ``toolResult`` block of the sample answers the ``write`` call, by its ``toolUseId``.
+    assert "[write /work/app/src/env.py → Successfully modified file]" in result.stdout, result.stdout
 
 
 _COLLAPSE = """
@@ -136,13 +138,13 @@ import json, sys
 from dataclasses import replace
 from sidelight.recap.collapse import TranscriptLog
 from sidelight.formats import register_format
-from sidelight_gemini import FORMAT, decode_line
+from sidelight_kiro import FORMAT, decode_line
 
 # The plugin's layout (compiled by the core), and the same format decoded in Python (its fallback).
 register_format(FORMAT)
-register_format(replace(FORMAT, name="gemini-py", layout=None, decode=decode_line))
+register_format(replace(FORMAT, name="kiro-py", layout=None, decode=decode_line))
 out = {}
-for name in ("gemini", "gemini-py"):
+for name in ("kiro", "kiro-py"):
     log = TranscriptLog(sys.argv[1], name)
     out[name] = [[line.kind, line.render()] for line in log] + [[log.session_id, log.interrupted]]
 print(json.dumps(out))
@@ -150,17 +152,17 @@ print(json.dumps(out))
 
 
 def test_the_installed_plugin_s_sessions_collapse_into_a_log(installed: Path, tmp_path: Path) -> None:
-    sample = sorted((EXAMPLE / "src" / "sidelight_gemini" / "samples").glob("*.jsonl"))[0]
+    sample = sorted((EXAMPLE / "src" / "sidelight_kiro" / "samples").glob("*.jsonl"))[0]
     result = subprocess.run(
         [sys.executable, "-c", _COLLAPSE, str(sample)],
         env=_env(installed, tmp_path), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     logs = json.loads(result.stdout)
-    assert logs["gemini"] == [
+    assert logs["kiro"] == [
         ["user", "User: The build fails on the env loader;\nfix it and run the tests"],
-        # The reply is written three times as its tool calls arrive: each call is shown once, the
-        # first with the result written in the call.
+        # Each call is shown once, with its result from the ``ToolResults`` entry that answers it (the
+        # ``thinking`` block and the empty text beside the first call are not shown).
         ["observational", "Read /work/app/src/env.py (2 lines)."],
         [
             "consequential",
@@ -169,19 +171,21 @@ def test_the_installed_plugin_s_sessions_collapse_into_a_log(installed: Path, tm
         ["assistant", "Assistant: Running the test suite."],
         ["consequential", "Ran `pytest -q tests/test_env.py` (no result recorded)."],
         ["assistant", "Assistant: Fixed: `load()` now reads the environment and the tests pass."],
-        ["6a6a6a6a-1b2c-4d5e-8f90-0123456789ab", True],
+        # Kiro's lines carry no session id (the sidecar does); the last call has no result.
+        [None, True],
     ]
-    assert logs["gemini-py"] == logs["gemini"]
+    assert logs["kiro-py"] == logs["kiro"]
 
 
 def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    chats = _gemini_home(home)
-    recap = _sidelight(installed, home, "recap", "gemini-6a6a6a6a")
+    cli = _kiro_home(home)
+    recap = _sidelight(installed, home, "recap", "kiro-6a6a6a6a")
     assert recap.returncode == 0, recap.stderr
     text = recap.stdout
-    assert text.startswith('# Recap of the previous session "gemini-6a6a6a6a" (gemini)\n'), text
-    assert "session 6a6a6a6a-1b2c-4d5e-8f90-0123456789ab; 2026-04-20 09:00 UTC; 1 turn;" in text
+    assert text.startswith('# Recap of the previous session "kiro-6a6a6a6a" (kiro)\n'), text
+    # Kiro's lines name no session id: the header has none beside the transcript's path (named by it).
+    assert "/6a6a6a6a-1b2c-4d5e-8f90-0123456789ab.jsonl; 2026-04-20 09:00 UTC; 1 turn;" in text
     assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in text
     assert "Files edited last: /work/app/src/env.py." in text
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in text
@@ -190,16 +194,18 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     # The handoff: written by `recap --write`, and by the handoff template into the session's workspace.
     workspace = tmp_path / "app"
     workspace.mkdir()
-    (chats.parent / ".project_root").write_text(str(workspace))
-    written = _sidelight(installed, home, "recap", "gemini-7b7b7b7b", "--json", "--write", str(tmp_path))
+    # The sidecars name it as the sessions' working directory: their group, and where a handoff goes.
+    for sidecar in cli.glob("*.json"):
+        sidecar.write_text(json.dumps({**json.loads(sidecar.read_text()), "cwd": str(workspace)}))
+    written = _sidelight(installed, home, "recap", "kiro-7b7b7b7b", "--json", "--write", str(tmp_path))
     assert written.returncode == 0, written.stderr
     as_json = json.loads(written.stdout)
-    assert as_json["format"] == "gemini" and as_json["turns"] == 2
+    assert as_json["format"] == "kiro" and as_json["turns"] == 2
     assert as_json["last_request"] == "and list the docs folder"
     assert as_json["files_edited"] == ["/work/app/CHANGELOG.md"]
     document = (tmp_path / "_handoff.md").read_text()
     assert document.startswith(
-        '<!-- sidelight handoff {"session": "gemini:7b7b7b7b-0000-4000-8000-00000000beef"'
+        '<!-- sidelight handoff {"session": "kiro:7b7b7b7b-0000-4000-8000-00000000beef"'
     )
     assert 'User asked: "write a CHANGELOG entry for the env fix"' in document
     assert "Wrote /work/app/CHANGELOG.md (3 lines)." in document
@@ -215,11 +221,11 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     # In the workspace itself (it is not a git repository): by default it would be in the state directory.
     env = {**_env(installed, home), "SIDELIGHT_HANDOFF_LOCATION": "project"}
     result = subprocess.run(
-        [sys.executable, "-c", code, "gemini-6a6a6a6a"], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code, "kiro-6a6a6a6a"], env=env, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(workspace / "_handoff.md")
     handed = (workspace / "_handoff.md").read_text()
-    assert '"session": "gemini:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
+    assert '"session": "kiro:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
     assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in handed
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in handed
