@@ -48,7 +48,8 @@ def register(commands: Any) -> None:
     sessions = commands.add_parser(
         "sessions",
         help="list the sessions sidelight can see",
-        description="List the sessions the resolvers find (Claude Code, Pi, Codex, volute and plugins), "
+        description="List the sessions the resolvers find (Claude Code, Codex, Pi, Gemini CLI, Qwen Code, "
+        "GitHub Copilot CLI, opencode, volute minds and plugins), "
         "grouped as siblings are, most recently modified first.",
     )
     sessions.add_argument(
