@@ -1,4 +1,5 @@
-"""sidelight: fast, incremental activity counts from AI-agent transcripts (Claude Code, Pi, Codex).
+"""sidelight: fast, incremental activity counts from AI-agent transcripts (Claude Code, Codex, Pi, Gemini CLI,
+Qwen Code, GitHub Copilot CLI, opencode).
 
 >>> import sidelight
 >>> activity = sidelight.scan("session.jsonl")        # doctest: +SKIP

@@ -2,7 +2,7 @@
 
 A plugin is a module or object with functions marked ``@sidelight.hookimpl``, registered through the
 entry-point group ``sidelight``. Every hook returns records (:mod:`sidelight.records`) that carry a
-``name``; sidelight's own templates (Claude Code, Pi, Codex, volute) use the same hooks. Each hook is
+``name``; sidelight's own templates (the seven agents' and volute) use the same hooks. Each hook is
 documented with its exact signature in ``docs/plugins.md``.
 """
 

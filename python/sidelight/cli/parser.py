@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="sidelight",
-        description="Count what AI coding agents did, from their transcripts (Claude Code, Pi, Codex).",
+        description="Count what AI coding agents did, from their transcripts (Claude Code, Codex, Pi, "
+        "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode).",
         epilog="Environment: SIDELIGHT_LOG_LEVEL (debug, info, warning, error) sets the verbosity.",
     )
     parser.add_argument("--version", action=_Version)
@@ -93,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         default=os.environ.get("SIDELIGHT_FORMAT", "auto"),
         metavar="FORMAT",
-        help="auto (detect from the first lines), claude-code, pi or codex "
+        help="auto (detect from the first lines), claude-code, pi, codex, gemini, qwen or copilot "
         "[env: SIDELIGHT_FORMAT; default: auto]",
     )
     scan.add_argument(

@@ -28,8 +28,9 @@ def register(commands: Any) -> None:
     watch = commands.add_parser(
         "watch",
         help="follow every session live: lifecycle, hot memory, status snapshot",
-        description="Watch the transcripts of every session the resolvers know (Claude Code, Pi, Codex, "
-        "volute), in the foreground until Ctrl-C or SIGTERM. New lines are read once, in batches; each "
+        description="Watch the transcripts of every session the resolvers know (Claude Code, Codex, Pi, "
+        "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode, volute), in the foreground until Ctrl-C "
+        "or SIGTERM. New lines are read once, in batches; each "
         "session's state (active, idle, suspended, ended) and hot memory are kept, lifecycle events go "
         "to the sink plugins, ended sessions are archived, and a snapshot for 'sidelight status' is "
         "written to the state directory. One watcher per state directory. Durations: 90s, 30m, 8h, "

@@ -2,7 +2,7 @@
 
 A session's transcript is mostly tool output (file contents, command output, API request blobs). For a
 recap, each tool call becomes one plain sentence that keeps the detail where state changed and drops
-the output, whatever the agent (Claude Code, Pi, Codex):
+the output, whatever the agent (any of the seven built in, or a plugin's format):
 
 - **observational** (looked, changed nothing): ``Read src/app.py (15 lines).``,
   ``Listed directory src: app.py, tests/.``, ``Searched for 'TODO' in src (3 matches).``,
