@@ -25,9 +25,10 @@ from sidelight.logs import get_logger
 from sidelight.records import Session
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from sidelight.config import Settings
+    from sidelight.records import HostEvent
 
 __all__ = [
     "CLAUDE_MAX_SANITIZED",
@@ -341,6 +342,36 @@ def find_volute_mind(path: str) -> str | None:
         if parent == current:
             return None
         current = parent
+
+
+def own_transcript(event: HostEvent, root: Path | str | None, agent: str) -> Path | None:
+    """The hook event's transcript, resolved, when it is ``agent``'s: sent by its own host, or under
+    ``root`` (the agent's sessions folder); ``None`` for no transcript or another agent's."""
+    if event.transcript_path is None:
+        return None
+    path = Path(real(os.fspath(event.transcript_path)))
+    if event.host == agent:
+        return path
+    if root is not None and os.fspath(path).startswith(real(os.fspath(root)) + os.sep):
+        return path
+    return None
+
+
+def quietly(
+    agent: str, find: Callable[[HostEvent, Settings], Session | None]
+) -> Callable[[HostEvent, Settings], Session | None]:
+    """A resolver's ``current`` from ``find``: a session that cannot be told (a file or folder gone or
+    odd mid-lookup) is ``None`` with a debug line, never an error in the host's hook."""
+
+    def current(event: HostEvent, settings: Settings) -> Session | None:
+        try:
+            return find(event, settings)
+        except (OSError, ValueError) as error:
+            logger.debug("%s: cannot identify the session of %s: %s", agent, event, error)
+            return None
+
+    current.__doc__ = f"The {agent} session a hook event comes from (see the module's docstring)."
+    return current
 
 
 def short_id(session_id: str) -> str:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, real, short_id
+from sidelight.paths import head_string_field, own_transcript, quietly, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -171,29 +171,20 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
     return _session(path, session_id, _session_meta(key)[1], event.cwd if event is not None else None)
 
 
-def current(event: HostEvent, settings: Settings) -> Session | None:
-    """The Codex session a hook event comes from (see the module docstring)."""
-    try:
-        return _current(event, settings)
-    except (OSError, ValueError) as error:
-        logger.debug("codex: cannot identify the session of %s: %s", event, error)
-        return None
-
-
 def _current(event: HostEvent, settings: Settings) -> Session | None:
     top = sessions_dir(settings)
-    top_real = real(os.fspath(top)) if top is not None else None
-    if event.transcript_path is not None:
-        path = Path(real(os.fspath(event.transcript_path)))
-        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
-        if under or event.host == NAME:
-            return session_for_path(path, event)
+    path = own_transcript(event, top, NAME)
+    if path is not None:
+        return session_for_path(path, event)
     if event.session_id and top is not None:
         wanted = event.session_id.lower()
         for rollout in _rollouts(top):
             if rollout_id(rollout) == wanted:
                 return session_for_path(Path(rollout), event)
     return None
+
+
+current = quietly(NAME, _current)
 
 
 RESOLVER = ResolverSpec(

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import real
+from sidelight.paths import own_transcript, quietly, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -241,30 +241,20 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
     return _session(paths, short, _group(folder, fallback), subagents.get(short))
 
 
-def current(event: HostEvent, settings: Settings) -> Session | None:
-    """The Gemini session a hook event comes from (see the module docstring)."""
-    try:
-        return _current(event, settings)
-    except (OSError, ValueError) as error:
-        logger.debug("gemini: cannot identify the session of %s: %s", event, error)
-        return None
-
-
 def _current(event: HostEvent, settings: Settings) -> Session | None:
     top = gemini_tmp(settings)
-    top_real = real(os.fspath(top)) if top is not None else None
     if event.transcript_path is not None:
-        path = Path(real(os.fspath(event.transcript_path)))
-        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
-        if under or event.host == NAME:
-            return session_for_path(path, event)
-        return None
+        path = own_transcript(event, top, NAME)
+        return session_for_path(path, event) if path is not None else None
     if event.session_id and event.host == NAME:
         wanted = event.session_id[:8].lower()
         for session in list_sessions(settings):
             if session.id == wanted:
                 return session
     return None
+
+
+current = quietly(NAME, _current)
 
 
 def strip_hook_context(text: str) -> str:

@@ -32,7 +32,16 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import TitledSession, child_path, head_string_field, pi_session_uuid, real, short_id
+from sidelight.paths import (
+    TitledSession,
+    child_path,
+    head_string_field,
+    own_transcript,
+    pi_session_uuid,
+    quietly,
+    real,
+    short_id,
+)
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -156,30 +165,20 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
     return _session(path, uuid, group)
 
 
-def current(event: HostEvent, settings: Settings) -> Session | None:
-    """The Pi session a hook event comes from (see the module docstring)."""
-    try:
-        return _current(event, settings)
-    except (OSError, ValueError) as error:
-        logger.debug("pi: cannot identify the session of %s: %s", event, error)
-        return None
-
-
 def _current(event: HostEvent, settings: Settings) -> Session | None:
     top = sessions_dir(settings)
-    top_real = real(os.fspath(top)) if top is not None else None
     if event.transcript_path is not None:
-        path = Path(real(os.fspath(event.transcript_path)))
-        under = top_real is not None and os.fspath(path).startswith(top_real + os.sep)
-        if under or event.host == NAME:
-            return session_for_path(path, event)
-        return None
+        path = own_transcript(event, top, NAME)
+        return session_for_path(path, event) if path is not None else None
     if event.session_id and top is not None:
         wanted = event.session_id.lower()
         for session in list_sessions(settings):
             if session.id == wanted:
                 return session
     return None
+
+
+current = quietly(NAME, _current)
 
 
 RESOLVER = ResolverSpec(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, real, short_id
+from sidelight.paths import head_string_field, own_transcript, quietly, real, short_id
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -138,26 +138,18 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
     return _session(path, session_id, _folder_group(folder, chats, event.cwd if event is not None else None))
 
 
-def current(event: HostEvent, settings: Settings) -> Session | None:
-    """The Qwen Code session a hook event comes from (see the module docstring)."""
-    try:
-        return _current(event, settings)
-    except (OSError, ValueError) as error:
-        logger.debug("qwen: cannot identify the session of %s: %s", event, error)
-        return None
-
-
 def _current(event: HostEvent, settings: Settings) -> Session | None:
     top = real(os.fspath(projects_dir(settings)))
     if event.transcript_path is not None:
-        path = Path(real(os.fspath(event.transcript_path)))
-        if os.fspath(path).startswith(top + os.sep) or event.host == NAME:
-            return session_for_path(path, event)
-        return None
+        path = own_transcript(event, top, NAME)
+        return session_for_path(path, event) if path is not None else None
     if event.host == NAME and event.session_id and event.cwd is not None:
         folder = os.path.join(top, project_folder(os.fspath(event.cwd)), "chats")
         return session_for_path(Path(folder, f"{event.session_id}.jsonl"), event)
     return None
+
+
+current = quietly(NAME, _current)
 
 
 RESOLVER = ResolverSpec(
