@@ -214,3 +214,45 @@ def test_install_for_a_project_and_never_removing_a_foreign_file(tmp_path: Path)
     with pytest.raises(install.InstallError, match="not written by sidelight"):
         install.uninstall("opencode", scope="project", cwd=tmp_path)
     assert result.path.exists()
+
+
+def _add_session(db: Path, sid: str, title: str) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TEMP TABLE copied AS SELECT * FROM session WHERE id = ?", (SESSION,))
+        connection.execute("UPDATE copied SET id = ?, title = ?", (sid, title))
+        connection.execute("INSERT INTO session SELECT * FROM copied")
+
+
+@pytest.mark.parametrize("modify_events", [True, False], ids=["file-events", "stat-pass"])
+def test_a_running_watcher_follows_the_database_without_a_hook(
+    home: Path, monkeypatch: pytest.MonkeyPatch, modify_events: bool
+) -> None:
+    from sidelight.watch.watcher import Watcher, read_snapshot
+    from tests.conftest import wait_for
+
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    settings = Settings.load()
+    db = make_database(home)
+
+    def rows() -> dict[str, dict[str, object]]:
+        snapshot = read_snapshot(settings) or {}
+        return {row["key"]: row for row in snapshot.get("sessions") or ()}
+
+    key = f"opencode:{SESSION}"
+    # No reconcile while the test runs: only the database's changes can bring the export up to date.
+    with Watcher(
+        settings,
+        Plugins(entry_points=False),
+        debounce=0.02,
+        reconcile_interval=3600.0,
+        flush_interval=0.0,
+        modify_events=modify_events,
+    ):
+        first = wait_for(lambda: rows().get(key), what="the first export")["lines"]
+        late = 1795590000000
+        _add_message(db, "msg_zz1", "user", late, text="third prompt")
+        _add_message(db, "msg_zz2", "assistant", late + 100, text="done")
+        wait_for(lambda: rows()[key]["lines"] == first + 2, what="the messages added to the database")
+        _add_session(db, "ses_zzzzzzzzzzzzNewSession", "a second one")
+        row = wait_for(lambda: rows().get("opencode:ses_zzzzzzzzzzzzNewSession"), what="the new session")
+        assert row["name"] == "a second one"

@@ -145,6 +145,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
                 "Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None",
                 None,
             ),
+            ("sources", "Callable[[Settings], Iterable[str]] | None", None),
         ],
     ),
     (

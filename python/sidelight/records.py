@@ -454,10 +454,12 @@ class ResolverSpec:
 
     ``list_sessions(settings)`` yields every session it knows; ``current(event, settings)`` says which of
     them a hook event comes from (``None``: not one of this resolver's); ``roots(settings)`` names the
-    folders a watcher should follow.
+    folders a watcher should follow; ``sources(settings)`` names the files outside those folders that
+    the listing is made from (opencode's database): when one changes, a watcher lists this resolver's
+    sessions again, which brings their transcripts up to date.
     """
 
-    __slots__ = ("current", "description", "list_sessions", "name", "remote_activity", "roots")
+    __slots__ = ("current", "description", "list_sessions", "name", "remote_activity", "roots", "sources")
 
     name: str
     list_sessions: Callable[[Settings], Iterable[Session]]
@@ -468,6 +470,7 @@ class ResolverSpec:
     #: ``remote_activity(current, settings, deadline, commit)`` returns what they did since ``current``
     #: last asked, by ``deadline`` (a :func:`time.monotonic` value); ``commit=False`` is a dry run.
     remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None
+    sources: Callable[[Settings], Iterable[str]] | None
 
     def __init__(
         self,
@@ -477,6 +480,7 @@ class ResolverSpec:
         roots: Callable[[Settings], Iterable[Path]] = _no_roots,
         description: str = "",
         remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None,
+        sources: Callable[[Settings], Iterable[str]] | None = None,
     ) -> None:
         _set(self, "name", name)
         _set(self, "list_sessions", list_sessions)
@@ -484,6 +488,7 @@ class ResolverSpec:
         _set(self, "roots", roots)
         _set(self, "description", description)
         _set(self, "remote_activity", remote_activity)
+        _set(self, "sources", sources)
 
 
 @record(frozen=True)

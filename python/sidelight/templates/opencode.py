@@ -29,6 +29,10 @@ export for this prompt (one warning in the log); the sessions already exported a
 session (a subagent's, ``parent_id``) is not listed on its own: its export is an ``extra_paths`` file
 of its parent, as Claude Code's subagent files are.
 
+**The watcher.** The resolver names the database and its WAL as its ``sources``: ``sidelight watch``
+stats them on every pass and, when one changed, lists the sessions again, so the export is brought up
+to date without a hook (the new lines then reach the watcher as any transcript's appends do).
+
 **Current session.** A hook event from the ``opencode`` host names its session (``session_id``).
 
 **Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
@@ -72,6 +76,7 @@ __all__ = [
     "export_dir",
     "list_sessions",
     "read_event",
+    "sources",
 ]
 
 logger = get_logger(__name__)
@@ -574,11 +579,19 @@ def roots(settings: Settings) -> list[Path]:
     return [folder] if folder.is_dir() else []
 
 
+def sources(settings: Settings) -> list[str]:
+    """The database and its WAL (where opencode's writes land first): a watcher that sees one change
+    lists the sessions again, which exports what is new (:func:`export`, under its lock)."""
+    db = database_path(settings)
+    return [db, db + "-wal"]
+
+
 RESOLVER = ResolverSpec(
     name=NAME,
     list_sessions=list_sessions,
     current=current,
     roots=roots,
+    sources=sources,
     description="opencode sessions from its SQLite database, exported read-only; grouped by directory",
 )
 

@@ -335,6 +335,9 @@ class Watcher:
         #: Transcript -> its modification time at its last stat (what the quick stat pass skips on).
         self._mtimes: dict[str, float] = {}
         self._quick_passes = 0
+        #: Resolver -> the files its listing is made from (``ResolverSpec.sources``) and their stats as
+        #: of its last listing (see _follow_sources).
+        self._sources: dict[str, tuple[tuple[str, ...], list[tuple[int, int, int, int] | None]]] = {}
         self._dirty_state = False
         self._started_at = 0.0
         self._last_flush = 0.0
@@ -656,6 +659,8 @@ class Watcher:
                     if self._stopping.is_set():
                         break
                 self._wake.clear()
+                if self._sources:
+                    self._follow_sources()
                 now = time.monotonic()
                 if now >= next_reconcile:
                     self._reconcile()
@@ -820,9 +825,68 @@ class Watcher:
         if session is not None and key is not None:
             self._changed_entries.add(session.key)  # its last input (cause) is saved with its cursors
 
+    def _note_sources(self) -> None:
+        """Stat every resolver's sources before a listing: a change after it is one to follow."""
+        noted: dict[str, tuple[tuple[str, ...], list[tuple[int, int, int, int] | None]]] = {}
+        for resolver in self.plugins.resolvers().values():
+            if resolver.sources is None:
+                continue
+            try:
+                paths = tuple(os.fspath(p) for p in resolver.sources(self.settings))
+            except Exception:
+                logger.warning("resolver %s failed to name its sources", resolver.name, exc_info=True)
+                continue
+            if paths:
+                noted[resolver.name] = (paths, [_source_stat(p) for p in paths])
+        self._sources = noted
+
+    def _follow_sources(self) -> None:
+        """For each resolver whose sources changed since its last listing (a stat of each, every pass):
+        list its sessions again, which brings their transcripts up to date (opencode's export), and
+        mark the transcripts that differ from the watcher's cursors, or are new, dirty."""
+        changed: list[str] = []
+        for name, (paths, seen) in list(self._sources.items()):
+            stats = [_source_stat(p) for p in paths]
+            if stats == seen:
+                continue
+            self._sources[name] = (paths, stats)
+            resolver = self.plugins.resolvers().get(name)
+            if resolver is None:
+                continue
+            try:
+                listed = list(resolver.list_sessions(self.settings))
+            except Exception:
+                logger.warning("resolver %s failed to list its sessions", name, exc_info=True)
+                continue
+            for session in listed:
+                for path in (session.path, *session.extra_paths):
+                    if self._transcript_changed(os.fspath(path)):
+                        changed.append(os.fspath(path))
+        if changed:
+            with self._lock:
+                self._dirty.update(changed)
+
+    def _transcript_changed(self, name: str) -> bool:
+        """Whether a transcript is new to the watcher, or differs from its cursor (as in _stat_pass)."""
+        known_path = self._by_path.get(name)
+        if known_path is None:
+            return os.path.exists(name)  # noqa: PTH110 (a new one: _process lists the sessions again)
+        session, path = known_path
+        mine = self._cursors.get(session.key)
+        known = mine.get(name) if mine is not None else None
+        if known is None:
+            known = self._saved_cursor(session, path, name)
+        try:
+            found = os.stat(name)  # noqa: PTH116
+        except OSError:
+            return known is not None
+        self._mtimes[name] = found.st_mtime
+        return known is None or (known[0], known[1], known[2]) != (found.st_size, found.st_dev, found.st_ino)
+
     def _refresh_sessions(self) -> None:
         now = time.monotonic()
         previous, named_at = self._sessions, self._named_at
+        self._note_sources()
         sessions = list_sessions(self.settings, self.plugins)
         for i, session in enumerate(sessions):
             # A listing makes new Session objects, whose names (transcript titles) are read from the
@@ -1432,6 +1496,14 @@ def _same_place(known: Session, found: Session) -> bool:
         and known.cursor_file == found.cursor_file
         and type(known) is type(found)
     )
+
+
+def _source_stat(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        found = os.stat(path)  # noqa: PTH116
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def _identity(path: str) -> tuple[int, int] | None:
