@@ -351,6 +351,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "CLAUDE_CONFIG_DIR",
             "PI_CODING_AGENT_DIR",
             "CODEX_HOME",
+            "QWEN_HOME",
+            "COPILOT_HOME",
         ):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))

@@ -582,3 +582,36 @@ def test_copilot_install_never_replaces_a_hooks_file_of_someone_else(home: Path)
     with pytest.raises(install.InstallError, match="not written by sidelight"):
         install.uninstall_copilot()
     assert json.loads(path.read_text()) == theirs
+
+
+def test_qwen_home_and_copilot_home_move_the_settings_and_the_sessions(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidelight.config import Settings
+    from sidelight.templates import copilot, qwen
+
+    monkeypatch.setenv("QWEN_HOME", str(tmp_path / "q"))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "c"))
+    # Each is the agent's folder itself (not a parent of it, as GEMINI_CLI_HOME is).
+    assert install.install_qwen().path == tmp_path / "q" / "settings.json"
+    assert install.install_copilot().path == tmp_path / "c" / "hooks" / "sidelight.json"
+    assert (tmp_path / "q" / "settings.json").is_file() and not (home / ".qwen").exists()
+    settings = Settings.load()
+    assert qwen.projects_dir(settings) == tmp_path / "q" / "projects"
+    assert copilot.sessions_dir(settings) == tmp_path / "c" / "session-state"
+    # As the agents read them: a leading ~ is the home, a relative path is from the current directory,
+    # an empty value is unset.
+    monkeypatch.chdir(tmp_path)
+    env = {"HOME": str(home), "QWEN_HOME": "~/qq", "COPILOT_HOME": "rel"}
+    moved = Settings.load(env=env, home=home)
+    assert (moved.qwen_dir, moved.copilot_dir) == (home / "qq", tmp_path / "rel")
+    plain = Settings.load(env={"HOME": str(home), "QWEN_HOME": "", "COPILOT_HOME": ""}, home=home)
+    assert (plain.qwen_dir, plain.copilot_dir) == (home / ".qwen", home / ".copilot")
+    assert install.uninstall_qwen().changed and install.uninstall_copilot().changed
+
+
+def test_the_agents_folder_variables_reach_the_service_and_the_warm_path() -> None:
+    from sidelight import warm
+
+    for name in ("QWEN_HOME", "COPILOT_HOME"):
+        assert name in install.SERVICE_ENVIRONMENT and name in warm.HOST_VARIABLES

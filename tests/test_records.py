@@ -340,6 +340,8 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("prompt_budget", "int", 200),
             ("start_budget", "int", 800),
             ("gemini_dir", "Path | None", None),
+            ("qwen_dir", "Path | None", None),
+            ("copilot_dir", "Path | None", None),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),
@@ -671,6 +673,8 @@ def test_settings_load_makes_the_settings_once() -> None:
         pi_dir=defaults.pi_dir,
         codex_dir=defaults.codex_dir,
         gemini_dir=defaults.gemini_dir,
+        qwen_dir=defaults.qwen_dir,
+        copilot_dir=defaults.copilot_dir,
     )
 
 

@@ -179,6 +179,7 @@ class Settings:
     __slots__ = (
         "claude_dirs",
         "codex_dir",
+        "copilot_dir",
         "extra",
         "first_look_bytes",
         "fleet_scope",
@@ -189,6 +190,7 @@ class Settings:
         "idle_timeout",
         "pi_dir",
         "prompt_budget",
+        "qwen_dir",
         "redis_url",
         "scope",
         "start_budget",
@@ -239,6 +241,11 @@ class Settings:
     start_budget: int
     #: The Gemini CLI's folder (``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``).
     gemini_dir: Path | None
+    #: Qwen Code's folder (``$QWEN_HOME``, ``~`` expanded, a relative one from the current directory,
+    #: else ``~/.qwen``).
+    qwen_dir: Path | None
+    #: GitHub Copilot CLI's folder (``$COPILOT_HOME``, else ``~/.copilot``).
+    copilot_dir: Path | None
 
     def __init__(
         self,
@@ -260,6 +267,8 @@ class Settings:
         prompt_budget: int = 200,
         start_budget: int = 800,
         gemini_dir: Path | None = None,
+        qwen_dir: Path | None = None,
+        copilot_dir: Path | None = None,
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -278,6 +287,8 @@ class Settings:
         _set(self, "handoff_location", handoff_location)
         _set(self, "prompt_budget", prompt_budget)
         _set(self, "gemini_dir", gemini_dir)
+        _set(self, "qwen_dir", qwen_dir)
+        _set(self, "copilot_dir", copilot_dir)
         _set(self, "start_budget", start_budget)
 
     @classmethod
@@ -355,10 +366,23 @@ class Settings:
             codex_dir=Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
             # The Gemini CLI puts its `.gemini` under GEMINI_CLI_HOME when that is set.
             gemini_dir=Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini",
+            # Qwen Code and Copilot CLI take QWEN_HOME and COPILOT_HOME as their folder itself.
+            qwen_dir=_agent_dir(env.get("QWEN_HOME"), home, ".qwen"),
+            copilot_dir=_agent_dir(env.get("COPILOT_HOME"), home, ".copilot"),
             volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
             extra=data,
             **given,
         )
+
+
+def _agent_dir(value: str | None, home: Path, default: str) -> Path:
+    """An agent's folder from its variable as the agent reads it: ``~`` (alone or leading) is the home,
+    a relative path is from the current directory; unset or empty: ``home / default``."""
+    if not value:
+        return home / default
+    if value == "~" or value.startswith("~/"):
+        return home.joinpath(value[2:])
+    return Path(os.path.abspath(value))  # noqa: PTH100 (normalized as Node's path.resolve does)
 
 
 def _parse_scope(value: Any) -> str | frozenset[str]:

@@ -6,12 +6,12 @@
 - **Codex**: ``UserPromptSubmit`` and ``SessionStart`` in ``~/.codex/hooks.json`` (``CODEX_HOME``), plus
   ``[features] hooks = true`` in ``config.toml``.
 - **Qwen Code**: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks in
-  ``~/.qwen/settings.json`` (Claude Code's shape, timeout in milliseconds). Qwen runs user-level hooks
-  without a trust step.
+  ``~/.qwen/settings.json`` (``QWEN_HOME``; Claude Code's shape, timeout in milliseconds). Qwen runs
+  user-level hooks without a trust step.
 - **GitHub Copilot CLI**: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` in a file of its
-  own, ``~/.copilot/hooks/sidelight.json``. Copilot runs user-level hooks without a trust step (a
-  repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight does not use
-  them).
+  own, ``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``). Copilot runs user-level hooks without a
+  trust step (a repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight
+  does not use them).
 - **Gemini CLI**: ``BeforeAgent``, ``SessionStart`` and ``SessionEnd`` command hooks in
   ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in milliseconds as Gemini reads them.
 - **Pi**: the extension shipped in this package (``integrations/pi/sidelight.ts``) copied to
@@ -586,8 +586,19 @@ def _home(home: Path | None) -> Path:
     return Settings.load().home
 
 
+def _agent_dir(home: Path | None, name: str) -> Path:
+    """An agent's folder: ``home / name`` for a given home, else the settings' (``QWEN_HOME``…)."""
+    if home is not None:
+        return home / name
+    from sidelight.config import Settings
+
+    found: Path | None = getattr(Settings.load(), name.lstrip(".") + "_dir")
+    assert found is not None
+    return found
+
+
 def _qwen_settings_path(home: Path | None) -> Path:
-    return _home(home) / ".qwen" / "settings.json"
+    return _agent_dir(home, ".qwen") / "settings.json"
 
 
 def install_qwen(*, home: Path | None = None) -> InstallResult:
@@ -610,7 +621,7 @@ def uninstall_qwen(*, home: Path | None = None) -> InstallResult:
 
 
 def _copilot_hooks_path(home: Path | None) -> Path:
-    return _home(home) / ".copilot" / "hooks" / "sidelight.json"
+    return _agent_dir(home, ".copilot") / "hooks" / "sidelight.json"
 
 
 def copilot_hooks(command: str) -> dict[str, Any]:
@@ -673,6 +684,8 @@ SERVICE_ENVIRONMENT = (
     "CODEX_HOME",
     "PI_CODING_AGENT_DIR",
     "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "COPILOT_HOME",
 )
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30

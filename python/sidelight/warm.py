@@ -74,7 +74,16 @@ MAX_PAYLOAD = 64 << 20
 #: Variables outside ``SIDELIGHT_*`` that change what a hook answers (where the agents keep their
 #: sessions, where the state is).
 HOST_VARIABLES = frozenset(
-    {"HOME", "XDG_STATE_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME"}
+    {
+        "HOME",
+        "XDG_STATE_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "COPILOT_HOME",
+    }
 )
 #: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
 #: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.

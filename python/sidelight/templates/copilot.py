@@ -1,6 +1,7 @@
 """Built-in template: GitHub Copilot CLI (format ``copilot``, resolver ``copilot``).
 
-**Sessions.** Every ``~/.copilot/session-state/<session id>/events.jsonl``.
+**Sessions.** Every ``~/.copilot/session-state/<session id>/events.jsonl`` (``Settings.copilot_dir``:
+``$COPILOT_HOME``, else ``~/.copilot``).
 
 **Records.** ``key`` = ``copilot:<session id>`` (the folder's name), ``id`` = that id, ``name`` = a short
 id. The events carry no title.
@@ -58,7 +59,7 @@ _cwds: dict[str, str] = {}
 
 
 def sessions_dir(settings: Settings) -> Path:
-    return settings.home / ".copilot" / "session-state"
+    return (settings.copilot_dir or settings.home / ".copilot") / "session-state"
 
 
 def roots(settings: Settings) -> list[Path]:

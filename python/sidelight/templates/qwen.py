@@ -1,6 +1,7 @@
 """Built-in template: Qwen Code (format ``qwen``, resolver ``qwen``).
 
-**Sessions.** Every ``~/.qwen/projects/<project>/chats/<session id>.jsonl``. Qwen Code names the project
+**Sessions.** Every ``~/.qwen/projects/<project>/chats/<session id>.jsonl`` (``Settings.qwen_dir``:
+``$QWEN_HOME``, else ``~/.qwen``). Qwen Code names the project
 folder after the working directory with every character other than ``[A-Za-z0-9]`` turned into ``-``
 (so the name cannot be decoded back).
 
@@ -59,7 +60,7 @@ _folder_cwds: dict[str, str] = {}
 
 
 def projects_dir(settings: Settings) -> Path:
-    return settings.home / ".qwen" / "projects"
+    return (settings.qwen_dir or settings.home / ".qwen") / "projects"
 
 
 def roots(settings: Settings) -> list[Path]:

@@ -23,6 +23,8 @@ _ISOLATED = (
     "PI_CODING_AGENT_DIR",
     "CODEX_HOME",
     "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "COPILOT_HOME",
     "XDG_STATE_HOME",
     "XDG_CONFIG_HOME",
 )
