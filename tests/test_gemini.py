@@ -86,6 +86,28 @@ def test_sessions_fold_a_resume_file_and_take_their_group_from_projects_json(
     assert gemini.current(elsewhere, settings) is None
 
 
+def test_a_chat_is_named_by_the_summary_gemini_saved_in_it(home: Path) -> None:
+    path = chats(home, "app") / "session-2026-11-25T05-41-3eb8120c.jsonl"
+    lines = [
+        header(ID),
+        json.dumps({"$set": {"lastUpdated": "2026-11-25T05:49:38.427Z"}}) + "\n",
+        # As Gemini writes them (JSON.stringify: no spaces); the newest summary wins.
+        '{"$set":{"summary":"First go"}}\n',
+        '{"id":"m1","type":"user","content":[{"text":"a prompt that says \\"$set\\""}]}\n',
+        '{"$set":{"summary":"  Fix the flaky login test  "}}\n',
+    ]
+    path.write_text("".join(lines[:2]))
+    settings = Settings.load()
+    (session,) = gemini.list_sessions(settings)
+    assert session.name == "3eb8120c"  # no summary yet: the short id
+    path.write_text("".join(lines))
+    (session,) = gemini.list_sessions(settings)
+    assert session.name == "Fix the flaky login test"
+    path.write_text(header(ID) + '{"$set":{"summary":{"not":"a string"}}}\n')
+    (session,) = gemini.list_sessions(settings)
+    assert session.name == "3eb8120c"
+
+
 def test_the_hook_reads_gemini_events_and_answers_in_its_shape() -> None:
     payload = {
         "session_id": ID,

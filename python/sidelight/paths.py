@@ -252,14 +252,17 @@ def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
         end = at
 
 
-#: Per format: the title lines, in order of precedence, as (line prefix, field).
-_TITLE_LINES: dict[str, tuple[tuple[bytes, str], ...]] = {
+#: Per format: the title lines, in order of precedence, as (line prefix, field, or the path to a
+#: nested one).
+_TITLE_LINES: dict[str, tuple[tuple[bytes, str | tuple[str, ...]], ...]] = {
     "claude-code": (
         (b'{"type":"custom-title"', "customTitle"),
         (b'{"type":"ai-title"', "aiTitle"),
         (b'{"type":"summary"', "summary"),
     ),
     "pi": ((b'{"type":"session_info"', "name"),),
+    # The Gemini CLI saves the summary it makes of a chat as a metadata update line.
+    "gemini": ((b'{"$set":{"summary"', ("$set", "summary")),),
 }
 
 _titles: dict[StatKey, str | None] = {}
@@ -269,9 +272,10 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
     """A transcript's title from a bounded head and tail read (cached by path, size and mtime).
 
     Claude Code: the newest ``custom-title``, else ``ai-title``, else ``summary`` line; Pi: the newest
-    ``session_info`` name. Title lines are short metadata lines the agents append when a title is set
-    (and older Claude Code put ``summary`` first), so the head and the tail hold them; a title buried
-    in the middle of a huge transcript is missed, which costs only a nicer name.
+    ``session_info`` name; Gemini: the newest ``{"$set": {"summary": …}}``. Title lines are short
+    metadata lines the agents append when a title is set (and older Claude Code put ``summary``
+    first), so the head and the tail hold them; a title buried in the middle of a huge transcript is
+    missed, which costs only a nicer name.
     """
     rules = _TITLE_LINES.get(format)
     if rules is None:
@@ -301,8 +305,9 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
         if not any(marker in part for part in parts):
             continue
         for part in parts:  # the tail first: it holds the newest line
-            line = _last_line_with(part, marker)
-            value = line.get(field) if line else None
+            value: object = _last_line_with(part, marker)
+            for step in (field,) if isinstance(field, str) else field:
+                value = value.get(step) if isinstance(value, dict) else None
             if isinstance(value, str) and value.strip():
                 title = value.strip()
                 break

@@ -10,7 +10,9 @@ subagents' chats (``chats/<session id>/*.jsonl``) its extra files.
 
 **Records.** ``key`` = ``gemini:<id8>``, ``id`` = ``name`` = ``<id8>``: taken from the file name, so a
 listing reads no file (Gemini session ids are random UUIDs, so eight characters tell them apart; the
-full id is only inside the file). Gemini writes no title line sidelight reads.
+full id is only inside the file), unless the chat holds the summary Gemini makes of it (a
+``{"$set": {"summary": …}}`` line): that is its name, read when it is first shown
+(:class:`sidelight.paths.TitledSession`).
 
 **Group.** The project's directory: the key of ``<gemini dir>/projects.json`` (``{"projects":
 {"/abs/dir": "<project>"}}``) that names the folder, else the folder's ``.project_root`` file, else
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import own_transcript, quietly, real
+from sidelight.paths import TitledSession, own_transcript, quietly, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -184,15 +186,16 @@ def _subagent_files(folder: str | None) -> list[Path]:
 
 
 def _session(paths: list[str], short: str, group: str, subagents: str | None) -> Session:
-    return Session(
+    return TitledSession(
         key=f"{NAME}:{short}",
-        name=short,
         path=Path(paths[0]),
         format=NAME,
         group=group,
         resolver=NAME,
         id=short,
         extra_paths=(*(Path(p) for p in paths[1:]), *_subagent_files(subagents)),
+        title_format=NAME,
+        fallback=short,
     )
 
 
