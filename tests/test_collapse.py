@@ -14,6 +14,7 @@ from sidelight.recap.collapse import (
     ToolResult,
     TranscriptLog,
     collapse_tool,
+    command_key,
     command_outcome,
     is_acknowledgement,
 )
@@ -465,3 +466,23 @@ def test_tail_reading_keeps_the_header(tmp_path: Path) -> None:
     lines = list(log)
     assert log.cwd == CWD and log.session_id == "p1"
     assert 0 < len(lines) < 10 and lines[-1].text == "prompt 49"
+
+
+@pytest.mark.parametrize(
+    ("command", "key"),
+    [
+        ("mix dialyzer 2>&1 | tail -20", "mix dialyzer"),
+        ("MIX_ENV=test mix dialyzer --format short | tail -5", "mix dialyzer"),
+        ('git commit -m "Release"', "git commit"),
+        ('cd /w && git add . && git commit -m "Release"', "git commit"),
+        ("cargo test && echo done", "cargo test"),
+        ("npm run publish 2>&1 | grep -v warn", "npm run publish"),
+        ("python3 -m pytest tests/a.py", "python3 -m pytest"),
+        ("pytest tests/a.py | head", "pytest"),
+        ("echo hi", "echo hi"),
+    ],
+)
+def test_command_keys_are_program_and_subcommand(command: str, key: str) -> None:
+    assert command_key(command) == key
+    line = one("Bash", {"command": command}, ToolResult("Exit code 1", is_error=True), "command")
+    assert line.action == (f"run:{key}" if line.kind == "consequential" else None)

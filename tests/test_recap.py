@@ -448,3 +448,83 @@ def test_cli_recap_bad_setting(run_cli: Any, home: Path) -> None:
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_RECAP_ALPHA": "much"}
     result = run_cli("recap", DATA / "pi" / "four-tools-continue.jsonl", env=env)
     assert result.returncode == 2 and "alpha must be a number" in result.stderr
+
+
+# --- what the recap says happened -------------------------------------------------------------------
+
+
+def _record(kind: str, content: Any, minute: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "sessionId": "s-recap",
+        "cwd": "/w",
+        "timestamp": f"2026-01-01T10:{minute:02d}:00Z",
+        "message": {"role": kind, "content": content},
+    }
+
+
+def claude_session(path: Path, turns: list[tuple[str, list[tuple[str, str, bool]]]]) -> Path:
+    """A Claude Code transcript: per turn a prompt, then Bash calls ``(command, output, is_error)``,
+    then a reply."""
+    records: list[dict[str, Any]] = []
+    n = 0
+    for prompt, commands in turns:
+        records.append(_record("user", prompt, n % 60))
+        for command, output, is_error in commands:
+            n += 1
+            call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command}}
+            result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": output, "is_error": is_error}
+            records += [_record("assistant", [call], n % 60), _record("user", [result], n % 60)]
+        records.append(_record("assistant", [{"type": "text", "text": f"Done with: {prompt}"}], n % 60))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_failure_retried_differently_is_fixed_later(tmp_path: Path) -> None:
+    """The same program and subcommand working later clears a failure, however the line around it
+    changed (a pipe into tail, ``2>&1``, a ``git add . &&`` in front)."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [
+            (
+                "Run dialyzer and release.",
+                [
+                    ("mix dialyzer 2>&1 | tail -20", "Exit code 2\ndone (warnings were emitted)", True),
+                    ('git commit -m "Release"', "Exit code 1\nnothing added to commit", True),
+                    ("mix dialyzer 2>&1 | tail -5", "done (passed successfully)", False),
+                    ('cd /w && git add . && git commit -m "Release"', "[main 1a2b3c] Release", False),
+                ],
+            )
+        ],
+    )
+    recap = build_recap(path)
+    assert not any("Still failing" in item for item in recap.unfinished), recap.unfinished
+    assert recap.unfinished[0] == (
+        "Nothing recorded as unfinished: no open plan items or interruption, "
+        "and every failure was fixed later."
+    )
+    assert recap.unfinished[1] == (
+        'Failed, then fixed later: `mix dialyzer 2>&1 | tail -20`; `git commit -m "Release"`.'
+    )
+
+
+def test_failures_of_earlier_turns_are_not_forgotten(tmp_path: Path) -> None:
+    """A failure listed above is never followed by "no ... failures": one of an earlier turn that was
+    not tried again is named; one that worked in a later turn is fixed later."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [
+            (
+                "Deploy and test.",
+                [
+                    ("make deploy", "Exit code 2\nno target", True),
+                    ("npm test", "Exit code 1\n1 failed", True),
+                ],
+            ),
+            ("Now the docs please.", [("npm test -- --watch=false", "Tests: 3 passed, 3 total", False)]),
+        ],
+    )
+    recap = build_recap(path)
+    assert "Failed earlier and not tried again: Ran `make deploy`: failed (exit 2)." in recap.unfinished
+    assert "Failed, then fixed later: `npm test`." in recap.unfinished
+    assert not any(item.startswith("Nothing recorded") for item in recap.unfinished)

@@ -517,6 +517,10 @@ class _Reading:
     last_assistant: str | None = None
     #: Failed tool calls of the last turn that did not work on a later try, by what they did.
     failures: OrderedDict[str, Line] = field(default_factory=OrderedDict)
+    #: Failed tool calls of earlier turns that were not tried again since.
+    earlier_failures: OrderedDict[str, Line] = field(default_factory=OrderedDict)
+    #: Failed tool calls that worked on a later try (the failure, by what it did).
+    fixed: OrderedDict[str, Line] = field(default_factory=OrderedDict)
     last_action: Line | None = None
     finished: str | None = None
 
@@ -585,6 +589,8 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
     for line in lines:
         if line.kind == "user":
             reading.last_user = line.text
+            for key, failure in reading.failures.items():
+                _keep(reading.earlier_failures, key, failure)
             reading.failures.clear()
             if not is_acknowledgement(line.text):
                 reading.last_request = line.text
@@ -598,19 +604,31 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
                 while len(reading.files) > 50:
                     reading.files.popitem(last=False)
             key = _action_key(line)
-            reading.failures.pop(key, None)  # a later try of the same thing decides
+            # A later try of the same thing decides.
+            before = reading.failures.pop(key, None) or reading.earlier_failures.pop(key, None)
             if line.failed:
-                reading.failures[key] = line
-                while len(reading.failures) > 20:
-                    reading.failures.popitem(last=False)
+                reading.fixed.pop(key, None)
+                _keep(reading.failures, key, line)
+            elif before is not None:
+                _keep(reading.fixed, key, before)
         elif line.kind == "meta" and line.text.startswith("Finished"):
             reading.finished = line.text
         yield line
 
 
+def _keep(kept: OrderedDict[str, Line], key: str, line: Line, most: int = 20) -> None:
+    """Records ``line`` as the newest under ``key``, keeping at most ``most`` (the newest)."""
+    kept.pop(key, None)
+    kept[key] = line
+    while len(kept) > most:
+        kept.popitem(last=False)
+
+
 def _action_key(line: Line) -> str:
-    """What a tool line did, without its outcome: ``Ran `pytest`: failed`` and ``Ran `pytest`: ok``
-    are the same action; an edit is keyed by its file."""
+    """What a tool line did, without its outcome: ``Ran `pytest`: failed`` and ``Ran `pytest -x`: ok``
+    are the same action (:attr:`Line.action`: program and subcommand); an edit is keyed by its file."""
+    if line.action:
+        return line.action
     if line.path:
         return f"edit:{line.path}"
     text = line.text.removeprefix("Failed to ").removeprefix("User ")
@@ -696,6 +714,10 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
     items.extend(
         f"Still failing at the end: {failure.text}" for failure in list(reading.failures.values())[-3:]
     )
+    items.extend(
+        f"Failed earlier and not tried again: {failure.text}"
+        for failure in list(reading.earlier_failures.values())[-2:]
+    )
     asked = False
     if log.interrupted:
         request = f' while working on "{lead(reading.last_request, 200)}"' if reading.last_request else ""
@@ -708,12 +730,32 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
         )
     if not items:
         reason = f" ({reading.finished.rstrip('.')})" if reading.finished else ""
-        items.append(f"Nothing recorded as unfinished{reason}: no open plan items, failures or interruption.")
+        absent = (
+            "no open plan items or interruption, and every failure was fixed later"
+            if reading.fixed
+            else "no open plan items, failures or interruption"
+        )
+        items.append(f"Nothing recorded as unfinished{reason}: {absent}.")
+    if reading.fixed:
+        fixed = [_what(failure) for failure in reading.fixed.values()]
+        more = f" (+{len(fixed) - 3} more)" if len(fixed) > 3 else ""
+        items.append(f"Failed, then fixed later: {'; '.join(fixed[-3:])}{more}.")
     if reading.last_assistant and not asked:
         items.append(
             f'Where it stopped, the assistant said: "{_tail_sentences(reading.last_assistant, 240)}"'
         )
     return items
+
+
+_COMMAND_SHOWN: Final = re.compile(r"`[^`]*`")
+
+
+def _what(line: Line) -> str:
+    """A failed tool line's subject: its command (in backticks), else what it did without the error."""
+    command = _COMMAND_SHOWN.search(line.text)
+    if command:
+        return command.group(0)
+    return line.text.removeprefix("Failed to ").split(":", 1)[0].rstrip(".")
 
 
 def _tail_sentences(text: str, limit: int) -> str:

@@ -233,6 +233,67 @@ def _command_parts(command: str) -> list[list[str]]:
     return [p for p in parts if p]
 
 
+#: Programs a command's output is piped into to look at it: they say nothing about what the command did.
+_FILTERS: Final = frozenset(
+    {
+        "tail",
+        "head",
+        "grep",
+        "rg",
+        "egrep",
+        "fgrep",
+        "wc",
+        "sort",
+        "uniq",
+        "less",
+        "more",
+        "cat",
+        "tee",
+        "cut",
+    }
+)
+#: Subcommands whose next word names what is run (``npm run build``, ``uv run pytest``).
+_RUNNERS: Final = frozenset({"run", "exec", "x", "run-script"})
+#: Commands a chain ends with that only report (``cargo test && echo done``).
+_CHAIN_NOISE: Final = frozenset({"echo", "printf", "true", ":", "sleep", "clear"})
+_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SUBCOMMAND: Final = re.compile(r"^[a-z][a-z0-9:_-]*$")
+
+
+def command_key(command: str) -> str:
+    """What a shell line runs, as program and subcommand, for matching a retry: ``mix dialyzer 2>&1 |
+    tail -20`` and ``cd app && mix dialyzer | tail -5`` are both ``mix dialyzer``; ``git add . && git
+    commit -m "Release"`` is ``git commit`` (the last significant command of a chain).
+
+    Pipes into filters (``tail``, ``head``, ``grep``...), redirections, environment assignments and
+    ``cd`` are dropped; ``npm run build`` keeps the script's name and ``python -m pytest`` the module's.
+    """
+    parts: list[tuple[list[str], bool]] = [([], False)]
+    for token in _command_tokens(command):
+        if token in _OPERATORS:
+            parts.append(([], token in {"|", "|&"}))
+        else:
+            parts[-1][0].append(token)
+    key: list[str] = []
+    for words, piped in parts:
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        if not words:
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "cd" or (piped and name in _FILTERS) or (key and name in _CHAIN_NOISE):
+            continue
+        key = [name]
+        rest = words[1:]
+        if name.startswith("python") and rest[:1] == ["-m"] and len(rest) > 1:
+            key += rest[:2]
+        elif rest and _SUBCOMMAND.match(rest[0]):
+            key.append(rest[0])
+            if rest[0] in _RUNNERS and len(rest) > 1 and _SUBCOMMAND.match(rest[1]):
+                key.append(rest[1])
+    return " ".join(key) or " ".join(command.split())
+
+
 def _is_status_check(command: str) -> bool:
     parts = [p for p in _command_parts(command) if p[0] != "cd"]
     return bool(parts) and all(" ".join(p[:2]) in _STATUS_COMMANDS or p[0] in _STATUS_COMMANDS for p in parts)
@@ -365,8 +426,10 @@ def collapse_tool(
     def path_of(value: str | None) -> str:
         return _show_path(value, cwd) if value else "a file"
 
-    def line(kind: LineKind, text: str, path: str | None = None, failed: bool = False) -> Line:
-        return Line(kind=kind, text=text, timestamp=stamp, tool=name, path=path, failed=failed)
+    def line(
+        kind: LineKind, text: str, path: str | None = None, failed: bool = False, action: str | None = None
+    ) -> Line:
+        return Line(kind=kind, text=text, timestamp=stamp, tool=name, path=path, failed=failed, action=action)
 
     failed = result is not None and result.is_error
     if lower in _STATUS_TOOLS or (lower == "write_stdin" and not args.get("chars")):
@@ -399,11 +462,12 @@ def collapse_tool(
             # Looking changes nothing, even when it fails (grep finding nothing exits with 1).
             said = f": {outcome}" if outcome_failed and outcome else ""
             return line("observational", f"{who} {shown}{said}.")
+        action = f"run:{command_key(command)}"
         if result is None:
-            return line("consequential", f"{who} {shown} (no result recorded).")
+            return line("consequential", f"{who} {shown} (no result recorded).", action=action)
         if outcome is None:
-            return line("consequential", f"{who} {shown}.")
-        return line("consequential", f"{who} {shown}: {outcome}.", failed=bool(outcome_failed))
+            return line("consequential", f"{who} {shown}.", action=action)
+        return line("consequential", f"{who} {shown}: {outcome}.", failed=bool(outcome_failed), action=action)
     if lower in _ASK_USER:
         return _collapse_question(call, result, line)
     if lower in _FINISH:
@@ -450,7 +514,11 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
     path = shown if raw_path else None
     if result is not None and result.is_error:
         return line(
-            "consequential", f"Failed to edit {shown}: {_error_line(result)}.", path=None, failed=True
+            "consequential",
+            f"Failed to edit {shown}: {_error_line(result)}.",
+            path=None,
+            failed=True,
+            action=f"edit:{shown}",
         )
     edits = args.get("edits")
     if isinstance(edits, list) and edits:  # Pi `edit{path, edits: [...]}`, Claude `MultiEdit`
@@ -490,7 +558,12 @@ def _collapse_patch(patch: str, result: ToolResult | None, cwd: str | None, line
     headers = list(_PATCH_HEADER.finditer(patch))
     if result is not None and (result.is_error or command_outcome(result.text)[0]):
         target = _show_path(headers[0].group(2).strip(), cwd) if headers else "files"
-        return line("consequential", f"Failed to patch {target}: {_error_line(result)}.", failed=True)
+        return line(
+            "consequential",
+            f"Failed to patch {target}: {_error_line(result)}.",
+            failed=True,
+            action=f"edit:{target}",
+        )
     if not headers:
         return line("consequential", "Applied a patch.")
     parts: list[str] = []
