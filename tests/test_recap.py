@@ -528,3 +528,25 @@ def test_failures_of_earlier_turns_are_not_forgotten(tmp_path: Path) -> None:
     assert "Failed earlier and not tried again: Ran `make deploy`: failed (exit 2)." in recap.unfinished
     assert "Failed, then fixed later: `npm test`." in recap.unfinished
     assert not any(item.startswith("Nothing recorded") for item in recap.unfinished)
+
+
+def test_turns_are_labelled_as_ranges(tmp_path: Path) -> None:
+    """Eleven short turns in one chunk: one bullet for turns 1 to 11, and the header says 11 turns."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [(f"Step {i}: bump the version.", [(f"make bump{i}", "ok", False)]) for i in range(11)],
+    )
+    recap = build_recap(path)
+    assert "; 11 turns; ended." in recap.text
+    bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
+    assert len(bullets) == 1 and bullets[0].startswith("- Turns 1–11 (2026-01-01 10:00 UTC): "), bullets
+
+
+def test_the_last_action_is_one_of_the_last_turn(tmp_path: Path) -> None:
+    """An interrupted last turn that did nothing yet has no "Last action" from an earlier turn."""
+    path = claude_session(tmp_path / "s.jsonl", [("Build it.", [("make build", "ok", False)])])
+    with path.open("a") as out:
+        out.write(json.dumps(_record("user", "Now deploy it.", 30)) + "\n")
+    recap = build_recap(path)
+    assert recap.interrupted
+    assert recap.unfinished[0] == 'The session was interrupted while working on "Now deploy it.".'

@@ -155,6 +155,8 @@ class ChunkSummary:
     files: tuple[str, ...] = ()
     first_timestamp: str | None = None
     last_timestamp: str | None = None
+    #: The number of the last user turn it reaches into (``turn`` when it holds one turn or less).
+    last_turn: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -589,6 +591,7 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
     for line in lines:
         if line.kind == "user":
             reading.last_user = line.text
+            reading.last_action = None  # "Last action" is one of the last turn's
             for key, failure in reading.failures.items():
                 _keep(reading.earlier_failures, key, failure)
             reading.failures.clear()
@@ -637,11 +640,19 @@ def _action_key(line: Line) -> str:
     return text.split(":", 1)[0]
 
 
+def _last_turn(chunk: Chunk) -> int:
+    """The number of the last user turn a chunk reaches into (its first is ``chunk.turn``)."""
+    prompts = sum(1 for line in chunk.lines if line.kind == "user")
+    starts_with_prompt = bool(chunk.lines) and chunk.lines[0].kind == "user"
+    return chunk.turn + prompts - (1 if starts_with_prompt else 0)
+
+
 def _merge(a: ChunkSummary, b: ChunkSummary, limit: int) -> ChunkSummary:
     text = f"{a.summary} {b.summary}"
     return ChunkSummary(
         index=a.index,
         turn=a.turn,
+        last_turn=max(a.last_turn, b.last_turn, b.turn),
         start=a.start,
         end=b.end,
         summary=text if len(text) <= limit else text[: limit - 1].rstrip() + "…",
@@ -672,6 +683,7 @@ def _read(log: TranscriptLog, plugins: Plugins | None, recap: RecapSettings) -> 
             ChunkSummary(
                 index=chunk.index,
                 turn=chunk.turn,
+                last_turn=_last_turn(chunk),
                 start=position,
                 end=position + len(chunk.lines),
                 summary=summary,
@@ -774,7 +786,11 @@ def _tail_sentences(text: str, limit: int) -> str:
 
 def _chunk_line(chunk: ChunkSummary) -> str:
     when = _when(chunk.first_timestamp)
-    where = f"Turn {chunk.turn}" if chunk.turn else "Start"
+    last = max(chunk.turn, chunk.last_turn)
+    if last > chunk.turn:
+        where = f"Turns {chunk.turn}–{last}" if chunk.turn else f"Start to turn {last}"
+    else:
+        where = f"Turn {chunk.turn}" if chunk.turn else "Start"
     return f"- {where}{f' ({when})' if when else ''}: {chunk.summary}"
 
 
