@@ -486,3 +486,23 @@ def test_command_keys_are_program_and_subcommand(command: str, key: str) -> None
     assert command_key(command) == key
     line = one("Bash", {"command": command}, ToolResult("Exit code 1", is_error=True), "command")
     assert line.action == (f"run:{key}" if line.kind == "consequential" else None)
+
+
+def test_codex_keys_insertions_and_quotes() -> None:
+    """A Ctrl-C is an interruption, not input ''; a pure insertion is not "replaced ''"; a quote that is
+    cut ends after a whole word."""
+    ctrl_c = one("write_stdin", {"session_id": 3, "chars": "\u0003"}, ok(""), "command")
+    assert ctrl_c.text == "Interrupted a running command (Ctrl-C)."
+    enter = one("write_stdin", {"session_id": 3, "chars": "\r"}, ok(""), "command")
+    assert enter.text == "Sent keys to a running command (U+000D)."
+    typed = one("write_stdin", {"session_id": 3, "chars": "yes\n"}, ok(""), "command")
+    assert typed.text == "Sent input to a running command: 'yes'."
+    patch = "*** Begin Patch\n*** Update File: /work/proj/old.py\n@@\n+import os\n*** End Patch\n"
+    inserted = one("apply_patch", {}, ok("Success."), "edit", raw_input=patch)
+    assert inserted.text == "Edited old.py: inserted 'import os'."
+    removed = one("Edit", {"file_path": f"{CWD}/a.py", "old_string": "x = 1", "new_string": ""}, ok(), "edit")
+    assert removed.text == "Edited a.py: removed 'x = 1'."
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron"
+    asked = one("AskUserQuestion", {"question": " ".join([words] * 4)}, ok("yes"))
+    quoted = asked.text.split("'")[1]
+    assert quoted.endswith("…") and quoted[:-1].split()[-1] in words.split(), quoted

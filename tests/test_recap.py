@@ -550,3 +550,19 @@ def test_the_last_action_is_one_of_the_last_turn(tmp_path: Path) -> None:
     recap = build_recap(path)
     assert recap.interrupted
     assert recap.unfinished[0] == 'The session was interrupted while working on "Now deploy it.".'
+
+
+def test_a_budget_too_small_for_the_header(run_cli: Any, home: Path) -> None:
+    """``-b 10`` is refused with one clear line (exit 2); a library caller gets whole words."""
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    path = DATA / "codex" / "four-tools-resume.jsonl"
+    result = run_cli("recap", path, "-b", "10", env=env)
+    assert result.returncode == 2 and not result.stdout
+    assert "a budget of 10 tokens is too small for the recap's header" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    needed = result.stderr.split("give -b ")[1].split()[0]  # the CLI names the session: a longer header
+    assert run_cli("recap", path, "-b", needed, env=env).returncode == 0
+    assert build_recap(path).header_tokens < int(needed)
+    text = build_recap(path, budget=10).text
+    assert text and (DATA / "codex" / "four-tools-resume.jsonl").read_text()  # something is said
+    assert build_recap(path).text.startswith(text) and text.split()[-1] in build_recap(path).text.split()

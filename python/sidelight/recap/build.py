@@ -196,6 +196,8 @@ class Recap:
     selected: tuple[int, ...] = ()
     lines_read: int = 0
     lines_skipped: int = 0
+    #: The fewest tokens that hold the header (a smaller budget cuts it: ``sidelight recap`` refuses one).
+    header_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``sidelight recap --json``."""
@@ -855,6 +857,7 @@ def build_recap(
         selected=selected,
         lines_read=log.lines_read,
         lines_skipped=log.lines_skipped,
+        header_tokens=count("\n".join(header) + "\n"),
     )
 
 
@@ -944,4 +947,6 @@ def _shrink(header: list[str], unfinished: list[str], budget: int, count: Callab
             low = middle
         else:
             high = middle - 1
-    return text[:low]
+    if low < len(text) and not text[low].isspace():  # never end mid-word
+        low = max(text.rfind(" ", 0, low), text.rfind("\n", 0, low), 0)
+    return text[:low].rstrip(" ")

@@ -319,8 +319,37 @@ def _is_read_only(command: str) -> bool:
     return bool(parts)
 
 
+def clip(text: str, limit: int) -> str:
+    """:func:`~sidelight.redact.sanitize` cut at a word boundary: a text longer than ``limit`` ends
+    with the last whole word that fits and ``…`` (mid-word only when its first half has no space)."""
+    out = sanitize(text, limit)
+    if not out.endswith("…") or len(out) < 2:
+        return out
+    kept = out[:-1]
+    space = kept.rfind(" ")
+    if space > limit // 2:
+        kept = kept[:space].rstrip(" ,;:")
+    return kept + "…"
+
+
 def _quote(text: str, limit: int = QUOTE_LIMIT) -> str:
-    return "'" + sanitize(text, limit) + "'"
+    return "'" + clip(text, limit) + "'"
+
+
+def _replacement(old: str, new: str) -> str:
+    """What an edit did to its text: ``replaced 'a' with 'b'``, ``inserted 'b'`` or ``removed 'a'``."""
+    if not old and new:
+        return f"inserted '{new}'"
+    if old and not new:
+        return f"removed '{old}'"
+    return f"replaced '{old}' with '{new}'"
+
+
+#: Control characters sent to a running command, by what they do.
+_KEYS: Final = {
+    "\x03": "Interrupted a running command (Ctrl-C)",
+    "\x04": "Closed a running command's input (Ctrl-D)",
+}
 
 
 def _snippet_pair(old: str, new: str) -> tuple[str, str]:
@@ -336,7 +365,7 @@ def _snippet_pair(old: str, new: str) -> tuple[str, str]:
         end += 1
     old_part = "\n".join(old_lines[start : len(old_lines) - end])
     new_part = "\n".join(new_lines[start : len(new_lines) - end])
-    return sanitize(old_part, SNIPPET_LIMIT), sanitize(new_part, SNIPPET_LIMIT)
+    return clip(old_part, SNIPPET_LIMIT), clip(new_part, SNIPPET_LIMIT)
 
 
 def _line_count(text: str) -> int:
@@ -442,10 +471,13 @@ def collapse_tool(
             words = [str(w) for w in args["command"]]
             command = words[-1] if len(words) >= 3 and words[1] in {"-lc", "-c"} else " ".join(words)
         if lower == "write_stdin":
-            return line(
-                "consequential",
-                f"Sent input to a running command: {_quote(str(args.get('chars')), SNIPPET_LIMIT)}.",
-            )
+            chars = str(args.get("chars"))
+            if chars in _KEYS:
+                return line("consequential", f"{_KEYS[chars]}.")
+            if not sanitize(chars, SNIPPET_LIMIT):  # only keys that show nothing (Enter, Escape...)
+                keys = ", ".join(f"U+{ord(c):04X}" for c in chars[:5])
+                return line("consequential", f"Sent keys to a running command ({keys}).")
+            return line("consequential", f"Sent input to a running command: {_quote(chars, SNIPPET_LIMIT)}.")
         if not command:
             return line("observational", f"Used {sanitize(name, 40)}.")
         if _is_status_check(command):
@@ -529,7 +561,7 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
         ]
         if len(pairs) == 1:
             old, new = _snippet_pair(*pairs[0])
-            return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+            return line("consequential", f"Edited {shown}: {_replacement(old, new)}.", path=path)
         old, new = _snippet_pair(*pairs[0]) if pairs else ("", "")
         return line(
             "consequential",
@@ -540,7 +572,7 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
     new_text = args.get("new_string", args.get("newText", args.get("new_str")))
     if old_text is not None or (isinstance(new_text, str) and new_text and "content" not in args):
         old, new = _snippet_pair(old_text or "", str(new_text or ""))
-        return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+        return line("consequential", f"Edited {shown}: {_replacement(old, new)}.", path=path)
     content = args.get("content", args.get("new_source"))
     if isinstance(content, str):
         if lower == "notebookedit":
@@ -582,7 +614,7 @@ def _collapse_patch(patch: str, result: ToolResult | None, cwd: str | None, line
             parts.append(f"Deleted {shown}")
         else:
             old, new = _snippet_pair("\n".join(removed), "\n".join(added))
-            parts.append(f"Edited {shown}: replaced '{old}' with '{new}'")
+            parts.append(f"Edited {shown}: {_replacement(old, new)}")
         if len(parts) == 3 and len(headers) > 3:
             parts.append(f"and {len(headers) - 3} more files")
             break
