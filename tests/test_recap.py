@@ -566,3 +566,15 @@ def test_a_budget_too_small_for_the_header(run_cli: Any, home: Path) -> None:
     text = build_recap(path, budget=10).text
     assert text and (DATA / "codex" / "four-tools-resume.jsonl").read_text()  # something is said
     assert build_recap(path).text.startswith(text) and text.split()[-1] in build_recap(path).text.split()
+
+
+def test_long_quotes_start_and_end_with_whole_words(tmp_path: Path) -> None:
+    words = " ".join(f"word{i}" for i in range(120))  # one sentence, longer than any quote
+    path = claude_session(tmp_path / "s.jsonl", [(words, [("make build", "ok", False)])])
+    text = path.read_text().replace("Done with: ", "")
+    path.write_text(text)
+    recap = build_recap(path)
+    request = recap.text.split('Last request: "')[1].split('"')[0]
+    stopped = recap.unfinished[-1].split('said: "')[1].rstrip('"')
+    assert request.endswith("…") and request[:-1].split()[-1] in words.split(), request
+    assert stopped.startswith("…") and stopped[1:].split()[0] in words.split(), stopped

@@ -41,7 +41,7 @@ from sidelight.formats import categories_for
 from sidelight.lines import Chunk, Line
 from sidelight.logs import get_logger
 from sidelight.reads import decoder_for
-from sidelight.recap.collapse import TranscriptLog, is_acknowledgement
+from sidelight.recap.collapse import TranscriptLog, clip, is_acknowledgement
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def lead(text: str, limit: int) -> str:
         if len(candidate) > limit:
             break
         out = candidate
-    return out or sanitize(flat, limit)
+    return out or clip(flat, limit)
 
 
 def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
@@ -783,7 +783,11 @@ def _tail_sentences(text: str, limit: int) -> str:
         if len(candidate) > limit:
             break
         out = candidate
-    return out or "…" + flat[-(limit - 1) :]
+    if out:
+        return out
+    kept = flat[-(limit - 1) :]
+    space = kept.find(" ")
+    return "…" + (kept[space + 1 :] if 0 <= space < limit // 2 else kept)  # from a whole word
 
 
 def _chunk_line(chunk: ChunkSummary) -> str:
