@@ -14,6 +14,7 @@ from sidelight.recap.collapse import (
     ToolResult,
     TranscriptLog,
     collapse_tool,
+    command_key,
     command_outcome,
     is_acknowledgement,
 )
@@ -465,3 +466,43 @@ def test_tail_reading_keeps_the_header(tmp_path: Path) -> None:
     lines = list(log)
     assert log.cwd == CWD and log.session_id == "p1"
     assert 0 < len(lines) < 10 and lines[-1].text == "prompt 49"
+
+
+@pytest.mark.parametrize(
+    ("command", "key"),
+    [
+        ("mix dialyzer 2>&1 | tail -20", "mix dialyzer"),
+        ("MIX_ENV=test mix dialyzer --format short | tail -5", "mix dialyzer"),
+        ('git commit -m "Release"', "git commit"),
+        ('cd /w && git add . && git commit -m "Release"', "git commit"),
+        ("cargo test && echo done", "cargo test"),
+        ("npm run publish 2>&1 | grep -v warn", "npm run publish"),
+        ("python3 -m pytest tests/a.py", "python3 -m pytest"),
+        ("pytest tests/a.py | head", "pytest"),
+        ("echo hi", "echo hi"),
+    ],
+)
+def test_command_keys_are_program_and_subcommand(command: str, key: str) -> None:
+    assert command_key(command) == key
+    line = one("Bash", {"command": command}, ToolResult("Exit code 1", is_error=True), "command")
+    assert line.action == (f"run:{key}" if line.kind == "consequential" else None)
+
+
+def test_codex_keys_insertions_and_quotes() -> None:
+    """A Ctrl-C is an interruption, not input ''; a pure insertion is not "replaced ''"; a quote that is
+    cut ends after a whole word."""
+    ctrl_c = one("write_stdin", {"session_id": 3, "chars": "\u0003"}, ok(""), "command")
+    assert ctrl_c.text == "Interrupted a running command (Ctrl-C)."
+    enter = one("write_stdin", {"session_id": 3, "chars": "\r"}, ok(""), "command")
+    assert enter.text == "Sent keys to a running command (U+000D)."
+    typed = one("write_stdin", {"session_id": 3, "chars": "yes\n"}, ok(""), "command")
+    assert typed.text == "Sent input to a running command: 'yes'."
+    patch = "*** Begin Patch\n*** Update File: /work/proj/old.py\n@@\n+import os\n*** End Patch\n"
+    inserted = one("apply_patch", {}, ok("Success."), "edit", raw_input=patch)
+    assert inserted.text == "Edited old.py: inserted 'import os'."
+    removed = one("Edit", {"file_path": f"{CWD}/a.py", "old_string": "x = 1", "new_string": ""}, ok(), "edit")
+    assert removed.text == "Edited a.py: removed 'x = 1'."
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron"
+    asked = one("AskUserQuestion", {"question": " ".join([words] * 4)}, ok("yes"))
+    quoted = asked.text.split("'")[1]
+    assert quoted.endswith("…") and quoted[:-1].split()[-1] in words.split(), quoted

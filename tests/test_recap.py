@@ -448,3 +448,133 @@ def test_cli_recap_bad_setting(run_cli: Any, home: Path) -> None:
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_RECAP_ALPHA": "much"}
     result = run_cli("recap", DATA / "pi" / "four-tools-continue.jsonl", env=env)
     assert result.returncode == 2 and "alpha must be a number" in result.stderr
+
+
+# --- what the recap says happened -------------------------------------------------------------------
+
+
+def _record(kind: str, content: Any, minute: int) -> dict[str, Any]:
+    return {
+        "type": kind,
+        "sessionId": "s-recap",
+        "cwd": "/w",
+        "timestamp": f"2026-01-01T10:{minute:02d}:00Z",
+        "message": {"role": kind, "content": content},
+    }
+
+
+def claude_session(path: Path, turns: list[tuple[str, list[tuple[str, str, bool]]]]) -> Path:
+    """A Claude Code transcript: per turn a prompt, then Bash calls ``(command, output, is_error)``,
+    then a reply."""
+    records: list[dict[str, Any]] = []
+    n = 0
+    for prompt, commands in turns:
+        records.append(_record("user", prompt, n % 60))
+        for command, output, is_error in commands:
+            n += 1
+            call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command}}
+            result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": output, "is_error": is_error}
+            records += [_record("assistant", [call], n % 60), _record("user", [result], n % 60)]
+        records.append(_record("assistant", [{"type": "text", "text": f"Done with: {prompt}"}], n % 60))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_failure_retried_differently_is_fixed_later(tmp_path: Path) -> None:
+    """The same program and subcommand working later clears a failure, however the line around it
+    changed (a pipe into tail, ``2>&1``, a ``git add . &&`` in front)."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [
+            (
+                "Run dialyzer and release.",
+                [
+                    ("mix dialyzer 2>&1 | tail -20", "Exit code 2\ndone (warnings were emitted)", True),
+                    ('git commit -m "Release"', "Exit code 1\nnothing added to commit", True),
+                    ("mix dialyzer 2>&1 | tail -5", "done (passed successfully)", False),
+                    ('cd /w && git add . && git commit -m "Release"', "[main 1a2b3c] Release", False),
+                ],
+            )
+        ],
+    )
+    recap = build_recap(path)
+    assert not any("Still failing" in item for item in recap.unfinished), recap.unfinished
+    assert recap.unfinished[0] == (
+        "Nothing recorded as unfinished: no open plan items or interruption, "
+        "and every failure was fixed later."
+    )
+    assert recap.unfinished[1] == (
+        'Failed, then fixed later: `mix dialyzer 2>&1 | tail -20`; `git commit -m "Release"`.'
+    )
+
+
+def test_failures_of_earlier_turns_are_not_forgotten(tmp_path: Path) -> None:
+    """A failure listed above is never followed by "no ... failures": one of an earlier turn that was
+    not tried again is named; one that worked in a later turn is fixed later."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [
+            (
+                "Deploy and test.",
+                [
+                    ("make deploy", "Exit code 2\nno target", True),
+                    ("npm test", "Exit code 1\n1 failed", True),
+                ],
+            ),
+            ("Now the docs please.", [("npm test -- --watch=false", "Tests: 3 passed, 3 total", False)]),
+        ],
+    )
+    recap = build_recap(path)
+    assert "Failed earlier and not tried again: Ran `make deploy`: failed (exit 2)." in recap.unfinished
+    assert "Failed, then fixed later: `npm test`." in recap.unfinished
+    assert not any(item.startswith("Nothing recorded") for item in recap.unfinished)
+
+
+def test_turns_are_labelled_as_ranges(tmp_path: Path) -> None:
+    """Eleven short turns in one chunk: one bullet for turns 1 to 11, and the header says 11 turns."""
+    path = claude_session(
+        tmp_path / "s.jsonl",
+        [(f"Step {i}: bump the version.", [(f"make bump{i}", "ok", False)]) for i in range(11)],
+    )
+    recap = build_recap(path)
+    assert "; 11 turns; ended." in recap.text
+    bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
+    assert len(bullets) == 1 and bullets[0].startswith("- Turns 1–11 (2026-01-01 10:00 UTC): "), bullets
+
+
+def test_the_last_action_is_one_of_the_last_turn(tmp_path: Path) -> None:
+    """An interrupted last turn that did nothing yet has no "Last action" from an earlier turn."""
+    path = claude_session(tmp_path / "s.jsonl", [("Build it.", [("make build", "ok", False)])])
+    with path.open("a") as out:
+        out.write(json.dumps(_record("user", "Now deploy it.", 30)) + "\n")
+    recap = build_recap(path)
+    assert recap.interrupted
+    assert recap.unfinished[0] == 'The session was interrupted while working on "Now deploy it.".'
+
+
+def test_a_budget_too_small_for_the_header(run_cli: Any, home: Path) -> None:
+    """``-b 10`` is refused with one clear line (exit 2); a library caller gets whole words."""
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    path = DATA / "codex" / "four-tools-resume.jsonl"
+    result = run_cli("recap", path, "-b", "10", env=env)
+    assert result.returncode == 2 and not result.stdout
+    assert "a budget of 10 tokens is too small for the recap's header" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    needed = result.stderr.split("give -b ")[1].split()[0]  # the CLI names the session: a longer header
+    assert run_cli("recap", path, "-b", needed, env=env).returncode == 0
+    assert build_recap(path).header_tokens < int(needed)
+    text = build_recap(path, budget=10).text
+    assert text and (DATA / "codex" / "four-tools-resume.jsonl").read_text()  # something is said
+    assert build_recap(path).text.startswith(text) and text.split()[-1] in build_recap(path).text.split()
+
+
+def test_long_quotes_start_and_end_with_whole_words(tmp_path: Path) -> None:
+    words = " ".join(f"word{i}" for i in range(120))  # one sentence, longer than any quote
+    path = claude_session(tmp_path / "s.jsonl", [(words, [("make build", "ok", False)])])
+    text = path.read_text().replace("Done with: ", "")
+    path.write_text(text)
+    recap = build_recap(path)
+    request = recap.text.split('Last request: "')[1].split('"')[0]
+    stopped = recap.unfinished[-1].split('said: "')[1].rstrip('"')
+    assert request.endswith("…") and request[:-1].split()[-1] in words.split(), request
+    assert stopped.startswith("…") and stopped[1:].split()[0] in words.split(), stopped

@@ -32,6 +32,9 @@ class Line:
     path: str | None = None
     #: The tool call failed (an error result, a non-zero exit code, failing tests).
     failed: bool = False
+    #: What the tool call did, without its outcome, so that a later try matches it: ``run:git commit``
+    #: (:func:`sidelight.recap.collapse.command_key`), ``edit:src/app.py``; ``None``: its text decides.
+    action: str | None = None
 
     def render(self) -> str:
         """The line as the recap shows it."""

@@ -79,6 +79,11 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         recap = build_for_session(session, settings, plugins, budget=args.budget)
     except EXPECTED_ERRORS as error:
         return fail(error)
+    if recap.budget < recap.header_tokens:
+        parser.error(
+            f"a budget of {recap.budget} tokens is too small for the recap's header "
+            f"({recap.header_tokens} tokens): give -b {recap.header_tokens} or more"
+        )
     logger.info(
         "%d lines read, %d chunks, %d shown, %d of %d tokens",
         recap.lines_read,

@@ -41,7 +41,7 @@ from sidelight.formats import categories_for
 from sidelight.lines import Chunk, Line
 from sidelight.logs import get_logger
 from sidelight.reads import decoder_for
-from sidelight.recap.collapse import TranscriptLog, is_acknowledgement
+from sidelight.recap.collapse import TranscriptLog, clip, is_acknowledgement
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
@@ -155,6 +155,8 @@ class ChunkSummary:
     files: tuple[str, ...] = ()
     first_timestamp: str | None = None
     last_timestamp: str | None = None
+    #: The number of the last user turn it reaches into (``turn`` when it holds one turn or less).
+    last_turn: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +196,8 @@ class Recap:
     selected: tuple[int, ...] = ()
     lines_read: int = 0
     lines_skipped: int = 0
+    #: The fewest tokens that hold the header (a smaller budget cuts it: ``sidelight recap`` refuses one).
+    header_tokens: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``sidelight recap --json``."""
@@ -232,7 +236,7 @@ def lead(text: str, limit: int) -> str:
         if len(candidate) > limit:
             break
         out = candidate
-    return out or sanitize(flat, limit)
+    return out or clip(flat, limit)
 
 
 def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
@@ -517,6 +521,10 @@ class _Reading:
     last_assistant: str | None = None
     #: Failed tool calls of the last turn that did not work on a later try, by what they did.
     failures: OrderedDict[str, Line] = field(default_factory=OrderedDict)
+    #: Failed tool calls of earlier turns that were not tried again since.
+    earlier_failures: OrderedDict[str, Line] = field(default_factory=OrderedDict)
+    #: Failed tool calls that worked on a later try (the failure, by what it did).
+    fixed: OrderedDict[str, Line] = field(default_factory=OrderedDict)
     last_action: Line | None = None
     finished: str | None = None
 
@@ -585,6 +593,9 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
     for line in lines:
         if line.kind == "user":
             reading.last_user = line.text
+            reading.last_action = None  # "Last action" is one of the last turn's
+            for key, failure in reading.failures.items():
+                _keep(reading.earlier_failures, key, failure)
             reading.failures.clear()
             if not is_acknowledgement(line.text):
                 reading.last_request = line.text
@@ -598,19 +609,31 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
                 while len(reading.files) > 50:
                     reading.files.popitem(last=False)
             key = _action_key(line)
-            reading.failures.pop(key, None)  # a later try of the same thing decides
+            # A later try of the same thing decides.
+            before = reading.failures.pop(key, None) or reading.earlier_failures.pop(key, None)
             if line.failed:
-                reading.failures[key] = line
-                while len(reading.failures) > 20:
-                    reading.failures.popitem(last=False)
+                reading.fixed.pop(key, None)
+                _keep(reading.failures, key, line)
+            elif before is not None:
+                _keep(reading.fixed, key, before)
         elif line.kind == "meta" and line.text.startswith("Finished"):
             reading.finished = line.text
         yield line
 
 
+def _keep(kept: OrderedDict[str, Line], key: str, line: Line, most: int = 20) -> None:
+    """Records ``line`` as the newest under ``key``, keeping at most ``most`` (the newest)."""
+    kept.pop(key, None)
+    kept[key] = line
+    while len(kept) > most:
+        kept.popitem(last=False)
+
+
 def _action_key(line: Line) -> str:
-    """What a tool line did, without its outcome: ``Ran `pytest`: failed`` and ``Ran `pytest`: ok``
-    are the same action; an edit is keyed by its file."""
+    """What a tool line did, without its outcome: ``Ran `pytest`: failed`` and ``Ran `pytest -x`: ok``
+    are the same action (:attr:`Line.action`: program and subcommand); an edit is keyed by its file."""
+    if line.action:
+        return line.action
     if line.path:
         return f"edit:{line.path}"
     text = line.text.removeprefix("Failed to ").removeprefix("User ")
@@ -619,11 +642,19 @@ def _action_key(line: Line) -> str:
     return text.split(":", 1)[0]
 
 
+def _last_turn(chunk: Chunk) -> int:
+    """The number of the last user turn a chunk reaches into (its first is ``chunk.turn``)."""
+    prompts = sum(1 for line in chunk.lines if line.kind == "user")
+    starts_with_prompt = bool(chunk.lines) and chunk.lines[0].kind == "user"
+    return chunk.turn + prompts - (1 if starts_with_prompt else 0)
+
+
 def _merge(a: ChunkSummary, b: ChunkSummary, limit: int) -> ChunkSummary:
     text = f"{a.summary} {b.summary}"
     return ChunkSummary(
         index=a.index,
         turn=a.turn,
+        last_turn=max(a.last_turn, b.last_turn, b.turn),
         start=a.start,
         end=b.end,
         summary=text if len(text) <= limit else text[: limit - 1].rstrip() + "…",
@@ -654,6 +685,7 @@ def _read(log: TranscriptLog, plugins: Plugins | None, recap: RecapSettings) -> 
             ChunkSummary(
                 index=chunk.index,
                 turn=chunk.turn,
+                last_turn=_last_turn(chunk),
                 start=position,
                 end=position + len(chunk.lines),
                 summary=summary,
@@ -696,6 +728,10 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
     items.extend(
         f"Still failing at the end: {failure.text}" for failure in list(reading.failures.values())[-3:]
     )
+    items.extend(
+        f"Failed earlier and not tried again: {failure.text}"
+        for failure in list(reading.earlier_failures.values())[-2:]
+    )
     asked = False
     if log.interrupted:
         request = f' while working on "{lead(reading.last_request, 200)}"' if reading.last_request else ""
@@ -708,12 +744,32 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
         )
     if not items:
         reason = f" ({reading.finished.rstrip('.')})" if reading.finished else ""
-        items.append(f"Nothing recorded as unfinished{reason}: no open plan items, failures or interruption.")
+        absent = (
+            "no open plan items or interruption, and every failure was fixed later"
+            if reading.fixed
+            else "no open plan items, failures or interruption"
+        )
+        items.append(f"Nothing recorded as unfinished{reason}: {absent}.")
+    if reading.fixed:
+        fixed = [_what(failure) for failure in reading.fixed.values()]
+        more = f" (+{len(fixed) - 3} more)" if len(fixed) > 3 else ""
+        items.append(f"Failed, then fixed later: {'; '.join(fixed[-3:])}{more}.")
     if reading.last_assistant and not asked:
         items.append(
             f'Where it stopped, the assistant said: "{_tail_sentences(reading.last_assistant, 240)}"'
         )
     return items
+
+
+_COMMAND_SHOWN: Final = re.compile(r"`[^`]*`")
+
+
+def _what(line: Line) -> str:
+    """A failed tool line's subject: its command (in backticks), else what it did without the error."""
+    command = _COMMAND_SHOWN.search(line.text)
+    if command:
+        return command.group(0)
+    return line.text.removeprefix("Failed to ").split(":", 1)[0].rstrip(".")
 
 
 def _tail_sentences(text: str, limit: int) -> str:
@@ -727,12 +783,20 @@ def _tail_sentences(text: str, limit: int) -> str:
         if len(candidate) > limit:
             break
         out = candidate
-    return out or "…" + flat[-(limit - 1) :]
+    if out:
+        return out
+    kept = flat[-(limit - 1) :]
+    space = kept.find(" ")
+    return "…" + (kept[space + 1 :] if 0 <= space < limit // 2 else kept)  # from a whole word
 
 
 def _chunk_line(chunk: ChunkSummary) -> str:
     when = _when(chunk.first_timestamp)
-    where = f"Turn {chunk.turn}" if chunk.turn else "Start"
+    last = max(chunk.turn, chunk.last_turn)
+    if last > chunk.turn:
+        where = f"Turns {chunk.turn}–{last}" if chunk.turn else f"Start to turn {last}"
+    else:
+        where = f"Turn {chunk.turn}" if chunk.turn else "Start"
     return f"- {where}{f' ({when})' if when else ''}: {chunk.summary}"
 
 
@@ -797,6 +861,7 @@ def build_recap(
         selected=selected,
         lines_read=log.lines_read,
         lines_skipped=log.lines_skipped,
+        header_tokens=count("\n".join(header) + "\n"),
     )
 
 
@@ -886,4 +951,6 @@ def _shrink(header: list[str], unfinished: list[str], budget: int, count: Callab
             low = middle
         else:
             high = middle - 1
-    return text[:low]
+    if low < len(text) and not text[low].isspace():  # never end mid-word
+        low = max(text.rfind(" ", 0, low), text.rfind("\n", 0, low), 0)
+    return text[:low].rstrip(" ")

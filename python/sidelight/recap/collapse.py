@@ -233,6 +233,67 @@ def _command_parts(command: str) -> list[list[str]]:
     return [p for p in parts if p]
 
 
+#: Programs a command's output is piped into to look at it: they say nothing about what the command did.
+_FILTERS: Final = frozenset(
+    {
+        "tail",
+        "head",
+        "grep",
+        "rg",
+        "egrep",
+        "fgrep",
+        "wc",
+        "sort",
+        "uniq",
+        "less",
+        "more",
+        "cat",
+        "tee",
+        "cut",
+    }
+)
+#: Subcommands whose next word names what is run (``npm run build``, ``uv run pytest``).
+_RUNNERS: Final = frozenset({"run", "exec", "x", "run-script"})
+#: Commands a chain ends with that only report (``cargo test && echo done``).
+_CHAIN_NOISE: Final = frozenset({"echo", "printf", "true", ":", "sleep", "clear"})
+_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_SUBCOMMAND: Final = re.compile(r"^[a-z][a-z0-9:_-]*$")
+
+
+def command_key(command: str) -> str:
+    """What a shell line runs, as program and subcommand, for matching a retry: ``mix dialyzer 2>&1 |
+    tail -20`` and ``cd app && mix dialyzer | tail -5`` are both ``mix dialyzer``; ``git add . && git
+    commit -m "Release"`` is ``git commit`` (the last significant command of a chain).
+
+    Pipes into filters (``tail``, ``head``, ``grep``...), redirections, environment assignments and
+    ``cd`` are dropped; ``npm run build`` keeps the script's name and ``python -m pytest`` the module's.
+    """
+    parts: list[tuple[list[str], bool]] = [([], False)]
+    for token in _command_tokens(command):
+        if token in _OPERATORS:
+            parts.append(([], token in {"|", "|&"}))
+        else:
+            parts[-1][0].append(token)
+    key: list[str] = []
+    for words, piped in parts:
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        if not words:
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "cd" or (piped and name in _FILTERS) or (key and name in _CHAIN_NOISE):
+            continue
+        key = [name]
+        rest = words[1:]
+        if name.startswith("python") and rest[:1] == ["-m"] and len(rest) > 1:
+            key += rest[:2]
+        elif rest and _SUBCOMMAND.match(rest[0]):
+            key.append(rest[0])
+            if rest[0] in _RUNNERS and len(rest) > 1 and _SUBCOMMAND.match(rest[1]):
+                key.append(rest[1])
+    return " ".join(key) or " ".join(command.split())
+
+
 def _is_status_check(command: str) -> bool:
     parts = [p for p in _command_parts(command) if p[0] != "cd"]
     return bool(parts) and all(" ".join(p[:2]) in _STATUS_COMMANDS or p[0] in _STATUS_COMMANDS for p in parts)
@@ -258,8 +319,37 @@ def _is_read_only(command: str) -> bool:
     return bool(parts)
 
 
+def clip(text: str, limit: int) -> str:
+    """:func:`~sidelight.redact.sanitize` cut at a word boundary: a text longer than ``limit`` ends
+    with the last whole word that fits and ``…`` (mid-word only when its first half has no space)."""
+    out = sanitize(text, limit)
+    if not out.endswith("…") or len(out) < 2:
+        return out
+    kept = out[:-1]
+    space = kept.rfind(" ")
+    if space > limit // 2:
+        kept = kept[:space].rstrip(" ,;:")
+    return kept + "…"
+
+
 def _quote(text: str, limit: int = QUOTE_LIMIT) -> str:
-    return "'" + sanitize(text, limit) + "'"
+    return "'" + clip(text, limit) + "'"
+
+
+def _replacement(old: str, new: str) -> str:
+    """What an edit did to its text: ``replaced 'a' with 'b'``, ``inserted 'b'`` or ``removed 'a'``."""
+    if not old and new:
+        return f"inserted '{new}'"
+    if old and not new:
+        return f"removed '{old}'"
+    return f"replaced '{old}' with '{new}'"
+
+
+#: Control characters sent to a running command, by what they do.
+_KEYS: Final = {
+    "\x03": "Interrupted a running command (Ctrl-C)",
+    "\x04": "Closed a running command's input (Ctrl-D)",
+}
 
 
 def _snippet_pair(old: str, new: str) -> tuple[str, str]:
@@ -275,7 +365,7 @@ def _snippet_pair(old: str, new: str) -> tuple[str, str]:
         end += 1
     old_part = "\n".join(old_lines[start : len(old_lines) - end])
     new_part = "\n".join(new_lines[start : len(new_lines) - end])
-    return sanitize(old_part, SNIPPET_LIMIT), sanitize(new_part, SNIPPET_LIMIT)
+    return clip(old_part, SNIPPET_LIMIT), clip(new_part, SNIPPET_LIMIT)
 
 
 def _line_count(text: str) -> int:
@@ -365,8 +455,10 @@ def collapse_tool(
     def path_of(value: str | None) -> str:
         return _show_path(value, cwd) if value else "a file"
 
-    def line(kind: LineKind, text: str, path: str | None = None, failed: bool = False) -> Line:
-        return Line(kind=kind, text=text, timestamp=stamp, tool=name, path=path, failed=failed)
+    def line(
+        kind: LineKind, text: str, path: str | None = None, failed: bool = False, action: str | None = None
+    ) -> Line:
+        return Line(kind=kind, text=text, timestamp=stamp, tool=name, path=path, failed=failed, action=action)
 
     failed = result is not None and result.is_error
     if lower in _STATUS_TOOLS or (lower == "write_stdin" and not args.get("chars")):
@@ -379,10 +471,13 @@ def collapse_tool(
             words = [str(w) for w in args["command"]]
             command = words[-1] if len(words) >= 3 and words[1] in {"-lc", "-c"} else " ".join(words)
         if lower == "write_stdin":
-            return line(
-                "consequential",
-                f"Sent input to a running command: {_quote(str(args.get('chars')), SNIPPET_LIMIT)}.",
-            )
+            chars = str(args.get("chars"))
+            if chars in _KEYS:
+                return line("consequential", f"{_KEYS[chars]}.")
+            if not sanitize(chars, SNIPPET_LIMIT):  # only keys that show nothing (Enter, Escape...)
+                keys = ", ".join(f"U+{ord(c):04X}" for c in chars[:5])
+                return line("consequential", f"Sent keys to a running command ({keys}).")
+            return line("consequential", f"Sent input to a running command: {_quote(chars, SNIPPET_LIMIT)}.")
         if not command:
             return line("observational", f"Used {sanitize(name, 40)}.")
         if _is_status_check(command):
@@ -399,11 +494,12 @@ def collapse_tool(
             # Looking changes nothing, even when it fails (grep finding nothing exits with 1).
             said = f": {outcome}" if outcome_failed and outcome else ""
             return line("observational", f"{who} {shown}{said}.")
+        action = f"run:{command_key(command)}"
         if result is None:
-            return line("consequential", f"{who} {shown} (no result recorded).")
+            return line("consequential", f"{who} {shown} (no result recorded).", action=action)
         if outcome is None:
-            return line("consequential", f"{who} {shown}.")
-        return line("consequential", f"{who} {shown}: {outcome}.", failed=bool(outcome_failed))
+            return line("consequential", f"{who} {shown}.", action=action)
+        return line("consequential", f"{who} {shown}: {outcome}.", failed=bool(outcome_failed), action=action)
     if lower in _ASK_USER:
         return _collapse_question(call, result, line)
     if lower in _FINISH:
@@ -450,7 +546,11 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
     path = shown if raw_path else None
     if result is not None and result.is_error:
         return line(
-            "consequential", f"Failed to edit {shown}: {_error_line(result)}.", path=None, failed=True
+            "consequential",
+            f"Failed to edit {shown}: {_error_line(result)}.",
+            path=None,
+            failed=True,
+            action=f"edit:{shown}",
         )
     edits = args.get("edits")
     if isinstance(edits, list) and edits:  # Pi `edit{path, edits: [...]}`, Claude `MultiEdit`
@@ -461,7 +561,7 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
         ]
         if len(pairs) == 1:
             old, new = _snippet_pair(*pairs[0])
-            return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+            return line("consequential", f"Edited {shown}: {_replacement(old, new)}.", path=path)
         old, new = _snippet_pair(*pairs[0]) if pairs else ("", "")
         return line(
             "consequential",
@@ -472,7 +572,7 @@ def _collapse_edit(call: ToolCall, result: ToolResult | None, cwd: str | None, l
     new_text = args.get("new_string", args.get("newText", args.get("new_str")))
     if old_text is not None or (isinstance(new_text, str) and new_text and "content" not in args):
         old, new = _snippet_pair(old_text or "", str(new_text or ""))
-        return line("consequential", f"Edited {shown}: replaced '{old}' with '{new}'.", path=path)
+        return line("consequential", f"Edited {shown}: {_replacement(old, new)}.", path=path)
     content = args.get("content", args.get("new_source"))
     if isinstance(content, str):
         if lower == "notebookedit":
@@ -490,7 +590,12 @@ def _collapse_patch(patch: str, result: ToolResult | None, cwd: str | None, line
     headers = list(_PATCH_HEADER.finditer(patch))
     if result is not None and (result.is_error or command_outcome(result.text)[0]):
         target = _show_path(headers[0].group(2).strip(), cwd) if headers else "files"
-        return line("consequential", f"Failed to patch {target}: {_error_line(result)}.", failed=True)
+        return line(
+            "consequential",
+            f"Failed to patch {target}: {_error_line(result)}.",
+            failed=True,
+            action=f"edit:{target}",
+        )
     if not headers:
         return line("consequential", "Applied a patch.")
     parts: list[str] = []
@@ -509,7 +614,7 @@ def _collapse_patch(patch: str, result: ToolResult | None, cwd: str | None, line
             parts.append(f"Deleted {shown}")
         else:
             old, new = _snippet_pair("\n".join(removed), "\n".join(added))
-            parts.append(f"Edited {shown}: replaced '{old}' with '{new}'")
+            parts.append(f"Edited {shown}: {_replacement(old, new)}")
         if len(parts) == 3 and len(headers) > 3:
             parts.append(f"and {len(headers) - 3} more files")
             break
