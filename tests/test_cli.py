@@ -182,9 +182,10 @@ def test_usage_errors_are_one_line(run_cli, args):
 def test_version(run_cli):
     from importlib.metadata import version
 
-    result = run_cli("--version")
-    assert result.returncode == 0
-    assert result.stdout == f"sidelight {version('sidelight')}\n"
+    for flag in ("--version", "-V"):
+        result = run_cli(flag)
+        assert result.returncode == 0
+        assert result.stdout == f"sidelight {version('sidelight')}\n"
 
 
 def test_verbosity(run_cli, write_sample, tmp_path):
@@ -197,6 +198,38 @@ def test_verbosity(run_cli, write_sample, tmp_path):
     quiet = run_cli("-q", "scan", sample, tmp_path / "gone.jsonl")
     assert quiet.returncode == 1
     assert_clean_stderr(quiet.stderr, 1)  # errors are still said
+    # Global flags after the command too (issue 21), counted with those before it.
+    assert run_cli("scan", sample, "-v").stderr == verbose.stderr
+    assert run_cli("scan", "--verbose", sample).stderr == verbose.stderr
+    assert run_cli("-q", "scan", sample, "-v").stderr == ""  # -q and -v cancel out: warnings only
+    assert run_cli("scan", "-q", sample, tmp_path / "gone.jsonl").stderr == quiet.stderr
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_a_closed_pipe_ends_quietly_with_exit_0(write_sample, json_lines):
+    """``sidelight scan ... | head -1`` (issue 21): the reader going away is no failure, as for ripgrep:
+    exit 0 and nothing on stderr (it used to exit 1, like a file that could not be read)."""
+    import os
+    import subprocess
+
+    from tests.conftest import cli_command
+
+    sample = write_sample("pi")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIDELIGHT_")}
+    flags = ["--json"] if json_lines else []
+    with subprocess.Popen(
+        [*cli_command(), "scan", *flags, *[str(sample)] * 400],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline()
+        process.stdout.close()
+        stderr = process.stderr.read()
+        assert process.wait(timeout=120) == 0
+    assert stderr == b""
 
 
 def test_python_dash_m(run_cli, write_sample):

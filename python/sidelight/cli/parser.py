@@ -76,9 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
         "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode).",
         epilog="Environment: SIDELIGHT_LOG_LEVEL (debug, info, warning, error) sets the verbosity.",
     )
-    parser.add_argument("--version", action=_Version)
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="say more (-vv: debug details)")
-    parser.add_argument("-q", "--quiet", action="count", default=0, help="say only errors")
+    parser.add_argument("-V", "--version", action=_Version)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="say more (-vv: debug details); also after the command",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="count", default=0, help="say only errors; also after the command"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     scan = commands.add_parser(
@@ -106,13 +114,36 @@ def build_parser() -> argparse.ArgumentParser:
     scan.set_defaults(run=_scan_command, parser=scan)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(commands)
+    for command in commands.choices.values():
+        _add_global_options(command)
     return parser
+
+
+#: The global options a command also takes after its name (``sidelight watch -v``), as uv and ruff do;
+#: :func:`run_command` adds them to the ones given before it.
+_AFTER = {"verbose": "verbose_after", "quiet": "quiet_after"}
+
+
+def _add_global_options(command: argparse.ArgumentParser) -> None:
+    """``-v``/``-q`` on ``command`` too, out of its ``--help`` (the top-level one shows them), counted
+    apart: a subcommand's namespace would otherwise overwrite what was given before the command."""
+    import argparse
+
+    taken = {option for action in command._actions for option in action.option_strings}
+    for name, dest in _AFTER.items():
+        names = [option for option in (f"-{name[0]}", f"--{name}") if option not in taken]
+        if names:
+            command.add_argument(
+                *names, dest=dest, action="count", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+            )
 
 
 def run_command(argv: Sequence[str] | None = None) -> int:
     """Every command but the hook: parse the command line, set up logging, run the command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for before, after in _AFTER.items():
+        setattr(args, before, getattr(args, before) + getattr(args, after, 0))
     _configure_logging(args.verbose - args.quiet)
     return run(args.run, args.parser, args)
 
