@@ -117,10 +117,12 @@ def test_missing_single_path(run_cli, tmp_path):
 
 def test_directory_path(run_cli, write_sample, tmp_path):
     sample = write_sample("pi")
-    result = run_cli("scan", tmp_path, sample)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("scan", empty, sample)
     assert result.returncode == 1
     [error] = assert_clean_stderr(result.stderr, 1)
-    assert error == f"sidelight: {tmp_path}: is a directory; pass the transcript files (*.jsonl) inside it"
+    assert error == f"sidelight: {empty}: no transcripts (*.jsonl) under this folder"
     assert result.stdout.startswith(f"{sample}\n")
 
 
@@ -230,6 +232,43 @@ def test_a_closed_pipe_ends_quietly_with_exit_0(write_sample, json_lines):
         stderr = process.stderr.read()
         assert process.wait(timeout=120) == 0
     assert stderr == b""
+
+
+def test_scan_reads_standard_input_and_folders(run_cli, write_sample, tmp_path):
+    """``scan -`` reads standard input and ``scan DIR`` every ``*.jsonl`` under the folder, recursively
+    (issue 21; both used to fail: "no such file", "is a directory")."""
+    import os
+    import subprocess
+
+    from tests.conftest import cli_command
+
+    pi = write_sample("pi")
+    folder = tmp_path / "sessions"
+    (folder / "deeper").mkdir(parents=True)
+    first = write_sample("claude-code", "sessions/a.jsonl")
+    second = write_sample("codex", "sessions/deeper/b.jsonl")
+    (folder / "notes.txt").write_text("not a transcript\n")
+    expected = json.loads(run_cli("scan", "--json", pi).stdout)
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIDELIGHT_")}
+    piped = subprocess.run(
+        [*cli_command(), "scan", "--json", "-"],
+        input=pi.read_bytes(),
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout) == {**expected, "path": "-", "cursor": None}
+
+    found = run_cli("scan", "--json", folder)
+    assert found.returncode == 0, found.stderr
+    records = [json.loads(line) for line in found.stdout.splitlines()]
+    assert [(r["path"], r["format"]) for r in records] == [
+        (str(first), "claude-code"),
+        (str(second), "codex"),
+    ]
 
 
 def test_python_dash_m(run_cli, write_sample):

@@ -18,7 +18,8 @@ from tests.conftest import CLAUDE_CODE, jsonl
 # (arguments, words the one line must contain); {bin}, {dir}, {text} and {missing} are filled in.
 CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("scan", "{missing}"), ("no such file",)),
-    (("scan", "{dir}"), ("is a directory",)),
+    (("scan", "{dir}"), ("no transcripts (*.jsonl) under this folder",)),
+    (("scan", "-"), ("-: cannot detect the format",)),  # standard input, empty here
     (("scan", "{bin}"), ("cannot detect the format", "--format")),
     (("scan", "--format", "nope", "{bin}"), ("unknown format",)),
     (("scan", "--no-such-option", "{text}"), ("unrecognized arguments",)),
