@@ -45,6 +45,13 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("facts", "--scope", "nope"), ("invalid choice",)),
     (("install", "nohost"), ("invalid choice",)),
     (("uninstall", "nohost"), ("invalid choice",)),
+    (
+        ("install", "codex", "--scope", "project"),
+        ("--scope project applies to", "codex is set up for the user"),
+    ),
+    (("uninstall", "pi", "--scope", "project"), ("--scope project applies to",)),
+    (("install", "pi", "--dir", "{dir}"), ("--dir applies to skill only",)),
+    (("uninstall", "copilot", "--dir", "{dir}"), ("--dir applies to skill only",)),
     (("watch", "--idle-timeout", "soon"), ("not a duration",)),
     (("watch", "--max-duration", "0s"), ("more than zero",)),
     (("no-such-command",), ("invalid choice",)),
