@@ -271,6 +271,17 @@ def test_scan_reads_standard_input_and_folders(run_cli, write_sample, tmp_path):
     ]
 
 
+def test_an_unknown_log_level_is_said_once(run_cli, write_sample):
+    sample = write_sample("pi")
+    done = run_cli("scan", sample, env={"SIDELIGHT_LOG_LEVEL": "loud"})
+    assert done.returncode == 0
+    [line] = assert_clean_stderr(done.stderr, 1)
+    assert (
+        line == "sidelight: SIDELIGHT_LOG_LEVEL=loud is no level; use debug, info, warning, error (ignored)"
+    )
+    assert run_cli("-q", "scan", sample, env={"SIDELIGHT_LOG_LEVEL": "loud"}).stderr == ""
+
+
 def test_python_dash_m(run_cli, write_sample):
     import subprocess
     import sys

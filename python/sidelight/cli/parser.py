@@ -353,3 +353,10 @@ def _configure_logging(verbosity: int) -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="replace")
+    if env_level and env_level not in {name.upper() for name in LOG_LEVELS}:
+        # A misspelt level is said, not ignored (issue 21); the command still runs.
+        logger.warning(
+            "SIDELIGHT_LOG_LEVEL=%s is no level; use %s (ignored)",
+            os.environ["SIDELIGHT_LOG_LEVEL"].strip(),
+            ", ".join(LOG_LEVELS),
+        )
