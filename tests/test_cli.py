@@ -117,10 +117,12 @@ def test_missing_single_path(run_cli, tmp_path):
 
 def test_directory_path(run_cli, write_sample, tmp_path):
     sample = write_sample("pi")
-    result = run_cli("scan", tmp_path, sample)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run_cli("scan", empty, sample)
     assert result.returncode == 1
     [error] = assert_clean_stderr(result.stderr, 1)
-    assert error == f"sidelight: {tmp_path}: is a directory; pass the transcript files (*.jsonl) inside it"
+    assert error == f"sidelight: {empty}: no transcripts (*.jsonl) under this folder"
     assert result.stdout.startswith(f"{sample}\n")
 
 
@@ -182,9 +184,10 @@ def test_usage_errors_are_one_line(run_cli, args):
 def test_version(run_cli):
     from importlib.metadata import version
 
-    result = run_cli("--version")
-    assert result.returncode == 0
-    assert result.stdout == f"sidelight {version('sidelight')}\n"
+    for flag in ("--version", "-V"):
+        result = run_cli(flag)
+        assert result.returncode == 0
+        assert result.stdout == f"sidelight {version('sidelight')}\n"
 
 
 def test_verbosity(run_cli, write_sample, tmp_path):
@@ -197,6 +200,86 @@ def test_verbosity(run_cli, write_sample, tmp_path):
     quiet = run_cli("-q", "scan", sample, tmp_path / "gone.jsonl")
     assert quiet.returncode == 1
     assert_clean_stderr(quiet.stderr, 1)  # errors are still said
+    # Global flags after the command too (issue 21), counted with those before it.
+    assert run_cli("scan", sample, "-v").stderr == verbose.stderr
+    assert run_cli("scan", "--verbose", sample).stderr == verbose.stderr
+    assert run_cli("-q", "scan", sample, "-v").stderr == ""  # -q and -v cancel out: warnings only
+    assert run_cli("scan", "-q", sample, tmp_path / "gone.jsonl").stderr == quiet.stderr
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+def test_a_closed_pipe_ends_quietly_with_exit_0(write_sample, json_lines):
+    """``sidelight scan ... | head -1`` (issue 21): the reader going away is no failure, as for ripgrep:
+    exit 0 and nothing on stderr (it used to exit 1, like a file that could not be read)."""
+    import os
+    import subprocess
+
+    from tests.conftest import cli_command
+
+    sample = write_sample("pi")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIDELIGHT_")}
+    flags = ["--json"] if json_lines else []
+    with subprocess.Popen(
+        [*cli_command(), "scan", *flags, *[str(sample)] * 400],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        assert process.stdout.readline()
+        process.stdout.close()
+        stderr = process.stderr.read()
+        assert process.wait(timeout=120) == 0
+    assert stderr == b""
+
+
+def test_scan_reads_standard_input_and_folders(run_cli, write_sample, tmp_path):
+    """``scan -`` reads standard input and ``scan DIR`` every ``*.jsonl`` under the folder, recursively
+    (issue 21; both used to fail: "no such file", "is a directory")."""
+    import os
+    import subprocess
+
+    from tests.conftest import cli_command
+
+    pi = write_sample("pi")
+    folder = tmp_path / "sessions"
+    (folder / "deeper").mkdir(parents=True)
+    first = write_sample("claude-code", "sessions/a.jsonl")
+    second = write_sample("codex", "sessions/deeper/b.jsonl")
+    (folder / "notes.txt").write_text("not a transcript\n")
+    expected = json.loads(run_cli("scan", "--json", pi).stdout)
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SIDELIGHT_")}
+    piped = subprocess.run(
+        [*cli_command(), "scan", "--json", "-"],
+        input=pi.read_bytes(),
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert json.loads(piped.stdout) == {**expected, "path": "-", "cursor": None}
+
+    found = run_cli("scan", "--json", folder)
+    assert found.returncode == 0, found.stderr
+    records = [json.loads(line) for line in found.stdout.splitlines()]
+    assert [(r["path"], r["format"]) for r in records] == [
+        (str(first), "claude-code"),
+        (str(second), "codex"),
+    ]
+
+
+def test_an_unknown_log_level_is_said_once(run_cli, write_sample):
+    sample = write_sample("pi")
+    done = run_cli("scan", sample, env={"SIDELIGHT_LOG_LEVEL": "loud"})
+    assert done.returncode == 0
+    [line] = assert_clean_stderr(done.stderr, 1)
+    assert (
+        line == "sidelight: SIDELIGHT_LOG_LEVEL=loud is no level; use debug, info, warning, error (ignored)"
+    )
+    assert run_cli("-q", "scan", sample, env={"SIDELIGHT_LOG_LEVEL": "loud"}).stderr == ""
 
 
 def test_python_dash_m(run_cli, write_sample):

@@ -18,7 +18,8 @@ from tests.conftest import CLAUDE_CODE, jsonl
 # (arguments, words the one line must contain); {bin}, {dir}, {text} and {missing} are filled in.
 CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("scan", "{missing}"), ("no such file",)),
-    (("scan", "{dir}"), ("is a directory",)),
+    (("scan", "{dir}"), ("no transcripts (*.jsonl) under this folder",)),
+    (("scan", "-"), ("-: cannot detect the format",)),  # standard input, empty here
     (("scan", "{bin}"), ("cannot detect the format", "--format")),
     (("scan", "--format", "nope", "{bin}"), ("unknown format",)),
     (("scan", "--no-such-option", "{text}"), ("unrecognized arguments",)),
@@ -44,6 +45,13 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("facts", "--scope", "nope"), ("invalid choice",)),
     (("install", "nohost"), ("invalid choice",)),
     (("uninstall", "nohost"), ("invalid choice",)),
+    (
+        ("install", "codex", "--scope", "project"),
+        ("--scope project applies to", "codex is set up for the user"),
+    ),
+    (("uninstall", "pi", "--scope", "project"), ("--scope project applies to",)),
+    (("install", "pi", "--dir", "{dir}"), ("--dir applies to skill only",)),
+    (("uninstall", "copilot", "--dir", "{dir}"), ("--dir applies to skill only",)),
     (("watch", "--idle-timeout", "soon"), ("not a duration",)),
     (("watch", "--max-duration", "0s"), ("more than zero",)),
     (("no-such-command",), ("invalid choice",)),

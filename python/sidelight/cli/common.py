@@ -100,10 +100,12 @@ def run(
         logger.error("interrupted")
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`sidelight scan ... | head`): stop quietly, as other tools do.
+        # The reader went away (`sidelight sessions | head -1`): it has what it wanted, so this is no
+        # failure. Stop quietly with exit 0, as ripgrep does (not 1, which says a file failed); stdout
+        # goes to /dev/null so that the flush at exit does not raise again.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
+        return EXIT_OK
     except Exception as error:  # the promise: one line, never a traceback (-vv logs it)
         logger.debug("internal error", exc_info=True)
         logger.error("internal error: %s (run with -vv for details)", describe(error))

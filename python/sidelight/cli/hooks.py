@@ -26,6 +26,8 @@ __all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
 HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "agent-sdk")
 #: What ``sidelight install`` / ``uninstall`` know how to set up.
 INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "skill", "service")
+#: The targets that can be set up for one project (``--scope project``); the others are the user's.
+PROJECT_TARGETS = ("claude-code", "opencode", "skill")
 
 
 def run_hook(argv: Sequence[str]) -> int:
@@ -111,7 +113,7 @@ def register(commands: Any) -> None:
     install.add_argument(
         "--scope",
         choices=("user", "project"),
-        default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
+        default=None,  # given or not: only a given one is refused where it does not apply
         help="claude-code, opencode and skill: the user's settings or this project's "
         "[env: SIDELIGHT_INSTALL_SCOPE; default: user]",
     )
@@ -132,7 +134,7 @@ def register(commands: Any) -> None:
     uninstall.add_argument(
         "--scope",
         choices=("user", "project"),
-        default=os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user"),
+        default=None,  # given or not: only a given one is refused where it does not apply
         help="claude-code, opencode and skill: the user's settings or this project's [default: user]",
     )
     uninstall.add_argument(
@@ -146,21 +148,43 @@ def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, args.scope, args.dir, install=True)
+    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True)
 
 
 def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, args.scope, args.dir, install=False)
+    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False)
+
+
+def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """The scope to install ``args.target`` in. ``--scope project`` or ``--dir`` where they do not
+    apply is a usage error (exit 2), not something else done with exit 0; ``SIDELIGHT_INSTALL_SCOPE``,
+    set once for every target, is a default and only warned about where it does not apply."""
+    from sidelight.cli.common import logger
+
+    target = args.target
+    if args.dir is not None and target != "skill":
+        parser.error(f"--dir applies to skill only; {target} is installed where {target} reads it")
+    if args.scope is not None:
+        if args.scope == "project" and target not in PROJECT_TARGETS:
+            parser.error(
+                f"--scope project applies to {', '.join(PROJECT_TARGETS)}; {target} is set up for the user"
+            )
+        return str(args.scope)
+    scope = os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user")
+    if scope == "project" and target not in PROJECT_TARGETS:
+        logger.warning(
+            "SIDELIGHT_INSTALL_SCOPE=project applies to %s; %s is set up for the user",
+            ", ".join(PROJECT_TARGETS),
+            target,
+        )
+        return "user"
+    return scope
 
 
 def _install_or_uninstall(target: str, scope: str, directory: str | None, *, install: bool) -> int:
     from sidelight import install as installer
     from sidelight.cli.common import fail, logger
 
-    if scope == "project" and target in ("codex", "pi", "gemini", "service"):
-        logger.warning(
-            "--scope project applies to claude-code, opencode and skill; %s is set up for the user", target
-        )
     try:
         if target == "skill":
             results = [_skill(scope, directory, install=install)]

@@ -76,9 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
         "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode).",
         epilog="Environment: SIDELIGHT_LOG_LEVEL (debug, info, warning, error) sets the verbosity.",
     )
-    parser.add_argument("--version", action=_Version)
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="say more (-vv: debug details)")
-    parser.add_argument("-q", "--quiet", action="count", default=0, help="say only errors")
+    parser.add_argument("-V", "--version", action=_Version)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="say more (-vv: debug details); also after the command",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="count", default=0, help="say only errors; also after the command"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     scan = commands.add_parser(
@@ -88,7 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
         "JSON line per file. A file that cannot be read is reported on stderr, the others still "
         "are, and the exit code is 1.",
     )
-    scan.add_argument("paths", nargs="+", metavar="PATH", help="transcript files (.jsonl)")
+    scan.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="transcript files (.jsonl), folders (every *.jsonl under them) or - (standard input)",
+    )
     scan.add_argument(
         "-f",
         "--format",
@@ -106,13 +119,36 @@ def build_parser() -> argparse.ArgumentParser:
     scan.set_defaults(run=_scan_command, parser=scan)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(commands)
+    for command in commands.choices.values():
+        _add_global_options(command)
     return parser
+
+
+#: The global options a command also takes after its name (``sidelight watch -v``), as uv and ruff do;
+#: :func:`run_command` adds them to the ones given before it.
+_AFTER = {"verbose": "verbose_after", "quiet": "quiet_after"}
+
+
+def _add_global_options(command: argparse.ArgumentParser) -> None:
+    """``-v``/``-q`` on ``command`` too, out of its ``--help`` (the top-level one shows them), counted
+    apart: a subcommand's namespace would otherwise overwrite what was given before the command."""
+    import argparse
+
+    taken = {option for action in command._actions for option in action.option_strings}
+    for name, dest in _AFTER.items():
+        names = [option for option in (f"-{name[0]}", f"--{name}") if option not in taken]
+        if names:
+            command.add_argument(
+                *names, dest=dest, action="count", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+            )
 
 
 def run_command(argv: Sequence[str] | None = None) -> int:
     """Every command but the hook: parse the command line, set up logging, run the command."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    for before, after in _AFTER.items():
+        setattr(args, before, getattr(args, before) + getattr(args, after, 0))
     _configure_logging(args.verbose - args.quiet)
     return run(args.run, args.parser, args)
 
@@ -124,14 +160,21 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     if args.format not in FORMAT_CHOICES:
         parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
 
-    results: list[Activity | ScanFailure]
-    if len(args.paths) == 1:
-        try:
-            results = [scan(args.paths[0], args.format)]
-        except (OSError, ValueError) as error:
-            results = [ScanFailure(args.paths[0], error)]
-    else:
-        results = scan_many(args.paths, args.format)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="sidelight-stdin-") as scratch:
+        paths, shown, failures = _scan_paths(args.paths, scratch)
+        results: list[Activity | ScanFailure]
+        if not paths:
+            results = []
+        elif len(paths) == 1:
+            try:
+                results = [scan(paths[0], args.format)]
+            except (OSError, ValueError) as error:
+                results = [ScanFailure(paths[0], error)]
+        else:
+            results = scan_many(paths, args.format)
+    results = [*failures, *results]
 
     out = sys.stdout
     failed = 0
@@ -139,15 +182,18 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     for result in results:
         if isinstance(result, ScanFailure):
             failed += 1
-            logger.error("%s", describe(result.error, result.path))
+            name = shown.get(result.path, result.path)
+            # An error may name the file itself (a format not detected): standard input's copy is "-".
+            logger.error("%s", describe(result.error, name).replace(result.path, name))
             continue
-        logger.info("%s: %d lines, %d bytes", result.path, result.lines, result.bytes_consumed)
+        name = shown.get(result.path, result.path)
+        logger.info("%s: %d lines, %d bytes", name, result.lines, result.bytes_consumed)
         if args.json:
-            _print_json(result, out)
+            _print_json(result, out, name)
         else:
             if not first_block:
                 out.write("\n")
-            _print_human(result, out)
+            _print_human(result, out, name)
             first_block = False
         out.flush()
     if failed:
@@ -156,15 +202,51 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return EXIT_OK
 
 
-def _print_json(activity: Activity, out: TextIO) -> None:
+def _scan_paths(
+    arguments: Sequence[str], scratch: str
+) -> tuple[list[str], dict[str, str], list[ScanFailure]]:
+    """The files ``scan`` reads for its ``PATH`` arguments: ``-`` is standard input (copied into
+    ``scratch``, the core reads regular files only), a directory is every ``*.jsonl`` file under it
+    (recursively, in name order; none is one failure); with the names to show for them, and the
+    failures found on the way."""
+    from pathlib import Path
+
+    from sidelight.types import ScanFailure
+
+    paths: list[str] = []
+    shown: dict[str, str] = {}
+    failures: list[ScanFailure] = []
+    for argument in arguments:
+        if argument == "-":
+            if "-" in shown.values():
+                continue  # standard input is read once
+            copy = Path(scratch) / "stdin.jsonl"
+            copy.write_bytes(sys.stdin.buffer.read())
+            paths.append(str(copy))
+            shown[str(copy)] = "-"
+        elif Path(argument).is_dir():
+            found = sorted(str(path) for path in Path(argument).rglob("*.jsonl") if path.is_file())
+            if not found:
+                failures.append(
+                    ScanFailure(argument, ValueError("no transcripts (*.jsonl) under this folder"))
+                )
+            paths.extend(found)
+        else:
+            paths.append(argument)
+    return paths, shown, failures
+
+
+def _print_json(activity: Activity, out: TextIO, name: str) -> None:
     import json
 
     record = _redacted(activity.as_dict())
+    if name != activity.path:  # standard input, scanned from a copy whose cursor would lead nowhere
+        record.update(path=name, cursor=None)
     record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
     out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def _print_human(activity: Activity, out: TextIO) -> None:
+def _print_human(activity: Activity, out: TextIO, name: str) -> None:
     rows: list[tuple[str, str]] = [("format", activity.format.value)]
     if activity.title:
         rows.append(("title", _clean(activity.title)))
@@ -196,7 +278,7 @@ def _print_human(activity: Activity, out: TextIO) -> None:
         reasons = ", ".join(f"{name} {count}" for name, count in skipped.as_dict().items() if count)
         lines = "line" if skipped.total == 1 else "lines"
         rows.append(("skipped", f"{skipped.total} {lines} ({reasons})"))
-    out.write(_clean(activity.path, 1000) + "\n")
+    out.write(_clean(name, 1000) + "\n")
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         out.write(f"  {label:<{width}}  {value}\n")
@@ -271,3 +353,10 @@ def _configure_logging(verbosity: int) -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="replace")
+    if env_level and env_level not in {name.upper() for name in LOG_LEVELS}:
+        # A misspelt level is said, not ignored (issue 21); the command still runs.
+        logger.warning(
+            "SIDELIGHT_LOG_LEVEL=%s is no level; use %s (ignored)",
+            os.environ["SIDELIGHT_LOG_LEVEL"].strip(),
+            ", ".join(LOG_LEVELS),
+        )
