@@ -146,10 +146,11 @@ def test_format_override_and_its_environment_variable(run_cli, write_sample):
     by_option = run_cli("scan", "--json", "--format", "pi", path)
     by_env = run_cli("scan", "--json", path, env={"SIDELIGHT_FORMAT": "pi"})
     for result in (by_option, by_env):
-        assert result.returncode == 0, result.stderr
-        [record] = json_lines(result.stdout)
-        assert record["format"] == "pi"
-        assert record["messages"] == {"user": 0, "assistant": 0}
+        # The override is taken: the file is read as pi, where it counts nothing, and that is said
+        # (issue 21: not a row of zeros with exit 0).
+        assert result.returncode == 1, result.stderr
+        assert "reads as claude-code, not pi" in result.stderr
+        assert result.stdout == ""
     # the option wins over the environment
     result = run_cli("scan", "--json", "-f", "auto", path, env={"SIDELIGHT_FORMAT": "pi"})
     assert json_lines(result.stdout)[0]["format"] == "claude-code"

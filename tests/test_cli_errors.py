@@ -9,11 +9,14 @@ text file; afterwards nothing under HOME may have changed but the state director
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import CLAUDE_CODE, jsonl
+
+DATA = Path(__file__).parent / "data"
 
 # (arguments, words the one line must contain); {bin}, {dir}, {text} and {missing} are filled in.
 CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
@@ -23,6 +26,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("scan", "{bin}"), ("cannot detect the format", "--format")),
     (("scan", "--format", "nope", "{bin}"), ("unknown format",)),
     (("scan", "--no-such-option", "{text}"), ("unrecognized arguments",)),
+    (("scan", "--format", "codex", "{pi}"), ("reads as pi, not codex", "--format pi")),
     (("read", "no-such-session"), ("no session matches",)),
     (("read", "{missing}"), ("no such file",)),
     (("read", "{bin}"), ("cannot detect the format",)),
@@ -104,6 +108,7 @@ def world(home: Path) -> dict[str, str]:
         "dir": str(files / "a-directory.jsonl"),
         "text": str(files / "notes.txt"),
         "missing": str(files / "missing.jsonl"),
+        "pi": str(shutil.copy(DATA / "pi" / "four-tools-continue.jsonl", files / "pi.jsonl")),
     }
 
 
@@ -162,3 +167,18 @@ def test_the_cases_cover_every_command(run_cli):
     without = {"sessions", "plugins", "status", "hook"}
     assert set(commands) - covered - without == set(), sorted(set(commands) - covered - without)
     assert os.environ.get("HOME")  # the suite runs in a HOME of its own (conftest)
+
+
+def test_plugins_named_but_not_installed_are_said_once(home, run_cli):
+    """SIDELIGHT_PLUGINS=nosuch is one warning line naming it, not ignored silently (issue 21)."""
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_PLUGINS": "nosuch"}
+    done = run_cli("sessions", env=env)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "SIDELIGHT_PLUGINS" in line]
+    assert len(said) == 1 and "names nosuch, which no installed plugin provides" in said[0], done.stderr
+
+
+def test_a_forced_format_that_matches_is_not_refused(world, run_cli):
+    done = run_cli("scan", "--format", "pi", world["pi"])
+    assert done.returncode == 0, done.stderr
+    assert "format      pi" in done.stdout

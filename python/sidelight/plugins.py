@@ -216,7 +216,16 @@ class Plugins:
             if only is None and os.environ.get("SIDELIGHT_PLUGINS") is not None:
                 only = [n.strip() for n in os.environ["SIDELIGHT_PLUGINS"].split(",") if n.strip()]
             chosen = None if only is None else set(only)
-            found = [ep for ep in _entry_points(PROJECT) if chosen is None or ep.name in chosen]
+            installed = _entry_points(PROJECT)
+            found = [ep for ep in installed if chosen is None or ep.name in chosen]
+            if chosen is not None and len(found) < len(chosen):
+                unknown = sorted(chosen - {ep.name for ep in installed})
+                names = ", ".join(sorted(ep.name for ep in installed)) or "none"
+                logger.warning(
+                    "SIDELIGHT_PLUGINS names %s, which no installed plugin provides (installed: %s)",
+                    ", ".join(unknown),
+                    names,
+                )
             if found:
                 self._load_entry_points(found)
         if self._hooks is None:

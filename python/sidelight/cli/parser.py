@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
 
 
-FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex", "gemini")
+FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
 
@@ -174,6 +174,8 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
                 results = [ScanFailure(paths[0], error)]
         else:
             results = scan_many(paths, args.format)
+        if args.format != "auto":
+            results = [_wrong_format(result, args.format) for result in results]
     results = [*failures, *results]
 
     out = sys.stdout
@@ -200,6 +202,26 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         logger.info("%d of %d files could not be scanned", failed, len(results))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _wrong_format(result: Activity | ScanFailure, forced: str) -> Activity | ScanFailure:
+    """A scan with ``--format`` that counted nothing in a file of another known format is a failure
+    that says so, not a row of zeros: the decoder read lines it does not know."""
+    from sidelight.scanning import detect_format
+    from sidelight.types import ScanFailure
+
+    if isinstance(result, ScanFailure) or result.messages.total or result.categories.total:
+        return result
+    try:
+        found = detect_format(result.path)
+    except OSError:
+        return result
+    if found is None or found.value == forced:
+        return result
+    problem = ValueError(
+        f"reads as {found.value}, not {forced}: drop --format, or give --format {found.value}"
+    )
+    return ScanFailure(result.path, problem)
 
 
 def _scan_paths(
