@@ -382,3 +382,25 @@ def test_install_skill_command(run_cli: Any, tmp_path: Path) -> None:
     assert second.returncode == 0, second.stderr
     assert path.read_text() == text
     assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
+
+
+def test_read_keeps_indentation_and_columns(tmp_path: Path) -> None:
+    """Code keeps its indentation and a table its columns in `read` and `read --json` (issue 21); only
+    other whitespace (tabs to four-column stops, a carriage return) is normalised."""
+    code = "def f(x):\n    if x:\n\treturn 1\nname    | size\nalpha   |   10\r"
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2026-01-01T10:00:00.000Z", "cwd": "/tmp"},
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "2026-01-01T10:00:01.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": code}]}},
+    ]  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_text(jsonl(records), encoding="utf-8")
+    lines = read_session_log(path).splitlines()
+    assert lines[0] == "[10:00] Assistant: def f(x):"
+    # Continuation lines sit under the stamp ("[10:00] ", 8 columns), each with its own spacing.
+    assert lines[1:5] == [" " * 8 + "    if x:", " " * 8 + "    return 1", " " * 8 + "name    | size",
+                          " " * 8 + "alpha   |   10"]  # fmt: skip
+    from sidelight.redact import sanitize_lines
+
+    assert sanitize_lines(code, keep_spacing=True).split("\n")[3] == "name    | size"
+    assert sanitize_lines(code).split("\n")[3] == "name | size"  # the one-line form still collapses

@@ -194,7 +194,7 @@ def squeeze_blank_lines(lines: Iterable[str]) -> list[str]:
 
 
 def _text_lines(text: str) -> list[str]:
-    kept = squeeze_blank_lines(sanitize_lines(text).split("\n"))
+    kept = squeeze_blank_lines(sanitize_lines(text, keep_spacing=True).split("\n"))
     if len(kept) > MAX_TEXT_LINES:
         more = len(kept) - MAX_TEXT_LINES + 1
         kept = [*kept[: MAX_TEXT_LINES - 1], f"… (+{more} more lines)"]

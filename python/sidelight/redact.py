@@ -424,14 +424,26 @@ def sanitize(text: str, limit: int) -> str:
     return _sanitize(text, limit)
 
 
-def sanitize_lines(text: str) -> str:
+def sanitize_lines(text: str, *, keep_spacing: bool = False) -> str:
     """``text`` made safe to show with its line breaks kept: invisible characters removed, secrets
     redacted and frame markers and role tags defanged over the whole text (a private-key block spans
     lines, and so may a ``</system-\nreminder>``), then each line made printable by :func:`sanitize`
     (terminal escapes, control, bidi and zero-width characters removed, whitespace collapsed within the
-    line)."""
+    line). ``keep_spacing``: each line keeps its indentation and the runs of spaces inside it (code,
+    tables), tabs as four-column stops, other whitespace as spaces, none at its end."""
     whole = defang(redact(strip_invisible(text)))
+    if keep_spacing:
+        return "\n".join(_spaced(line) for line in whole.split("\n"))
     return "\n".join(sanitize(line, len(line) + 1) for line in whole.split("\n"))
+
+
+def _spaced(line: str) -> str:
+    """``line`` (already without invisible characters) with tabs expanded and any other whitespace
+    (``\r``, form feeds, Unicode separators) as a space, trailing whitespace dropped."""
+    line = line.expandtabs(4)
+    if not line.isascii() or any(c in line for c in "\r\v\f\x1c\x1d\x1e\x1f"):
+        line = "".join(" " if c.isspace() else c for c in line)
+    return line.rstrip()
 
 
 #: Texts up to this long are remembered by :func:`sanitize`.

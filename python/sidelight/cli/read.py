@@ -80,7 +80,10 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     out = sys.stdout
     if args.json:
         for entry in entries:
-            record = {k: sanitize_lines(v) if isinstance(v, str) else v for k, v in entry.as_dict().items()}
+            record = {
+                k: sanitize_lines(v, keep_spacing=True) if isinstance(v, str) else v
+                for k, v in entry.as_dict().items()
+            }
             # A result as its one short line (as the text output shows it), never the raw output.
             record["result"] = result_line(entry.result, error=entry.result_error)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
