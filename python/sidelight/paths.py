@@ -379,6 +379,29 @@ def quietly(
     return current
 
 
+def id_session(agent: str, path: Path, session_id: str, group: str) -> Session:
+    """A session of ``agent`` (its format, resolver and key prefix) named by the short form of its id."""
+    return Session(
+        key=f"{agent}:{session_id}",
+        name=short_id(session_id),
+        path=path,
+        format=agent,
+        group=group,
+        resolver=agent,
+        id=session_id,
+    )
+
+
+def working_group(agent: str, session_id: str, cwd: str | None, fallback: Path | None) -> str:
+    """The group of a session told by its working directory (``cwd``, else the hook's ``fallback``);
+    with neither known, a group of its own."""
+    if cwd:
+        return real(cwd)
+    if fallback is not None:
+        return real(os.fspath(fallback))
+    return f"{agent}:{session_id}"
+
+
 def short_id(session_id: str) -> str:
     """Eight characters that tell sessions apart: a UUID's first eight, except for time-ordered
     UUIDv7 ids (Pi, Codex), whose first eight are a timestamp shared by sessions started within a

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, own_transcript, quietly, real, short_id
+from sidelight.paths import (
+    head_string_field,
+    id_session,
+    own_transcript,
+    quietly,
+    real,
+    working_group,
+)
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -130,21 +137,7 @@ def _subdirs(folder: str) -> list[str]:
 
 
 def _session(path: Path, session_id: str, cwd: str | None, fallback: Path | None) -> Session:
-    if cwd:
-        group = real(cwd)
-    elif fallback is not None:
-        group = real(os.fspath(fallback))
-    else:
-        group = f"{NAME}:{session_id}"  # no working directory known: a group of its own
-    return Session(
-        key=f"{NAME}:{session_id}",
-        name=short_id(session_id),
-        path=path,
-        format=NAME,
-        group=group,
-        resolver=NAME,
-        id=session_id,
-    )
+    return id_session(NAME, path, session_id, working_group(NAME, session_id, cwd, fallback))
 
 
 def list_sessions(settings: Settings) -> Iterator[Session]:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, real, short_id
+from sidelight.paths import head_string_field, id_session, real, working_group
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -86,21 +86,7 @@ def _cwd(path: str) -> str | None:
 
 
 def _session(path: Path, session_id: str, cwd: str | None, fallback: Path | None) -> Session:
-    if cwd:
-        group = real(cwd)
-    elif fallback is not None:
-        group = real(os.fspath(fallback))
-    else:
-        group = f"{NAME}:{session_id}"  # no working directory known: a group of its own
-    return Session(
-        key=f"{NAME}:{session_id}",
-        name=short_id(session_id),
-        path=path,
-        format=NAME,
-        group=group,
-        resolver=NAME,
-        id=session_id,
-    )
+    return id_session(NAME, path, session_id, working_group(NAME, session_id, cwd, fallback))
 
 
 def list_sessions(settings: Settings) -> Iterator[Session]:

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, own_transcript, quietly, real, short_id
+from sidelight.paths import (
+    head_string_field,
+    id_session,
+    own_transcript,
+    quietly,
+    real,
+)
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 if TYPE_CHECKING:
@@ -90,15 +96,7 @@ def _folder_group(folder: str, chats: Iterable[str], fallback: Path | None = Non
 
 
 def _session(path: Path, session_id: str, group: str) -> Session:
-    return Session(
-        key=f"{NAME}:{session_id}",
-        name=short_id(session_id),
-        path=path,
-        format=NAME,
-        group=group,
-        resolver=NAME,
-        id=session_id,
-    )
+    return id_session(NAME, path, session_id, group)
 
 
 def _chats(folder: str) -> list[str]:
