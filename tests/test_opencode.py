@@ -13,6 +13,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,7 @@ def test_the_export_appends_only_settled_messages(settings: Settings) -> None:
     db = make_database(settings.home)
     opencode.export(settings)
     size = export_file(settings).stat().st_size
-    late = 1795590000000
+    late = int(time.time() * 1000)  # now: a reply still being written is recent, not stale
     _add_message(db, "msg_zz1", "user", late, text="third prompt")
     _add_message(db, "msg_zz2", "assistant", late + 100, completed=False, text="working")
     opencode.export(settings)
@@ -249,7 +250,7 @@ def test_a_running_watcher_follows_the_database_without_a_hook(
         modify_events=modify_events,
     ):
         first = wait_for(lambda: rows().get(key), what="the first export")["lines"]
-        late = 1795590000000
+        late = int(time.time() * 1000)  # now: a reply still being written is recent, not stale
         _add_message(db, "msg_zz1", "user", late, text="third prompt")
         _add_message(db, "msg_zz2", "assistant", late + 100, text="done")
         wait_for(lambda: rows()[key]["lines"] == first + 2, what="the messages added to the database")
