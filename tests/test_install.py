@@ -22,7 +22,8 @@ INTEGRATIONS = Path(install.__file__).parent / "integrations"
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A throwaway HOME, with the agents' own location variables cleared."""
+    """A throwaway HOME, with the agents' own location variables cleared (sidelight's state directory
+    is the default one in it, ``~/.local/state/sidelight``, as the CLI runs with HOME alone)."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -30,7 +31,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",
         "PI_CODING_AGENT_DIR",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
+        "COPILOT_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
         "SIDELIGHT_BIN",
+        "SIDELIGHT_CONFIG",
         "SIDELIGHT_STATE_DIR",
     ):
         monkeypatch.delenv(name, raising=False)
@@ -60,7 +67,24 @@ def ours(settings: dict[str, Any], event: str, host: str = "claude-code") -> lis
 
 
 def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.sidelight-backup-*"))
+    """The backups of ``path``: in the state directory, and (there must be none) beside it."""
+    beside = sorted(path.parent.glob(f"{path.name}.sidelight-backup-*")) if path.parent.is_dir() else []
+    assert beside == [], "a backup was written beside the file"
+    return sorted((state_dir() / "backups").glob(f"*/*-{path.name}"))
+
+
+def state_dir() -> Path:
+    return Path(os.environ["HOME"]) / ".local" / "state" / "sidelight"
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (``None``) under ``root``, but sidelight's state directory."""
+    state = state_dir()
+    return {
+        str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+        if not (p == state or state.is_relative_to(p) or p.is_relative_to(state))
+    }
 
 
 OTHER_HOOK = {"type": "command", "command": "echo other", "timeout": 5}
@@ -192,16 +216,19 @@ def test_claude_code_uninstall_removes_only_ours(home: Path) -> None:
     path.write_text(json.dumps(EXISTING))
     install.install_claude_code()
     result = install.uninstall_claude_code()
-    assert result.changed and result.backup is not None
-    assert json.loads(path.read_text()) == EXISTING
+    # Still as install left it: the user's file comes back byte for byte (no backup needed).
+    assert result.changed and result.backup is None and "restored" in result.message
+    assert path.read_text() == json.dumps(EXISTING)
     again = install.uninstall_claude_code()
     assert not again.changed and "not installed" in again.message
 
 
-def test_claude_code_uninstall_leaves_an_empty_object(home: Path) -> None:
+def test_claude_code_uninstall_removes_the_file_and_folder_install_created(home: Path) -> None:
     install.install_claude_code()
-    install.uninstall_claude_code()
-    assert json.loads((home / ".claude" / "settings.json").read_text()) == {}
+    result = install.uninstall_claude_code()
+    assert result.changed and result.backup is None
+    assert tree(home) == {}  # no `{}` settings file, no empty .claude folder
+    assert "sidelight had created it" in result.message and str(home / ".claude") in result.message
 
 
 def test_claude_code_uninstall_keeps_look_alike_commands(home: Path) -> None:
@@ -224,7 +251,7 @@ def test_claude_code_project_scope(home: Path, tmp_path: Path) -> None:
     assert len(ours(settings, "SessionStart")) == 1
     assert not (home / ".claude" / "settings.json").exists()
     done = cli(home, "uninstall", "claude-code", "--scope", "project", cwd=project)
-    assert done.returncode == 0 and json.loads((project / ".claude" / "settings.json").read_text()) == {}
+    assert done.returncode == 0 and tree(project) == {}
 
 
 def test_claude_code_honours_claude_config_dir(
@@ -347,16 +374,24 @@ def test_codex_refuses_broken_toml_and_changes_nothing(home: Path) -> None:
     assert not (home / ".codex" / "hooks.json").exists()
 
 
-def test_codex_keeps_other_hooks_and_uninstall_leaves_the_flag(home: Path) -> None:
+def test_codex_keeps_other_hooks_and_the_flag_they_need(home: Path) -> None:
     hooks = home / ".codex" / "hooks.json"
     hooks.parent.mkdir(parents=True)
     other = {"hooks": {"Stop": [{"hooks": [OTHER_HOOK]}], "UserPromptSubmit": [{"hooks": [OTHER_HOOK]}]}}
     hooks.write_text(json.dumps(other))
     install.install_codex()
     assert OTHER_HOOK in json.loads(hooks.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"]
+    results = install.uninstall_codex()
+    # The user's hooks were there, the flag off, before install: both come back as they were.
+    assert json.loads(hooks.read_text()) == other
+    assert not (home / ".codex" / "config.toml").exists() and len(results) == 2
+    # Hooks added since install may rely on the flag install turned on: it stays, and uninstall says so.
+    install.install_codex()
+    added = json.loads(hooks.read_text())
+    added["hooks"]["SessionStart"].append({"hooks": [OTHER_HOOK]})
+    hooks.write_text(json.dumps(added))
     (result,) = install.uninstall_codex()
     assert result.changed and any("stays" in note for note in result.notes)
-    assert json.loads(hooks.read_text()) == other
     assert tomllib.loads((home / ".codex" / "config.toml").read_text())["features"]["hooks"] is True
 
 
@@ -396,8 +431,14 @@ def test_pi_install_is_idempotent_and_backs_up_a_changed_file(
     assert not install.install_pi().changed
     path = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
     monkeypatch.setenv("SIDELIGHT_BIN", "/elsewhere/sidelight")
+    result = install.install_pi()  # its own file as it wrote it: replaced without a backup
+    assert result.changed and result.backup is None and '["/elsewhere/sidelight"]' in path.read_text()
+    edited = path.read_text() + "// my change\n"
+    path.write_text(edited)
+    monkeypatch.setenv("SIDELIGHT_BIN", "/again/sidelight")
     result = install.install_pi()
-    assert result.changed and result.backup is not None and '["/elsewhere/sidelight"]' in path.read_text()
+    assert result.backup is not None and backups(path) == [result.backup]
+    assert result.backup.read_text() == edited and result.backup.parent == state_dir() / "backups" / "pi"
 
 
 def test_pi_uninstall_removes_only_its_own_file(home: Path) -> None:
@@ -405,7 +446,9 @@ def test_pi_uninstall_removes_only_its_own_file(home: Path) -> None:
     assert install.uninstall_pi().changed
     assert not (home / ".pi" / "agent" / "extensions" / "sidelight.ts").exists()
     assert not install.uninstall_pi().changed
+    assert tree(home) == {}  # the folders install made went with it
     foreign = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
+    foreign.parent.mkdir(parents=True)
     foreign.write_text("export default function (pi) {}\n")
     with pytest.raises(install.InstallError, match="not written by sidelight"):
         install.uninstall_pi()
@@ -615,3 +658,169 @@ def test_the_agents_folder_variables_reach_the_service_and_the_warm_path() -> No
 
     for name in ("QWEN_HOME", "COPILOT_HOME"):
         assert name in install.SERVICE_ENVIRONMENT and name in warm.HOST_VARIABLES
+
+
+# ---------------------------------------------------------------------------------------------------
+# Uninstall takes away exactly what install added (every target, both scopes); backups in the state
+# directory. Run through the command line, as a user does, with no service manager on PATH.
+
+#: Each target's files where install writes, relative to HOME (user scope) or the project (project
+#: scope), with a user's file beside them that was there before install.
+TARGETS: dict[str, dict[str, str]] = {
+    "claude-code": {".claude/settings.json": '{\n    "model": "opus",\n    "env": {"A": "1"}\n}\n'},
+    "codex": {
+        ".codex/hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}',
+        ".codex/config.toml": '# mine\nmodel = "o3"  # kept as is\n',
+    },
+    "gemini": {".gemini/settings.json": '{"theme": "Dracula"}'},
+    "qwen": {".qwen/settings.json": '{"security": {"auth": {"selectedType": "openai"}}}\n'},
+    "copilot": {".copilot/hooks/other.json": '{"version": 1, "hooks": {}}\n'},
+    "pi": {".pi/agent/extensions/other.ts": "export default function () {}\n"},
+    "opencode": {".config/opencode/plugin/other.ts": "export const Other = async () => ({})\n"},
+    "skill": {".claude/skills/mine/SKILL.md": "---\nname: mine\n---\n"},
+    "service": {".config/systemd/user/other.service": "[Service]\nExecStart=/bin/true\n"},
+}
+#: The folders install makes for each target in an empty HOME (or project), outermost first.
+MADE = {
+    "claude-code": [".claude"],
+    "codex": [".codex"],
+    "gemini": [".gemini"],
+    "qwen": [".qwen"],
+    "copilot": [".copilot", ".copilot/hooks"],
+    "pi": [".pi", ".pi/agent", ".pi/agent/extensions"],
+    "opencode": [".config", ".config/opencode", ".config/opencode/plugin"],
+    "skill": [".claude", ".claude/skills", ".claude/skills/sessions"],
+    "service": [".config", ".config/systemd", ".config/systemd/user"],
+}
+SCOPES = [(target, "user") for target in TARGETS] + [
+    (target, "project") for target in ("claude-code", "opencode", "skill")
+]
+PROJECT_PATHS = {"opencode": {".opencode/plugin/other.ts": "export const Other = async () => ({})\n"}}
+
+
+def place(home: Path, tmp_path: Path, scope: str) -> tuple[Path, list[str]]:
+    """Where install writes for ``scope`` (HOME or a project folder), and the options that say so."""
+    if scope == "user":
+        return home, []
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    return project, ["--scope", "project"]
+
+
+def run(home: Path, where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = cli(home, *args, cwd=where, env={"PATH": str(home.parent / "no-managers")})
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+@pytest.mark.parametrize(("target", "scope"), SCOPES)
+def test_uninstall_after_install_leaves_what_was_there_before(
+    home: Path, tmp_path: Path, target: str, scope: str
+) -> None:
+    where, options = place(home, tmp_path, scope)
+    before = tree(where)
+    assert str(where) in run(home, where, "install", target, *options).stdout
+    made = [p for p in MADE[target] if (where / p).is_dir()]
+    if scope == "user":
+        assert made == MADE[target]
+    run(home, where, "install", target, *options)  # twice, then once
+    done = run(home, where, "uninstall", target, *options)
+    assert tree(where) == before == {}, done.stdout  # no `{}` file, no empty folder left
+    assert "that install had made" in done.stdout
+    assert list(state_dir().glob("backups/**/*.*")) == []  # nothing backed up: all was sidelight's
+
+
+@pytest.mark.parametrize(("target", "scope"), SCOPES)
+def test_uninstall_keeps_the_users_files_and_folders_byte_for_byte(
+    home: Path, tmp_path: Path, target: str, scope: str
+) -> None:
+    where, options = place(home, tmp_path, scope)
+    files = PROJECT_PATHS.get(target, TARGETS[target]) if scope == "project" else TARGETS[target]
+    for name, text in files.items():
+        (where / name).parent.mkdir(parents=True, exist_ok=True)
+        (where / name).write_text(text)
+    empty = where / next(iter(files)).split("/")[0] / "empty-folder-of-mine"
+    empty.mkdir()
+    before = tree(where)
+    installed = run(home, where, "install", target, *options)
+    changed = [where / name for name in files if (where / name).read_text() != files[name]]
+    for path in changed:  # a changed file of the user's is backed up first, in the state directory
+        (backup,) = backups(path)
+        assert backup.read_text() == files[str(path.relative_to(where))]
+        assert backup.parent == state_dir() / "backups" / target
+        assert f"(backup: {backup})" in installed.stdout
+    run(home, where, "install", target, *options)
+    run(home, where, "uninstall", target, *options)
+    assert tree(where) == before
+
+
+@pytest.mark.parametrize("target", ["claude-code", "codex", "gemini", "qwen"])
+def test_uninstall_of_a_settings_file_install_created_and_the_user_edited_since(
+    home: Path, target: str
+) -> None:
+    name = next(iter(TARGETS[target]))
+    path = home / name
+    run(home, home, "install", target)
+    edited = json.loads(path.read_text())
+    edited["mine"] = True
+    path.write_text(json.dumps(edited))
+    done = run(home, home, "uninstall", target)
+    assert json.loads(path.read_text()) == {"mine": True}  # kept, with only sidelight's hooks gone
+    (backup,) = backups(path)
+    assert json.loads(backup.read_text()) == edited and f"(backup: {backup})" in done.stdout
+
+
+def test_uninstall_removes_a_settings_file_install_created_once_only_its_hooks_are_left(home: Path) -> None:
+    """Reformatted by the host (or a person) since install, it holds nothing else: removed, not `{}`."""
+    path = home / ".gemini" / "settings.json"
+    run(home, home, "install", "gemini")
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=8))
+    run(home, home, "uninstall", "gemini")
+    assert tree(home) == {}
+
+
+@pytest.mark.parametrize(("target", "scope"), SCOPES)
+def test_uninstall_without_install_says_so_and_changes_nothing(
+    home: Path, tmp_path: Path, target: str, scope: str
+) -> None:
+    where, options = place(home, tmp_path, scope)
+    before = tree(tmp_path)
+    done = run(home, where, "uninstall", target, *options)
+    assert "not installed" in done.stdout
+    assert tree(tmp_path) == before and not state_dir().exists()
+
+
+def test_codex_uninstall_turns_off_the_flag_install_turned_on(home: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(CODEX_CONFIG)
+    install.install_codex()
+    results = install.uninstall_codex()
+    assert config.read_text() == CODEX_CONFIG and not (home / ".codex" / "hooks.json").exists()
+    assert [r.notes for r in results] == [(), ()]
+    assert "restored as it was before install" in results[1].message
+    # The flag was on before install: it is no one's to take away.
+    config.write_text("[features]\nhooks = true\n")
+    install.install_codex()
+    (result,) = install.uninstall_codex()
+    assert config.read_text() == "[features]\nhooks = true\n" and result.notes == ()
+
+
+def test_installs_of_one_target_in_two_projects_are_undone_separately(home: Path, tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    for project in (one, two):
+        run(home, project, "install", "claude-code", "--scope", "project")
+    run(home, one, "uninstall", "claude-code", "--scope", "project")
+    assert tree(one) == {} and (two / ".claude" / "settings.json").is_file()
+    run(home, two, "uninstall", "claude-code", "--scope", "project")
+    assert tree(two) == {} and list((state_dir() / "installs").iterdir()) == []
+
+
+def test_an_install_by_an_older_version_is_removed_without_guessing(home: Path) -> None:
+    """No record of what install created: only sidelight's entries go, every file and folder stays."""
+    install.install_claude_code()
+    (state_dir() / "installs" / "claude-code.json").unlink()
+    assert install.uninstall_claude_code().changed
+    assert json.loads((home / ".claude" / "settings.json").read_text()) == {}

@@ -359,7 +359,10 @@ def test_install_skill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path.write_text("my own skill\n")
     assert install_skill("user", None, settings) == path
     assert path.read_text() == skill_text()
-    assert (path.parent / "SKILL.md.bak").read_text() == "my own skill\n"  # never clobbered
+    # Never clobbered, and kept out of the folder (a project's .claude/ is committed).
+    (backup,) = (settings.state_dir / "backups" / "skill").glob("*-SKILL.md")
+    assert backup.read_text() == "my own skill\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
     monkeypatch.chdir(tmp_path / ".claude")
     project = install_skill("project", None, settings)
     assert project == tmp_path / ".claude" / ".claude" / "skills" / "sessions" / "SKILL.md"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from sidelight import install
-from tests.test_install import backups, cli
+from tests.test_install import backups, cli, tree
 from tests.test_install import home as home  # the throwaway HOME fixture
 
 UNIT = Path(".config") / "systemd" / "user" / install.SYSTEMD_UNIT
@@ -125,14 +125,21 @@ def test_systemd_install_twice_changes_nothing_and_a_changed_file_is_backed_up(
     again = install.install_service(platform="linux")
     assert not again[0].changed and again[0].message == f"already installed: {path}"
     assert path.read_text(encoding="utf-8") == first and backups(path) == []
-    # sidelight moved: the unit is rewritten, the old one kept, and the running service restarted.
+    # sidelight moved: the unit is rewritten (no backup of a file sidelight wrote as it is), and the
+    # running service restarted.
     monkeypatch.setenv("SIDELIGHT_BIN", "/usr/local/bin/sidelight")
     managers.unlink()
     moved = install.install_service(platform="linux")
-    assert moved[0].changed and moved[0].backup is not None
-    assert backups(path) == [moved[0].backup] and moved[0].backup.read_text(encoding="utf-8") == first
+    assert moved[0].changed and moved[0].backup is None and backups(path) == []
     assert "ExecStart=/usr/local/bin/sidelight watch\n" in path.read_text(encoding="utf-8")
     assert f"systemctl --user try-restart {install.SYSTEMD_UNIT}" in calls(managers)
+    # Edited by hand since: the edit is kept in the state directory's backups before it is replaced.
+    edited = path.read_text(encoding="utf-8") + "# Nice=5\n"
+    path.write_text(edited, encoding="utf-8")
+    monkeypatch.setenv("SIDELIGHT_BIN", "/opt/sidelight/bin/sidelight")
+    replaced = install.install_service(platform="linux")
+    assert backups(path) == [replaced[0].backup] and replaced[0].backup.read_text(encoding="utf-8") == edited
+    assert f"(backup: {replaced[0].backup})" in replaced[0].message
 
 
 def test_systemd_honours_xdg_config_home(
@@ -263,7 +270,7 @@ def test_launchd_install_twice_changes_nothing_and_a_replaced_agent_is_reloaded(
     monkeypatch.setenv("SIDELIGHT_BIN", "/usr/local/bin/sidelight")
     managers.unlink()
     moved = install.install_service(platform="darwin")
-    assert moved[0].backup is not None and moved[0].backup.read_bytes() == first
+    assert moved[0].changed and moved[0].backup is None  # sidelight's own file, as it wrote it
     assert calls(managers)[:2] == [f"launchctl bootout {target}", f"launchctl enable {target}"]
     assert calls(managers)[2].startswith("launchctl bootstrap ")
 
@@ -283,7 +290,11 @@ def test_launchd_uninstall_boots_out_and_removes(home: Path, managers: Path) -> 
     target = f"gui/{os.getuid()}/{install.LAUNCHD_LABEL}"
     assert calls(managers) == [f"launchctl bootout {target}"]
     assert not (home / PLIST).exists()
-    assert messages(results) == f"stopped and unloaded: launchctl bootout {target}\nremoved {home / PLIST}"
+    assert messages(results) == (
+        f"stopped and unloaded: launchctl bootout {target}\n"
+        f"removed {home / PLIST}, and the folder {home / 'Library'} that install had made"
+    )
+    assert tree(home) == {}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -313,4 +324,8 @@ def test_cli_install_and_uninstall_service(home: Path, managers: Path, tmp_path:
     assert again.returncode == 0 and again.stdout.splitlines()[0] == f"already installed: {unit}"
     gone = cli(home, "uninstall", "service", env=env)
     assert gone.returncode == 0, gone.stderr
-    assert gone.stdout.splitlines()[-1] == f"removed {unit}" and not unit.exists()
+    assert (
+        gone.stdout.splitlines()[-1]
+        == f"removed {unit}, and the folder {home / '.config'} that install had made"
+    )
+    assert not unit.exists()

@@ -26,12 +26,22 @@
 
 Every hook calls sidelight by absolute path (:func:`sidelight_command`), so it works when sidelight's
 virtual environment is not on ``PATH``. Installing twice changes nothing; a file that changes is backed
-up first (``NAME.sidelight-backup-YYYYmmddTHHMMSS``) and replaced atomically; a settings file that is not
-valid JSON is refused, and nothing is changed.
+up first, to ``<state dir>/backups/<target>/<YYYYmmddTHHMMSS>-<name>`` (never beside it, where a
+project's ``.claude/`` would get it committed; never a file sidelight itself wrote as it is), and
+replaced atomically; a settings file that is not valid JSON is refused, and nothing is changed.
+
+Uninstall takes away exactly what install added. Install records, per target, what it created and how
+it changed each file (``<state dir>/installs/<target>.json``, see :class:`_Ledger`): a file that is
+still what install wrote gets its earlier bytes back (or is removed, when install created it), a file
+edited since loses only sidelight's entries (and is removed when install created it and nothing else
+is left), and the folders install made are removed when they are left empty. Without a record (an
+install by an older version) only sidelight's entries are removed and every file and folder stays.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -42,17 +52,22 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sidelight.errors import SidelightError
-from sidelight.statefile import write_atomic
+from sidelight.statefile import load_json_state, private_dir, write_atomic
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
+    "BACKUPS_DIR",
     "CLAUDE_EVENTS",
     "CODEX_EVENTS",
     "COPILOT_EVENTS",
     "GEMINI_EVENTS",
     "HOOK_TIMEOUT",
+    "INSTALLS_DIR",
     "LAUNCHD_LABEL",
     "QWEN_EVENTS",
     "SERVICE_ENVIRONMENT",
@@ -64,6 +79,7 @@ __all__ = [
     "install_claude_code",
     "install_codex",
     "install_copilot",
+    "install_file",
     "install_gemini",
     "install_opencode",
     "install_pi",
@@ -80,6 +96,7 @@ __all__ = [
     "uninstall_claude_code",
     "uninstall_codex",
     "uninstall_copilot",
+    "uninstall_file",
     "uninstall_gemini",
     "uninstall_opencode",
     "uninstall_pi",
@@ -170,25 +187,217 @@ def _is_ours(command: Any, host: str) -> bool:
 # Files: read, back up, write atomically
 
 
-def _backup(path: Path) -> Path | None:
-    if not path.exists():
+#: The folder of the state directory where install records what it created and changed, one file per
+#: target: what uninstall may take away again, and nothing else.
+INSTALLS_DIR = "installs"
+#: The folder of the state directory where a file is copied before install or uninstall changes it.
+BACKUPS_DIR = "backups"
+
+
+def _state_dir(state_dir: Path | None) -> Path:
+    if state_dir is not None:
+        return state_dir
+    from sidelight.config import Settings
+
+    return Settings.load().state_dir
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _read_text(path: Path) -> str | None:
+    """A host file's text (``None``: there is none)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InstallError(f"{path}: cannot read it ({error}); nothing was changed") from None
+
+
+def _backup(path: Path, target: str, state_dir: Path) -> Path:
+    """A copy of ``path`` in ``<state dir>/backups/<target>/<time>-<name>`` (``0600``, as every file
+    of the state directory: a settings file may hold tokens)."""
+    folder = state_dir / BACKUPS_DIR / target
+    private_dir(folder)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    backup = path.with_name(f"{path.name}.sidelight-backup-{stamp}")
+    backup = folder / f"{stamp}-{path.name}"
     n = 1
     while backup.exists():
         n += 1
-        backup = path.with_name(f"{path.name}.sidelight-backup-{stamp}-{n}")
-    shutil.copy2(path, backup)
+        backup = folder / f"{stamp}-{n}-{path.name}"
+    write_atomic(backup, path.read_bytes())
     return backup
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A host's settings file, written atomically; it keeps its mode (a new one is ``0644``, as the
-    host would write it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _make_folders(folder: Path) -> list[str]:
+    """Makes ``folder`` and the missing ones above it; the ones it made, outermost first."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    made = []
+    for each in reversed(missing):
+        try:
+            each.mkdir()
+        except FileExistsError:
+            continue  # made meanwhile by someone else: not ours to remove
+        made.append(str(each))
+    return made
+
+
+def _write_host_file(path: Path, text: str) -> None:
+    """A host's file, written atomically; it keeps its mode (a new one is ``0644``, as the host would
+    write it)."""
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     write_atomic(path, text.encode("utf-8"), mode=mode)
+
+
+class _Ledger:
+    """What install created and changed for one target at one place, so that uninstall takes away
+    exactly that: ``<state dir>/installs/<target>.json`` maps the place (the target's main file) to
+
+    - ``files``: for each file install wrote, the digest of what it wrote (``after``), whether it made
+      the file (``created``), and how to undo it while the file is still what it wrote (``restore``:
+      ``"delete"``, ``{"text": earlier text}``, or ``null`` once the file was edited since, when only
+      sidelight's entries can be taken out);
+    - ``folders``: the folders install made, removed again when uninstall leaves them empty.
+
+    Installing twice keeps the first record: what was there before the first install is what
+    uninstall gives back."""
+
+    def __init__(self, target: str, place: Path, state_dir: Path | None = None) -> None:
+        self.target = target
+        self.place = str(place)
+        self.state_dir = _state_dir(state_dir)
+        self.path = self.state_dir / INSTALLS_DIR / f"{target}.json"
+        document = load_json_state(self.path)
+        self.document: dict[str, Any] = document if isinstance(document, dict) else {}
+        places = self.document.get("places")
+        self.places: dict[str, Any] = places if isinstance(places, dict) else {}
+        entry = self.places.get(self.place)
+        self.entry: dict[str, Any] = entry if isinstance(entry, dict) else {}
+        files = self.entry.get("files")
+        self.files: dict[str, Any] = files if isinstance(files, dict) else {}
+        folders = self.entry.get("folders")
+        self.folders: list[str] = (
+            [f for f in folders if isinstance(f, str)] if isinstance(folders, list) else []
+        )
+
+    def record(self, path: Path) -> dict[str, Any] | None:
+        found = self.files.get(str(path))
+        return found if isinstance(found, dict) else None
+
+    def is_as_written(self, path: Path, text: str | None) -> bool:
+        """Whether ``path`` holds ``text`` and that is exactly what install last wrote there."""
+        record = self.record(path)
+        return record is not None and text is not None and record.get("after") == _digest(text)
+
+    def created(self, path: Path) -> bool:
+        record = self.record(path)
+        return record is not None and record.get("created") is True
+
+    def save(
+        self, path: Path, text: str, verb: str, *, ours: Callable[[str], bool], whole: bool
+    ) -> InstallResult:
+        """Writes ``text`` to ``path`` (backing up what was there unless it is what sidelight wrote)
+        and records how to undo it. ``ours(text)`` says whether earlier text holds sidelight's own
+        entries (an install by an older version); ``whole``: the file is all sidelight's (a script),
+        so an earlier one of sidelight's is simply removed by uninstall."""
+        before = _read_text(path)
+        record = self.record(path)
+        as_written = self.is_as_written(path, before)
+        backup = None if before is None or as_written else _backup(path, self.target, self.state_dir)
+        self.folders += [f for f in _make_folders(path.parent) if f not in self.folders]
+        _write_host_file(path, text)
+        restore: Any
+        if before is None:
+            created, restore = True, "delete"
+        elif record is not None:  # a second install: the first one's record holds, if still true
+            created, restore = record.get("created") is True, record.get("restore") if as_written else None
+        elif ours(before):  # installed by a version that kept no record
+            created, restore = whole, "delete" if whole else None
+        else:
+            created, restore = False, {"text": before}
+        self.files[str(path)] = {"after": _digest(text), "created": created, "restore": restore}
+        self._commit()
+        where = f" (backup: {backup})" if backup else ""
+        return InstallResult(
+            target=self.target, path=path, changed=True, message=f"{verb} {path}{where}", backup=backup
+        )
+
+    def undo(self, path: Path, text: str | None) -> str | None:
+        """Puts ``path`` back as it was before install when it still holds what install wrote: what
+        was done (``removed`` or ``restored``), or ``None`` when it was edited since (or never
+        recorded) and only sidelight's entries may be taken out of it."""
+        record = self.record(path)
+        if record is None or not self.is_as_written(path, text):
+            return None
+        restore = record.get("restore")
+        if restore == "delete":
+            path.unlink()
+            return "removed"
+        if isinstance(restore, dict) and isinstance(restore.get("text"), str):
+            _write_host_file(path, restore["text"])
+            return "restored"
+        return None
+
+    def rewrite(self, path: Path, text: str, verb: str) -> InstallResult:
+        """Uninstall's write of a file edited since install: backed up first, as it holds more than
+        sidelight's."""
+        backup = _backup(path, self.target, self.state_dir)
+        _write_host_file(path, text)
+        return InstallResult(self.target, path, True, f"{verb} {path} (backup: {backup})", backup)
+
+    def forget(self) -> list[str]:
+        """Removes the folders install made that are empty now (innermost first), and the record of
+        this place: the folders removed."""
+        removed = []
+        for folder in sorted(self.folders, key=lambda f: f.count(os.sep), reverse=True):
+            try:
+                Path(folder).rmdir()
+            except OSError:
+                continue  # not empty (the user's files, another target's), or gone already
+            removed.append(folder)
+        if self.places.pop(self.place, None) is not None:
+            self.entry, self.files, self.folders = {}, {}, []
+            if self.places:
+                self._write()
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    self.path.unlink()
+        return removed
+
+    def _commit(self) -> None:
+        self.entry = {"files": self.files, "folders": self.folders}
+        self.places[self.place] = self.entry
+        self._write()
+
+    def _write(self) -> None:
+        private_dir(self.path.parent)
+        self.document = {"version": 1, "places": self.places}
+        write_atomic(self.path, (json.dumps(self.document, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def _removed_message(path: Path, done: str, verb: str) -> str:
+    """What uninstall says it did to ``path``."""
+    if done == "removed":
+        return f"removed {path} (sidelight had created it)"
+    if done == "restored":
+        return f"{verb} {path} (restored as it was before install)"
+    return f"{verb} {path}"
+
+
+def _with_folders(result: InstallResult, folders: list[str]) -> InstallResult:
+    """``result`` saying which empty folders install had made and uninstall removed (the outermost:
+    the others were inside them)."""
+    outermost = [f for f in folders if str(Path(f).parent) not in folders]
+    if not outermost:
+        return result
+    said = f"{result.message}, and the folder{'s' if len(outermost) > 1 else ''} {', '.join(outermost)}"
+    said += " that install had made"
+    return InstallResult(result.target, result.path, result.changed, said, result.backup, result.notes)
 
 
 def _read_json(path: Path, what: str) -> dict[str, Any]:
@@ -209,15 +418,6 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InstallError(f"{path}: the {what} is not a JSON object; nothing was changed")
     return data
-
-
-def _save(path: Path, text: str, target: str, verb: str) -> InstallResult:
-    backup = _backup(path)
-    _write_atomic(path, text)
-    where = f" (backup: {backup})" if backup else ""
-    return InstallResult(
-        target=target, path=path, changed=True, message=f"{verb} {path}{where}", backup=backup
-    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -297,6 +497,56 @@ def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def _holds_hooks(text: str, host: str) -> bool:
+    """Whether a settings file's text holds sidelight's hooks for ``host``."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and _remove_hooks(data, host) > 0
+
+
+def _install_hooks(
+    target: str, path: Path, events: tuple[str, ...], what: str, timeout: int = HOOK_TIMEOUT
+) -> InstallResult:
+    """Adds sidelight's command hooks for ``events`` to the settings file ``path`` (``target`` is
+    also the hook's host), recording what it did."""
+    data = _read_json(path, f"{what} settings file")
+    if not _add_hooks(data, path, target, events, _hook_command(target), timeout):
+        return InstallResult(target, path, False, f"already installed in {path}")
+    return _Ledger(target, path).save(
+        path,
+        _dump(data),
+        f"installed the {what} hooks in",
+        ours=lambda t: _holds_hooks(t, target),
+        whole=False,
+    )
+
+
+def _take_hooks_out(ledger: _Ledger, path: Path, data: dict[str, Any], verb: str) -> InstallResult:
+    """Uninstall's change to a settings file whose ``data`` has lost sidelight's hooks already: the
+    file as it was before install when it is still what install wrote; else ``data`` written back
+    (backed up), or the file removed when install created it and nothing else is left (not ``{}``)."""
+    done = ledger.undo(path, _read_text(path))
+    if done is None and not data and ledger.created(path):
+        path.unlink()
+        done = "removed"
+    if done is None:
+        return ledger.rewrite(path, _dump(data), verb)
+    return InstallResult(ledger.target, path, True, _removed_message(path, done, verb))
+
+
+def _uninstall_hooks(target: str, path: Path, what: str) -> InstallResult:
+    """Removes sidelight's command hooks (only those) from the settings file ``path``, and what
+    install created for them."""
+    data = _read_json(path, f"{what} settings file")
+    if not _remove_hooks(data, target):
+        return InstallResult(target, path, False, f"not installed in {path}")
+    ledger = _Ledger(target, path)
+    result = _take_hooks_out(ledger, path, data, f"removed the {what} hooks from")
+    return _with_folders(result, ledger.forget())
+
+
 # ---------------------------------------------------------------------------------------------------
 # Claude Code
 
@@ -317,22 +567,16 @@ def install_claude_code(
     scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
 ) -> InstallResult:
     """Adds sidelight's hooks to Claude Code's ``settings.json``."""
-    path = _claude_settings_path(scope, home, cwd)
-    data = _read_json(path, "Claude Code settings file")
-    if not _add_hooks(data, path, "claude-code", CLAUDE_EVENTS, _hook_command("claude-code")):
-        return InstallResult("claude-code", path, False, f"already installed in {path}")
-    return _save(path, _dump(data), "claude-code", "installed the Claude Code hooks in")
+    return _install_hooks(
+        "claude-code", _claude_settings_path(scope, home, cwd), CLAUDE_EVENTS, "Claude Code"
+    )
 
 
 def uninstall_claude_code(
     scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
 ) -> InstallResult:
     """Removes sidelight's hooks (only those) from Claude Code's ``settings.json``."""
-    path = _claude_settings_path(scope, home, cwd)
-    data = _read_json(path, "Claude Code settings file")
-    if not _remove_hooks(data, "claude-code"):
-        return InstallResult("claude-code", path, False, f"not installed in {path}")
-    return _save(path, _dump(data), "claude-code", "removed the Claude Code hooks from")
+    return _uninstall_hooks("claude-code", _claude_settings_path(scope, home, cwd), "Claude Code")
 
 
 def claude_plugin_dir() -> Path:
@@ -401,15 +645,20 @@ def install_codex(*, home: Path | None = None) -> list[InstallResult]:
     codex = _codex_dir(home)
     hooks_path, config_path = codex / "hooks.json", codex / "config.toml"
     data = _read_json(hooks_path, "Codex hooks file")
-    config_text = config_path.read_text(encoding="utf-8") if config_path.exists() else ""
+    config_text = _read_text(config_path) or ""
     new_config = _enable_codex_hooks(config_text, config_path)  # checked before anything is written
     results = []
+    ledger = _Ledger("codex", hooks_path)
     if _add_hooks(data, hooks_path, "codex", CODEX_EVENTS, _hook_command("codex")):
-        results.append(_save(hooks_path, _dump(data), "codex", "installed the Codex hooks in"))
+        verb = "installed the Codex hooks in"
+        results.append(
+            ledger.save(hooks_path, _dump(data), verb, ours=lambda t: _holds_hooks(t, "codex"), whole=False)
+        )
     else:
         results.append(InstallResult("codex", hooks_path, False, f"already installed in {hooks_path}"))
     if new_config is not None:
-        results.append(_save(config_path, new_config, "codex", "enabled [features] hooks = true in"))
+        verb = "enabled [features] hooks = true in"
+        results.append(ledger.save(config_path, new_config, verb, ours=lambda _: False, whole=False))
     note = (
         "Codex runs hooks only once you trust them: start codex and accept them "
         "(or pass --dangerously-bypass-hook-trust in automation)"
@@ -419,15 +668,52 @@ def install_codex(*, home: Path | None = None) -> list[InstallResult]:
     return results
 
 
+#: What uninstall says when it leaves Codex's ``hooks`` feature on.
+CODEX_FLAG_STAYS = (
+    "[features] hooks = true stays in config.toml ({why}); remove it by hand if nothing needs it"
+)
+
+
 def uninstall_codex(*, home: Path | None = None) -> list[InstallResult]:
-    """Removes sidelight's hooks from ``~/.codex/hooks.json``; the ``hooks`` feature flag stays on."""
-    hooks_path = _codex_dir(home) / "hooks.json"
+    """Removes sidelight's hooks from ``~/.codex/hooks.json``, and turns the ``hooks`` feature off again
+    when install turned it on, ``config.toml`` is as install left it, and no hooks were added since."""
+    codex = _codex_dir(home)
+    hooks_path, config_path = codex / "hooks.json", codex / "config.toml"
     data = _read_json(hooks_path, "Codex hooks file")
-    note = "[features] hooks = true stays in config.toml (other hooks may need it); remove it by hand if not"
     if not _remove_hooks(data, "codex"):
-        return [InstallResult("codex", hooks_path, False, f"not installed in {hooks_path}", notes=(note,))]
-    result = _save(hooks_path, _dump(data), "codex", "removed the Codex hooks from")
-    return [InstallResult(result.target, result.path, True, result.message, result.backup, (note,))]
+        return [InstallResult("codex", hooks_path, False, f"not installed in {hooks_path}")]
+    ledger = _Ledger("codex", hooks_path)
+    as_written = ledger.is_as_written(hooks_path, _read_text(hooks_path))
+    results = [_take_hooks_out(ledger, hooks_path, data, "removed the Codex hooks from")]
+    # Hooks there before install ran without the flag then, and do again; hooks added since may
+    # have come to rely on it.
+    added_since = not as_written and bool(data.get("hooks"))
+    why = ""
+    if ledger.record(config_path) is None:
+        if ledger.record(hooks_path) is None:  # installed by a version that kept no record
+            why = "other hooks may need it"
+    elif added_since:
+        why = "the hooks added to hooks.json since install may need it"
+    else:
+        done = ledger.undo(config_path, _read_text(config_path))
+        if done is None:
+            why = "config.toml was edited since install"
+        else:
+            results.append(
+                InstallResult(
+                    "codex",
+                    config_path,
+                    True,
+                    _removed_message(config_path, done, "turned [features] hooks off again in"),
+                )
+            )
+    folders = ledger.forget()
+    results[-1] = _with_folders(results[-1], folders)
+    if why:
+        last = results[-1]
+        note = CODEX_FLAG_STAYS.format(why=why)
+        results[-1] = InstallResult(last.target, last.path, last.changed, last.message, last.backup, (note,))
+    return results
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -455,12 +741,7 @@ def _gemini_settings_path(home: Path | None) -> Path:
 def install_gemini(*, home: Path | None = None) -> InstallResult:
     """Adds sidelight's hooks to the Gemini CLI's user ``settings.json`` (its other settings stay)."""
     path = _gemini_settings_path(home)
-    data = _read_json(path, "Gemini CLI settings file")
-    command = _hook_command("gemini")
-    if _add_hooks(data, path, "gemini", GEMINI_EVENTS, command, timeout=HOOK_TIMEOUT * 1000):
-        result = _save(path, _dump(data), "gemini", "installed the Gemini CLI hooks in")
-    else:
-        result = InstallResult("gemini", path, False, f"already installed in {path}")
+    result = _install_hooks("gemini", path, GEMINI_EVENTS, "Gemini CLI", HOOK_TIMEOUT * 1000)
     return InstallResult(
         result.target, path, result.changed, result.message, result.backup, (GEMINI_TRUST_NOTE,)
     )
@@ -468,11 +749,7 @@ def install_gemini(*, home: Path | None = None) -> InstallResult:
 
 def uninstall_gemini(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's hooks (only those) from the Gemini CLI's ``settings.json``."""
-    path = _gemini_settings_path(home)
-    data = _read_json(path, "Gemini CLI settings file")
-    if not _remove_hooks(data, "gemini"):
-        return InstallResult("gemini", path, False, f"not installed in {path}")
-    return _save(path, _dump(data), "gemini", "removed the Gemini CLI hooks from")
+    return _uninstall_hooks("gemini", _gemini_settings_path(home), "Gemini CLI")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -506,29 +783,54 @@ def pi_extension_source(command: list[str] | None = None) -> str:
     return _script_source("pi", "Pi extension", command)
 
 
-def _install_script(target: str, path: Path, source: str, what: str) -> InstallResult:
-    if path.exists():
-        try:
-            current = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InstallError(f"{path}: cannot read it ({error}); nothing was changed") from None
-        if current == source:
-            return InstallResult(target, path, False, f"already installed: {path}")
-    return _save(path, source, target, f"installed the {what}")
+def install_file(
+    target: str,
+    path: Path,
+    text: str,
+    what: str,
+    ours: Callable[[str], bool],
+    *,
+    state_dir: Path | None = None,
+) -> InstallResult:
+    """Writes a file that is all sidelight's (Pi's extension, opencode's plugin, the skill): nothing
+    when it already holds ``text``; else what is there is backed up (unless it is what sidelight
+    wrote) and replaced. ``ours(text)`` tells sidelight's own file (uninstall removes only that)."""
+    current = _read_text(path)
+    if current == text:
+        return InstallResult(target, path, False, f"already installed: {path}")
+    return _Ledger(target, path, state_dir).save(path, text, f"installed the {what}", ours=ours, whole=True)
+
+
+def uninstall_file(
+    target: str, path: Path, ours: Callable[[str], bool], *, state_dir: Path | None = None
+) -> InstallResult:
+    """Removes a file :func:`install_file` wrote, when it is sidelight's, and the folders install made
+    for it that are left empty; a file install replaced gets its earlier text back."""
+    current = _read_text(path)
+    if current is None:
+        return InstallResult(target, path, False, f"not installed: {path}")
+    ledger = _Ledger(target, path, state_dir)
+    done = ledger.undo(path, current)
+    if done is None:
+        if not ours(current):
+            raise InstallError(f"{path} was not written by sidelight; not removing it")
+        path.unlink()
+        done = "deleted"
+    message = f"removed {path}" if done == "deleted" else _removed_message(path, done, "put back")
+    return _with_folders(InstallResult(target, path, True, message), ledger.forget())
+
+
+def _install_script(target: str, path: Path, source: str, what: str, marker: str) -> InstallResult:
+    return install_file(target, path, source, what, lambda text: marker in text)
 
 
 def _uninstall_script(target: str, path: Path, marker: str) -> InstallResult:
-    if not path.exists():
-        return InstallResult(target, path, False, f"not installed: {path}")
-    if marker not in path.read_text(encoding="utf-8", errors="replace"):
-        raise InstallError(f"{path} was not written by sidelight; not removing it")
-    path.unlink()
-    return InstallResult(target, path, True, f"removed {path}")
+    return uninstall_file(target, path, lambda text: marker in text)
 
 
 def install_pi(*, home: Path | None = None) -> InstallResult:
     """Copies sidelight's Pi extension to ``~/.pi/agent/extensions/sidelight.ts``."""
-    return _install_script("pi", _pi_extension_path(home), pi_extension_source(), "Pi extension")
+    return _install_script("pi", _pi_extension_path(home), pi_extension_source(), "Pi extension", PI_MARKER)
 
 
 def uninstall_pi(*, home: Path | None = None) -> InstallResult:
@@ -564,7 +866,7 @@ def install_opencode(
     """Copies sidelight's opencode plugin into opencode's plugin folder (:func:`opencode_plugin_path`);
     the other files there stay as they are."""
     path = opencode_plugin_path(scope, home=home, cwd=cwd)
-    return _install_script("opencode", path, opencode_plugin_source(), "opencode plugin")
+    return _install_script("opencode", path, opencode_plugin_source(), "opencode plugin", OPENCODE_MARKER)
 
 
 def uninstall_opencode(
@@ -603,21 +905,12 @@ def _qwen_settings_path(home: Path | None) -> Path:
 
 def install_qwen(*, home: Path | None = None) -> InstallResult:
     """Adds sidelight's hooks to Qwen Code's user settings (``~/.qwen/settings.json``)."""
-    path = _qwen_settings_path(home)
-    data = _read_json(path, "Qwen Code settings file")
-    command = _hook_command("qwen")
-    if not _add_hooks(data, path, "qwen", QWEN_EVENTS, command, timeout=HOOK_TIMEOUT * 1000):
-        return InstallResult("qwen", path, False, f"already installed in {path}")
-    return _save(path, _dump(data), "qwen", "installed the Qwen Code hooks in")
+    return _install_hooks("qwen", _qwen_settings_path(home), QWEN_EVENTS, "Qwen Code", HOOK_TIMEOUT * 1000)
 
 
 def uninstall_qwen(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's hooks (only those) from Qwen Code's user settings."""
-    path = _qwen_settings_path(home)
-    data = _read_json(path, "Qwen Code settings file")
-    if not _remove_hooks(data, "qwen"):
-        return InstallResult("qwen", path, False, f"not installed in {path}")
-    return _save(path, _dump(data), "qwen", "removed the Qwen Code hooks from")
+    return _uninstall_hooks("qwen", _qwen_settings_path(home), "Qwen Code")
 
 
 def _copilot_hooks_path(home: Path | None) -> Path:
@@ -649,19 +942,23 @@ def install_copilot(*, home: Path | None = None) -> InstallResult:
     wanted = copilot_hooks(_hook_command("copilot"))
     if data == wanted:
         return InstallResult("copilot", path, False, f"already installed in {path}")
-    return _save(path, _dump(wanted), "copilot", "installed the Copilot CLI hooks in")
+    verb = "installed the Copilot CLI hooks in"
+    return _Ledger("copilot", path).save(path, _dump(wanted), verb, ours=_copilot_text_is_ours, whole=True)
+
+
+def _copilot_text_is_ours(text: str) -> bool:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and _copilot_is_ours(data)
 
 
 def uninstall_copilot(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's Copilot hooks file (only if it is sidelight's)."""
     path = _copilot_hooks_path(home)
-    data = _read_json(path, "Copilot hooks file")
-    if not path.exists():
-        return InstallResult("copilot", path, False, f"not installed: {path}")
-    if not _copilot_is_ours(data):
-        raise InstallError(f"{path} was not written by sidelight; not removing it")
-    path.unlink()
-    return InstallResult("copilot", path, True, f"removed {path}")
+    _read_json(path, "Copilot hooks file")  # a broken file is refused before anything is done
+    return uninstall_file("copilot", path, _copilot_text_is_ours)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -818,7 +1115,10 @@ def install_service(*, platform: str | None = None, home: Path | None = None) ->
         results.append(InstallResult("service", path, False, f"already installed: {path}"))
     else:
         what = "launchd agent" if system == "darwin" else "systemd user unit"
-        results.append(_save(path, text, "service", f"installed the {what}"))
+        ours = lambda text: SERVICE_MARKER in text  # noqa: E731
+        results.append(
+            _Ledger("service", path).save(path, text, f"installed the {what}", ours=ours, whole=True)
+        )
     changed = results[0].changed
     runs = f"it runs: {_shell([*command, 'watch'])}"
     if environment:
@@ -882,7 +1182,13 @@ def uninstall_service(*, platform: str | None = None, home: Path | None = None) 
         raise InstallError(f"{path} was not written by sidelight; not removing it")
     stopped = _stop_launchd(path) if system == "darwin" else _stop_systemd(path)
     path.unlink()
-    results = [InstallResult("service", path, True, f"removed {path}")]
+    ledger = _Ledger("service", path)
+    wants = path.parent / "default.target.wants"
+    if str(path.parent) in ledger.folders:
+        # systemctl enable made it in the folder install made; disable leaves it empty.
+        with contextlib.suppress(OSError):
+            wants.rmdir()
+    results = [_with_folders(InstallResult("service", path, True, f"removed {path}"), ledger.forget())]
     if stopped:
         results.insert(0, InstallResult("service", path, True, stopped))
     if system == "linux":

@@ -18,7 +18,6 @@ when and how to run the reader.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -271,45 +270,31 @@ class SkillInstall:
 def install_skill(scope: str, directory: Path | None, settings: Settings) -> Path:
     """Writes the ``sessions`` skill (see :func:`skill_path` for where) and returns its path.
 
-    Idempotent: the same text is not written again. A different existing file is kept as
-    ``SKILL.md.bak`` (``SKILL.md.bak.1``, … when that exists too) before it is replaced.
+    Idempotent: the same text is not written again. A different existing file is backed up to
+    ``<state dir>/backups/skill/`` before it is replaced (:func:`sidelight.install.install_file`).
     """
     return install_skill_report(scope, directory, settings).path
 
 
 def install_skill_report(scope: str, directory: Path | None, settings: Settings) -> SkillInstall:
     """:func:`install_skill`, saying whether the file was created, updated (with its backup) or unchanged."""
+    from sidelight.install import install_file
     from sidelight.statefile import regular_file_target
 
     path = skill_path(scope, directory, settings)
     regular_file_target(path)  # a FIFO would block the read below, a device be renamed away
+    existed = path.exists()
     text = skill_text()
-    backup: Path | None = None
-    action = "created"
-    if path.exists():
-        try:
-            if path.read_text(encoding="utf-8") == text:
-                return SkillInstall(path, "unchanged")
-        except UnicodeDecodeError:
-            pass
-        backup = _free_name(path.with_name(path.name + ".bak"))
-        path.replace(backup)
-        action = "updated"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-    return SkillInstall(path, action, backup)
+    result = install_file("skill", path, text, "skill", is_skill, state_dir=settings.state_dir)
+    if not result.changed:
+        return SkillInstall(path, "unchanged")
+    return SkillInstall(path, "updated" if existed else "created", result.backup)
 
 
-def _free_name(path: Path) -> Path:
-    if not path.exists():
-        return path
-    for n in range(1, 10_000):
-        candidate = path.with_name(f"{path.name}.{n}")
-        if not candidate.exists():
-            return candidate
-    raise FileExistsError(f"{path}: too many backups; remove some")
+def is_skill(text: str) -> bool:
+    """Whether ``text`` is sidelight's skill as this sidelight writes it (uninstall removes only that,
+    or what install recorded it wrote)."""
+    return text == skill_text()
 
 
 def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:

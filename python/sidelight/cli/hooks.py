@@ -106,8 +106,8 @@ def register(commands: Any) -> None:
         "~/.copilot/hooks/sidelight.json; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
         "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
-        "manager answers. Running it twice changes nothing; a changed file is backed up first. The hooks "
-        "and the service call sidelight by absolute path.",
+        "manager answers. Running it twice changes nothing; a changed file is backed up first, to <state "
+        "dir>/backups/TARGET/. The hooks and the service call sidelight by absolute path.",
     )
     install.add_argument("target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS))
     install.add_argument(
@@ -125,8 +125,11 @@ def register(commands: Any) -> None:
     uninstall = commands.add_parser(
         "uninstall",
         help="remove sidelight's hooks from an agent host, or the watcher's service",
-        description="Remove only sidelight's own hook entries (other hooks and settings stay), "
-        "backing the file up first; service: stop and disable the watcher's service and remove its file.",
+        description="Remove exactly what 'sidelight install' added: its hook entries (other hooks and "
+        "settings stay; a file still as install left it gets its earlier bytes back), the files it "
+        "created and the folders it made, once empty (never a file or folder that was there before). A "
+        "file edited since install is backed up to <state dir>/backups/TARGET/ first. service: stop and "
+        "disable the watcher's service and remove its file.",
     )
     uninstall.add_argument(
         "target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS)
@@ -206,7 +209,7 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
 
     from sidelight import install as installer
     from sidelight.config import Settings
-    from sidelight.reader import install_skill_report, skill_path, skill_text
+    from sidelight.reader import install_skill_report, is_skill, skill_path
     from sidelight.statefile import regular_file_target
 
     settings = Settings.load()
@@ -220,10 +223,10 @@ def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
             "skill", report.path, True, f"{report.action} {report.path}{where}", report.backup
         )
     path = skill_path(scope, folder, settings)
-    if not path.exists():
-        return installer.InstallResult("skill", path, False, f"not installed: {path}")
     regular_file_target(path)  # reading a FIFO would block
-    if path.read_text(encoding="utf-8", errors="replace") != skill_text():
-        raise installer.InstallError(f"{path} differs from sidelight's skill; remove it by hand if you want")
-    path.unlink()
-    return installer.InstallResult("skill", path, True, f"removed {path}")
+    try:
+        return installer.uninstall_file("skill", path, is_skill, state_dir=settings.state_dir)
+    except installer.InstallError:
+        raise installer.InstallError(
+            f"{path} differs from sidelight's skill; remove it by hand if you want"
+        ) from None

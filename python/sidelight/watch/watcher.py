@@ -1613,6 +1613,7 @@ def make_state_private(state_dir: Path) -> int:
     from sidelight.fleet.streams import PUBLISHER_CURSORS
     from sidelight.history import KEYS_FILE
     from sidelight.hook import LOG_FILE, RECEIVED_DIR
+    from sidelight.install import BACKUPS_DIR, INSTALLS_DIR
     from sidelight.plugins import ENTRY_POINTS_FILE
     from sidelight.reads import CURSORS_DIR
     from sidelight.recap.handoff import HANDOFFS_DIR
@@ -1627,6 +1628,8 @@ def make_state_private(state_dir: Path) -> int:
         HANDOFFS_DIR,
         ARCHIVE_DIR,
         REQUESTS_DIR,
+        INSTALLS_DIR,
+        BACKUPS_DIR,
         CURSOR_FILE.parent.name,
         LIFECYCLE_FILE.parent.name,
         PUBLISHER_CURSORS.parent.name,
