@@ -138,8 +138,9 @@ def test_systemd_install_twice_changes_nothing_and_a_changed_file_is_backed_up(
     path.write_text(edited, encoding="utf-8")
     monkeypatch.setenv("SIDELIGHT_BIN", "/opt/sidelight/bin/sidelight")
     replaced = install.install_service(platform="linux")
-    assert backups(path) == [replaced[0].backup] and replaced[0].backup.read_text(encoding="utf-8") == edited
-    assert f"(backup: {replaced[0].backup})" in replaced[0].message
+    backup = replaced[0].backup
+    assert backup is not None and backups(path) == [backup] and backup.read_text(encoding="utf-8") == edited
+    assert f"(backup: {backup})" in replaced[0].message
 
 
 def test_systemd_honours_xdg_config_home(
