@@ -106,3 +106,104 @@ def test_every_command_is_documented():
     assert "sidelight --help" in documented
     for name in subcommands._name_parser_map:
         assert f"sidelight {name} --help" in documented
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every command the README shows exists: the install commands work from a clone, and every
+# `sidelight ...` command in a code block (or a code span) parses with the real parser.
+
+INSTALL_BLOCK = re.compile(r"^<!-- install commands: [^>]*-->\n```sh\n(?P<body>.*?)^```\n", re.M | re.S)
+#: `sidelight ...` in a code span of the prose (placeholders such as NAME parse as any value would).
+SPAN = re.compile(r"`(?P<command>sidelight(?: [^`]*)?)`")
+#: Installing sidelight by name, from an index where it is not published.
+FROM_AN_INDEX = re.compile(r"\bpipx? install (?:-\S+ )*['\"]?sidelight\b")
+
+
+def parse_error(command: str) -> str | None:
+    """Why the real parser refuses ``command`` (``None``: it parses; ``--help`` and ``-V`` count)."""
+    import contextlib
+    import io
+
+    from sidelight.cli import build_parser
+
+    args = shlex.split(command.split(" | ", 1)[0], comments=True)  # `sidelight sessions | head -1`
+    assert args[0] == "sidelight", command
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said), contextlib.redirect_stdout(io.StringIO()):
+            build_parser().parse_args(args[1:])
+    except SystemExit as exit:
+        if exit.code not in (0, None):
+            return said.getvalue().strip().splitlines()[-1]
+    return None
+
+
+def commands_in_code(text: str) -> tuple[list[str], list[str]]:
+    """The ``sidelight ...`` commands of every code block (``$ `` prompts and comments taken off),
+    and those of the code spans in the prose (which may name a command without its arguments)."""
+    found = []
+    for block in FENCE.finditer(OUTPUT.sub("", text)):  # not the help texts
+        if block["lang"] not in {"sh", "text", "bash", "console", ""}:
+            continue
+        for line in block["body"].splitlines():
+            line = line.removeprefix("$ ").strip()
+            if line.startswith("sidelight "):
+                found.append(line)
+    spans = [m["command"] for m in SPAN.finditer(FENCE.sub("", text))]
+    return list(dict.fromkeys(found)), list(dict.fromkeys(spans))
+
+
+def test_every_sidelight_command_in_the_readme_parses():
+    blocks, spans = commands_in_code(README.read_text(encoding="utf-8"))
+    assert len(blocks) > 10 and len(spans) > 20, (blocks, spans)
+    refused = {command: why for command in blocks if (why := parse_error(command)) is not None}
+    for command in spans:  # `sidelight recap` names the command: only its missing arguments are fine
+        why = parse_error(command)
+        if why is not None and "arguments are required" not in why:
+            refused[command] = why
+    assert refused == {}, "README commands the parser refuses"
+
+
+def test_the_parse_check_refuses_what_does_not_exist():
+    assert parse_error("sidelight read NAME --lines 50") is None
+    assert parse_error("sidelight --help") is None
+    assert "invalid choice" in (parse_error("sidelight frobnicate") or "")
+    assert "unrecognized arguments" in (parse_error("sidelight sessions --colour") or "")
+
+
+def test_readme_install_commands_work_from_a_clone():
+    import tomllib
+
+    text = README.read_text(encoding="utf-8")
+    block = INSTALL_BLOCK.search(text)
+    assert block is not None, "the README has no checked install block"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = set(project["optional-dependencies"])
+    problems = []
+    for line in block["body"].splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        command = " ".join(words)
+        if words[0] == "make":
+            if not re.search(rf"^{re.escape(words[1])}:", makefile, re.M):
+                problems.append(f"{command}: no such target in the Makefile")
+        elif words[:2] in (["pip", "install"], ["pipx", "install"]):
+            spec = re.fullmatch(r"(?P<path>[^\[]+)(?:\[(?P<extras>[^\]]*)\])?", words[-1])
+            if spec is None or not (ROOT / spec["path"]).joinpath("pyproject.toml").is_file():
+                problems.append(f"{command}: not a path to this clone (sidelight is on no index)")
+            elif spec["extras"] and not set(spec["extras"].split(",")) <= extras:
+                problems.append(f"{command}: no such extra in pyproject.toml")
+            elif words[0] == "pipx" and "sidelight" not in project["scripts"]:
+                problems.append(f"{command}: pipx needs the sidelight script")
+        elif words[0] == "sidelight":
+            if (why := parse_error(command)) is not None:
+                problems.append(f"{command}: {why}")
+        else:
+            problems.append(f"{command}: not a command this test knows how to check")
+    assert problems == []
+    for path in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        assert FROM_AN_INDEX.search(path.read_text(encoding="utf-8")) is None, (
+            f"{path}: pip install sidelight"
+        )
