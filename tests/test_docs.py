@@ -207,3 +207,89 @@ def test_readme_install_commands_work_from_a_clone():
         assert FROM_AN_INDEX.search(path.read_text(encoding="utf-8")) is None, (
             f"{path}: pip install sidelight"
         )
+
+
+# ---------------------------------------------------------------------------------------------------
+# The README's examples of read, history, recap, sessions, status and context are real runs: each
+# block after ``<!-- example: [VAR=value ...] sidelight ARGS -->`` is ``$ COMMAND`` and what the command
+# printed, run on the project's sample transcripts (tests/data, written by the real CLIs), placed
+# where each agent keeps its sessions in a fresh HOME, with the clock at EXAMPLE_NOW and TZ=UTC. The
+# temporary HOME is shown as /home/me. A block that differs is rewritten (not under CI) and fails.
+
+EXAMPLE = re.compile(r"^<!-- example: (?P<command>[^>]*?) -->\n```text\n(?P<body>.*?)^```\n", re.M | re.S)
+DATA = ROOT / "tests" / "data"
+#: Each sample transcript and where its agent keeps it, relative to HOME.
+SAMPLES = {
+    "claude-code/four-tools-resume.jsonl": ".claude/projects/-tmp-sidelight-samples-claude-code-project/"
+    "efe363b5-b821-4830-99c4-b4c7fff4e274.jsonl",
+    "codex/four-tools-resume.jsonl": ".codex/sessions/2026/11/21/"
+    "rollout-2026-11-21T21-20-32-01a1fffb-7517-7871-9b38-b9b39d5b1d71.jsonl",
+    "pi/four-tools-continue.jsonl": ".pi/agent/sessions/--tmp-sidelight-samples-pi-project--/"
+    "2026-11-21T21-20-27-365Z_01a1fffb-62e4-7073-aed8-e9b7ed9e653b.jsonl",
+}
+#: The examples' clock, 2026-11-21T23:00:00Z: a while after the samples were written (21:20-21:21).
+EXAMPLE_NOW = 1795302000.0
+#: Runs the CLI with ``time.time`` fixed (sidelight reads the clock only through it): ages, states.
+FIXED_CLOCK = (
+    "import sys, time\n"
+    "now = float(sys.argv.pop(1))\n"
+    "time.time = lambda: now\n"
+    "from sidelight.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def example_blocks() -> list[Any]:
+    text = README.read_text(encoding="utf-8")
+    return [pytest.param(m["command"], m["body"], id=m["command"]) for m in EXAMPLE.finditer(text)]
+
+
+@pytest.fixture(scope="module")
+def example_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A HOME holding the sample transcripts where their agents keep them, modified when they ended."""
+    home = tmp_path_factory.mktemp("example") / "home"
+    for sample, place in SAMPLES.items():
+        target = home / place
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((DATA / sample).read_bytes())
+        os.utime(target, (EXAMPLE_NOW - 5940, EXAMPLE_NOW - 5940))  # 21:21, when the samples ended
+    return home
+
+
+def test_readme_has_examples_of_every_reading_command():
+    shown = {
+        shlex.split(m["command"].split("sidelight ", 1)[1])[0] for m in EXAMPLE.finditer(README.read_text())
+    }
+    assert shown >= {"read", "history", "recap", "sessions", "status", "context"}
+
+
+@pytest.mark.parametrize(("command", "expected"), example_blocks())
+def test_readme_example(command, expected, example_home, tmp_path):
+    words = shlex.split(command)
+    assignments = dict(word.split("=", 1) for word in words[: words.index("sidelight")])
+    args = words[words.index("sidelight") + 1 :]
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "XDG_", "CLAUDE_", "CODEX_"))
+    }
+    for name in ("PI_CODING_AGENT_DIR", "GEMINI_CLI_HOME", "QWEN_HOME", "COPILOT_HOME", "NO_COLOR"):
+        env.pop(name, None)
+    env.update(HOME=str(example_home), SIDELIGHT_STATE_DIR=str(tmp_path / "state"), TZ="UTC", COLUMNS="100")
+    env.update(assignments)
+    result = subprocess.run(
+        [sys.executable, "-c", FIXED_CLOCK, str(EXAMPLE_NOW), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    shown = f"$ {command}\n" + result.stdout.replace(str(example_home), "/home/me")
+    if shown != expected and not os.environ.get("CI"):
+        text = README.read_text(encoding="utf-8")
+        marker = f"<!-- example: {command} -->\n```text\n"
+        README.write_text(text.replace(marker + expected, marker + shown), encoding="utf-8")
+    assert shown == expected, f"README.md example `{command}` was out of date: rewritten, review it"
