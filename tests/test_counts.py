@@ -203,7 +203,7 @@ def test_what_sessions_shows_resolves_for_every_agent(world: Path, run_cli) -> N
             found = resolve_session(spec, settings, plugins)
             assert found.key == record["key"], (spec, record["format"])
         for command in (*READING_COMMANDS, ("suspend",), ("resume",)):
-            code, out, err = cli(command[0], shown[:5], *command[1:])
+            code, _out, err = cli(command[0], shown[:5], *command[1:])
             assert code == 0, (command, record["format"], err)
 
 
@@ -252,8 +252,14 @@ def test_every_reading_command_takes_format(world: Path, monkeypatch: pytest.Mon
     (world / "odd.jsonl").write_text(filler * 20 + (DATA / "pi" / "four-tools-continue.jsonl").read_text())
     code, _out, err = cli("read", "odd.jsonl")
     assert code == 1 and "pass --format" in err
+    said = {
+        "read": "It says alpha and gamma.",
+        "history": "alpha and gamma",
+        "recap": "(pi)",
+        "context": "next prompt",
+    }
     for command in READING_COMMANDS:
-        code, out, err = cli(command[0], "odd.jsonl", "--format", "pi", *command[1:])
-        assert code == 0, (command, err)
-        code, out, err = cli(command[0], "odd.jsonl", "-f", "pi", *command[1:])
-        assert code == 0, (command, err)
+        for option in ("--format", "-f"):
+            code, out, err = cli(command[0], "odd.jsonl", option, "pi", *command[1:])
+            assert code == 0, (command, err)
+            assert said.get(command[0], "odd") in out, (command, out)
