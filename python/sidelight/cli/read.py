@@ -23,10 +23,10 @@ def register(commands: Any) -> None:
         help="show a session's recent conversation",
         description="Show the last entries of a session's transcript, oldest first: local times, user "
         "and assistant text, and one [Tool argument → result] line per tool use (one short line of "
-        "its result). Thinking, raw tool output and metadata are left out. SESSION is a name (as in "
-        "the digest), a session key or id, an id prefix (at least 4 characters) or a transcript path; "
-        "'sidelight sessions' lists them. Only the main transcript is read, not a session's subagent "
-        "files.",
+        "its result). Thinking, raw tool output and metadata are left out. SESSION is a transcript, or "
+        "a folder (its newest transcript), when it exists on disk; else a name (as in the digest), a "
+        "session key or id, or a prefix (at least 4 characters) of an id or of the name 'sidelight "
+        "sessions' shows. Only the main transcript is read, not a session's subagent files.",
     )
     read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
     format_option(read)
