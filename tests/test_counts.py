@@ -241,7 +241,8 @@ def test_an_existing_file_or_folder_is_a_path(world: Path, monkeypatch: pytest.M
     code, _out, err = cli("read", "empty")
     assert code == 1
     assert err.strip() == (
-        "sidelight: empty is a directory without transcripts (*.jsonl): pass a transcript or a session name"
+        "sidelight: empty is a directory without transcripts (*.jsonl) in it: pass a transcript or a "
+        "session name"
     )
 
 

@@ -261,8 +261,7 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str
     """The session ``spec`` names, the one rule every command that takes a SESSION follows.
 
     1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
-       file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it, else
-       under it). A transcript a resolver lists is that session (its name and format); another is read
+       file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it). A transcript a resolver lists is that session (its name and format); another is read
        as it is, its format detected.
     2. Else a session's name, key or id, exactly.
     3. Else a prefix (at least :data:`MIN_PREFIX` characters) of a session's id, key, key without its
@@ -335,17 +334,17 @@ def _prefix_of(spec: str, session: Session) -> bool:
 
 
 def _transcript_in(folder: Path, spec: str) -> Path:
-    """The most recently modified ``*.jsonl`` file in ``folder``, else under it (``read DIR``)."""
-    for found in (folder.glob("*.jsonl"), folder.rglob("*.jsonl")):
-        files = []
-        for path in found:
-            with contextlib.suppress(OSError):
-                if path.is_file():
-                    files.append((path.stat().st_mtime, str(path), path))
-        if files:
-            return max(files)[2]
+    """The most recently modified ``*.jsonl`` file in ``folder`` (``read DIR``: a Copilot session's
+    folder, a project's), not under it: a folder given by mistake (``/``, ``~``) is not walked."""
+    files = []
+    for path in folder.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                files.append((path.stat().st_mtime, str(path), path))
+    if files:
+        return max(files)[2]
     raise SessionNotFoundError(
-        f"{spec} is a directory without transcripts (*.jsonl): pass a transcript or a session name"
+        f"{spec} is a directory without transcripts (*.jsonl) in it: pass a transcript or a session name"
     )
 
 
