@@ -316,7 +316,8 @@ def test_sessions_command(use_plugins: Plugins, capsys: pytest.CaptureFixture[st
     assert (code, err) == (0, "")
     assert "/proj\n" in out and "/other\n" in out
     assert re.search(
-        r"^  discord +claude-code +\d{4}-\d\d-\d\d \d\d:\d\d +\d+\.\d KB +9 msgs, 5 tools +\S+four-tools-resume",
+        r"^  discord +claude-code +\d{4}-\d\d-\d\d \d\d:\d\d +\d+\.\d KB +9 msgs, 5 tools"
+        r" +\S+four-tools-resume",
         out,
         re.M,
     )

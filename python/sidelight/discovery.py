@@ -261,8 +261,9 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str
     """The session ``spec`` names, the one rule every command that takes a SESSION follows.
 
     1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
-       file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it). A transcript a resolver lists is that session (its name and format); another is read
-       as it is, its format detected.
+       file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it).
+       A transcript a resolver lists is that session (its name and format); another is read as it
+       is, its format detected.
     2. Else a session's name, key or id, exactly.
     3. Else a prefix (at least :data:`MIN_PREFIX` characters) of a session's id, key, key without its
        agent (``codex:``) or name: what ``sidelight sessions`` shows resolves, for every agent (Codex
