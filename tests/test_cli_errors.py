@@ -59,6 +59,12 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("watch", "--idle-timeout", "soon"), ("not a duration",)),
     (("watch", "--max-duration", "0s"), ("more than zero",)),
     (("no-such-command",), ("invalid choice",)),
+    # --format on every command that reads a transcript, the same choices (issue 21).
+    (("read", "x", "--format", "nope"), ("--format", "unknown format 'nope'", "claude-code")),
+    (("history", "x", "-f", "nope"), ("--format", "unknown format 'nope'")),
+    (("recap", "x", "--format", "json"), ("--format", "unknown format 'json'")),
+    (("context", "x", "--format", "nope"), ("--format", "unknown format 'nope'")),
+    (("read", "{dir}"), ("is a directory without transcripts (*.jsonl)",)),
 ]
 
 #: Numbers that are not finite, out of range or huge, in options, variables and settings (issue 19):
@@ -182,3 +188,12 @@ def test_a_forced_format_that_matches_is_not_refused(world, run_cli):
     done = run_cli("scan", "--format", "pi", world["pi"])
     assert done.returncode == 0, done.stderr
     assert "format      pi" in done.stdout
+
+
+@pytest.mark.parametrize("command", ["read", "history", "recap", "context", "scan"])
+def test_an_unknown_format_in_the_environment_is_a_usage_error(home, world, run_cli, command):
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state"), "SIDELIGHT_FORMAT": "nope"}
+    done = run_cli(command, world["text"], env=env)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert "--format" in line and "unknown format 'nope'" in line

@@ -271,6 +271,48 @@ CASES: dict[str, tuple[str, Path, dict[str, Any]]] = {
             "lines": 26,
         },
     ),
+    # Codex CLI 0.1x (spring 2025): no session_meta, no timestamps on items, items without the
+    # response_item wrapper (issue 21: "cannot detect the format").
+    "codex-before-session-meta": (
+        "codex",
+        FIXTURES / "codex" / "rollout-2025-05-07T17-24-21-before-session-meta.jsonl",
+        {
+            "messages": {"user": 1, "assistant": 1},
+            "tools": {"shell": 2, "apply_patch": 1},
+            "categories": cats(edit=1, command=2),
+            "tool_uses": [("shell", "cat cli.py"), ("apply_patch", "cli.py"), ("shell", "pytest -q")],
+            "files_touched": ["cli.py"],
+            "first_user_text": "add a --verbose flag to cli.py and run the tests",
+            "last_assistant_text": "Added --verbose to cli.py; the 3 tests pass.",
+            "title": None,
+            "session_id": "3f7c2a10-5b8e-4c1d-9e2f-a4b6c8d0e1f2",
+            "cwd": None,
+            "first_timestamp": None,
+            "last_timestamp": None,
+            "lines": 14,
+        },
+    ),
+    # A Claude Code file of usage lines only (what usage counters keep): replies without text, no
+    # prompt, no session id on any line.
+    "claude-code-usage-only": (
+        "claude-code",
+        FIXTURES / "claude-code" / "usage-only" / "usage-lines.jsonl",
+        {
+            "messages": {"user": 0, "assistant": 2},
+            "tools": {},
+            "categories": cats(),
+            "tool_uses": [],
+            "files_touched": [],
+            "first_user_text": None,
+            "last_assistant_text": None,
+            "title": None,
+            "session_id": None,
+            "cwd": None,
+            "first_timestamp": "2025-06-01T10:00:05.000Z",
+            "last_timestamp": "2025-06-01T10:01:00.000Z",
+            "lines": 4,
+        },
+    ),
 }
 
 
@@ -351,3 +393,14 @@ def test_older_shape_matches_reference(case: str) -> None:
     keys = (set(got) & set(ref)) - {"cursor", "offset", "reset", "elapsed_ms", "format"}
     assert keys, "the reference shares no field with the core"
     assert {k: got[k] for k in keys} == {k: ref[k] for k in keys}
+
+
+def test_a_file_of_claude_code_usage_lines_without_a_type_is_detected() -> None:
+    path = FIXTURES / "claude-code" / "usage-only" / "no-type-usage-lines.jsonl"
+    assert sidelight.detect_format(path) == sidelight.Format.CLAUDE_CODE
+    assert sidelight.scan(path).lines == 2
+
+
+def test_an_opencode_export_is_not_read_as_pi() -> None:
+    export = Path(__file__).parent / "data" / "opencode" / "four-tools-continue.jsonl"
+    assert sidelight.detect_format(export) is None  # opencode's own decoder reads it (a plugin's)

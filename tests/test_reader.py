@@ -199,8 +199,12 @@ def test_resolve_session(spec: str, name: str, plugins: Plugins, settings: Setti
 
 
 def test_resolve_a_path(plugins: Plugins, settings: Settings) -> None:
+    # A transcript a resolver lists is that session, with its name and format (issue 21: one rule).
     found = resolve_session(str(SAMPLES["pi"]), settings, plugins)
-    assert found.path == SAMPLES["pi"].resolve() and found.format == "auto"
+    assert (found.path, found.name, found.format) == (SAMPLES["pi"].resolve(), "email", "pi")
+    # Another is read as it is, its format detected.
+    other = resolve_session(str(DATA / "qwen" / "four-tools-resume.jsonl"), settings, plugins)
+    assert other.path.name == "four-tools-resume.jsonl" and other.format == "auto"
 
 
 def test_ambiguous_sessions(plugins: Plugins, settings: Settings) -> None:
@@ -312,7 +316,10 @@ def test_sessions_command(use_plugins: Plugins, capsys: pytest.CaptureFixture[st
     assert (code, err) == (0, "")
     assert "/proj\n" in out and "/other\n" in out
     assert re.search(
-        r"^  discord +claude-code +\d{4}-\d\d-\d\d \d\d:\d\d +\d+\.\d KB +\S+four-tools-resume", out, re.M
+        r"^  discord +claude-code +\d{4}-\d\d-\d\d \d\d:\d\d +\d+\.\d KB +9 msgs, 5 tools"
+        r" +\S+four-tools-resume",
+        out,
+        re.M,
     )
     assert f"key: fake:{ID_B}" in out and "key: fake:other" in out  # two sessions named email
     code, out, err = run(capsys, "sessions", "--json")

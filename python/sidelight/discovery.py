@@ -257,32 +257,53 @@ def describe_spec(spec: object) -> str:
     return repr(spec)
 
 
-def resolve_session(spec: str, settings: Settings, plugins: Plugins) -> Session:
-    """The session ``spec`` names: a transcript path, a session name, key or id, or an id prefix.
+def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str | None = None) -> Session:
+    """The session ``spec`` names, the one rule every command that takes a SESSION follows.
 
-    A path to an existing file is read as it is (its format detected). Otherwise the resolvers' sessions
-    are matched: exactly by name, key or id, else by an id or key prefix of at least four characters.
-    Several sessions that share one transcript count as one. Raises :class:`SessionNotFoundError` or
-    :class:`AmbiguousSessionError` (both :class:`LookupError`) with a message that lists the
-    candidates or says how to list the sessions.
+    1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
+       file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it).
+       A transcript a resolver lists is that session (its name and format); another is read as it
+       is, its format detected.
+    2. Else a session's name, key or id, exactly.
+    3. Else a prefix (at least :data:`MIN_PREFIX` characters) of a session's id, key, key without its
+       agent (``codex:``) or name: what ``sidelight sessions`` shows resolves, for every agent (Codex
+       and Pi sessions are shown by their id's last eight characters).
+
+    Several sessions that share one transcript count as one. ``format`` (``--format``; ``None`` or
+    ``auto``: the session's own) is the format the transcript is read as. Raises
+    :class:`SessionNotFoundError` or :class:`AmbiguousSessionError` (both :class:`LookupError`) with
+    a message that lists the candidates or says how to list the sessions.
     """
+    session = _resolve(spec, settings, plugins)
+    if format and format != "auto" and format != session.format:
+        import dataclasses
+
+        session = dataclasses.replace(session, format=format)
+    return session
+
+
+def _resolve(spec: str, settings: Settings, plugins: Plugins) -> Session:
     spec = spec.strip()
     if not spec:
         raise SessionNotFoundError("no session given; run 'sidelight sessions' to list them")
     path = Path(spec).expanduser()
-    if _looks_like_path(spec) and path.is_file():
-        return _path_session(path)
+    if _exists(path):
+        transcript = _transcript_in(path, spec) if path.is_dir() else path
+        resolved = transcript.resolve()
+        for session in list_sessions(settings, plugins):
+            if session.path == resolved or os.path.realpath(session.path) == str(resolved):
+                return session
+        return _path_session(resolved)
     sessions = list_sessions(settings, plugins)
     exact = [s for s in sessions if spec in (s.name, s.key, s.id)]
     if exact:
         return _one(spec, exact)
     if len(spec) >= MIN_PREFIX:
-        by_prefix = [s for s in sessions if (s.id or "").startswith(spec) or s.key.startswith(spec)]
+        by_prefix = [s for s in sessions if _prefix_of(spec, s)]
         if by_prefix:
             return _one(spec, by_prefix)
     if _looks_like_path(spec):
-        what = "a directory, not a transcript" if path.is_dir() else "no such file"
-        raise SessionNotFoundError(f"{spec}: {what}; pass a transcript (*.jsonl) or a session name")
+        raise SessionNotFoundError(f"{spec}: no such file; pass a transcript (*.jsonl) or a session name")
     if not sessions:
         raise SessionNotFoundError(
             f"no session matches {spec!r}: no sessions were found (see 'sidelight plugins' for the "
@@ -291,6 +312,40 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins) -> Session:
     names = _listing(sorted({s.name for s in sessions}))
     raise SessionNotFoundError(
         f"no session matches {spec!r}; known: {names}; run 'sidelight sessions' to list them"
+    )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a file
+        return False
+
+
+def _prefix_of(spec: str, session: Session) -> bool:
+    """Whether ``spec`` starts a session's id, key, key without its agent, or name (case-insensitive
+    for ids: a hex id typed in capitals is the same id)."""
+    key = session.key
+    agent_free = key.split(":", 1)[1] if ":" in key else key
+    wanted = spec.lower()
+    return any(
+        value and (value.startswith(spec) or value.lower().startswith(wanted))
+        for value in (session.id or "", key, agent_free, session.name)
+    )
+
+
+def _transcript_in(folder: Path, spec: str) -> Path:
+    """The most recently modified ``*.jsonl`` file in ``folder`` (``read DIR``: a Copilot session's
+    folder, a project's), not under it: a folder given by mistake (``/``, ``~``) is not walked."""
+    files = []
+    for path in folder.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            if path.is_file():
+                files.append((path.stat().st_mtime, str(path), path))
+    if files:
+        return max(files)[2]
+    raise SessionNotFoundError(
+        f"{spec} is a directory without transcripts (*.jsonl) in it: pass a transcript or a session name"
     )
 
 

@@ -545,7 +545,7 @@ def transcripts_of(target: HistoryTarget, settings: Settings, plugins: Plugins) 
             raise
         return _transcripts(sessions, remembered, settings, plugins)
     if session.resolver == "path":
-        return [Transcript(session.path, "auto")]
+        return [Transcript(session.path, session.format)]
     return _transcripts([session], [], settings, plugins)
 
 

@@ -298,7 +298,8 @@ def is_skill(text: str) -> bool:
 
 
 def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:
-    """One JSON-ready record per session: name, key, id, format, group, resolver, path, size, modified."""
+    """One JSON-ready record per session: name, key, id, format, group, resolver, path, size, modified,
+    and its subagent files (how many, and their paths)."""
     out: list[dict[str, object]] = []
     for session in sessions:
         try:
@@ -321,6 +322,7 @@ def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:
                 "size": size,
                 "modified": modified,
                 "subagents": len(session.extra_paths),
+                "subagent_paths": [str(path) for path in session.extra_paths],
             }
         )
     return out

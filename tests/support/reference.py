@@ -521,7 +521,28 @@ def codex_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
         acc.set_first("cwd", payload.get("cwd"))
     elif kind == "response_item":
         codex_item(acc, payload)
+    elif kind is None and "payload" not in line:
+        # A rollout from before session_meta: its first line {id, timestamp, instructions}.
+        acc.set_first("session_id", line.get("id"))
+    elif kind in CODEX_BARE_ITEMS and "payload" not in line:
+        codex_item(acc, line)  # ... and its items, bare
     # event_msg, turn_context and every other type: not counted.
+
+
+#: What an old rollout writes without the response_item wrapper.
+CODEX_BARE_ITEMS = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "web_search_call",
+        "reasoning",
+    }
+)
 
 
 def codex_item(acc: Activity, item: dict[str, Any]) -> None:

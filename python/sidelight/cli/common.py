@@ -25,7 +25,9 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "EXPECTED_ERRORS",
+    "FORMAT_CHOICES",
     "fail",
+    "format_option",
     "logger",
     "number_option",
     "run",
@@ -44,6 +46,9 @@ EXPECTED_ERRORS: Final = (SidelightError, LookupError, ImportError, OSError, Val
 MAX_ENTRIES: Final = 1_000_000
 #: The most tokens a budget option may give (``number_option(maximum=MAX_TOKENS, what=TOKENS)``).
 MAX_TOKENS: Final = 100_000_000
+
+#: What ``--format`` takes on every command that reads a transcript.
+FORMAT_CHOICES: Final = ("auto", "claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 
 #: Every command's output beside its results goes through the package logger (``-v``/``-q``).
 logger = logging.getLogger("sidelight")
@@ -110,3 +115,27 @@ def run(
         logger.debug("internal error", exc_info=True)
         logger.error("internal error: %s (run with -vv for details)", describe(error))
         return EXIT_FAILED
+
+
+def format_option(command: argparse.ArgumentParser, what: str = "the transcript's format") -> None:
+    """``-f/--format`` on ``command``: one of :data:`FORMAT_CHOICES`, ``SIDELIGHT_FORMAT`` by default
+    (checked like the option: a wrong one is a usage error, exit 2)."""
+    import argparse
+
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in FORMAT_CHOICES:
+            raise argparse.ArgumentTypeError(
+                f"unknown format {text!r}; use one of {', '.join(FORMAT_CHOICES)}"
+            )
+        return value
+
+    command.add_argument(
+        "-f",
+        "--format",
+        type=parse,
+        default=os.environ.get("SIDELIGHT_FORMAT", "auto"),  # a string default goes through type=
+        metavar="FORMAT",
+        help=f"{what}: auto (detect from the first lines), claude-code, pi, codex, gemini, qwen or "
+        "copilot [env: SIDELIGHT_FORMAT; default: auto]",
+    )

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option
 
 if TYPE_CHECKING:
     import argparse
@@ -31,6 +31,7 @@ def register(commands: Any) -> None:
         "Nothing moves: no cursor, no marker, no claim. SESSION is as for 'sidelight read'.",
     )
     context.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    format_option(context, "SESSION's transcript's format")
     context.add_argument(
         "--event",
         choices=tuple(EVENTS),
@@ -87,7 +88,7 @@ def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     try:
         settings = Settings.load()
         plugins = get_plugins()
-        session = resolve_session(args.session, settings, plugins)
+        session = resolve_session(args.session, settings, plugins, args.format)
         event = host_event(session, args.event, args.source, plugins.injectors())
         plan = plan_event(event, settings, plugins, measure=True)
     except EXPECTED_ERRORS as error:

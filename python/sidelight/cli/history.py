@@ -9,7 +9,15 @@ import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, MAX_TOKENS, fail, logger, number_option
+from sidelight.cli.common import (
+    EXIT_OK,
+    EXPECTED_ERRORS,
+    MAX_TOKENS,
+    fail,
+    format_option,
+    logger,
+    number_option,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -35,6 +43,7 @@ def register(commands: Any) -> None:
         "is empty is seeded from its earlier ones.",
     )
     history.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    format_option(history)
     history.add_argument(
         "-n",
         "--max-messages",
@@ -111,16 +120,19 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     try:
         settings = Settings.load()
         plugins = get_plugins()
+        target: Any = args.session
+        if args.format != "auto":
+            from sidelight.discovery import resolve_session
+
+            target = resolve_session(args.session, settings, plugins, args.format)
         if args.subagent_context:
-            line = subagent_context(args.session, settings=settings, plugins=plugins)
+            line = subagent_context(target, settings=settings, plugins=plugins)
             if line is None:
                 logger.warning("%s: no user request yet", args.session)
                 return EXIT_OK
             sys.stdout.write(line + "\n")
             return EXIT_OK
-        messages = history(
-            args.session, args.max_messages, args.max_tokens, settings=settings, plugins=plugins
-        )
+        messages = history(target, args.max_messages, args.max_tokens, settings=settings, plugins=plugins)
     except EXPECTED_ERRORS as error:
         return fail(error)
     if not messages:

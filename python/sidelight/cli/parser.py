@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, logger, run
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, FORMAT_CHOICES, format_option, logger, run
 from sidelight.errors import describe
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
 
 
-FORMAT_CHOICES = ("auto", "claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
 
@@ -102,14 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="transcript files (.jsonl), folders (every *.jsonl under them) or - (standard input)",
     )
-    scan.add_argument(
-        "-f",
-        "--format",
-        default=os.environ.get("SIDELIGHT_FORMAT", "auto"),
-        metavar="FORMAT",
-        help="auto (detect from the first lines), claude-code, pi, codex, gemini, qwen or copilot "
-        "[env: SIDELIGHT_FORMAT; default: auto]",
-    )
+    format_option(scan, "every file's format")
     scan.add_argument(
         "--json",
         action="store_true",
@@ -165,6 +157,10 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     with tempfile.TemporaryDirectory(prefix="sidelight-stdin-") as scratch:
         paths, shown, failures = _scan_paths(args.paths, scratch)
         results: list[Activity | ScanFailure]
+        listed = _listed_scans(paths) if args.format == "auto" else {}
+        order = {path: n for n, path in enumerate(paths)}
+        if listed:
+            paths = [path for path in paths if path not in listed]
         if not paths:
             results = []
         elif len(paths) == 1:
@@ -176,6 +172,8 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             results = scan_many(paths, args.format)
         if args.format != "auto":
             results = [_wrong_format(result, args.format) for result in results]
+        # In the order the paths were given, whoever read them.
+        results = sorted([*listed.values(), *results], key=lambda r: order.get(r.path, len(order)))
     results = [*failures, *results]
 
     out = sys.stdout
@@ -202,6 +200,46 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         logger.info("%d of %d files could not be scanned", failed, len(results))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
+    """The scans of the ``paths`` whose format the first lines do not tell but a resolver knows (an
+    opencode export, a plugin's format), read as every other command reads that session's
+    transcript (:func:`sidelight.reads.scan_reads`), so that ``scan`` counts what ``status`` does."""
+    import os
+
+    from sidelight.scanning import detect_format
+    from sidelight.types import ScanFailure
+
+    unknown = []
+    for path in paths:
+        try:
+            if detect_format(path) is None:
+                unknown.append(path)
+        except (OSError, ValueError):
+            continue  # the scan says why
+    if not unknown:
+        return {}
+    from sidelight.config import Settings
+    from sidelight.discovery import list_sessions
+    from sidelight.plugins import get_plugins
+    from sidelight.reads import TranscriptRead, scan_reads
+
+    plugins = get_plugins()
+    by_path = {}
+    for session in list_sessions(Settings.load(), plugins):
+        for transcript in (session.path, *session.extra_paths):
+            by_path[os.path.realpath(transcript)] = (session, transcript)
+    reads = [
+        TranscriptRead(*by_path[os.path.realpath(path)], None, first_look=False)
+        for path in unknown
+        if os.path.realpath(path) in by_path
+    ]
+    found: dict[str, Activity | ScanFailure] = {}
+    wanted = [path for path in unknown if os.path.realpath(path) in by_path]
+    for path, result in zip(wanted, scan_reads(reads, plugins), strict=True):
+        found[path] = ScanFailure(path, result) if isinstance(result, Exception) else result
+    return found
 
 
 def _wrong_format(result: Activity | ScanFailure, forced: str) -> Activity | ScanFailure:

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, logger, number_option
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option, logger, number_option
 
 if TYPE_CHECKING:
     import argparse
@@ -23,12 +23,13 @@ def register(commands: Any) -> None:
         help="show a session's recent conversation",
         description="Show the last entries of a session's transcript, oldest first: local times, user "
         "and assistant text, and one [Tool argument → result] line per tool use (one short line of "
-        "its result). Thinking, raw tool output and metadata are left out. SESSION is a name (as in "
-        "the digest), a session key or id, an id prefix (at least 4 characters) or a transcript path; "
-        "'sidelight sessions' lists them. Only the main transcript is read, not a session's subagent "
-        "files.",
+        "its result). Thinking, raw tool output and metadata are left out. SESSION is a transcript, or "
+        "a folder (its newest transcript), when it exists on disk; else a name (as in the digest), a "
+        "session key or id, or a prefix (at least 4 characters) of an id or of the name 'sidelight "
+        "sessions' shows. Only the main transcript is read, not a session's subagent files.",
     )
     read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    format_option(read)
     read.add_argument(
         "-n",
         "--lines",
@@ -55,7 +56,9 @@ def register(commands: Any) -> None:
     sessions.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per session: name, key, id, format, group, resolver, path, size, modified",
+        help="one JSON object per session: name, key, id, format, group, resolver, path, size, "
+        "modified, subagents, subagent_paths, and the counts 'sidelight status' shows: messages, "
+        "user_messages, assistant_messages, categories, partial",
     )
     sessions.set_defaults(run=_sessions_command, parser=sessions)
 
@@ -69,7 +72,7 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
     try:
         plugins = get_plugins()
-        session = resolve_session(args.session, Settings.load(), plugins)
+        session = resolve_session(args.session, Settings.load(), plugins, args.format)
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
         entries = read_session(session, plugins, args.lines)
     except EXPECTED_ERRORS as error:
@@ -97,12 +100,25 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from sidelight.discovery import list_sessions
     from sidelight.plugins import get_plugins
     from sidelight.reader import describe_sessions
+    from sidelight.watch.status import collect_status
 
     try:
         settings = Settings.load()
-        records = describe_sessions(list_sessions(settings, get_plugins()))
+        plugins = get_plugins()
+        records = describe_sessions(list_sessions(settings, plugins))
+        # The counts every command gives for a session: status's (the watcher's, else the transcripts').
+        counted = {row.key: row for row in collect_status(settings, plugins).rows}
     except EXPECTED_ERRORS as error:
         return fail(error)
+    for record in records:
+        found = counted.get(str(record["key"]))
+        record.update(
+            messages=None if found is None else found.messages,
+            user_messages=None if found is None else found.user_messages,
+            assistant_messages=None if found is None else found.assistant_messages,
+            categories=None if found is None else dict(found.categories),
+            partial=None if found is None else found.partial,
+        )
     records.sort(key=lambda r: str(r["modified"] or ""), reverse=True)
     out = sys.stdout
     if args.json:
@@ -131,19 +147,29 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 str(r["format"]),
                 _modified(r["modified"]),
                 _size(r["size"]),
+                _counted(r),
                 _clean(_tilde(str(r["path"]), home), 200)
                 + (f" (+{r['subagents']} subagents)" if r["subagents"] else ""),
                 _clean(str(r["key"]), 200),
             )
             for r in members
         ]
-        widths = [max(len(row[i]) for row in rows) for i in range(4)]
+        widths = [max(len(row[i]) for row in rows) for i in range(5)]
         for record, row in zip(members, rows, strict=True):
-            cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
-            out.write("  " + "  ".join(cells) + "  " + row[4] + "\n")
+            cells = [cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)]
+            out.write("  " + "  ".join(cells) + "  " + row[5] + "\n")
             if record["name"] in shared:
-                out.write("  " + " " * (widths[0] + 2) + "key: " + row[5] + "\n")
+                out.write("  " + " " * (widths[0] + 2) + "key: " + row[6] + "\n")
     return EXIT_OK
+
+
+def _counted(record: dict[str, Any]) -> str:
+    """``9 msgs, 5 tools`` (``+``: from the transcript's end only, as in ``status``); ``-``: unknown."""
+    messages, categories = record.get("messages"), record.get("categories")
+    if not isinstance(messages, int) or not isinstance(categories, dict):
+        return "-"
+    mark = "+" if record.get("partial") else ""
+    return f"{messages}{mark} msgs, {sum(categories.values())}{mark} tools"
 
 
 def _modified(value: object) -> str:

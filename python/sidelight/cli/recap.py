@@ -7,7 +7,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, MAX_TOKENS, fail, logger, number_option
+from sidelight.cli.common import (
+    EXIT_OK,
+    EXPECTED_ERRORS,
+    MAX_TOKENS,
+    fail,
+    format_option,
+    logger,
+    number_option,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -31,6 +39,7 @@ def register(commands: Any) -> None:
         "the token counter. See docs/recap.md.",
     )
     recap.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    format_option(recap)
     recap.add_argument(
         "-b",
         "--budget",
@@ -73,7 +82,7 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
             target = regular_file_target(target / HANDOFF_FILE if target.is_dir() else target)
         settings = Settings.load()
         plugins = get_plugins()
-        session = resolve_session(args.session, settings, plugins)
+        session = resolve_session(args.session, settings, plugins, args.format)
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
         size = session.path.stat().st_size
         recap = build_for_session(session, settings, plugins, budget=args.budget)

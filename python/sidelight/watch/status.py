@@ -78,6 +78,9 @@ class StatusRow:
     current_task: str | None = None
     #: The counts cover only the end of the transcripts (at least that many: see :data:`WHOLE_BYTES`).
     partial: bool = False
+    #: ``messages`` by role (prompts, replies), as docs/activity.md counts them.
+    user_messages: int = 0
+    assistant_messages: int = 0
 
     def as_dict(self, now: float) -> dict[str, Any]:
         return {
@@ -88,6 +91,8 @@ class StatusRow:
             "last_activity": self.last_activity,
             "ago_seconds": None if self.last_activity is None else max(0.0, now - self.last_activity),
             "messages": self.messages,
+            "user_messages": self.user_messages,
+            "assistant_messages": self.assistant_messages,
             "categories": dict(self.categories),
             "hot_memory": self.hot_memory,
             "path": self.path,
@@ -257,6 +262,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
             continue
         categories = record.get("categories") if isinstance(record.get("categories"), dict) else {}
         last = record.get("last_activity")
+        user, assistant = _count(record.get("user_messages")), _count(record.get("assistant_messages"))
         rows.append(
             StatusRow(
                 key=str(record["key"]),
@@ -264,12 +270,14 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
                 agent=str(record.get("agent") or ""),
                 state=str(record.get("state") or "active"),
                 last_activity=float(last) if isinstance(last, int | float) else None,
-                messages=int(record.get("messages") or 0),
+                messages=user + assistant if user or assistant else int(record.get("messages") or 0),
                 categories={c: int((categories or {}).get(c) or 0) for c in CATEGORIES},
                 hot_memory=int(record.get("hot_memory") or 0),
                 path=str(record.get("path") or ""),
                 group=str(record.get("group") or ""),
                 current_task=record.get("current_task"),
+                user_messages=user,
+                assistant_messages=assistant,
             )
         )
     return _sorted(rows)
@@ -312,6 +320,8 @@ def _rows_from_transcripts(
                 group=session.group,
                 current_task=None if state is None else state.current_task,
                 partial=key in partial,
+                user_messages=sum(a.messages.user for a in activities),
+                assistant_messages=sum(a.messages.assistant for a in activities),
             )
         )
     return _sorted(rows)

@@ -192,10 +192,41 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
             }
         }
         b"response_item" => codex_item(&payload, ts, sink),
+        // A rollout from before `session_meta` (Codex CLI 0.1x): a first line `{id, timestamp,
+        // instructions, ...}` without a type, then the items bare, without the wrapper.
+        b"" => {
+            let mut header = Payload::default();
+            codex_payload(&mut Reader::new(line), &mut header).ok_or(Bad::Malformed)?;
+            if let Some(id) = header.id {
+                sink.meta(Meta::SessionId, &id);
+            }
+        }
+        kind if BARE_ITEMS.contains(&kind) => {
+            let mut bare = Payload {
+                want_results: payload.want_results,
+                want_entries: entries,
+                ..Payload::default()
+            };
+            codex_payload(&mut Reader::new(line), &mut bare).ok_or(Bad::Malformed)?;
+            codex_item(&bare, ts, sink);
+        }
         _ => {}
     }
     Ok(())
 }
+
+/// The item types an old rollout writes bare (a `response_item`'s payload, as a line of its own).
+pub(super) const BARE_ITEMS: &[&[u8]] = &[
+    b"message",
+    b"function_call",
+    b"function_call_output",
+    b"custom_tool_call",
+    b"custom_tool_call_output",
+    b"local_shell_call",
+    b"local_shell_call_output",
+    b"web_search_call",
+    b"reasoning",
+];
 
 fn codex_item<S: Sink>(p: &Payload<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
     let Some(ty) = p.ty else { return };
@@ -387,6 +418,32 @@ mod tests {
         assert_eq!(a.files_touched, ["a.txt", "b.txt"]);
         assert_eq!(a.tool_uses[1].primary_arg.as_deref(), Some("ls"));
         assert_eq!(a.session_id.as_deref(), Some("sid"));
+    }
+
+    #[test]
+    fn codex_reads_a_rollout_from_before_session_meta() {
+        let a = run(
+            Format::Codex,
+            &[
+                r#"{"id":"0e8f1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b","timestamp":"2025-05-01T10:00:00.000Z","instructions":"be brief"}"#,
+                r#"{"record_type":"state"}"#,
+                r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"<user_instructions>x</user_instructions>"}]}"#,
+                r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}"#,
+                r#"{"type":"reasoning","id":"rs_1","summary":[]}"#,
+                r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls\"]}","call_id":"call_1"}"#,
+                r#"{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"a\\nb\\n\",\"metadata\":{\"exit_code\":0}}"}"#,
+                r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Two files."}]}"#,
+            ],
+        );
+        assert_eq!(
+            a.session_id.as_deref(),
+            Some("0e8f1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b")
+        );
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 1));
+        assert_eq!(a.first_user_text.as_deref(), Some("list the files"));
+        assert_eq!(a.last_assistant_text.as_deref(), Some("Two files."));
+        assert_eq!(a.tools.get("shell"), Some(&1));
+        assert_eq!(a.skipped, crate::activity::Skipped::default());
     }
 
     #[test]

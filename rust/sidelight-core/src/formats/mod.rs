@@ -206,6 +206,11 @@ impl Format {
         let mut gemini = false;
         // Qwen Code's envelope is Claude Code's plus a `provenance`; Copilot's events carry `data`.
         let (mut provenance, mut data) = (false, false);
+        // An old Codex rollout's header (`id`, `instructions`) and items (`role` beside `type`, no
+        // `payload`); a Claude Code usage line without a type (`requestId`, `costUSD`).
+        let (mut id, mut instructions, mut role, mut usage) = (false, false, false, false);
+        // Pi's header has a `cwd` (and from v3 a `version`); an opencode export's `session` has neither.
+        let (mut content, mut pi_header) = (false, false);
         Reader::new(line).object(|r, key| {
             keys += 1;
             match key.raw {
@@ -238,12 +243,44 @@ impl Format {
                     data = true;
                     r.skip()?;
                 }
+                b"id" => {
+                    id = true;
+                    r.skip()?;
+                }
+                b"instructions" => {
+                    instructions = true;
+                    r.skip()?;
+                }
+                b"role" => {
+                    role = true;
+                    r.skip()?;
+                }
+                b"content" => {
+                    content = true;
+                    r.skip()?;
+                }
+                b"cwd" | b"version" => {
+                    pi_header = true;
+                    r.skip()?;
+                }
+                b"requestId" | b"costUSD" => {
+                    usage = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
         })?;
         if gemini && ty.is_none() {
             return Some(Format::Gemini);
+        }
+        if ty.is_none() && !payload {
+            if id && instructions {
+                return Some(Format::Codex);
+            }
+            if message && usage {
+                return Some(Format::ClaudeCode);
+            }
         }
         let ty = ty?;
         if payload
@@ -264,14 +301,18 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         match ty {
-            b"session"
-            | b"model_change"
+            b"session" if pi_header => Some(Format::Pi),
+            b"model_change"
             | b"thinking_level_change"
             | b"custom_message"
             | b"session_info"
             | b"branch_summary"
             | b"label" => Some(Format::Pi),
             b"message" if message => Some(Format::Pi),
+            // Claude Code's lines without the envelope's ids (a file of usage lines only).
+            b"assistant" | b"user" if message => Some(Format::ClaudeCode),
+            b"message" if role && content => Some(Format::Codex),
+            t if t != b"message" && codex::BARE_ITEMS.contains(&t) => Some(Format::Codex),
             b"gemini" => Some(Format::Gemini),
             b"summary" | b"queue-operation" | b"file-history-snapshot" | b"custom-title" => {
                 Some(Format::ClaudeCode)
@@ -328,6 +369,35 @@ mod tests {
             Some(Format::ClaudeCode)
         );
         assert_eq!(Format::guess(br#"{"hello":1}"#), None);
+        // A Codex rollout from before session_meta: its header and its bare items.
+        assert_eq!(
+            Format::guess(br#"{"id":"x","timestamp":"t","instructions":null}"#),
+            Some(Format::Codex)
+        );
+        assert_eq!(
+            Format::guess(br#"{"type":"message","role":"user","content":[]}"#),
+            Some(Format::Codex)
+        );
+        assert_eq!(
+            Format::guess(br#"{"type":"function_call","name":"shell","arguments":"{}"}"#),
+            Some(Format::Codex)
+        );
+        // Claude Code usage lines: with a type and no ids, or without a type.
+        assert_eq!(
+            Format::guess(br#"{"type":"assistant","message":{"usage":{"input_tokens":1}}}"#),
+            Some(Format::ClaudeCode)
+        );
+        assert_eq!(
+            Format::guess(
+                br#"{"timestamp":"t","message":{"usage":{}},"requestId":"r","costUSD":0.1}"#
+            ),
+            Some(Format::ClaudeCode)
+        );
+        // An opencode export's session line is not Pi's header.
+        assert_eq!(
+            Format::guess(br#"{"type":"session","id":"ses_1","directory":"/p","title":null}"#),
+            None
+        );
     }
 
     #[test]
