@@ -202,6 +202,9 @@ class Recap:
     header_tokens: int = 0
     #: For a subagent's own transcript: ``{"agent_type", "description", "task"}`` (``None``: a session's).
     subagent: Mapping[str, str | None] | None = None
+    #: The session's state as the caller judged it (``sidelight recap``: as ``sidelight status`` shows
+    #: it): ``active``, ``idle``, ``suspended`` or ``ended``.
+    state: str = "ended"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``sidelight recap --json``."""
@@ -732,7 +735,7 @@ def _when(timestamp: str | None) -> str | None:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
+def _unfinished(log: TranscriptLog, reading: _Reading, state: str = "ended") -> list[str]:
     """What the session left open: plan items not done, failures of its last turn that no later try
     fixed, an interruption or a question to the user; then where it stopped (its last words)."""
     items: list[str] = []
@@ -752,7 +755,11 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
     if log.interrupted:
         request = f' while working on "{lead(reading.last_request, 200)}"' if reading.last_request else ""
         doing = f" Last action: {reading.last_action.text}" if reading.last_action is not None else ""
-        items.append(f"The session was interrupted{request}.{doing}")
+        if state == "active":  # no final answer yet: it is still at work, not stopped
+            on = request.replace(" while working on", " on", 1)
+            items.append(f"The session is still working{on} (no final answer yet).{doing}")
+        else:
+            items.append(f"The session was interrupted{request}.{doing}")
     elif reading.last_assistant and reading.last_assistant.rstrip().endswith("?"):
         asked = True
         whom = "its parent" if log.subagent is not None else "the user"
@@ -828,8 +835,14 @@ def build_recap(
     recap_settings: RecapSettings | None = None,
     budget: int | None = None,
     count: Callable[[str], int] | None = None,
+    state: str = "ended",
 ) -> Recap:
     """The recap of the transcript at ``path``.
+
+    ``state``: the session's state (``active``, ``idle``, ``suspended`` or ``ended``), which the recap's
+    wording follows: a live session is "in progress", not "ended" (``sidelight recap`` passes what
+    ``sidelight status`` shows, :func:`sidelight.watch.status.session_state`; the text depends on
+    nothing else than the transcript, the settings and this).
 
     ``memories`` are the long-term memories novelty is measured against; ``plugins`` bring the
     format's tool categories, summarizers, embedders and token counters; ``count`` overrides the
@@ -859,8 +872,8 @@ def build_recap(
     subagent = None
     if log.subagent is not None:
         subagent = {**log.subagent._asdict(), "task": reading.first_request}
-    unfinished = _unfinished(log, reading)
-    header = _header(log, reading, name, files)
+    unfinished = _unfinished(log, reading, state)
+    header = _header(log, reading, name, files, state)
     text, selected = _assemble(header, scored, unfinished, budget, count)
     return Recap(
         text=text,
@@ -884,6 +897,7 @@ def build_recap(
         lines_skipped=log.lines_skipped,
         header_tokens=count("\n".join(header) + "\n"),
         subagent=subagent,
+        state=state,
     )
 
 
@@ -895,11 +909,16 @@ def _start(path: Path | str, tail_bytes: int) -> int:
     return _core.tail_offset(os.fspath(path), tail_bytes)
 
 
-def _header(log: TranscriptLog, reading: _Reading, name: str | None, files: tuple[str, ...]) -> list[str]:
+def _header(
+    log: TranscriptLog, reading: _Reading, name: str | None, files: tuple[str, ...], state: str = "ended"
+) -> list[str]:
     label = f' "{sanitize(name, 80)}"' if name else ""
     subagent = log.subagent
     kind = f" ({sanitize(subagent.agent_type, 40)})" if subagent is not None and subagent.agent_type else ""
-    what = f"subagent{label}" if subagent is not None else f"previous session{label}"
+    live = state != "ended"
+    what = (
+        f"subagent{label}" if subagent is not None else f"{'session' if live else 'previous session'}{label}"
+    )
     lines = [f"# Recap of the {what} ({log.format})"]
     source = [f"From {sanitize(str(log.path), 300)}"]
     if subagent is not None:
@@ -912,7 +931,7 @@ def _header(log: TranscriptLog, reading: _Reading, name: str | None, files: tupl
     if span:
         source.append(" → ".join(dict.fromkeys(span)))
     source.append(f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}")
-    ending = "interrupted (no final answer)" if log.interrupted else "ended"
+    ending = _ending(state, log.interrupted)
     lines.append("; ".join(source) + f"; {ending}.")
     if log.start_offset:
         lines.append(f"(Only the last {_size(log)} of the transcript were read.)")
@@ -923,6 +942,15 @@ def _header(log: TranscriptLog, reading: _Reading, name: str | None, files: tupl
     if files:
         lines.append("Files edited last: " + ", ".join(files) + ".")
     return lines
+
+
+def _ending(state: str, interrupted: bool) -> str:
+    """How the header says the session stands: the state it is in, and how its last turn went."""
+    if state == "active":
+        return "in progress"
+    if state == "ended":
+        return "interrupted (no final answer)" if interrupted else "ended"
+    return f"{state}, interrupted (no final answer)" if interrupted else state
 
 
 def _subagent_lines(log: TranscriptLog, reading: _Reading, kind: str) -> list[str]:

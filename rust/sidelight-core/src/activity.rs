@@ -200,9 +200,8 @@ pub trait Sink {
         false
     }
     /// True when the entry reader reads a subagent's own transcript: its `isSidechain` lines (the
-    /// parent's task for it, its replies and tool calls) are its entries ([`Limits::sidechain`]).
-    ///
-    /// [`Limits::sidechain`]: crate::entries::Limits::sidechain
+    /// parent's task for it, its replies and tool calls) are its entries (the entry reader's
+    /// `Limits::sidechain`).
     fn sidechain_is_own(&self) -> bool {
         false
     }
