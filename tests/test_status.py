@@ -448,7 +448,8 @@ def recap_header(run_cli: Any, home: Path, session: str) -> list[str]:
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
     result = run_cli("recap", session, env=env)
     assert result.returncode == 0, result.stderr
-    return result.stdout.splitlines()[:2]
+    lines: list[str] = result.stdout.splitlines()[:2]
+    return lines
 
 
 def codex_state(home: Path) -> str:
