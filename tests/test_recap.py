@@ -593,7 +593,7 @@ def test_a_subagent_transcript_is_recapped_as_its_own_work(run_cli: Any, home: P
     header = recap.text.split("\n\n")[0].splitlines()
     assert header[0] == "# Recap of the subagent (claude-code)"
     assert "; subagent (general-purpose) of session d2f0fe18-9b2c-4094-9aca-781b3ce981be; " in header[1]
-    assert header[1].endswith("; 1 turn; ended.")
+    assert header[1].endswith("; 1 turn (given by its parent); ended.")
     assert header[2:] == [
         'Subagent (general-purpose) task: "Count the files in the project and report the number."',
         "Tool uses: 1 (1 command).",
@@ -671,7 +671,7 @@ def test_an_exploring_subagent_shows_what_it_looked_at(tmp_path: Path) -> None:
     assert 'Subagent (Explore) task: "Find every config loader."' in recap.text
     assert 'Last instruction from the parent: "Also run the tests."' in recap.text
     assert f"Tool uses: {scan_tools(path)}." in recap.text and scan_tools(path) == "3 (2 read, 1 command)"
-    assert "; 2 turns; ended." in recap.text
+    assert "; 2 turns (given by its parent); ended." in recap.text
     bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
     assert bullets[0].startswith('- Turn 1 (2026-01-01 10:00 UTC): Task: "Find every config loader.". ')
     assert "Searched for 'loadConfig' in src (2 matches); Read src/a.ts (1 line)." in bullets[0]

@@ -482,10 +482,14 @@ def test_a_codex_session_quiet_past_the_idle_timeout_is_idle_for_both(home, run_
 
 
 def test_with_a_watcher_status_and_recap_give_its_answer(home, run_cli):
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
     codex_rollout(home, time.time() - 120)
     settings = Settings.load()
     plugins = Plugins()
-    with Watcher(settings, plugins, debounce=0.02, flush_interval=0.0):
+    with Watcher(
+        settings, plugins, tracker=SessionTracker(LifecycleSettings()), debounce=0.02, flush_interval=0.0
+    ):
         wait_for(lambda: (read_snapshot(settings) or {}).get("sessions"), what="the snapshot")
         report = collect_status(settings, plugins)
         assert report.source == "watcher"
@@ -522,3 +526,24 @@ def test_a_session_its_host_ended_is_ended_without_a_watcher(home, run_cli):
     assert '- The session was interrupted while working on "fix it".' in ended
     record("SessionStart")
     assert state() == "active"
+
+
+def test_a_watcher_that_first_sees_an_idle_session_says_idle(home, run_cli):
+    """Quiet for 45 minutes when the watcher comes: idle, as without a watcher, not active again for
+    another idle timeout from the watcher's first look."""
+    codex_rollout(home, time.time() - 45 * 60)
+    settings = Settings.load()
+    plugins = Plugins()
+
+    def codex_row() -> Any:
+        for record in (read_snapshot(settings) or {}).get("sessions") or ():
+            if record.get("agent") == "codex" and record.get("state") == "idle":
+                return record
+        return None
+
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
+    tracker = SessionTracker(LifecycleSettings())  # as `sidelight watch` has one: the default timeouts
+    with Watcher(settings, plugins, tracker=tracker, debounce=0.02, flush_interval=0.0):
+        wait_for(codex_row, what="the codex session, idle, in the snapshot")
+        assert recap_header(run_cli, home, CODEX_ID[:8])[1].endswith("; idle.")

@@ -1155,6 +1155,13 @@ class SessionTracker:
                 )
         return self._send(out)
 
+    def backdate(self, key: str, moment: float) -> None:
+        """The session was last active at ``moment``, before it was observed (a first look at a transcript
+        written before the tracker came): its timeouts count from then. A later moment changes nothing."""
+        state = self._states.get(key)
+        if state is not None and state.state == "active" and moment < state.last_activity:
+            state.last_activity = max(moment, 0.0)
+
     def forget(self, key: str) -> SessionState | None:
         """Drops a session from the tracker (after it is archived); returns its last state."""
         self._sessions.pop(key, None)

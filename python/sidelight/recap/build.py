@@ -930,7 +930,9 @@ def _header(
     span = [t for t in (_when(log.first_timestamp), _when(log.last_timestamp)) if t]
     if span:
         source.append(" → ".join(dict.fromkeys(span)))
-    source.append(f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}")
+    turns = f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}"
+    # Its prompts are its parent's instructions: `scan` counts no person's prompt in them.
+    source.append(f"{turns} (given by its parent)" if subagent is not None and reading.turns else turns)
     ending = _ending(state, log.interrupted)
     lines.append("; ".join(source) + f"; {ending}.")
     if log.start_offset:

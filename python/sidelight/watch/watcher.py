@@ -1222,10 +1222,12 @@ class Watcher:
             return
         # A first look at a transcript that went quiet long ago is history: the session ended before
         # the watcher came, and its row shows as much (see _snapshot).
-        if was_first:
-            last_activity = counts.last_activity
-            if last_activity is not None and now - last_activity >= 2 * tracker.settings.idle_timeout:
-                return
+        last_activity = counts.last_activity if was_first else None
+        if (
+            last_activity is not None
+            and judge_session(last_activity, now, tracker.settings.idle_timeout)[0] == "ended"
+        ):
+            return
         for outcome in outcomes:
             try:
                 found = self._ranges.get(id(outcome))
@@ -1234,6 +1236,10 @@ class Watcher:
                 events.extend(tracker.observe_counts(session, outcome, counts, lines, table))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
+        if last_activity is not None:
+            # Quiet since before the watcher came: its timeouts count from its last line, as `status`
+            # without a watcher and `recap` count them, not from when the watcher first read it.
+            tracker.backdate(session.key, last_activity)
         if session.key in self._suspended:
             state = tracker.get(session.key)
             if state is not None and state.state not in ("suspended", "ended"):
