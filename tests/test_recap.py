@@ -693,3 +693,14 @@ def test_a_subagent_without_its_meta_file_or_with_a_fifo_for_one(tmp_path: Path)
     assert build_recap(path).text.count("Subagent task: ") == 1
     os.mkfifo(meta)
     assert "Subagent task: " in build_recap(path).text
+
+
+def test_a_subagents_meta_file_is_redacted_like_its_lines(tmp_path: Path) -> None:
+    path = explore_subagent(tmp_path)
+    secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    meta = {"agentType": "Explore\x1b[31m", "description": f"use {secret}"}
+    path.with_name("agent-e1.meta.json").write_text(json.dumps(meta))
+    recap = build_recap(path)
+    assert recap.subagent is not None
+    assert recap.subagent["description"] == "use [REDACTED:github-token]"
+    assert secret not in json.dumps(recap.as_dict()) and "\x1b" not in recap.text

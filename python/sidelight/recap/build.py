@@ -871,7 +871,9 @@ def build_recap(
     files = tuple(reversed(reading.files))[:FILES_SHOWN]
     subagent = None
     if log.subagent is not None:
-        subagent = {**log.subagent._asdict(), "task": reading.first_request}
+        # The meta file is text from the transcript's folder: redacted as every line shown is.
+        told = {k: sanitize(v, 300) if v else None for k, v in log.subagent._asdict().items()}
+        subagent = {**told, "task": reading.first_request}
     unfinished = _unfinished(log, reading, state)
     header = _header(log, reading, name, files, state)
     text, selected = _assemble(header, scored, unfinished, budget, count)
