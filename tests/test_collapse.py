@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import sidelight
+from sidelight.paths import ClaudeSubagent
 from sidelight.recap.collapse import (
     Line,
     ToolCall,
@@ -270,6 +272,8 @@ def test_subagents_report_their_result() -> None:
         ),
     )
     assert line.text == "Delegated to a subagent: 'Count files'. Result: 'There are 3 files.'."
+    typed = one("Task", {"description": "Find uses", "prompt": "Find...", "subagent_type": "Explore"})
+    assert typed.text == "Delegated to a subagent (Explore): 'Find uses'."
 
 
 # --- meta -------------------------------------------------------------------------------------------
@@ -354,9 +358,58 @@ def test_claude_subagent_transcript() -> None:
     lines = [line.render() for line in TranscriptLog(DATA / "claude-code" / "subagent.jsonl")]
     assert lines == [
         "User: Use a subagent to count the files here.",
-        "Delegated to a subagent: 'Count the files'. Result: 'There are 0 files.'.",
+        "Delegated to a subagent (general-purpose): 'Count the files'. Result: 'There are 0 files.'.",
         "Assistant: The subagent found 0 files.",
     ]
+    assert TranscriptLog(DATA / "claude-code" / "subagent.jsonl").subagent is None
+
+
+def test_a_subagents_own_transcript_is_read_as_its_work() -> None:
+    """Every line of ``subagents/agent-*.jsonl`` is ``isSidechain``: they are the subagent's own (its
+    parent's task, its tool calls, its result), counted as a scan counts them."""
+    path = DATA / "claude-code" / "subagent" / "subagents" / "agent-a2dfded9a6ae64437.jsonl"
+    log = TranscriptLog(path)
+    assert [(line.kind, line.render()) for line in log] == [
+        ("user", "User: Count the files in the project and report the number."),
+        ("observational", "Ran `ls | wc -l`."),
+        ("assistant", "Assistant: There are 0 files."),
+    ]
+    assert log.subagent == ClaudeSubagent(agent_type="general-purpose", description="Count the files")
+    categories = {k: v for k, v in sidelight.scan(path).categories.as_dict().items() if v}
+    assert log.tool_counts == categories == {"command": 1}
+    assert not log.interrupted
+
+
+def test_a_subagents_turns_inline_in_its_parent_stay_out(tmp_path: Path) -> None:
+    """Older versions wrote a subagent's turns into the parent's transcript: they are not the parent's
+    own work (the parent's delegation line says what the subagent did)."""
+    parent = {"sessionId": "p1", "cwd": CWD, "timestamp": "2026-01-01T10:00:00Z"}
+    side = {**parent, "isSidechain": True}
+    lines = [
+        {**parent, "type": "user", "message": {"role": "user", "content": "Audit the loader"}},
+        {**side, "type": "user", "message": {"role": "user", "content": "Read loader.ts"}},
+        {
+            **side,
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "s1", "name": "Bash", "input": {"command": "make audit"}}
+                ],
+            },
+        },
+        {
+            **parent,
+            "type": "assistant",
+            "message": {"id": "m2", "role": "assistant", "content": [{"type": "text", "text": "Audited."}]},
+        },
+    ]
+    path = tmp_path / "p1.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    log = TranscriptLog(path)
+    assert [line.render() for line in log] == ["User: Audit the loader", "Assistant: Audited."]
+    assert log.subagent is None and log.tool_counts == {}
 
 
 def _claude(kind: str, content: Any, **extra: Any) -> dict[str, Any]:

@@ -869,3 +869,20 @@ def test_event_lines_are_the_records_as_json(tmp_path: Path) -> None:
     assert [json.loads(line) for line in lines] == [
         json.loads(json.dumps(eventlog.event_record(e), default=str)) for e in [*events, events[0]]
     ]
+
+
+def test_one_rule_judges_a_session_from_its_facts():
+    """``judge_session`` is the tracker's rule, and that of ``status`` and ``recap`` without it."""
+    from sidelight.lifecycle import judge_session
+
+    t = 1_000.0
+    assert judge_session(t, t + 10, 60) == ("active", None)
+    assert judge_session(t, t + 60, 60) == ("idle", None)
+    assert judge_session(t, t + 120, 60) == ("ended", "idle_timeout")
+    assert judge_session(None, t, 60) == ("ended", "idle_timeout")
+    assert judge_session(t, t + 10, 60, suspended=True) == ("suspended", None)
+    # The host's end counts unless the session wrote after it, and ends a suspended one too.
+    assert judge_session(t, t + 10, 60, ended_at=t + 1) == ("ended", "hook")
+    assert judge_session(t, t + 10, 60, ended_at=t + 1, suspended=True) == ("ended", "hook")
+    assert judge_session(t + 5, t + 10, 60, ended_at=t + 1) == ("active", None)
+    assert judge_session(t, t + 10, 60, life=100, max_duration=100) == ("ended", "max_duration")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import sidelight
 from sidelight import hookimpl
 from sidelight.config import ConfigError, Settings
 from sidelight.plugins import Plugins
@@ -578,3 +579,128 @@ def test_long_quotes_start_and_end_with_whole_words(tmp_path: Path) -> None:
     stopped = recap.unfinished[-1].split('said: "')[1].rstrip('"')
     assert request.endswith("…") and request[:-1].split()[-1] in words.split(), request
     assert stopped.startswith("…") and stopped[1:].split()[0] in words.split(), stopped
+
+
+# --- subagents --------------------------------------------------------------------------------------
+
+SUBAGENT = DATA / "claude-code" / "subagent" / "subagents" / "agent-a2dfded9a6ae64437.jsonl"
+
+
+def test_a_subagent_transcript_is_recapped_as_its_own_work(run_cli: Any, home: Path) -> None:
+    """The real subagent file: its task (its parent's, no person's prompt), its tool use and its result;
+    one turn in the header and in the bullets, and its tool uses counted as ``scan`` counts them."""
+    recap = build_recap(SUBAGENT)
+    header = recap.text.split("\n\n")[0].splitlines()
+    assert header[0] == "# Recap of the subagent (claude-code)"
+    assert "; subagent (general-purpose) of session d2f0fe18-9b2c-4094-9aca-781b3ce981be; " in header[1]
+    assert header[1].endswith("; 1 turn (given by its parent); ended.")
+    assert header[2:] == [
+        'Subagent (general-purpose) task: "Count the files in the project and report the number."',
+        "Tool uses: 1 (1 command).",
+        'Result (its last message, returned to the parent): "There are 0 files."',
+    ]
+    assert scan_tools(SUBAGENT) == "1 (1 command)"
+    bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
+    assert bullets == [
+        '- Turn 1 (2026-11-21 21:20 UTC): Task: "Count the files in the project and report the number.". '
+        'Ran `ls | wc -l`. Assistant: "There are 0 files."'
+    ]
+    assert recap.turns == 1 and "Last request" not in recap.text
+    assert recap.unfinished == (
+        "Nothing recorded as unfinished: no open plan items, failures or interruption.",
+    )
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    as_json = json.loads(run_cli("recap", SUBAGENT, "--json", env=env).stdout)
+    assert as_json["subagent"] == {
+        "agent_type": "general-purpose",
+        "description": "Count the files",
+        "task": "Count the files in the project and report the number.",
+    }
+    assert build_recap(DATA / "claude-code" / "subagent.jsonl").subagent is None
+
+
+def scan_tools(path: Path) -> str:
+    """``sidelight scan``'s tool count and categories: ``N (a edit, b read...)``."""
+    activity = sidelight.scan(path)
+    parts = ", ".join(f"{n} {c}" for c, n in activity.categories.as_dict().items() if n)
+    return f"{activity.categories.total} ({parts})"
+
+
+def _side(kind: str, content: Any, second: int) -> dict[str, Any]:
+    record = _record(kind, content, 0)
+    record.update(isSidechain=True, agentId="e1", timestamp=f"2026-01-01T10:00:{second:02d}Z")
+    if kind == "assistant":
+        record["message"]["id"] = f"m{second}"
+    return record
+
+
+def explore_subagent(folder: Path) -> Path:
+    """A hand-made Explore subagent in the current layout: it searches and reads, then gets a second
+    instruction from its parent and runs the tests, which fail."""
+    subagents = folder / "s-recap" / "subagents"
+    subagents.mkdir(parents=True)
+    calls = [
+        ("Grep", {"pattern": "loadConfig", "path": "/w/src"}, "src/a.ts\nsrc/b.ts", False),
+        ("Read", {"file_path": "/w/src/a.ts"}, "export function loadConfig() {}", False),
+        ("Bash", {"command": "npm test"}, "Exit code 1\nTests: 1 failed, 3 passed, 4 total", True),
+    ]
+    records = [_side("user", "Find every config loader.", 0)]
+    for n, (name, args, output, is_error) in enumerate(calls, start=1):
+        if n == 3:
+            records.append(
+                _side("assistant", [{"type": "text", "text": "Two loaders: src/a.ts and src/b.ts."}], 5)
+            )
+            records.append(_side("user", "Also run the tests.", 6))
+        use = {"type": "tool_use", "id": f"e{n}", "name": name, "input": args}
+        result = {"type": "tool_result", "tool_use_id": f"e{n}", "content": output, "is_error": is_error}
+        records += [_side("assistant", [use], 2 * n + 5), _side("user", [result], 2 * n + 6)]
+    records.append(_side("assistant", [{"type": "text", "text": "The tests fail: 1 failed, 3 passed."}], 20))
+    path = subagents / "agent-e1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (subagents / "agent-e1.meta.json").write_text(
+        json.dumps({"agentType": "Explore", "description": "Find loaders"})
+    )
+    return path
+
+
+def test_an_exploring_subagent_shows_what_it_looked_at(tmp_path: Path) -> None:
+    """A subagent that only searched and read says so; its parent's second instruction is named, its
+    failure is left unfinished, and its counts are those of ``scan``."""
+    path = explore_subagent(tmp_path)
+    recap = build_recap(path, recap_settings=RecapSettings(chunk_chars=200))
+    assert 'Subagent (Explore) task: "Find every config loader."' in recap.text
+    assert 'Last instruction from the parent: "Also run the tests."' in recap.text
+    assert f"Tool uses: {scan_tools(path)}." in recap.text and scan_tools(path) == "3 (2 read, 1 command)"
+    assert "; 2 turns (given by its parent); ended." in recap.text
+    bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
+    assert bullets[0].startswith('- Turn 1 (2026-01-01 10:00 UTC): Task: "Find every config loader.". ')
+    assert "Searched for 'loadConfig' in src (2 matches); Read src/a.ts (1 line)." in bullets[0]
+    assert bullets[1].startswith(
+        '- Turn 2 (2026-01-01 10:00 UTC): Task: "Also run the tests.". Ran `npm test`: failed'
+    )
+    assert recap.unfinished[0].startswith("Still failing at the end: Ran `npm test`: failed (exit 1)")
+    assert (
+        'Result (its last message, returned to the parent): "The tests fail: 1 failed, 3 passed."'
+        in recap.text
+    )
+
+
+def test_a_subagent_without_its_meta_file_or_with_a_fifo_for_one(tmp_path: Path) -> None:
+    """The meta file is optional (older versions wrote none), and a FIFO in its place holds nothing up."""
+    path = explore_subagent(tmp_path)
+    meta = path.with_name("agent-e1.meta.json")
+    meta.unlink()
+    assert build_recap(path).text.count("Subagent task: ") == 1
+    os.mkfifo(meta)
+    assert "Subagent task: " in build_recap(path).text
+
+
+def test_a_subagents_meta_file_is_redacted_like_its_lines(tmp_path: Path) -> None:
+    path = explore_subagent(tmp_path)
+    secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    meta = {"agentType": "Explore\x1b[31m", "description": f"use {secret}"}
+    path.with_name("agent-e1.meta.json").write_text(json.dumps(meta))
+    recap = build_recap(path)
+    assert recap.subagent is not None
+    assert recap.subagent["description"] == "use [REDACTED:github-token]"
+    assert secret not in json.dumps(recap.as_dict()) and "\x1b" not in recap.text

@@ -423,3 +423,127 @@ def test_a_transcript_that_grows_during_the_first_look_is_counted_once(home, mon
         time.sleep(0.2)  # a few more passes: nothing is counted twice
         assert watcher_row(settings, "sample", 11)
     assert grown == [True]
+
+
+# -- one answer to "has this session ended?": status (with a watcher or without) and recap (issue 21) --
+
+CODEX_SAMPLE = Path(__file__).parent / "data" / "codex" / "four-tools-resume.jsonl"
+CODEX_ID = "01a1fffb-7517-7871-9b38-b9b39d5b1d71"
+
+
+def codex_rollout(home: Path, moment: float | None = None) -> Path:
+    """The real Codex rollout in ``~/.codex/sessions``; ``moment``: its lines moved to that minute (the
+    sample's own are days old). Codex records no end: only the time tells."""
+    day = home / ".codex" / "sessions" / "2026" / "11" / "21"
+    day.mkdir(parents=True, exist_ok=True)
+    path = day / f"rollout-2026-11-21T21-20-32-{CODEX_ID}.jsonl"
+    text = CODEX_SAMPLE.read_text(encoding="utf-8")
+    if moment is not None:
+        text = text.replace("2026-11-21T21:20:", iso(moment)[:17])
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def recap_header(run_cli: Any, home: Path, session: str) -> list[str]:
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    result = run_cli("recap", session, env=env)
+    assert result.returncode == 0, result.stderr
+    lines: list[str] = result.stdout.splitlines()[:2]
+    return lines
+
+
+def codex_state(home: Path) -> str:
+    report = collect_status(Settings.load(), Plugins())
+    (row,) = [row for row in report.rows if row.agent == "codex"]
+    return row.state
+
+
+def test_an_old_codex_session_is_ended_for_status_and_recap(home, run_cli):
+    path = codex_rollout(home)
+    os.utime(path, (time.time() - 3 * 86400,) * 2)
+    assert codex_state(home) == "ended"
+    title, source = recap_header(run_cli, home, CODEX_ID[:8])
+    assert title.startswith("# Recap of the previous session") and source.endswith("; ended."), source
+
+
+def test_a_fresh_codex_session_is_in_progress_for_status_and_recap(home, run_cli):
+    codex_rollout(home, time.time() - 120)
+    assert codex_state(home) == "active"
+    title, source = recap_header(run_cli, home, CODEX_ID[:8])
+    assert title.startswith("# Recap of the session") and source.endswith("; in progress."), source
+    # Named by its path, it is the same session.
+    assert recap_header(run_cli, home, str(codex_rollout(home, time.time() - 120)))[1] == source
+
+
+def test_a_codex_session_quiet_past_the_idle_timeout_is_idle_for_both(home, run_cli):
+    codex_rollout(home, time.time() - 45 * 60)
+    assert codex_state(home) == "idle"
+    assert recap_header(run_cli, home, CODEX_ID[:8])[1].endswith("; idle.")
+
+
+def test_with_a_watcher_status_and_recap_give_its_answer(home, run_cli):
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
+    codex_rollout(home, time.time() - 120)
+    settings = Settings.load()
+    plugins = Plugins()
+    with Watcher(
+        settings, plugins, tracker=SessionTracker(LifecycleSettings()), debounce=0.02, flush_interval=0.0
+    ):
+        wait_for(lambda: (read_snapshot(settings) or {}).get("sessions"), what="the snapshot")
+        report = collect_status(settings, plugins)
+        assert report.source == "watcher"
+        (row,) = [row for row in report.rows if row.agent == "codex"]
+        assert row.state == "active"
+        assert recap_header(run_cli, home, CODEX_ID[:8])[1].endswith("; in progress.")
+
+
+def test_a_session_its_host_ended_is_ended_without_a_watcher(home, run_cli):
+    """Claude Code's ``SessionEnd`` (recorded by the hook in ``events.jsonl``) ends a session at once, as
+    the watcher's lifecycle does; a start recorded after it (a resume) lifts it."""
+    session_id = "7d3c2f1e-0000-4000-8000-000000000001"
+    transcript(home, session_id).write_text(prompt_line("fix it", time.time() - 60), encoding="utf-8")
+    events = home / "state" / "events.jsonl"
+    events.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(event: str) -> None:
+        line = {"time": time.time(), "host": "claude-code", "event": event, "session_id": session_id}
+        append(events, json.dumps(line) + "\n")
+
+    def state() -> str:
+        (row,) = collect_status(Settings.load(), Plugins()).rows
+        return row.state
+
+    assert state() == "active"
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
+    working = run_cli("recap", session_id[:8], env=env).stdout
+    assert "; in progress.\n" in working
+    assert '- The session is still working on "fix it" (no final answer yet).' in working
+    record("SessionEnd")
+    assert state() == "ended"
+    ended = run_cli("recap", session_id[:8], env=env).stdout
+    assert "; interrupted (no final answer).\n" in ended
+    assert '- The session was interrupted while working on "fix it".' in ended
+    record("SessionStart")
+    assert state() == "active"
+
+
+def test_a_watcher_that_first_sees_an_idle_session_says_idle(home, run_cli):
+    """Quiet for 45 minutes when the watcher comes: idle, as without a watcher, not active again for
+    another idle timeout from the watcher's first look."""
+    codex_rollout(home, time.time() - 45 * 60)
+    settings = Settings.load()
+    plugins = Plugins()
+
+    def codex_row() -> Any:
+        for record in (read_snapshot(settings) or {}).get("sessions") or ():
+            if record.get("agent") == "codex" and record.get("state") == "idle":
+                return record
+        return None
+
+    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+
+    tracker = SessionTracker(LifecycleSettings())  # as `sidelight watch` has one: the default timeouts
+    with Watcher(settings, plugins, tracker=tracker, debounce=0.02, flush_interval=0.0):
+        wait_for(codex_row, what="the codex session, idle, in the snapshot")
+        assert recap_header(run_cli, home, CODEX_ID[:8])[1].endswith("; idle.")

@@ -148,6 +148,8 @@ def read_entries(
     max_line_bytes: int,
     text_limit: int,
     result_limit: int,
+    *,
+    sidechain: bool = False,
 ) -> tuple[list[_LogEntryTuple], int, int, int, str | None, str | None]:
     """The entries of the complete lines of ``path`` from ``start_offset`` on, in transcript order, in
     one chunk: ``(entries, next_offset, lines_read, lines_skipped, first_timestamp, last_timestamp)``.
@@ -157,7 +159,10 @@ def read_entries(
     last line is left for later). An offset inside a line starts at the next line. Lines longer than
     ``max_line_bytes`` are skipped without being held; texts are cut to ``text_limit`` characters, a
     result to ``result_limit`` characters of each end. The timestamps are the earliest and latest of
-    the lines read. Raises the errors of :func:`scan`.
+    the lines read. ``sidechain``: the file is a subagent's own transcript (Claude Code
+    ``subagents/agent-*.jsonl``), whose ``isSidechain`` lines are its entries (its parent's task for it
+    the first prompt); elsewhere they are another agent's turns and give none. Raises the errors of
+    :func:`scan`.
     """
 
 def detect_format(path: str) -> str | None:

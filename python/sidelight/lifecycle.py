@@ -68,6 +68,7 @@ __all__ = [
     "entry_events",
     "format_duration",
     "hot_memory_line",
+    "judge_session",
     "resume_context",
     "session_context_block",
 ]
@@ -122,6 +123,48 @@ CONTEXT_LIMIT: Final = 1500
 
 # Command-category tools that only look at a running command (its output), not run anything.
 _POLLING_TOOLS: Final = frozenset({"bashoutput", "taskoutput", "monitor"})
+
+
+def judge_session(
+    last_activity: float | None,
+    now: float,
+    idle_timeout: float,
+    *,
+    ended_at: float | None = None,
+    suspended: bool = False,
+    life: float | None = None,
+    max_duration: float | None = None,
+) -> tuple[State, str | None]:
+    """A session's state from its facts, and why it ended (``hook``, ``max_duration`` or
+    ``idle_timeout``; ``None`` while it lives): the one rule of the tracker's timeouts, of ``sidelight
+    status`` (with a watcher or without) and of ``sidelight recap``.
+
+    ``last_activity``: when its transcripts were last written (epoch seconds; ``None``: never);
+    ``ended_at``: when its host said it ended (Claude Code's ``SessionEnd``, Pi's shutdown: Codex says
+    nothing), which counts only when nothing was written after it; ``life``: how long its current life
+    has lasted, unsuspended (known to a tracker only), against ``max_duration``.
+
+    >>> judge_session(1000.0, 1000.0 + 60, 1800)
+    ('active', None)
+    >>> judge_session(1000.0, 1000.0 + 2700, 1800)
+    ('idle', None)
+    >>> judge_session(1000.0, 1000.0 + 60, 1800, ended_at=1010.0)
+    ('ended', 'hook')
+    """
+    if ended_at is not None and (last_activity is None or ended_at >= last_activity):
+        return "ended", "hook"  # only an explicit end ends a suspended session
+    if suspended:
+        return "suspended", None
+    if last_activity is None:
+        return "ended", "idle_timeout"
+    if life is not None and max_duration is not None and life >= max_duration:
+        return "ended", "max_duration"
+    quiet = now - last_activity
+    if quiet >= 2 * idle_timeout:
+        return "ended", "idle_timeout"
+    if quiet >= idle_timeout:
+        return "idle", None
+    return "active", None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1090,13 +1133,18 @@ class SessionTracker:
                 continue
             quiet_since = max(state.last_activity, state.unsuspended_at or 0.0)
             quiet = now - quiet_since
+            judged, reason = judge_session(
+                quiet_since,
+                now,
+                timeout,
+                life=now - state.started_at - state.suspended_total,
+                max_duration=self.settings.max_duration,
+            )
             # Keyed by the last input: a timeout follows from it alone, and is the same when the watcher
             # restarts from an older state and reaches it again.
-            if now - state.started_at - state.suspended_total >= self.settings.max_duration:
-                self._end(state, now, "max_duration", out, key=_derived(state, "end"))
-            elif quiet >= 2 * timeout:
-                self._end(state, now, "idle_timeout", out, key=_derived(state, "end"))
-            elif state.state == "active" and quiet >= timeout:
+            if judged == "ended":
+                self._end(state, now, reason or "idle_timeout", out, key=_derived(state, "end"))
+            elif state.state == "active" and judged == "idle":
                 state.state = "idle"
                 state.idle_since = quiet_since + timeout
                 detail = f"no activity for {format_duration(quiet)}"
@@ -1106,6 +1154,13 @@ class SessionTracker:
                     )
                 )
         return self._send(out)
+
+    def backdate(self, key: str, moment: float) -> None:
+        """The session was last active at ``moment``, before it was observed (a first look at a transcript
+        written before the tracker came): its timeouts count from then. A later moment changes nothing."""
+        state = self._states.get(key)
+        if state is not None and state.state == "active" and moment < state.last_activity:
+            state.last_activity = max(moment, 0.0)
 
     def forget(self, key: str) -> SessionState | None:
         """Drops a session from the tracker (after it is archived); returns its last state."""

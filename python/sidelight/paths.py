@@ -11,6 +11,7 @@ process lists once; the watcher lists many times).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,7 +20,7 @@ import sys
 import unicodedata
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sidelight.logs import get_logger
 from sidelight.records import Session
@@ -32,12 +33,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLAUDE_MAX_SANITIZED",
+    "ClaudeSubagent",
     "TitledSession",
     "claude_dirs",
     "claude_flat_parent",
     "claude_project_dir",
     "claude_project_dirs",
     "claude_sanitize",
+    "claude_subagent",
     "claude_subagent_paths",
     "claude_subagents_under",
     "find_volute_mind",
@@ -489,6 +492,47 @@ def claude_flat_parent(path: str) -> str | None:
     if key not in _claude_flat_parents:
         _claude_flat_parents[key] = head_string_field(path, "sessionId")
     return _claude_flat_parents[key]
+
+
+_SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
+
+
+class ClaudeSubagent(NamedTuple):
+    """What is known of a Claude Code subagent from its ``agent-<id>.meta.json`` (either may be
+    ``None``: older versions wrote no such file)."""
+
+    #: ``agentType``: ``general-purpose``, ``Explore``, a custom agent's name.
+    agent_type: str | None = None
+    #: ``description``: the parent's few words for the task (its Agent/Task call's ``description``).
+    description: str | None = None
+
+
+def claude_subagent(path: Path | str) -> ClaudeSubagent | None:
+    """The subagent whose own transcript ``path`` is (``None``: not a subagent's).
+
+    A subagent's transcript (``<session>/subagents/agent-<id>.jsonl``, or an old flat
+    ``agent-<id>.jsonl`` beside its parent) starts with the parent's task for it, a line marked
+    ``isSidechain``; a session's own transcript never does (older versions wrote a subagent's turns
+    inline, after the session's own first prompt).
+    """
+    head = _read_head(path, HEAD_BYTES)
+    end = head.find(b"\n")
+    if not _SIDECHAIN.search(head if end < 0 else head[:end]):
+        return None
+    meta: object = None
+    text = os.fspath(path)
+    if text.endswith(".jsonl"):
+        # Read as a transcript's head is: a FIFO named like the meta file holds nothing up.
+        with contextlib.suppress(ValueError, RecursionError):
+            meta = json.loads(_read_head(text[: -len(".jsonl")] + ".meta.json", HEAD_BYTES) or b"null")
+    if not isinstance(meta, dict):
+        return ClaudeSubagent()
+
+    def field(name: str) -> str | None:
+        value = meta.get(name)
+        return value.strip() or None if isinstance(value, str) else None
+
+    return ClaudeSubagent(agent_type=field("agentType"), description=field("description"))
 
 
 def claude_subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:

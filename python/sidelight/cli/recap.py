@@ -73,6 +73,7 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from sidelight.plugins import get_plugins
     from sidelight.recap.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
     from sidelight.statefile import regular_file_target
+    from sidelight.watch.status import session_state
 
     target: Path | None = None
     try:
@@ -85,7 +86,10 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         session = resolve_session(args.session, settings, plugins, args.format)
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
         size = session.path.stat().st_size
-        recap = build_for_session(session, settings, plugins, budget=args.budget)
+        # What `sidelight status` shows for it: a Codex session quiet for a minute is in progress, not
+        # ended (Codex says nothing when it ends).
+        state = session_state(session, settings, plugins)
+        recap = build_for_session(session, settings, plugins, budget=args.budget, state=state)
     except EXPECTED_ERRORS as error:
         return fail(error)
     if recap.budget < recap.header_tokens:

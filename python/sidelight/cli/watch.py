@@ -96,8 +96,9 @@ def register(commands: Any) -> None:
         "category (edit, read, command, other) and hot memory count, and whether the hooks are answered "
         "warm by the watcher or in-process. With a running 'sidelight watch' the rows come from its "
         "snapshot; without one, the transcripts are read whole and the state follows from the last "
-        "activity and the idle timeout (past 1 GiB of transcripts in all, the least recently written "
-        "are read from their last 64 KiB and their counts marked '+').",
+        "activity, the idle timeout and an end the hooks recorded, by the watcher's own rule (past 1 "
+        "GiB of transcripts in all, the least recently written are read from their last 64 KiB and "
+        "their counts marked '+'). 'sidelight recap' says the same state.",
     )
     status.add_argument("--json", action="store_true", help="one JSON object with every session")
     status.add_argument("--watch", action="store_true", help="refresh every second until Ctrl-C")

@@ -80,6 +80,8 @@ HASH_DIMENSIONS: Final = 1024
 SUBSTANTIAL_WORDS: Final = 6
 #: How many files the header names.
 FILES_SHOWN: Final = 6
+#: How many of its look-ups a subagent's chunk that changed nothing names.
+LOOKS_SHOWN: Final = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,10 +200,16 @@ class Recap:
     lines_skipped: int = 0
     #: The fewest tokens that hold the header (a smaller budget cuts it: ``sidelight recap`` refuses one).
     header_tokens: int = 0
+    #: For a subagent's own transcript: ``{"agent_type", "description", "task"}`` (``None``: a session's).
+    subagent: Mapping[str, str | None] | None = None
+    #: The session's state as the caller judged it (``sidelight recap``: as ``sidelight status`` shows
+    #: it): ``active``, ``idle``, ``suspended`` or ``ended``.
+    state: str = "ended"
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, for ``sidelight recap --json``."""
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "chunks"}
+        data["subagent"] = None if self.subagent is None else dict(self.subagent)
         data["files_edited"] = list(self.files_edited)
         data["unfinished"] = list(self.unfinished)
         data["selected"] = list(self.selected)
@@ -239,11 +247,13 @@ def lead(text: str, limit: int) -> str:
     return out or clip(flat, limit)
 
 
-def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
+def extractive_summary(chunk: Chunk, limit: int = 600, *, subagent: bool = False) -> str:
     """The built-in chunk summary: the request, what changed, and what the assistant concluded.
 
     ``User asked: "…". Edited a.py (3 edits); Ran `pytest`: failed (exit 1). Assistant: "…".``
-    Deterministic; at most ``limit`` characters.
+    Deterministic; at most ``limit`` characters. For a ``subagent``'s own transcript the request is
+    its parent's (``Task: "…"``), and a chunk that changed nothing says what it looked at (a subagent
+    that only explores has nothing else to show).
     """
     parts: list[str] = []
     users = [line for line in chunk.lines if line.kind == "user"]
@@ -254,7 +264,7 @@ def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
             else ""
         )
         asked = users[-1].text if is_acknowledgement(users[0].text) else users[0].text
-        parts.append(f'User asked: "{lead(asked, 200)}"{more}.')
+        parts.append(f'{"Task" if subagent else "User asked"}: "{lead(asked, 200)}"{more}.')
     actions: list[str] = []
     edits: OrderedDict[str, list[Line]] = OrderedDict()
     for line in chunk.lines:
@@ -279,6 +289,11 @@ def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
             and (line.failed or not line.text.startswith(("Ran", "User ran")) or line is last_command)
         ) or (line.kind == "meta" and line.text.startswith("Finished")):
             actions.append(line.text.rstrip("."))
+    if not actions and subagent:
+        looked = [line.text.rstrip(".") for line in chunk.lines if line.kind == "observational"]
+        if looked:
+            more = f" (+{len(looked) - LOOKS_SHOWN} more)" if len(looked) > LOOKS_SHOWN else ""
+            actions.append("; ".join(looked[:LOOKS_SHOWN]) + more)
     if actions:
         parts.append("; ".join(actions) + ".")
     answers = [line for line in chunk.lines if line.kind == "assistant"]
@@ -290,7 +305,7 @@ def extractive_summary(chunk: Chunk, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _summarize(chunk: Chunk, plugins: Plugins | None, recap: RecapSettings) -> str:
+def _summarize(chunk: Chunk, plugins: Plugins | None, recap: RecapSettings, subagent: bool = False) -> str:
     if plugins is not None:
         specs = plugins.chunk_summarizers()
         chosen = [specs[recap.summarizer]] if recap.summarizer in specs else list(specs.values())
@@ -304,7 +319,7 @@ def _summarize(chunk: Chunk, plugins: Plugins | None, recap: RecapSettings) -> s
                 continue
             if text:
                 return sanitize(text, recap.summary_chars)
-    return extractive_summary(chunk, recap.summary_chars)
+    return extractive_summary(chunk, recap.summary_chars, subagent=subagent)
 
 
 # --- similarity -------------------------------------------------------------------------------------
@@ -517,6 +532,8 @@ class _Reading:
     turns: int = 0
     files: OrderedDict[str, None] = field(default_factory=OrderedDict)
     last_request: str | None = None
+    #: The first prompt (a subagent's task, from its parent).
+    first_request: str | None = None
     last_user: str | None = None
     last_assistant: str | None = None
     #: Failed tool calls of the last turn that did not work on a later try, by what they did.
@@ -599,6 +616,8 @@ def _observe(lines: Iterable[Line], reading: _Reading) -> Iterator[Line]:
             reading.failures.clear()
             if not is_acknowledgement(line.text):
                 reading.last_request = line.text
+            if reading.first_request is None:
+                reading.first_request = line.text
         elif line.kind == "assistant":
             reading.last_assistant = line.text
         elif line.kind == "consequential":
@@ -680,7 +699,7 @@ def _read(log: TranscriptLog, plugins: Plugins | None, recap: RecapSettings) -> 
     reading = _Reading()
     position = 0
     for chunk in _chunks(_observe(log, reading), recap.chunk_chars, reading):
-        summary = _summarize(chunk, plugins, recap)
+        summary = _summarize(chunk, plugins, recap, subagent=log.subagent is not None)
         reading.summaries.append(
             ChunkSummary(
                 index=chunk.index,
@@ -716,7 +735,7 @@ def _when(timestamp: str | None) -> str | None:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
+def _unfinished(log: TranscriptLog, reading: _Reading, state: str = "ended") -> list[str]:
     """What the session left open: plan items not done, failures of its last turn that no later try
     fixed, an interruption or a question to the user; then where it stopped (its last words)."""
     items: list[str] = []
@@ -736,11 +755,16 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
     if log.interrupted:
         request = f' while working on "{lead(reading.last_request, 200)}"' if reading.last_request else ""
         doing = f" Last action: {reading.last_action.text}" if reading.last_action is not None else ""
-        items.append(f"The session was interrupted{request}.{doing}")
+        if state == "active":  # no final answer yet: it is still at work, not stopped
+            on = request.replace(" while working on", " on", 1)
+            items.append(f"The session is still working{on} (no final answer yet).{doing}")
+        else:
+            items.append(f"The session was interrupted{request}.{doing}")
     elif reading.last_assistant and reading.last_assistant.rstrip().endswith("?"):
         asked = True
+        whom = "its parent" if log.subagent is not None else "the user"
         items.append(
-            f'The assistant\'s last message asked the user: "{_tail_sentences(reading.last_assistant, 240)}"'
+            f'The assistant\'s last message asked {whom}: "{_tail_sentences(reading.last_assistant, 240)}"'
         )
     if not items:
         reason = f" ({reading.finished.rstrip('.')})" if reading.finished else ""
@@ -754,7 +778,8 @@ def _unfinished(log: TranscriptLog, reading: _Reading) -> list[str]:
         fixed = [_what(failure) for failure in reading.fixed.values()]
         more = f" (+{len(fixed) - 3} more)" if len(fixed) > 3 else ""
         items.append(f"Failed, then fixed later: {'; '.join(fixed[-3:])}{more}.")
-    if reading.last_assistant and not asked:
+    # A subagent's last message is its result, which the header shows.
+    if reading.last_assistant and not asked and (log.subagent is None or log.interrupted):
         items.append(
             f'Where it stopped, the assistant said: "{_tail_sentences(reading.last_assistant, 240)}"'
         )
@@ -810,8 +835,14 @@ def build_recap(
     recap_settings: RecapSettings | None = None,
     budget: int | None = None,
     count: Callable[[str], int] | None = None,
+    state: str = "ended",
 ) -> Recap:
     """The recap of the transcript at ``path``.
+
+    ``state``: the session's state (``active``, ``idle``, ``suspended`` or ``ended``), which the recap's
+    wording follows: a live session is "in progress", not "ended" (``sidelight recap`` passes what
+    ``sidelight status`` shows, :func:`sidelight.watch.status.session_state`; the text depends on
+    nothing else than the transcript, the settings and this).
 
     ``memories`` are the long-term memories novelty is measured against; ``plugins`` bring the
     format's tool categories, summarizers, embedders and token counters; ``count`` overrides the
@@ -838,8 +869,13 @@ def build_recap(
 
     name = session.name if session is not None else None
     files = tuple(reversed(reading.files))[:FILES_SHOWN]
-    unfinished = _unfinished(log, reading)
-    header = _header(log, reading, name, files)
+    subagent = None
+    if log.subagent is not None:
+        # The meta file is text from the transcript's folder: redacted as every line shown is.
+        told = {k: sanitize(v, 300) if v else None for k, v in log.subagent._asdict().items()}
+        subagent = {**told, "task": reading.first_request}
+    unfinished = _unfinished(log, reading, state)
+    header = _header(log, reading, name, files, state)
     text, selected = _assemble(header, scored, unfinished, budget, count)
     return Recap(
         text=text,
@@ -862,6 +898,8 @@ def build_recap(
         lines_read=log.lines_read,
         lines_skipped=log.lines_skipped,
         header_tokens=count("\n".join(header) + "\n"),
+        subagent=subagent,
+        state=state,
     )
 
 
@@ -873,24 +911,69 @@ def _start(path: Path | str, tail_bytes: int) -> int:
     return _core.tail_offset(os.fspath(path), tail_bytes)
 
 
-def _header(log: TranscriptLog, reading: _Reading, name: str | None, files: tuple[str, ...]) -> list[str]:
+def _header(
+    log: TranscriptLog, reading: _Reading, name: str | None, files: tuple[str, ...], state: str = "ended"
+) -> list[str]:
     label = f' "{sanitize(name, 80)}"' if name else ""
-    lines = [f"# Recap of the previous session{label} ({log.format})"]
+    subagent = log.subagent
+    kind = f" ({sanitize(subagent.agent_type, 40)})" if subagent is not None and subagent.agent_type else ""
+    live = state != "ended"
+    what = (
+        f"subagent{label}" if subagent is not None else f"{'session' if live else 'previous session'}{label}"
+    )
+    lines = [f"# Recap of the {what} ({log.format})"]
     source = [f"From {sanitize(str(log.path), 300)}"]
-    if log.session_id:
+    if subagent is not None:
+        # Its lines carry its parent's session id: it is not a session of its own.
+        parent = f" of session {sanitize(log.session_id, 80)}" if log.session_id else ""
+        source.append(f"subagent{kind}{parent}")
+    elif log.session_id:
         source.append(f"session {sanitize(log.session_id, 80)}")
     span = [t for t in (_when(log.first_timestamp), _when(log.last_timestamp)) if t]
     if span:
         source.append(" → ".join(dict.fromkeys(span)))
-    source.append(f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}")
-    ending = "interrupted (no final answer)" if log.interrupted else "ended"
+    turns = f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}"
+    # Its prompts are its parent's instructions: `scan` counts no person's prompt in them.
+    source.append(f"{turns} (given by its parent)" if subagent is not None and reading.turns else turns)
+    ending = _ending(state, log.interrupted)
     lines.append("; ".join(source) + f"; {ending}.")
     if log.start_offset:
         lines.append(f"(Only the last {_size(log)} of the transcript were read.)")
-    if reading.last_request:
+    if subagent is not None:
+        lines.extend(_subagent_lines(log, reading, kind))
+    elif reading.last_request:
         lines.append(f'Last request: "{lead(reading.last_request, 300)}"')
     if files:
         lines.append("Files edited last: " + ", ".join(files) + ".")
+    return lines
+
+
+def _ending(state: str, interrupted: bool) -> str:
+    """How the header says the session stands: the state it is in, and how its last turn went."""
+    if state == "active":
+        return "in progress"
+    if state == "ended":
+        return "interrupted (no final answer)" if interrupted else "ended"
+    return f"{state}, interrupted (no final answer)" if interrupted else state
+
+
+def _subagent_lines(log: TranscriptLog, reading: _Reading, kind: str) -> list[str]:
+    """A subagent's task (its parent's first instruction, not a person's prompt), what it did and what
+    it returned."""
+    lines = []
+    if reading.first_request:
+        lines.append(f'Subagent{kind} task: "{lead(reading.first_request, 300)}"')
+    if reading.last_request and reading.last_request != reading.first_request:
+        lines.append(f'Last instruction from the parent: "{lead(reading.last_request, 300)}"')
+    total = sum(log.tool_counts.values())
+    if total:
+        order = ("edit", "read", "command", "other")
+        parts = ", ".join(f"{log.tool_counts[c]} {c}" for c in order if log.tool_counts.get(c))
+        lines.append(f"Tool uses: {total} ({parts}).")
+    if reading.last_assistant and not log.interrupted:
+        lines.append(
+            f'Result (its last message, returned to the parent): "{lead(reading.last_assistant, 300)}"'
+        )
     return lines
 
 

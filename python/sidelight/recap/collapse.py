@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 from sidelight import _core
 from sidelight.formats import categories_for
 from sidelight.lines import KINDS, Chunk, Line, LineKind
+from sidelight.paths import ClaudeSubagent, claude_subagent
 from sidelight.reader import squeeze_blank_lines
 from sidelight.redact import sanitize, sanitize_lines
 
@@ -521,10 +522,12 @@ def collapse_tool(
         return line("observational", f"Recalled: {_quote(query)}.")
     if lower in _SUBAGENT:
         task = _first(args, "description", "prompt", "message", "task") or ""
+        kind = _first(args, "subagent_type", "agent_type")
+        who = f"a subagent ({sanitize(kind, 40)})" if kind else "a subagent"
         report = result.text.split("The report follows:", 1)[-1] if result is not None else ""
         answer = _result_lines(ToolResult(text=report))
         said = f" Result: {_quote(answer[0])}." if answer else ""
-        return line("consequential", f"Delegated to a subagent: {_quote(task)}.{said}", failed=failed)
+        return line("consequential", f"Delegated to {who}: {_quote(task)}.{said}", failed=failed)
     if category == "read" or lower in _DIRECTORY_TOOLS | _FILE_SEARCH_TOOLS | _TEXT_SEARCH_TOOLS:
         return _collapse_read(call, result, cwd, line)
     if lower == "skill":
@@ -893,6 +896,9 @@ class TranscriptLog:
 
             raise UnknownFormatError(f"unknown transcript format {format!r}; use {', '.join(known)}")
         self.format = format
+        #: The subagent whose own transcript this is (Claude Code ``subagents/agent-*.jsonl``): its
+        #: ``isSidechain`` lines are read as its entries, the first prompt being its parent's task.
+        self.subagent: ClaudeSubagent | None = claude_subagent(self.path) if format == "claude-code" else None
         table = categories if categories is not None else categories_for(format)
         self.categories = {k.lower(): v for k, v in table.items()}
         self.max_line_bytes = max_line_bytes
@@ -903,6 +909,9 @@ class TranscriptLog:
         self.lines_read = 0
         self.lines_skipped = 0
         self.interrupted = False
+        #: Tool calls by category (``edit``, ``read``, ``command``, ``other``), each call once, as a
+        #: scan counts them.
+        self.tool_counts: dict[str, int] = {}
         #: The last plan the session wrote (``TodoWrite``, ``update_plan``): ``(item, status)``.
         self.plan: list[tuple[str, str]] = []
         self._queue: deque[Line | _Pending] = deque()
@@ -945,7 +954,15 @@ class TranscriptLog:
 
         def chunk(offset: int, entries: int, size: int) -> tuple[list[_core._LogEntryTuple], int]:
             found, end, read, skipped, first, last = _core.read_entries(
-                path, self.format, offset, entries, size, self.max_line_bytes, TEXT_LIMIT + 1, RESULT_LIMIT
+                path,
+                self.format,
+                offset,
+                entries,
+                size,
+                self.max_line_bytes,
+                TEXT_LIMIT + 1,
+                RESULT_LIMIT,
+                sidechain=self.subagent is not None,
             )
             self.lines_read += read
             self.lines_skipped += skipped
@@ -998,6 +1015,8 @@ class TranscriptLog:
             timestamp=stamp,
             raw_input=raw_input,
         )
+        category = self.categories.get(name.lower(), "other")
+        self.tool_counts[category] = self.tool_counts.get(category, 0) + 1
         role_before = self._last_role
         self._call(call)
         if name == "bashExecution":

@@ -67,6 +67,7 @@ __all__ = [
     "find_handoff",
     "handoff_document",
     "handoff_path",
+    "hook_lives",
     "is_enabled",
     "load_memories",
     "pending_for_prompt",
@@ -133,9 +134,15 @@ def load_memories(settings: Settings) -> list[str]:
 
 
 def build_for_session(
-    session: Session, settings: Settings, plugins: Plugins, tail_bytes: int = 0, budget: int | None = None
+    session: Session,
+    settings: Settings,
+    plugins: Plugins,
+    tail_bytes: int = 0,
+    budget: int | None = None,
+    state: str = "ended",
 ) -> Recap:
-    """The recap of ``session`` with the configured settings and the long-term memories."""
+    """The recap of ``session`` with the configured settings and the long-term memories; ``state``: the
+    session's (a handoff is made of an ended one)."""
     from dataclasses import replace
 
     from sidelight.recap.build import RecapSettings, build_recap
@@ -151,6 +158,7 @@ def build_for_session(
         plugins=plugins,
         recap_settings=recap_settings,
         budget=budget,
+        state=state,
     )
 
 
@@ -320,9 +328,10 @@ def write_for_session(
     return store_handoff(workspace, settings, handoff_document(recap, session, size))
 
 
-def _hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
-    """Per session id, when the hooks last recorded its start and its end (``0.0``: never), from the
-    end of the events file."""
+def hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
+    """Per session id (lower case), when the hooks last recorded its start and its end (``0.0``: never),
+    from the end of the events file: the only word of a session's end (``SessionEnd``, Pi's shutdown)
+    that its transcript does not hold."""
     path = settings.state_dir / EVENTS_FILE
     lives: dict[str, tuple[float, float]] = {}
     try:
@@ -354,7 +363,7 @@ def previous_session(
     """The workspace's most recent other session that has ended (see the module docstring)."""
 
     now = time.time() if now is None else now
-    lives = _hook_lives(settings)
+    lives = hook_lives(settings)
     best: tuple[float, str, Session] | None = None
     for session in list_sessions(settings, plugins):
         if session.group != current.group or session.key == current.key:

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.discovery import list_sessions
 from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
-from sidelight.reads import CURSORS_DIR, TranscriptRead, first_look, scan_reads
+from sidelight.reads import CURSORS_DIR, TranscriptRead, decoder_for, first_look, scan_reads
+from sidelight.recap.handoff import hook_lives
+from sidelight.scanning import detect_format
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -44,6 +46,7 @@ __all__ = [
     "hook_serving",
     "nothing_found",
     "render_table",
+    "session_state",
 ]
 
 logger = logging.getLogger(__name__)
@@ -283,21 +286,81 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
     return _sorted(rows)
 
 
-def _rows_from_transcripts(
-    settings: Settings, plugins: Plugins, now: float, idle_timeout: float, suspended: set[str]
-) -> list[StatusRow]:
-    sessions = list_sessions(settings, plugins)
+def session_state(session: Session, settings: Settings, plugins: Plugins, now: float | None = None) -> str:
+    """The state ``sidelight status`` shows for ``session`` at ``now``: the running watcher's, else judged
+    from the session's transcripts and the hooks' records as the rows without a watcher are
+    (:func:`~sidelight.lifecycle.judge_session`). ``sidelight recap`` says the same."""
+    now = time.time() if now is None else now
+    snapshot = read_snapshot(settings)
+    if running_watcher(settings) is not None and snapshot is not None:
+        for record in snapshot.get("sessions") or ():
+            # A session named by its transcript's path is the watcher's session of that transcript.
+            if isinstance(record, dict) and session.key in (record.get("key"), f"path:{record.get('path')}"):
+                return str(record.get("state") or "active")
+    suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
+    if decoder_for(session, plugins) == "auto":  # named by its path: the format is judged from the file
+        detected = detect_format(session.path)
+        if detected is not None:
+            session = replace(session, format=detected.value)
+    activities, _partial = _scan([session], settings, plugins)
+    return _judged(
+        session,
+        activities[session.key],
+        now,
+        watch_options(settings).idle_timeout,
+        suspended,
+        hook_lives(settings),
+    )
+
+
+def _scan(
+    sessions: Sequence[Session], settings: Settings, plugins: Plugins
+) -> tuple[dict[str, list[Activity]], set[str]]:
+    """The scans of each session's transcripts (:func:`_plan`), and the keys of those read in part."""
     reads = _plan(sessions, settings)
     results = scan_reads(reads, plugins)
-    found: dict[str, tuple[Session, list[Activity]]] = {s.key: (s, []) for s in sessions}
+    found: dict[str, list[Activity]] = {s.key: [] for s in sessions}
     partial: set[str] = set()
     for read, result in zip(reads, results, strict=True):
         if isinstance(result, Exception):
             logger.info("skipped %s: %s", read.path, result)
             continue
-        found[read.session.key][1].append(result)
+        found[read.session.key].append(result)
         if read.first_look and read.cursor is not None and read.cursor.offset > 0:
             partial.add(read.session.key)
+    return found, partial
+
+
+def _judged(
+    session: Session,
+    activities: Sequence[Activity],
+    now: float,
+    idle_timeout: float,
+    suspended: set[str],
+    lives: Mapping[str, tuple[float, float]],
+) -> str:
+    """A session's state without a watcher: from its last activity, the idle timeout, a suspension and
+    the end its host recorded (unless it started again since)."""
+    # The id the listing knows, else the one its transcript states (a session named by its path).
+    ids = [session.id, *(a.session_id for a in activities)]
+    session_id = next((i.lower() for i in ids if i and i.lower() in lives), "")
+    started, stopped = lives.get(session_id, (0.0, 0.0))
+    return derive_state(
+        _last_activity(session, activities),
+        now,
+        idle_timeout,
+        suspended=session.key in suspended,
+        ended_at=stopped if stopped > 0.0 and stopped >= started else None,
+    )
+
+
+def _rows_from_transcripts(
+    settings: Settings, plugins: Plugins, now: float, idle_timeout: float, suspended: set[str]
+) -> list[StatusRow]:
+    sessions = list_sessions(settings, plugins)
+    scanned, partial = _scan(sessions, settings, plugins)
+    found = {s.key: (s, scanned[s.key]) for s in sessions}
+    lives = hook_lives(settings)
     # Hot memory is the lifecycle's own reading of the tool uses: a throwaway tracker gives it.
     tracker = SessionTracker(LifecycleSettings(idle_timeout=idle_timeout), clock=lambda: now)
     rows = []
@@ -311,7 +374,7 @@ def _rows_from_transcripts(
                 key=key,
                 name=session.name,
                 agent=session.format,
-                state=derive_state(last, now, idle_timeout, suspended=key in suspended),
+                state=_judged(session, activities, now, idle_timeout, suspended, lives),
                 last_activity=last,
                 messages=sum(a.messages.total for a in activities),
                 categories={c: sum(a.categories[c] for a in activities) for c in CATEGORIES},

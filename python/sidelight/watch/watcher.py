@@ -49,7 +49,7 @@ from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
 from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import PATH_LIMIT, SessionCounts, add_tool_counts, format_duration
+from sidelight.lifecycle import PATH_LIMIT, SessionCounts, add_tool_counts, format_duration, judge_session
 from sidelight.reads import (
     category_tables,
     cursor_entry,
@@ -1222,10 +1222,12 @@ class Watcher:
             return
         # A first look at a transcript that went quiet long ago is history: the session ended before
         # the watcher came, and its row shows as much (see _snapshot).
-        if was_first:
-            last_activity = counts.last_activity
-            if last_activity is not None and now - last_activity >= 2 * tracker.settings.idle_timeout:
-                return
+        last_activity = counts.last_activity if was_first else None
+        if (
+            last_activity is not None
+            and judge_session(last_activity, now, tracker.settings.idle_timeout)[0] == "ended"
+        ):
+            return
         for outcome in outcomes:
             try:
                 found = self._ranges.get(id(outcome))
@@ -1234,6 +1236,10 @@ class Watcher:
                 events.extend(tracker.observe_counts(session, outcome, counts, lines, table))
             except Exception:
                 logger.warning("the lifecycle tracker failed on %s", session.name, exc_info=True)
+        if last_activity is not None:
+            # Quiet since before the watcher came: its timeouts count from its last line, as `status`
+            # without a watcher and `recap` count them, not from when the watcher first read it.
+            tracker.backdate(session.key, last_activity)
         if session.key in self._suspended:
             state = tracker.get(session.key)
             if state is not None and state.state not in ("suspended", "ended"):
@@ -1680,20 +1686,18 @@ def _read_json(path: Path) -> Any:
 
 
 def derive_state(
-    last_activity: float | None, now: float, idle_timeout: float, *, suspended: bool = False
+    last_activity: float | None,
+    now: float,
+    idle_timeout: float,
+    *,
+    suspended: bool = False,
+    ended_at: float | None = None,
 ) -> str:
-    """A session's state judged from its last activity alone (no tracker): ``active`` within the idle
-    timeout, ``idle`` within twice that, else ``ended``; ``suspended`` when the host said so."""
-    if suspended:
-        return "suspended"
-    if last_activity is None:
-        return "ended"
-    quiet = now - last_activity
-    if quiet < idle_timeout:
-        return "active"
-    if quiet < 2 * idle_timeout:
-        return "idle"
-    return "ended"
+    """A session's state judged from its facts, without a tracker (:func:`~sidelight.lifecycle.judge_session`,
+    the tracker's own rule): ``active`` within the idle timeout, ``idle`` within twice that, else
+    ``ended``; ``ended`` as well when its host said so (``ended_at``) and nothing was written since;
+    ``suspended`` when asked to."""
+    return judge_session(last_activity, now, idle_timeout, ended_at=ended_at, suspended=suspended)[0]
 
 
 def _request(action: str, key: str, settings: Settings) -> bool:

@@ -199,6 +199,12 @@ pub trait Sink {
     fn wants_entries(&self) -> bool {
         false
     }
+    /// True when the entry reader reads a subagent's own transcript: its `isSidechain` lines (the
+    /// parent's task for it, its replies and tool calls) are its entries (the entry reader's
+    /// `Limits::sidechain`).
+    fn sidechain_is_own(&self) -> bool {
+        false
+    }
     /// The structured details (raw JSON) of the tool results this line reports next: Claude Code's
     /// `toolUseResult`, Pi's `details`.
     fn result_details(&mut self, _json: &[u8]) {}

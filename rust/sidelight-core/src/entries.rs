@@ -26,6 +26,10 @@ pub struct Limits {
     pub text_limit: usize,
     /// A longer tool result keeps this many characters of each end (the cut is marked `\n…\n`).
     pub result_limit: usize,
+    /// The file is a subagent's own transcript (Claude Code `<session>/subagents/agent-*.jsonl`, every
+    /// line `isSidechain`): its sidechain lines are its entries, where in a parent's transcript they
+    /// are another agent's turns and give none.
+    pub sidechain: bool,
 }
 
 /// One entry of a transcript, in transcript order.
@@ -149,6 +153,9 @@ impl Collector {
 impl Sink for Collector {
     fn wants_results(&self) -> bool {
         true
+    }
+    fn sidechain_is_own(&self) -> bool {
+        self.limits.sidechain
     }
     fn wants_entries(&self) -> bool {
         true
@@ -295,6 +302,7 @@ mod tests {
         max_line_bytes: 1000,
         text_limit: 100,
         result_limit: 20,
+        sidechain: false,
     };
 
     fn read(path: &Path, format: Format, start: u64, limits: &Limits) -> Chunk {
@@ -378,6 +386,40 @@ mod tests {
             (rest.entries.len(), rest.next_offset),
             (0, chunk.next_offset)
         );
+    }
+
+    #[test]
+    fn a_subagent_transcript_has_its_sidechain_lines_as_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent-a1.jsonl");
+        let lines = [
+            r#"{"type":"user","isSidechain":true,"sessionId":"s1","message":{"role":"user","content":"count the files"},"timestamp":"t1"}"#,
+            r#"{"type":"assistant","isSidechain":true,"message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"b","name":"Bash","input":{"command":"ls"}}]},"timestamp":"t2"}"#,
+            r#"{"type":"user","isSidechain":true,"message":{"role":"user","content":[{"tool_use_id":"b","type":"tool_result","content":"a\nb"}]},"timestamp":"t3"}"#,
+            r#"{"type":"assistant","isSidechain":true,"message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"Two files."}]},"timestamp":"t4"}"#,
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        // In a parent's transcript these lines are another agent's: only the identity is read.
+        let parent = read(&path, Format::ClaudeCode, 0, &LIMITS).entries;
+        assert_eq!(parent.len(), 1, "{parent:?}");
+        let own = Limits {
+            sidechain: true,
+            ..LIMITS
+        };
+        let entries = read(&path, Format::ClaudeCode, 0, &own).entries;
+        let kinds: Vec<&str> = entries
+            .iter()
+            .map(|e| match e {
+                LogEntry::Prompt { .. } => "prompt",
+                LogEntry::Reply { .. } => "reply",
+                LogEntry::Tool { .. } => "tool",
+                LogEntry::Result { .. } => "result",
+                LogEntry::Meta { .. } => "meta",
+                LogEntry::Marker { .. } => "marker",
+            })
+            .collect();
+        assert_eq!(kinds, ["meta", "prompt", "tool", "result", "reply"]);
+        assert_eq!(entries[1], prompt("count the files", "t1"));
     }
 
     #[test]

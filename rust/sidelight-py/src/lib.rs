@@ -97,6 +97,10 @@ fn recent_entries<'py>(
 
 /// The entries of the complete lines of `path` from `start_offset` on, in order, in one chunk.
 #[pyfunction]
+#[pyo3(signature = (
+    path, format, start_offset, max_entries, max_bytes, max_line_bytes, text_limit, result_limit,
+    *, sidechain = false
+))]
 #[allow(clippy::too_many_arguments)]
 fn read_entries(
     py: Python<'_>,
@@ -108,6 +112,7 @@ fn read_entries(
     max_line_bytes: usize,
     text_limit: usize,
     result_limit: usize,
+    sidechain: bool,
 ) -> PyResult<EntryChunk> {
     let format = parse_format(format)?;
     let limits = Limits {
@@ -116,6 +121,7 @@ fn read_entries(
         max_line_bytes,
         text_limit,
         result_limit,
+        sidechain,
     };
     let file = PathBuf::from(path);
     let chunk =

@@ -115,7 +115,7 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
         if let Some(ts) = &ts {
             sink.line_timestamp(ts);
         }
-        if sidechain {
+        if sidechain && !sink.sidechain_is_own() {
             return Ok(()); // a subagent's turn written inline (older versions): not the session's own
         }
     }
@@ -128,6 +128,9 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
             sink.tool_result(result.id.map(|i| hash64(i.raw)), result.is_error, text);
         }
     }
+    // A subagent's task is written by its parent, not a person: no prompt to count, but the first
+    // entry of the subagent's own transcript.
+    let sidechain = sidechain && !(entries && sink.sidechain_is_own());
     if t == b"user" && has_message && role_ok && !(meta || sidechain || compact) {
         if let Some(text) = msg.prompt() {
             sink.prompt(text, ts.as_ref());
