@@ -1,0 +1,78 @@
+"""Runs the dashboard: binds the socket first (so that ``--port 0`` knows its port before the app is
+made for it), prints the one URL line, opens the browser when asked, and serves with uvicorn until
+SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+import socket
+import sys
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from sidelight.config import Settings
+    from sidelight.plugins import Plugins
+
+__all__ = ["is_loopback", "serve", "url_line"]
+
+logger = logging.getLogger("sidelight")
+
+#: What the command prints first, alone on stdout (tests and scripts read the URL from it).
+URL_PREFIX: Final = "sidelight dashboard: "
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names the loopback interface only (``127.0.0.1``, ``::1``, ``localhost``)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def url_line(host: str, port: int, token: str) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"{URL_PREFIX}http://{shown}:{port}/?token={token}"
+
+
+def serve(settings: Settings, plugins: Plugins, host: str, port: int, *, open_browser: bool) -> int:
+    """Serves the dashboard on ``host``:``port`` (0: any free port) until a signal; the exit code."""
+    import uvicorn
+
+    from sidelight.dashboard.app import create_app
+
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.set_inheritable(True)
+    bound = sock.getsockname()[1]
+    token = secrets.token_urlsafe(24)
+    app = create_app(
+        settings.state_dir, token, host=host.strip("[]"), port=bound, settings=settings, plugins=plugins
+    )
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
+    )
+    server = uvicorn.Server(config)
+    line = url_line(host.strip("[]"), bound, token)
+    sys.stdout.write(line.removeprefix("") + "\n")
+    sys.stdout.flush()
+    if open_browser:
+        import webbrowser
+
+        try:
+            webbrowser.open(line.removeprefix(URL_PREFIX))
+        except Exception:  # no browser here: the URL is printed
+            logger.info("could not open a browser; open the URL above")
+    # uvicorn handles SIGINT and SIGTERM itself: it stops accepting, ends the event streams, returns.
+    server.run(sockets=[sock])
+    return 0
