@@ -7,11 +7,14 @@ from __future__ import annotations
 import ipaddress
 import logging
 import secrets
+import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
 
@@ -64,7 +67,7 @@ def serve(settings: Settings, plugins: Plugins, host: str, port: int, *, open_br
     )
     server = uvicorn.Server(config)
     line = url_line(host.strip("[]"), bound, token)
-    sys.stdout.write(line.removeprefix("") + "\n")
+    sys.stdout.write(line + "\n")
     sys.stdout.flush()
     if open_browser:
         import webbrowser
@@ -73,6 +76,17 @@ def serve(settings: Settings, plugins: Plugins, host: str, port: int, *, open_br
             webbrowser.open(line.removeprefix(URL_PREFIX))
         except Exception:  # no browser here: the URL is printed
             logger.info("could not open a browser; open the URL above")
-    # uvicorn handles SIGINT and SIGTERM itself: it stops accepting, ends the event streams, returns.
-    server.run(sockets=[sock])
+    # uvicorn handles SIGINT and SIGTERM itself (it stops accepting, ends the event streams) and then
+    # raises the signal again for the handler it found: this one, so that a stop asked for is exit 0,
+    # not death by the signal (-15) or a KeyboardInterrupt.
+    previous = {sig: signal.signal(sig, _stopped) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    """The signal uvicorn raises again once it stopped: nothing left to do."""
