@@ -358,7 +358,9 @@ def test_the_session_page_shows_conversation_context_and_recap(client, world):
 
 
 def test_the_event_stream_sends_a_session_that_was_written(client, world):
-    version = int(re.search(r'data-version="(\d+)"', client.get("/").text).group(1))
+    found = re.search(r'data-version="(\d+)"', client.get("/").text)
+    assert found is not None
+    version = int(found.group(1))
     got: list[str] = []
     failure: list[BaseException] = []
 
