@@ -58,18 +58,21 @@ def _dashboard_command(parser: argparse.ArgumentParser, args: argparse.Namespace
         logger.error("%s", MISSING_EXTRA)
         return EXIT_FAILED
     from sidelight.config import ConfigError, Settings
-    from sidelight.dashboard.server import is_loopback, serve
+    from sidelight.dashboard.server import listen, serve
     from sidelight.plugins import get_plugins
 
     try:
         settings = Settings.load()
     except ConfigError as error:
         parser.error(str(error))
-    if not is_loopback(args.host):
-        logger.warning(
-            "listening on %s: other machines can reach the dashboard (the token still guards it)", args.host
-        )
     try:
-        return serve(settings, get_plugins(), args.host, args.port, open_browser=not args.no_browser)
+        sock = listen(args.host, args.port)
+    except OSError as error:
+        logger.error("cannot listen on %s port %d: %s", args.host, args.port, error.strerror or error)
+        return EXIT_FAILED
+    try:
+        return serve(settings, get_plugins(), sock, args.host, open_browser=not args.no_browser)
     except EXPECTED_ERRORS as error:
         return fail(error)
+    finally:
+        sock.close()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
 
-__all__ = ["is_loopback", "serve", "url_line"]
+__all__ = ["is_loopback", "listen", "serve", "url_line"]
 
 logger = logging.getLogger("sidelight")
 
@@ -41,32 +41,41 @@ def url_line(host: str, port: int, token: str) -> str:
     return f"{URL_PREFIX}http://{shown}:{port}/?token={token}"
 
 
-def serve(settings: Settings, plugins: Plugins, host: str, port: int, *, open_browser: bool) -> int:
-    """Serves the dashboard on ``host``:``port`` (0: any free port) until a signal; the exit code."""
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (0: any free port) and listening; raises ``OSError`` (a
+    ``socket.gaierror`` for a name that does not resolve) when it cannot be."""
+    address = host.strip("[]")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve(settings: Settings, plugins: Plugins, sock: socket.socket, host: str, *, open_browser: bool) -> int:
+    """Serves the dashboard on the listening ``sock`` (bound to ``host``) until a signal; the exit code."""
     import uvicorn
 
     from sidelight.dashboard.app import create_app
 
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(128)
-    sock.set_inheritable(True)
+    host = host.strip("[]")
     bound = sock.getsockname()[1]
+    if not is_loopback(host):
+        logger.warning(
+            "listening on %s: other machines can reach the dashboard (the token still guards it)", host
+        )
     token = secrets.token_urlsafe(24)
-    app = create_app(
-        settings.state_dir, token, host=host.strip("[]"), port=bound, settings=settings, plugins=plugins
-    )
+    app = create_app(settings.state_dir, token, host=host, port=bound, settings=settings, plugins=plugins)
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2
     )
     server = uvicorn.Server(config)
-    line = url_line(host.strip("[]"), bound, token)
+    line = url_line(host, bound, token)
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
     if open_browser:
