@@ -457,3 +457,31 @@ def test_the_command_prints_the_url_serves_and_ends_on_sigterm(world):
     assert code == 0, errors
     assert rest == ""  # one line only
     assert errors == ""
+
+
+def test_with_a_running_watcher_the_rows_are_its_snapshots(client, world):
+    from sidelight.watch.watcher import Watcher, read_snapshot
+    from tests.conftest import wait_for
+
+    settings = Settings.load()
+    board = client.app.state.board
+    assert board.source == "transcripts"
+    with Watcher(settings, Plugins(entry_points=False), debounce=0.02, flush_interval=0.0):
+        wait_for(lambda: (read_snapshot(settings) or {}).get("sessions"), what="the snapshot")
+        board.refresh()
+        assert board.source == "watcher"
+        assert board.watcher_pid == os.getpid()
+        assert "from the running watcher" in client.get("/").text
+        before = by_name(client)["bbbb2222"]["messages"]
+        version = board.version
+        with world["beta"].open("a", encoding="utf-8") as file:
+            file.write(prompt_line("and now?", time.time()))
+
+        def changed() -> list[dict[str, Any]]:
+            board.refresh()
+            return [r for r in board.changes_since(version)[1] if r["id"].startswith("claude-code:bbbb")]
+
+        [row] = wait_for(changed, what="the watcher's new snapshot in the board")
+        assert row["messages"] == before + 1
+        assert row["files"] == []  # beta only read shared.py
+        assert by_name(client)["aaaa1111"]["files"] == ["/tmp/proj/shared.py"]  # the watcher's recent_files
