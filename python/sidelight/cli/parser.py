@@ -44,6 +44,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.watch",
     "sidelight.cli.history",
     "sidelight.cli.recap",
+    "sidelight.cli.dashboard",
 )
 
 

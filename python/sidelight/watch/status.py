@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.discovery import list_sessions
-from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
+from sidelight.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
 from sidelight.reads import CURSORS_DIR, TranscriptRead, decoder_for, first_look, scan_reads
 from sidelight.recap.handoff import hook_lives
 from sidelight.scanning import detect_format
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -47,6 +47,7 @@ __all__ = [
     "nothing_found",
     "render_table",
     "session_state",
+    "transcript_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,9 @@ class StatusRow:
     #: ``messages`` by role (prompts, replies), as docs/activity.md counts them.
     user_messages: int = 0
     assistant_messages: int = 0
+    #: The files it edited or wrote most recently, oldest first (the watcher's ``recent_files``; from
+    #: the transcripts, the last :data:`sidelight.lifecycle.RECENT_FILES` of their ``files_touched``).
+    files: tuple[str, ...] = ()
 
     def as_dict(self, now: float) -> dict[str, Any]:
         return {
@@ -281,6 +285,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
                 current_task=record.get("current_task"),
                 user_messages=user,
                 assistant_messages=assistant,
+                files=tuple(str(f) for f in record.get("recent_files") or () if isinstance(f, str)),
             )
         )
     return _sorted(rows)
@@ -336,7 +341,7 @@ def _judged(
     activities: Sequence[Activity],
     now: float,
     idle_timeout: float,
-    suspended: set[str],
+    suspended: Collection[str],
     lives: Mapping[str, tuple[float, float]],
 ) -> str:
     """A session's state without a watcher: from its last activity, the idle timeout, a suspension and
@@ -357,7 +362,19 @@ def _judged(
 def _rows_from_transcripts(
     settings: Settings, plugins: Plugins, now: float, idle_timeout: float, suspended: set[str]
 ) -> list[StatusRow]:
-    sessions = list_sessions(settings, plugins)
+    return transcript_rows(list_sessions(settings, plugins), settings, plugins, now, idle_timeout, suspended)
+
+
+def transcript_rows(
+    sessions: Sequence[Session],
+    settings: Settings,
+    plugins: Plugins,
+    now: float,
+    idle_timeout: float,
+    suspended: Collection[str] = (),
+) -> list[StatusRow]:
+    """The rows of ``sessions`` read from their transcripts, as :func:`collect_status` makes them
+    without a watcher (the dashboard reads again only the sessions whose transcripts changed)."""
     scanned, partial = _scan(sessions, settings, plugins)
     found = {s.key: (s, scanned[s.key]) for s in sessions}
     lives = hook_lives(settings)
@@ -385,9 +402,21 @@ def _rows_from_transcripts(
                 partial=key in partial,
                 user_messages=sum(a.messages.user for a in activities),
                 assistant_messages=sum(a.messages.assistant for a in activities),
+                files=_recent_files(activities),
             )
         )
     return _sorted(rows)
+
+
+def _recent_files(activities: Sequence[Activity]) -> tuple[str, ...]:
+    """The last :data:`sidelight.lifecycle.RECENT_FILES` files the scans saw edited or written, oldest
+    first, as the watcher's :class:`sidelight.lifecycle.SessionCounts` keeps them."""
+    recent: dict[str, None] = {}
+    for activity in activities:
+        for path in activity.files_touched:
+            recent.pop(path, None)
+            recent[path] = None
+    return tuple(list(recent)[-RECENT_FILES:])
 
 
 def _plan(sessions: Sequence[Session], settings: Settings) -> list[TranscriptRead]:
