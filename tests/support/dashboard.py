@@ -311,3 +311,39 @@ def launch_chromium(playwright: Playwright) -> Browser:
     # Playwright's own browser build is downloaded from hosts CI cannot reach: the distribution's
     # chromium is driven instead. --no-sandbox: the tests run as root, where chromium refuses its sandbox.
     return playwright.chromium.launch(executable_path=chromium_executable(), args=["--no-sandbox"])
+
+
+def screenshot(out: Path) -> None:
+    """The overview of the scripted run, as the README shows it (``docs/dashboard-overview.png``)."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as driver:
+        home = Path(tmp) / "home"
+        home.mkdir()
+        scripted_run(home)
+        server = start_dashboard(home)
+        browser = launch_chromium(driver)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            page.goto(server.url)
+            page.wait_for_selector("tr[data-session-id]")
+            # The live stream stays open (no network idle): wait for the chart to be drawn instead.
+            page.wait_for_selector("#timeline :is(canvas, svg)")
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(out))
+        finally:
+            browser.close()
+            code, err = server.stop()
+        if code != 0:
+            raise SystemExit(f"the dashboard stopped with exit {code}: {err[-2000:]}")
+    print(f"{out}: {out.stat().st_size // 1024} KB")
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "screenshot":
+        raise SystemExit("usage: python -m tests.support.dashboard screenshot OUT.png")
+    screenshot(Path(sys.argv[2]))
