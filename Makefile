@@ -66,8 +66,8 @@ test: build-dev clients redis-server browser  ## every test: Rust unit and prope
 	cargo test --workspace --quiet
 	$(VENV)/bin/pytest
 
-test-fast: build-dev redis-server  ## Python tests without the real CLIs
-	$(VENV)/bin/pytest -m "not e2e"
+test-fast: build-dev redis-server  ## Python tests without the real CLIs and the browser
+	$(VENV)/bin/pytest -m "not e2e and not browser"
 
 bench: build-dev  ## benchmarks, peers side by side in one run
 	mkdir -p .benchmarks
