@@ -59,6 +59,11 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("watch", "--idle-timeout", "soon"), ("not a duration",)),
     (("watch", "--max-duration", "0s"), ("more than zero",)),
     (("no-such-command",), ("invalid choice",)),
+    (("dashboard", "--host", "203.0.113.7", "--no-browser"), ("cannot listen on 203.0.113.7 port 0",)),
+    (
+        ("dashboard", "--host", "no-such-host.invalid", "--no-browser"),
+        ("cannot listen on no-such-host.invalid",),
+    ),
 ]
 
 #: Numbers that are not finite, out of range or huge, in options, variables and settings (issue 19):
@@ -70,6 +75,8 @@ NUMBERS: list[tuple[tuple[str, ...], dict[str, str], tuple[str, ...]]] = [
     (("history", "x", "-n", "-3"), {}, ("--max-messages", "at least 1")),
     (("history", "x", "-t", "inf"), {}, ("--max-tokens", "number of tokens")),
     (("recap", "x", "-b", "1e999"), {}, ("--budget", "number of tokens")),
+    (("dashboard", "--port", "70000"), {}, ("--port", "at most 65535")),
+    (("dashboard",), {"SIDELIGHT_DASHBOARD_PORT": "nan"}, ("--port", "port number")),
     (("recap", "0b1c2d3e"), {"SIDELIGHT_RECAP_ALPHA": "nan"}, ("alpha", "finite")),
     (
         ("recap", "0b1c2d3e"),

@@ -36,6 +36,7 @@ __all__ = [
     "apply_plan",
     "finish_plan",
     "handle_hook",
+    "host_event",
     "log_handler",
     "plan_event",
 ]
@@ -595,3 +596,34 @@ def log_handler(settings: Settings) -> logging.Handler | None:
     """A handler that writes to the hook's log file (``<state dir>/sidelight.log``), not yet added to
     any logger (``None``: the file cannot be opened)."""
     return file_handler(str(settings.state_dir / LOG_FILE))
+
+
+#: The host event names of what ``sidelight context --event`` and the dashboard ask about.
+HOST_EVENTS: Final = {"prompt": "UserPromptSubmit", "start": "SessionStart"}
+
+
+def host_event(session: Session, event: str, source: str | None, hosts: Any) -> HostEvent:
+    """The host event ``session``'s host would send for its next ``event`` (``prompt`` or ``start``):
+    what ``sidelight context`` and the dashboard plan (:func:`plan_event`) without a host."""
+    from pathlib import Path
+
+    from sidelight.records import HostEvent
+
+    host = session.format if session.format in hosts else "claude-code"
+    raw: dict[str, Any] = {}
+    if event == "start":
+        if source is None:
+            try:
+                source = "resume" if session.path.stat().st_size > 0 else "startup"
+            except OSError:
+                source = "startup"
+        raw["source"] = source
+    cwd = Path(session.group) if session.group.startswith("/") and Path(session.group).is_dir() else None
+    return HostEvent(
+        host=host,
+        event=HOST_EVENTS[event],  # type: ignore[arg-type]
+        session_id=session.id,
+        transcript_path=session.path,
+        cwd=cwd,
+        raw=raw,
+    )

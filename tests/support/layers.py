@@ -79,6 +79,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.testing.*",
         ),
     ),
+    # The dashboard shows what the entry points read (the watcher's snapshot, the hook's plan); only the
+    # command line imports it, lazily (its web framework is an extra).
+    ("dashboard", ("sidelight.dashboard.*",)),
     ("cli", ("sidelight.cli.*", "sidelight.__main__")),
 )
 

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     import argparse
 
     from sidelight.hook import Plan
-    from sidelight.records import HostEvent, Session
 
 __all__ = ["register"]
 
@@ -50,36 +49,10 @@ def register(commands: Any) -> None:
     context.set_defaults(run=_context_command, parser=context)
 
 
-def host_event(session: Session, event: str, source: str | None, hosts: Any) -> HostEvent:
-    """The host event ``session``'s host would send for its next ``event`` (``prompt`` or ``start``)."""
-    from pathlib import Path
-
-    from sidelight.records import HostEvent
-
-    host = session.format if session.format in hosts else "claude-code"
-    raw: dict[str, Any] = {}
-    if event == "start":
-        if source is None:
-            try:
-                source = "resume" if session.path.stat().st_size > 0 else "startup"
-            except OSError:
-                source = "startup"
-        raw["source"] = source
-    cwd = Path(session.group) if session.group.startswith("/") and Path(session.group).is_dir() else None
-    return HostEvent(
-        host=host,
-        event=EVENTS[event],  # type: ignore[arg-type]
-        session_id=session.id,
-        transcript_path=session.path,
-        cwd=cwd,
-        raw=raw,
-    )
-
-
 def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
     from sidelight.discovery import resolve_session
-    from sidelight.hook import plan_event
+    from sidelight.hook import host_event, plan_event
     from sidelight.plugins import get_plugins
 
     if args.source is not None and args.event != "start":

@@ -45,6 +45,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.watch",
     "sidelight.cli.history",
     "sidelight.cli.recap",
+    "sidelight.cli.dashboard",
 )
 
 

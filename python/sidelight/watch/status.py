@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.discovery import list_sessions
-from sidelight.lifecycle import LifecycleSettings, SessionTracker, format_duration
+from sidelight.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
 from sidelight.reads import CURSORS_DIR, TranscriptRead, first_look, scan_reads
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -44,6 +44,7 @@ __all__ = [
     "hook_serving",
     "nothing_found",
     "render_table",
+    "transcript_rows",
 ]
 
 logger = logging.getLogger(__name__)
@@ -78,6 +79,9 @@ class StatusRow:
     current_task: str | None = None
     #: The counts cover only the end of the transcripts (at least that many: see :data:`WHOLE_BYTES`).
     partial: bool = False
+    #: The files it edited or wrote most recently, oldest first (the watcher's ``recent_files``; from
+    #: the transcripts, the last :data:`sidelight.lifecycle.RECENT_FILES` of their ``files_touched``).
+    files: tuple[str, ...] = ()
 
     def as_dict(self, now: float) -> dict[str, Any]:
         return {
@@ -270,6 +274,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
                 path=str(record.get("path") or ""),
                 group=str(record.get("group") or ""),
                 current_task=record.get("current_task"),
+                files=tuple(str(f) for f in record.get("recent_files") or () if isinstance(f, str)),
             )
         )
     return _sorted(rows)
@@ -278,7 +283,19 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
 def _rows_from_transcripts(
     settings: Settings, plugins: Plugins, now: float, idle_timeout: float, suspended: set[str]
 ) -> list[StatusRow]:
-    sessions = list_sessions(settings, plugins)
+    return transcript_rows(list_sessions(settings, plugins), settings, plugins, now, idle_timeout, suspended)
+
+
+def transcript_rows(
+    sessions: Sequence[Session],
+    settings: Settings,
+    plugins: Plugins,
+    now: float,
+    idle_timeout: float,
+    suspended: Collection[str] = (),
+) -> list[StatusRow]:
+    """The rows of ``sessions`` read from their transcripts, as :func:`collect_status` makes them
+    without a watcher (the dashboard reads again only the sessions whose transcripts changed)."""
     reads = _plan(sessions, settings)
     results = scan_reads(reads, plugins)
     found: dict[str, tuple[Session, list[Activity]]] = {s.key: (s, []) for s in sessions}
@@ -312,9 +329,21 @@ def _rows_from_transcripts(
                 group=session.group,
                 current_task=None if state is None else state.current_task,
                 partial=key in partial,
+                files=_recent_files(activities),
             )
         )
     return _sorted(rows)
+
+
+def _recent_files(activities: Sequence[Activity]) -> tuple[str, ...]:
+    """The last :data:`sidelight.lifecycle.RECENT_FILES` files the scans saw edited or written, oldest
+    first, as the watcher's :class:`sidelight.lifecycle.SessionCounts` keeps them."""
+    recent: dict[str, None] = {}
+    for activity in activities:
+        for path in activity.files_touched:
+            recent.pop(path, None)
+            recent[path] = None
+    return tuple(list(recent)[-RECENT_FILES:])
 
 
 def _plan(sessions: Sequence[Session], settings: Settings) -> list[TranscriptRead]:

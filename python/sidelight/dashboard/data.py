@@ -1,0 +1,644 @@
+"""What the dashboard shows, made from what the commands already read: the rows of ``sidelight status``
+(the running watcher's snapshot, else the transcripts), the conversation of ``sidelight read``, the plan
+of ``sidelight context``, the recap of ``sidelight recap``, and the digest's rule for shared files.
+
+Nothing here imports the web framework: :class:`Board` is plain Python, kept by the app and refreshed
+about once a second by the live updates (:meth:`Board.refresh` returns the rows that changed). Every
+text that comes from a transcript is redacted and defanged here (:func:`sidelight.redact.sanitize`,
+:func:`sidelight.redact.sanitize_lines`) before the templates escape it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from sidelight import _core
+from sidelight.digest import _touched, absolute_path
+from sidelight.discovery import list_sessions, resolve_session
+from sidelight.reads import first_look, scan_reads
+from sidelight.records import SessionActivity
+from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
+from sidelight.timestamps import epoch_seconds
+from sidelight.types import Activity
+from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
+from sidelight.watch.watcher import STATUS_FILE, derive_state, read_snapshot, running_watcher, watch_options
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+
+    from sidelight.config import Settings
+    from sidelight.plugins import Plugins
+    from sidelight.records import Session
+    from sidelight.watch.status import StatusRow
+
+__all__ = [
+    "CATEGORIES_SHOWN",
+    "LIVE_STATES",
+    "RECAPS_DIR",
+    "TIMELINE_HOURS",
+    "Board",
+    "Changes",
+    "iso",
+]
+
+#: A session in one of these states is live: its shared files are collisions.
+LIVE_STATES: Final = frozenset({"active", "idle", "suspended"})
+#: The timeline covers the last this many hours.
+TIMELINE_HOURS: Final = 3
+#: How many of the most recently active sessions the timeline charts (each costs a backwards read).
+TIMELINE_SESSIONS: Final = 40
+#: How many of a session's last entries the timeline counts per minute.
+TIMELINE_ENTRIES: Final = 3000
+#: The list of sessions is taken again this often (a new transcript appears); stats happen every refresh.
+RELIST_SECONDS: Final = 5.0
+#: How much of a transcript's end is searched for the last context sidelight injected.
+INJECTED_TAIL_BYTES: Final = 512 * 1024
+#: How much of the watcher's event log's end is read for the lifecycle marks of the timeline.
+EVENTS_TAIL_BYTES: Final = 2 * 1024 * 1024
+#: The watcher's event log (the ``jsonl-log`` sink's file; a template's module is not imported here).
+ACTIVITY_EVENTS: Final = "activity-events.jsonl"
+#: The lifecycle events the timeline marks.
+LIFECYCLE_KINDS: Final = frozenset(
+    {"session_start", "session_idle", "session_resume", "session_suspend", "session_unsuspend", "session_end"}
+)
+#: In the state directory: where the dashboard's "recap to a file" writes (one Markdown file a session).
+RECAPS_DIR: Final = "recaps"
+#: How many entries of a session's conversation its page shows (as ``sidelight read``'s default).
+READ_ENTRIES: Final = 50
+#: Fleet sessions are asked of Redis at most this often.
+FLEET_SECONDS: Final = 5.0
+#: The tool categories as the overview's columns name them.
+CATEGORIES_SHOWN: Final = {"edit": "edit", "read": "read", "command": "cmd", "other": "other"}
+#: :meth:`Board.refresh_soon` reads again only when the last refresh is older than this.
+REFRESH_SECONDS: Final = 0.5
+NAME_LIMIT: Final = 80
+PATH_LIMIT: Final = 300
+TEXT_LIMIT: Final = 300
+
+
+def iso(moment: float | None) -> str | None:
+    """Epoch seconds as an ISO 8601 UTC time (``2026-01-01T10:00:00Z``); ``None`` stays ``None``."""
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def row_record(row: StatusRow) -> dict[str, Any]:
+    """One session as the API and the page show it (every text sanitized: redacted, defanged, one line)."""
+    return {
+        "id": row.key,
+        "name": sanitize(row.name, NAME_LIMIT) or sanitize(row.key, NAME_LIMIT),
+        "agent": row.agent,
+        "project": sanitize(row.group, PATH_LIMIT),
+        "state": row.state,
+        "last_activity": iso(row.last_activity),
+        "messages": row.messages,
+        "tools": {c: row.categories.get(c, 0) for c in CATEGORIES},
+        "files": [sanitize(path, PATH_LIMIT) for path in row.files],
+        "hot_memory": row.hot_memory,
+        "current_task": None if not row.current_task else sanitize(row.current_task, TEXT_LIMIT),
+        "partial": row.partial,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one :meth:`Board.refresh` found: the rows that are new or changed, and the ids gone."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rows or self.removed)
+
+
+Identity = tuple[int, int, int] | None
+
+
+class Board:
+    """The sessions as the dashboard shows them, kept between requests and refreshed in place.
+
+    With a running watcher the rows are its snapshot's, read again when ``status.json`` is replaced;
+    without one, the transcripts are read once whole (:func:`sidelight.watch.status.collect_status`),
+    then only those whose size or inode changed (one native ``stat`` call for all of them), and every
+    state is judged again from its last activity at each refresh (a quiet session turns idle without a
+    write). Thread-safe: the event stream refreshes it while pages read it."""
+
+    def __init__(self, settings: Settings, plugins: Plugins, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.plugins = plugins
+        self.clock = clock
+        self.idle_timeout = watch_options(settings).idle_timeout
+        self._lock = threading.RLock()
+        self._rows: dict[str, StatusRow] = {}
+        self._records: dict[str, dict[str, Any]] = {}
+        self._sessions: dict[str, Session] = {}
+        self._listed_at = -RELIST_SECONDS
+        self._identities: dict[str, tuple[Identity, ...]] = {}
+        self._status_identity: Identity = None
+        self.source = "transcripts"
+        self.watcher_pid: int | None = None
+        self._suspended: set[str] = set()
+        self._loaded = False
+        self._fleet: tuple[float, list[dict[str, Any]], str | None] | None = None
+        self._collision_cache: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
+        self._timeline_cache: dict[str, tuple[tuple[Identity, ...], list[tuple[float, str]]]] = {}
+        #: Raised by each refresh that changes something; each row's and each removal's version.
+        self.version = 0
+        self._changed_at: dict[str, int] = {}
+        self._removed_at: dict[str, int] = {}
+        self._refreshed_at = float("-inf")
+
+    # -- rows --------------------------------------------------------------------------------------------
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every session's record, live ones first then the most recent (as ``sidelight status``)."""
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            return [self._records[key] for key in self._rows]
+
+    def rows_version(self) -> tuple[list[dict[str, Any]], int]:
+        """:meth:`rows` and the version they are as of (a page gives it to the event stream)."""
+        with self._lock:
+            return self.rows(), self.version
+
+    def changes_since(self, version: int) -> tuple[int, list[dict[str, Any]], list[str]]:
+        """The current version, the rows changed after ``version`` and the ids removed after it."""
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            rows = [
+                self._records[k] for k, v in self._changed_at.items() if v > version and k in self._records
+            ]
+            removed = [k for k, v in self._removed_at.items() if v > version and k not in self._records]
+            return self.version, rows, removed
+
+    def refresh_soon(self) -> None:
+        """Refreshes unless another caller (another page's stream) just did."""
+        with self._lock:
+            if time.monotonic() - self._refreshed_at >= REFRESH_SECONDS:
+                self.refresh()
+
+    def row(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            return self._records.get(key)
+
+    def refresh(self) -> Changes:
+        """Reads what changed since the last refresh; the rows that are new or differ, and the ids gone."""
+        with self._lock:
+            now = self.clock()
+            rows = self._read_rows(now)
+            self._loaded = True
+            records = {row.key: row_record(row) for row in rows}
+            changed = [record for key, record in records.items() if self._records.get(key) != record]
+            removed = [key for key in self._records if key not in records]
+            self._rows = {row.key: row for row in rows}
+            self._records = records
+            self._refreshed_at = time.monotonic()
+            if changed or removed:
+                self.version += 1
+                for record in changed:
+                    self._changed_at[record["id"]] = self.version
+                    self._removed_at.pop(record["id"], None)
+                for key in removed:
+                    self._removed_at[key] = self.version
+                    self._changed_at.pop(key, None)
+            return Changes(changed, removed)
+
+    def _read_rows(self, now: float) -> list[StatusRow]:
+        settings = self.settings
+        pid = running_watcher(settings)
+        identity = _core.file_identities([os.fspath(settings.state_dir / STATUS_FILE)])[0]
+        status_changed = identity != self._status_identity or pid != self.watcher_pid
+        self._status_identity = identity
+        self.watcher_pid = pid
+        if pid is not None:
+            if status_changed or self.source != "watcher":
+                report = collect_status(settings, self.plugins, now=now)
+                self.source = report.source
+                if report.source == "watcher":
+                    return report.rows
+                self._identities.clear()  # a watcher without a snapshot yet: the transcripts say
+            elif self.source == "watcher":
+                return list(self._rows.values())
+        if status_changed:
+            snapshot = read_snapshot(settings) or {}
+            self._suspended = {str(k) for k in snapshot.get("suspended") or ()}
+        return self._transcript_rows(now)
+
+    def _transcript_rows(self, now: float) -> list[StatusRow]:
+        if self.source != "transcripts" or not self._rows:
+            self.source = "transcripts"
+            report = collect_status(self.settings, self.plugins, now=now)
+            self._listed(now)
+            self._identities = self._stat(self._sessions.values())
+            return report.rows
+        if now - self._listed_at >= RELIST_SECONDS:
+            self._listed(now)
+        sessions = list(self._sessions.values())
+        identities = self._stat(sessions)
+        changed = [s for s in sessions if identities.get(s.key) != self._identities.get(s.key)]
+        self._identities = identities
+        rows = {key: row for key, row in self._rows.items() if key in self._sessions}
+        if changed:
+            for row in transcript_rows(
+                changed, self.settings, self.plugins, now, self.idle_timeout, self._suspended
+            ):
+                rows[row.key] = row
+        out = [
+            replace(
+                row,
+                state=derive_state(
+                    row.last_activity, now, self.idle_timeout, suspended=row.key in self._suspended
+                ),
+            )
+            for row in rows.values()
+        ]
+        out.sort(key=_order)
+        return out
+
+    def _listed(self, now: float) -> None:
+        self._sessions = {s.key: s for s in list_sessions(self.settings, self.plugins)}
+        self._listed_at = now
+
+    def sessions(self) -> dict[str, Session]:
+        """The sessions the resolvers list (taken again at most every :data:`RELIST_SECONDS`)."""
+        with self._lock:
+            now = self.clock()
+            if now - self._listed_at >= RELIST_SECONDS or not self._sessions:
+                self._listed(now)
+            return self._sessions
+
+    @staticmethod
+    def _stat(sessions: Iterable[Session]) -> dict[str, tuple[Identity, ...]]:
+        sessions = list(sessions)
+        paths = [os.fspath(p) for s in sessions for p in (s.path, *s.extra_paths)]
+        found = iter(_core.file_identities(paths))
+        return {s.key: tuple(next(found) for _ in range(1 + len(s.extra_paths))) for s in sessions}
+
+    def session(self, key: str) -> Session:
+        """The session ``key`` names (a name, id or prefix too, as the CLI takes them)."""
+        found = self.sessions().get(key)
+        return found if found is not None else resolve_session(key, self.settings, self.plugins)
+
+    # -- collisions --------------------------------------------------------------------------------------
+
+    def collisions(self) -> list[dict[str, Any]]:
+        """Files more than one live session touched in its recent activity, the digest's way: one session
+        edited or wrote the file, another edited, wrote or read it (the same file once made absolute
+        against each session's directory, :func:`sidelight.digest.absolute_path`). Each names the
+        sessions, whether each changed it, and when it last touched it; the newest first.
+
+        "Recent" is what a first look at a sibling reads (its last ``first_look_bytes``): what a digest
+        would tell a session that had not looked yet."""
+        live = [
+            key
+            for key, record in zip(self._keys(), self.rows(), strict=True)
+            if record["state"] in LIVE_STATES
+        ]
+        sessions = self.sessions()
+        chosen = [sessions[key] for key in live if key in sessions]
+        identities = self._stat(chosen)
+        cache_key = tuple(sorted((key, identities[key]) for key in identities))
+        if self._collision_cache is not None and self._collision_cache[0] == cache_key:
+            return self._collision_cache[1]
+        reads = [first_look(s, path, self.settings) for s in chosen for path in (s.path, *s.extra_paths)]
+        results = scan_reads(reads, self.plugins) if reads else []
+        by_session: dict[str, list[Activity]] = {}
+        for read, result in zip(reads, results, strict=True):
+            if isinstance(result, Activity):
+                by_session.setdefault(read.session.key, []).append(result)
+        # file -> session key -> (changed it, epoch seconds of its last touch)
+        files: dict[str, dict[str, tuple[bool, float | None]]] = {}
+        for key, activities in by_session.items():
+            session = sessions[key]
+            merged = SessionActivity.merge(session, activities, first_look=True)
+            changed = {absolute_path(f, merged.directory) for f in merged.files_changed}
+            last = epoch_seconds(merged.last_timestamp)
+            when: dict[str, float | None] = {}
+            for activity in activities:
+                cwd = activity.cwd or session.directory
+                for path in _touched(activity):
+                    when.setdefault(absolute_path(path, cwd), last)
+                for use in activity.tool_uses:
+                    if use.primary_arg and use.category in ("edit", "read"):
+                        moment = epoch_seconds(use.timestamp) if use.timestamp else None
+                        if moment is not None:
+                            when[absolute_path(use.primary_arg, cwd)] = moment
+            for path, moment in when.items():
+                files.setdefault(path, {})[key] = (path in changed, moment)
+        out = []
+        for path, touches in files.items():
+            if len(touches) < 2 or not any(changed for changed, _ in touches.values()):
+                continue
+            who = [
+                {
+                    "id": key,
+                    "name": self._records[key]["name"] if key in self._records else sanitize(key, NAME_LIMIT),
+                    "agent": sessions[key].format,
+                    "changed": changed,
+                    "when": iso(moment),
+                }
+                for key, (changed, moment) in sorted(touches.items(), key=lambda t: -(t[1][1] or 0.0))
+            ]
+            latest = max((w["when"] or "") for w in who)
+            out.append({"file": sanitize(path, PATH_LIMIT), "sessions": who, "latest": latest})
+        out.sort(key=lambda c: str(c["latest"]), reverse=True)
+        self._collision_cache = (cache_key, out)
+        return out
+
+    def _keys(self) -> list[str]:
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            return list(self._rows)
+
+    # -- timeline ----------------------------------------------------------------------------------------
+
+    def timeline(self, hours: float = TIMELINE_HOURS) -> dict[str, Any]:
+        """Messages and tool uses per minute for the last ``hours``, per session (the
+        :data:`TIMELINE_SESSIONS` most recently active of those active in that time), from each one's last
+        entries as ``sidelight read`` reads them; and the lifecycle changes in that time (the watcher's
+        event log, else judged from each session's last activity and the idle timeout)."""
+        from sidelight.reader import read_session
+
+        now = self.clock()
+        end = int(now // 60) * 60 + 60
+        start = end - int(hours * 3600)
+        minutes = (end - start) // 60
+        with self._lock:
+            if not self._loaded:
+                self.refresh()
+            rows = [
+                r for r in self._rows.values() if r.last_activity is not None and r.last_activity >= start
+            ]
+        rows.sort(key=lambda r: -(r.last_activity or 0.0))
+        shown, left_out = rows[:TIMELINE_SESSIONS], max(0, len(rows) - TIMELINE_SESSIONS)
+        sessions = self.sessions()
+        series = []
+        for row in shown:
+            session = sessions.get(row.key)
+            if session is None:
+                continue
+            identity = tuple(self._stat([session]).get(row.key, ()))
+            cached = self._timeline_cache.get(row.key)
+            if cached is not None and cached[0] == identity:
+                stamps = cached[1]
+            else:
+                try:
+                    entries = read_session(session, self.plugins, TIMELINE_ENTRIES)
+                except (OSError, ValueError, LookupError):
+                    entries = []
+                stamps = []
+                for entry in entries:
+                    moment = epoch_seconds(entry.timestamp) if entry.timestamp else None
+                    if moment is not None:
+                        stamps.append((moment, "tools" if entry.role == "tool" else "messages"))
+                self._timeline_cache[row.key] = (identity, stamps)
+            counts = {"messages": [0] * minutes, "tools": [0] * minutes}
+            for moment, kind in stamps:
+                index = int((moment - start) // 60)
+                if 0 <= index < minutes:
+                    counts[kind][index] += 1
+            series.append(
+                {
+                    "id": row.key,
+                    "name": self._records[row.key]["name"],
+                    "agent": row.agent,
+                    "messages": counts["messages"],
+                    "tools": counts["tools"],
+                }
+            )
+        return {
+            "start": iso(start),
+            "start_epoch": start,
+            "minutes": minutes,
+            "sessions": series,
+            "left_out": left_out,
+            "lifecycle": self._lifecycle_marks(start, now, {r.key for r in rows}),
+        }
+
+    def _lifecycle_marks(self, start: float, now: float, keys: set[str]) -> list[dict[str, Any]]:
+        marks: list[dict[str, Any]] = []
+        logged: set[str] = set()
+        for event in _tail_lines(self.settings.state_dir / ACTIVITY_EVENTS, EVENTS_TAIL_BYTES):
+            kind = event.get("kind")
+            info = event.get("session")
+            if kind not in LIFECYCLE_KINDS or not isinstance(info, dict):
+                continue
+            key = str(info.get("key"))
+            moment = epoch_seconds(str(event.get("time") or ""))
+            if moment is None or moment < start or key not in keys:
+                continue
+            logged.add(key)
+            marks.append({"id": key, "time": iso(moment), "epoch": moment, "kind": str(kind)[8:]})
+        with self._lock:
+            rows = [self._rows[key] for key in keys - logged if key in self._rows]
+        for row in rows:
+            if row.last_activity is None:
+                continue
+            # No event log for it: when the idle timeout made (or will have made) it idle, then ended.
+            for kind, moment in (
+                ("idle", row.last_activity + self.idle_timeout),
+                ("end", row.last_activity + 2 * self.idle_timeout),
+            ):
+                if start <= moment <= now:
+                    marks.append({"id": row.key, "time": iso(moment), "epoch": moment, "kind": kind})
+        marks.sort(key=lambda m: m["epoch"])
+        return marks
+
+    # -- one session -------------------------------------------------------------------------------------
+
+    def detail(self, key: str) -> dict[str, Any]:
+        """A session's page: its row, recent conversation (``sidelight read``), the last context sidelight
+        injected into it, what its next prompt would get (``sidelight context``; nothing moves) and its
+        recap (``sidelight recap``). Raises ``LookupError`` for a session that does not exist."""
+        from sidelight.hook import host_event, plan_event
+        from sidelight.reader import read_session, result_line
+        from sidelight.recap.handoff import build_for_session
+
+        session = self.session(key)
+        record = self.row(session.key) or {
+            "id": session.key,
+            "name": sanitize(session.name, NAME_LIMIT),
+            "agent": session.format,
+            "project": sanitize(session.group, PATH_LIMIT),
+            "state": "ended",
+        }
+        out: dict[str, Any] = {"session": record, "path": sanitize(os.fspath(session.path), PATH_LIMIT)}
+        try:
+            entries = read_session(session, self.plugins, READ_ENTRIES)
+            out["conversation"] = [
+                {
+                    "time": entry.timestamp,
+                    "role": entry.role,
+                    "text": None if entry.text is None else sanitize_lines(entry.text, keep_spacing=True),
+                    "tool": None if entry.tool_name is None else sanitize(entry.tool_name, NAME_LIMIT),
+                    "arg": None if entry.primary_arg is None else sanitize(entry.primary_arg, TEXT_LIMIT),
+                    "result": result_line(entry.result, error=entry.result_error),
+                }
+                for entry in entries
+            ]
+        except (OSError, ValueError, LookupError) as error:
+            out["conversation"] = []
+            out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
+        out["last_injected"] = last_injected(session.path)
+        try:
+            event = host_event(session, "prompt", None, self.plugins.injectors())
+            plan = plan_event(event, self.settings, self.plugins, measure=True)
+            try:
+                out["next_context"] = _plan_record(plan.as_dict())
+            finally:
+                plan.close()
+        except Exception as error:  # a plugin's failure costs this part of the page, not the page
+            out["next_context"] = None
+            out["next_context_error"] = sanitize(str(error), TEXT_LIMIT)
+        try:
+            recap = build_for_session(session, self.settings, self.plugins)
+            out["recap"] = _own_text(recap.text)
+        except Exception as error:
+            out["recap"] = None
+            out["recap_error"] = sanitize(str(error), TEXT_LIMIT)
+        return out
+
+    def recap_to_file(self, key: str) -> Path:
+        """Writes the session's recap as a handoff file (as ``sidelight recap -w``) in
+        ``<state dir>/recaps/``; its path."""
+        from sidelight.recap.handoff import build_for_session, handoff_document, write_handoff
+        from sidelight.statefile import private_dir, regular_file_target, safe_name
+
+        session = self.session(key)
+        folder = self.settings.state_dir / RECAPS_DIR
+        private_dir(folder)
+        target = regular_file_target(folder / f"{safe_name(session.key)[-200:]}.md")
+        size = session.path.stat().st_size
+        recap = build_for_session(session, self.settings, self.plugins)
+        return write_handoff(target, handoff_document(recap, session, size), mode=0o600)
+
+    def request(self, key: str, action: str) -> dict[str, Any]:
+        """Suspends or resumes a session (as ``sidelight suspend`` / ``resume``)."""
+        from sidelight.watch.watcher import request_resume, request_suspend
+
+        session = self.session(key)
+        live = (request_suspend if action == "suspend" else request_resume)(session.key, self.settings)
+        return {"id": session.key, "action": action, "applied_by_watcher": live}
+
+    # -- fleet -------------------------------------------------------------------------------------------
+
+    def fleet(self) -> dict[str, Any] | None:
+        """The fleet's other machines and their sessions when Redis is configured (``None``: no fleet);
+        asked at most every :data:`FLEET_SECONDS`."""
+        if not self.settings.redis_url:
+            return None
+        now = self.clock()
+        cached = self._fleet
+        if cached is None or now - cached[0] >= FLEET_SECONDS:
+            from sidelight.fleet.streams import list_remote
+
+            hosts: dict[str, list[dict[str, Any]]] = {}
+            error: str | None = None
+            try:
+                for activity in list_remote(self.settings, timeout=1.0):
+                    host = activity.session.key.split(":", 2)[1]
+                    hosts.setdefault(host, []).append(
+                        {
+                            "name": sanitize(activity.session.name, NAME_LIMIT),
+                            "agent": activity.session.format,
+                            "project": sanitize(activity.session.group, PATH_LIMIT),
+                            "messages": activity.messages,
+                            "last_activity": activity.last_timestamp,
+                        }
+                    )
+            except Exception as error_:  # Redis down or misconfigured: said on the page
+                error = sanitize(str(error_), TEXT_LIMIT)
+            listed = [{"host": sanitize(h, NAME_LIMIT), "sessions": s} for h, s in sorted(hosts.items())]
+            cached = self._fleet = (now, listed, error)
+        return {"hosts": cached[1], "error": cached[2]}
+
+
+_STATE_ORDER = {"active": 0, "idle": 1, "suspended": 2, "ended": 3}
+
+
+def _order(row: StatusRow) -> tuple[int, float, str]:
+    """As ``sidelight status`` orders its rows: live first, then the most recent."""
+    return (_STATE_ORDER.get(row.state, 4), -(row.last_activity or 0.0), row.name)
+
+
+def _own_text(text: str) -> str:
+    """Text sidelight made itself (a plan, a recap) from sanitized parts: secrets redacted again and
+    invisible characters dropped, its own frame left as it is (defanging it would misquote it)."""
+    return redact(strip_invisible(text))
+
+
+def _plan_record(plan: dict[str, Any]) -> dict[str, Any]:
+    plan = dict(plan)
+    plan["text"] = None if plan.get("text") is None else _own_text(str(plan["text"]))
+    plan["blocks"] = [{**block, "text": _own_text(str(block.get("text") or ""))} for block in plan["blocks"]]
+    plan["session"] = None if plan.get("session") is None else sanitize(str(plan["session"]), NAME_LIMIT)
+    return plan
+
+
+def last_injected(path: Path) -> str | None:
+    """The last block sidelight injected into the transcript at ``path``, as the host recorded it (Claude
+    Code's hook attachment, Codex's developer message, Pi's custom message…): the last string in the
+    last :data:`INJECTED_TAIL_BYTES` that starts with one of sidelight's headers
+    (:data:`sidelight.history.INJECTED_HEADERS`); ``None`` when there is none. The decoders leave these
+    entries out of every count, so they are looked for in the lines themselves."""
+    from sidelight.history import INJECTED_HEADERS
+
+    found: str | None = None
+    for line in _tail_lines(path, INJECTED_TAIL_BYTES):
+        for text in _strings(line):
+            start = min((i for i in (text.find(h) for h in INJECTED_HEADERS) if i >= 0), default=-1)
+            if start >= 0:
+                found = text[start:]
+    if found is None:
+        return None
+    return sanitize_lines(found, keep_spacing=True)
+
+
+def _strings(value: Any, depth: int = 0) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif depth < 20 and isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif depth < 20 and isinstance(value, list):
+        for item in value:
+            yield from _strings(item, depth + 1)
+
+
+def _tail_lines(path: Path, size: int) -> list[dict[str, Any]]:
+    """The JSON objects of the whole lines in the last ``size`` bytes of ``path`` (none when it cannot be
+    read; lines that are no JSON object are skipped)."""
+    try:
+        with path.open("rb") as file:
+            end = file.seek(0, os.SEEK_END)
+            file.seek(max(0, end - size))
+            data = file.read(size)
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if end > size:
+        lines = lines[1:]  # the first is cut
+    out = []
+    for line in lines:
+        if b"{" not in line:
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+    return out
