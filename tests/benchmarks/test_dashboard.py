@@ -79,7 +79,7 @@ def _assistant(n: int, block: dict[str, Any], moment: float) -> str:
         "message": {"id": f"m{n}", "role": "assistant", "content": [block]},
         "timestamp": iso(moment),
     }
-    return json.dumps(entry) + "\n"
+    return json.dumps(entry, separators=(",", ":")) + "\n"
 
 
 def build_home(home: Path, sessions: int, now: float) -> list[Path]:

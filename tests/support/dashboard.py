@@ -164,7 +164,8 @@ def scripted_run(home: Path, now: float | None = None) -> Run:
 
 
 def claude_prompt(text: str, moment: float, cwd: Path, session_id: str = "s") -> str:
-    """One Claude Code prompt line, as the CLI writes it (the fields sidelight reads)."""
+    """One Claude Code prompt line, as the CLI writes it: compact JSON (sidelight finds the `cwd` in a
+    transcript's head as `"cwd":"`), the fields sidelight reads."""
     entry = {
         "type": "user",
         "message": {"role": "user", "content": text},
@@ -173,7 +174,7 @@ def claude_prompt(text: str, moment: float, cwd: Path, session_id: str = "s") ->
         "cwd": str(cwd),
         "uuid": f"u-{moment:.6f}",
     }
-    return json.dumps(entry) + "\n"
+    return json.dumps(entry, separators=(",", ":")) + "\n"
 
 
 def claude_reply(n: int, text: str, moment: float) -> str:
@@ -183,7 +184,7 @@ def claude_reply(n: int, text: str, moment: float) -> str:
         "timestamp": iso(moment),
         "uuid": f"a-{n}",
     }
-    return json.dumps(entry) + "\n"
+    return json.dumps(entry, separators=(",", ":")) + "\n"
 
 
 def append(path: Path, text: str) -> None:
