@@ -147,6 +147,12 @@ def test_dashboard_with_many_sessions(benchmark, benchmarks_enabled, tmp_path):
                 )
                 result["rows_ms"] = round(page.evaluate("performance.now()"))
                 page.wait_for_load_state("load")
+                # The entry is made when the frame is presented, which may come after the load event.
+                page.wait_for_function(
+                    "() => performance.getEntriesByType('paint')"
+                    ".some(e => e.name === 'first-contentful-paint')",
+                    polling="raf",
+                )
                 timing = page.evaluate(
                     """() => {
                         const paint = performance.getEntriesByType("paint")

@@ -320,7 +320,7 @@ def screenshot(out: Path) -> None:
 
     from playwright.sync_api import sync_playwright
 
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as driver:
+    with tempfile.TemporaryDirectory(prefix="sidelight-demo-") as tmp, sync_playwright() as driver:
         home = Path(tmp) / "home"
         home.mkdir()
         scripted_run(home)
