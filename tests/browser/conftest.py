@@ -1,4 +1,4 @@
-"""Fixtures of the dashboard's browser tests: one headless chromium for the whole run (Debian's, installed
+"""Fixtures of the dashboard's browser tests: one headless chromium per test module (Debian's, installed
 by ``make browser``, driven by Playwright), a fresh page (its own context: no cookie carried over) per
 test, a scripted multi-agent run in a throwaway HOME, and ``sidelight dashboard`` serving it.
 
@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, Playwright
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session-scoped: while Playwright's sync API is open, its event loop counts as the
+# running one in the main thread, so every later test calling asyncio.run() (tests/test_hosts.py) would
+# fail with "cannot be called from a running event loop".
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     try:
         from playwright.sync_api import sync_playwright
@@ -40,7 +43,7 @@ def playwright() -> Iterator[Playwright]:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     try:
         browser = launch_chromium(playwright)
