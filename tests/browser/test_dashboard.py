@@ -184,7 +184,7 @@ def test_a_request_without_the_token_is_refused(page: Page, dashboard: Dashboard
     assert status in (400, 403), status
 
 
-def test_a_filter_by_agent_hides_the_other_agents(page: Page, dashboard: Dashboard):
+def test_the_filters_hide_the_other_agents_states_and_projects(page: Page, dashboard: Dashboard, run: Run):
     open_overview(page, dashboard)
     page.select_option("#filter-agent", "pi")
     page.wait_for_function(
@@ -201,6 +201,15 @@ def test_a_filter_by_agent_hides_the_other_agents(page: Page, dashboard: Dashboa
         ".every(r => r.hidden === (r.dataset.state !== 'ended'))"
     )
     assert "codex" in [r["agent"] for r in rows(page) if not r["hidden"]]
+    page.select_option("#filter-state", "")
+    page.select_option("#filter-project", str(run.other_project))
+    page.wait_for_function(
+        "project => [...document.querySelectorAll('tr[data-session-id]')]"
+        ".every(r => r.hidden === (r.closest('section.project').dataset.project !== project))",
+        arg=str(run.other_project),
+    )
+    assert sorted(r["agent"] for r in rows(page) if not r["hidden"]) == ["claude-code", "qwen"]
+    expect(page.locator(f'section.project[data-project="{run.project}"]')).to_be_hidden()
 
 
 def test_the_session_page_shows_its_conversation_as_text(page: Page, dashboard: Dashboard, run: Run):
