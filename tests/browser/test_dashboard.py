@@ -18,6 +18,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.conftest import cli_command
+from tests.support import watching
 from tests.support.dashboard import (
     HOSTILE_PROMPT,
     Dashboard,
@@ -26,6 +27,8 @@ from tests.support.dashboard import (
     claude_prompt,
     claude_reply,
     dashboard_env,
+    scripted_run,
+    start_dashboard,
 )
 
 pytestmark = pytest.mark.browser
@@ -235,3 +238,37 @@ def test_the_session_page_shows_its_conversation_as_text(page: Page, dashboard: 
     )
     assert not injected
     assert dialogs == []
+
+
+def test_with_a_running_watcher_the_page_follows_its_snapshot(page: Page, tmp_path):
+    """As people run it: ``sidelight watch`` in the background, the dashboard reading its snapshot."""
+    home = tmp_path / "home"
+    home.mkdir()
+    run = scripted_run(home)
+    assert run.quiet is not None
+    env = dashboard_env(home)
+    watcher = watching.start_serving([*cli_command(), "watch"], env, home, home / "state")
+    try:
+        server = start_dashboard(home)
+        try:
+            open_overview(page, server)
+            expect(page.locator("body")).to_contain_text(f"from the running watcher (pid {watcher.pid})")
+            row = page.locator('tr[data-session-id*="5e55a0e0"]')
+            expect(row).to_have_attribute("data-state", "ended")
+            before = int(row.locator("td.messages").inner_text())
+            now = time.time()
+            wrote = time.monotonic()
+            append(
+                run.quiet,
+                claude_prompt("And the docs", now, run.other_project, "5e55a0e0-0000-4000-8000-00000000beef")
+                + claude_reply(3, "Updated.", now),
+            )
+            expect(row).to_have_attribute("data-state", "active", timeout=LIVE_BOUND_MS)
+            expect(row.locator("td.messages")).to_have_text(str(before + 2), timeout=LIVE_BOUND_MS)
+            print(f"\nlive update through the watcher: {(time.monotonic() - wrote) * 1000:.0f} ms")
+        finally:
+            code, err = server.stop()
+        assert code == 0, err[-3000:]
+    finally:
+        errors = watching.stop(watcher).decode()
+    assert watcher.returncode == 0, errors[-3000:]
