@@ -77,8 +77,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
 @pytest.fixture(scope="module")
 def dashboard(run: Run) -> Iterator[Dashboard]:
     """``sidelight dashboard --port 0 --no-browser`` in the run's HOME; stopped with SIGTERM, which must
-    end it with exit 0 and no traceback."""
+    end it with exit 0 and no traceback, having printed nothing but its URL line on stdout."""
     server = start_dashboard(run.home)
     yield server
     code, err = server.stop()
     assert code == 0 and "Traceback" not in err, f"the dashboard stopped with exit {code}: {err[-3000:]}"
+    assert len(server.lines) == 1, f"more than the URL line on stdout: {server.lines}"

@@ -19,11 +19,12 @@ import selectors
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sidelight.paths import claude_sanitize, pi_encode_cwd
 from tests.conftest import cli_command
@@ -225,20 +226,32 @@ class Dashboard:
     url: str
     base: str
     token: str
+    #: What it printed on stdout: the URL line, and after :meth:`stop` anything else (the contract: nothing).
     lines: list[str]
     seconds_to_listen: float
+    # A file, not a pipe: a server that logs much would block on a full pipe nobody reads until the end.
+    errors: IO[bytes]
 
     def stop(self, timeout: float = 20.0) -> tuple[int, str]:
         """SIGTERM, as a service manager stops it; returns the exit code and what it wrote on stderr."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
-            _, err = self.process.communicate(timeout=timeout)
+            out, _ = self.process.communicate(timeout=timeout)
+            code = self.process.returncode
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _, err = self.process.communicate()
-            return -9, err
-        return self.process.returncode, err
+            out, _ = self.process.communicate()
+            code = -9
+        self.lines.extend(out.splitlines(keepends=True))
+        return code, _read_all(self.errors)
+
+
+def _read_all(file: IO[bytes]) -> str:
+    file.seek(0)
+    text = file.read().decode("utf-8", "replace")
+    file.close()
+    return text
 
 
 def start_dashboard(home: Path, *args: str, timeout: float = 60.0) -> Dashboard:
@@ -248,11 +261,12 @@ def start_dashboard(home: Path, *args: str, timeout: float = 60.0) -> Dashboard:
     ``timeout`` seconds (a bound for a loaded machine, not a measure)."""
     argv = [*cli_command(), "dashboard", "--port", "0", "--no-browser", *args]
     started = time.monotonic()
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 (outlives this call: Dashboard.stop reads and closes it)
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors,
         text=True,
         env=dashboard_env(home),
         cwd=home,
@@ -272,13 +286,14 @@ def start_dashboard(home: Path, *args: str, timeout: float = 60.0) -> Dashboard:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
         try:
-            out, err = process.communicate(timeout=10)
+            out, _ = process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
-            out, err = process.communicate()
+            out, _ = process.communicate()
         raise AssertionError(
             f"`{' '.join(argv[-5:])}` did not print its URL line within {timeout:.0f}s "
-            f"(exit {process.returncode}); stdout: {(line + out)[-2000:]!r}; stderr: {err[-3000:]!r}"
+            f"(exit {process.returncode}); stdout: {(line + out)[-2000:]!r}; "
+            f"stderr: {_read_all(errors)[-3000:]!r}"
         )
     return Dashboard(
         process=process,
@@ -287,6 +302,7 @@ def start_dashboard(home: Path, *args: str, timeout: float = 60.0) -> Dashboard:
         token=found["token"],
         lines=[line],
         seconds_to_listen=listening,
+        errors=errors,
     )
 
 
@@ -316,8 +332,6 @@ def launch_chromium(playwright: Playwright) -> Browser:
 
 def screenshot(out: Path) -> None:
     """The overview of the scripted run, as the README shows it (``docs/dashboard-overview.png``)."""
-    import tempfile
-
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="sidelight-demo-") as tmp, sync_playwright() as driver:
