@@ -9,7 +9,7 @@ CLIENTS_DIR := tests/e2e/clients
 # The real agent CLIs used by the end-to-end tests, installed from the pinned lock file.
 CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
 
-.PHONY: install build-dev run clients redis-server lint fmt test test-fast bench fuzz soak all clean
+.PHONY: install build-dev run clients redis-server browser lint fmt test test-fast bench fuzz soak all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,15 @@ redis-server:  ## Debian's redis-server for the fleet tests, installed with apt-
 	@command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || [ "$$SIDELIGHT_SKIP_REDIS" = 1 ] || \
 		{ echo "redis-server could not be installed; set SIDELIGHT_SKIP_REDIS=1 to skip the fleet tests" >&2; exit 1; }
 
+# The dashboard's browser tests (tests/browser) drive Debian's chromium through Playwright's Python package
+# (the test extra); Playwright's own browser download needs hosts CI cannot reach. Installed when missing.
+browser:  ## Debian's chromium for the dashboard's browser tests, installed with apt-get when missing
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null || [ -x /usr/bin/chromium ] || \
+		{ echo "chromium could not be installed (apt-get install chromium); the browser tests need it" >&2; exit 1; }
+
 lint: build-dev  ## cargo fmt/clippy, ruff, mypy --strict, stubtest, the layer check
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
@@ -53,12 +62,12 @@ fmt:
 	$(VENV)/bin/ruff format python tests
 	$(VENV)/bin/ruff check --fix python tests
 
-test: build-dev clients redis-server  ## every test: Rust unit and property tests, Python, end-to-end with the real CLIs
+test: build-dev clients redis-server browser  ## every test: Rust unit and property tests, Python, end-to-end with the real CLIs
 	cargo test --workspace --quiet
 	$(VENV)/bin/pytest
 
-test-fast: build-dev redis-server  ## Python tests without the real CLIs
-	$(VENV)/bin/pytest -m "not e2e"
+test-fast: build-dev redis-server  ## Python tests without the real CLIs and the browser
+	$(VENV)/bin/pytest -m "not e2e and not browser"
 
 bench: build-dev  ## benchmarks, peers side by side in one run
 	mkdir -p .benchmarks
