@@ -145,7 +145,12 @@ def commands_in_code(text: str) -> tuple[list[str], list[str]]:
     for block in FENCE.finditer(OUTPUT.sub("", text)):  # not the help texts
         if block["lang"] not in {"sh", "text", "bash", "console", ""}:
             continue
-        for line in block["body"].splitlines():
+        lines = block["body"].splitlines()
+        # A block with `$ ` prompts shows output too: only its prompted lines are commands.
+        prompted = any(line.startswith("$ ") for line in lines)
+        for line in lines:
+            if prompted and not line.startswith("$ "):
+                continue
             line = line.removeprefix("$ ").strip()
             if line.startswith("sidelight "):
                 found.append(line)
