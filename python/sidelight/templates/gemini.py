@@ -301,8 +301,8 @@ def render_hook(event: HostEvent, text: str | None) -> str | None:
     """``{"hookSpecificOutput": {"hookEventName": GEMINI EVENT, "additionalContext": TEXT}}``, or ``None``.
 
     Gemini HTML-escapes the ``<`` and ``>`` of the text it passes on (``->`` would reach the model as
-    ``-&gt;``), so the text is sent without them (:func:`sidelight.templates.hosts.escape_proof`)."""
-    from sidelight.templates.hosts import escape_proof  # loaded with the built-in injectors anyway
+    ``-&gt;``), so the text is sent without them (:func:`sidelight.redact.escape_proof`)."""
+    from sidelight.redact import escape_proof  # loaded by the digest already
 
     if not text:
         return None

@@ -8,8 +8,8 @@ digest text into what the hook prints:
   ``cwd``, ``hook_event_name``, ``prompt``, ``source``) and print
   ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}``;
 - ``qwen`` reads the same fields (Qwen Code's hooks are Claude Code's) and prints the same JSON, its
-  ``<`` and ``>`` as look-alikes (:func:`escape_proof`); the empty-prompt call Qwen makes after each
-  tool result gets nothing (:mod:`sidelight.hook`);
+  ``<`` and ``>`` as look-alikes (:func:`sidelight.redact.escape_proof`); the empty-prompt call Qwen
+  makes after each tool result gets nothing (:mod:`sidelight.hook`);
 - ``copilot`` reads Copilot CLI's ``{sessionId, timestamp, cwd, prompt | source | reason}`` (which event
   it is follows from the keys, see :func:`read_copilot_hook`) and prints a top-level
   ``{"additionalContext": TEXT}``, the only shape Copilot injects;
@@ -32,7 +32,6 @@ from sidelight.records import EventName, HostEvent, InjectorSpec
 
 __all__ = [
     "PI_EVENTS",
-    "escape_proof",
     "read_command_hook",
     "read_copilot_hook",
     "read_pi_event",
@@ -158,26 +157,11 @@ def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     )
 
 
-#: The look-alikes :func:`escape_proof` puts for ``<`` and ``>`` (those of ``redact.defang``).
-_ESCAPE_PROOF = str.maketrans({"<": "\u2039", ">": "\u203a"})
-
-
-def escape_proof(text: str) -> str:
-    """``text`` without ``<`` or ``>``, for a host that HTML-escapes a hook's context before the model
-    sees it (Gemini CLI and its fork Qwen Code replace them with ``&lt;``/``&gt;``, which would reach
-    the model as escape garbage: ``-&gt;``, ``echo x &gt; out.txt``): ``->`` becomes ``→`` and any
-    other bracket its look-alike (``‹``, ``›``).
-
-    >>> escape_proof('"go" -> wrote a.txt; ran echo x > out.txt, read <b>')
-    '"go" → wrote a.txt; ran echo x › out.txt, read ‹b›'
-    """
-    if "<" not in text and ">" not in text:
-        return text
-    return text.replace("->", "\u2192").translate(_ESCAPE_PROOF)
-
-
 def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:
-    """:func:`render_hook_json` of :func:`escape_proof` text (Qwen Code)."""
+    """:func:`render_hook_json` of text with no ``<`` or ``>``, which Qwen Code would HTML-escape
+    (:func:`sidelight.redact.escape_proof`)."""
+    from sidelight.redact import escape_proof  # loaded by the digest already
+
     return render_hook_json(event, None if text is None else escape_proof(text))
 
 
