@@ -176,6 +176,21 @@ def test_the_first_look_reads_only_a_recent_tail(world) -> None:
     assert "ancient history" not in digest
 
 
+def test_the_default_first_look_holds_a_real_claude_code_session_s_first_turn(world, tmp_path: Path) -> None:
+    # Claude Code 2.1.330 writes ~140 KB of attachments and request shapes after a session's first
+    # prompt: in a real run, a 64 KiB first look began after the prompt and its edit, and the digest said
+    # only `ran python3 test_app.py`. The sample's two turns are 167 KB; its first prompt, its first
+    # command (`ls -la`) and its edit lie more than 64 KiB from its end.
+    sessions, updates, settings = world
+    sample = Path(__file__).parent / "data" / "claude-code" / "four-tools-resume.jsonl"
+    sessions["discord"].path.write_bytes(sample.read_bytes())
+    default = Settings.load(env={}, home=tmp_path).first_look_bytes
+    digest = updates(settings=replace(settings, first_look_bytes=default)) or ""
+    (line,) = [line for line in digest.splitlines() if line.startswith("- claude discord ")]
+    assert '"Create notes.txt with two lines, then change beta to gamma' in line, digest
+    assert "9 messages" in line and "edited notes.txt" in line and "(+1)" in line, digest
+
+
 def test_a_rewritten_sibling_is_read_like_a_first_look(world) -> None:
     sessions, updates, _ = world
     path = sessions["discord"].path
