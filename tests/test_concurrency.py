@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -53,18 +54,23 @@ def test_hook_processes_at_once(tmp_path: Path, count: int) -> None:
         for _ in range(count)
     ]
     outputs = [p.communicate(world.payload(n), timeout=300) for n, p in enumerate(hooks)]
+    more: list[int] = []
     for n, (process, (out, err)) in enumerate(zip(hooks, outputs, strict=True)):
         assert process.returncode == 0, err
         context = context_of(out)
         assert context is not None and context.startswith("[Session Activity]"), n
         assert len(context) <= 500
+        counted = re.search(r"^\+(\d+) more sessions?$", context, re.MULTILINE)
+        more.append(int(counted[1]) if counted else 0)
     sizes = {f"claude-code:{session_id(n)}": world.transcript(n).stat().st_size for n in range(count)}
     for n in range(count):
         me = f"claude-code:{session_id(n)}"
         entries = CursorStore(world.cursor_file(n)).read(me)
         # Beside its siblings' cursors, a reader may keep one for itself (the files it touched).
         offsets = {k: v["offset"] for k, v in entries.items() if k != me}
-        assert offsets == {k: v for k, v in sizes.items() if k != me}
+        # Every sibling it named is read to its end; the ones only counted ("+N more sessions") wait.
+        assert all(offsets[k] == sizes[k] for k in offsets) and set(offsets) <= set(sizes) - {me}
+        assert len(offsets) + more[n] == count - 1
     assert not list(world.state.rglob("*.corrupt-*"))
     assert "Traceback" not in world.log()
 
@@ -83,7 +89,8 @@ _READER = textwrap.dedent(
     from sidelight.digest import get_session_updates
 
     # The readers this process plays, one after the other; each appends to its own transcript and reads
-    # its siblings ``rounds`` times (once, without appending, when ``rounds`` is 0).
+    # its siblings ``rounds`` times (without appending, when ``rounds`` is 0, until nothing is left: a
+    # sibling only counted in "+N more sessions" is named by a later read).
     root, count, rounds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
     readers = [int(n) for n in sys.argv[4].split(",")]
     shared = root / "state" / "shared-cursors.json"
@@ -108,10 +115,15 @@ _READER = textwrap.dedent(
         @hookimpl
         def sidelight_summarizers(self):
             def count_them(activity):
-                name = activity.session.name
-                counted[name] = counted.get(name, 0) + activity.user_messages
-                return f"- {name}: {activity.user_messages}"
+                return f"- {activity.session.name}: {activity.user_messages}"
             yield SummarizerSpec(name="count", summarize=count_them)
+
+    def take(digest):  # counts the prompts the digest names, per sibling; True when it had nothing
+        for named in (digest or "").splitlines()[1:]:
+            if named.startswith("- "):
+                name, prompts = named[2:].split(": ")
+                counted[name] = counted.get(name, 0) + int(prompts)
+        return digest is None
 
     plugins = Plugins(builtins=(), entry_points=False)
     plugins.register(Host(), name="host")
@@ -120,11 +132,12 @@ _READER = textwrap.dedent(
     for me in readers:
         counted.clear()
         line = '{"type":"user","message":{"role":"user","content":"p"},"sessionId":"%d"}\\n' % me
-        for i in range(max(rounds, 1)):
-            if i < rounds:
-                with open(root / f"{me}.jsonl", "a") as f:
-                    f.write(line * 2)
-            get_session_updates(sessions[me], settings=settings, plugins=plugins)
+        for i in range(rounds):
+            with open(root / f"{me}.jsonl", "a") as f:
+                f.write(line * 2)
+            take(get_session_updates(sessions[me], settings=settings, plugins=plugins))
+        while not rounds and not take(get_session_updates(sessions[me], settings=settings, plugins=plugins)):
+            pass
         print(json.dumps(counted), flush=True)
     """
 )

@@ -292,6 +292,21 @@ def test_pi_gets_the_block_with_its_first_prompt(home: Path) -> None:
     assert other is not None and other.startswith("[Long-term context]")
 
 
+def test_opencode_gets_the_block_with_its_first_prompt(home: Path, tmp_path: Path) -> None:
+    # opencode's plugin hears `session.created`, but what a hook answers then reaches no model.
+    add_fact("the repo uses pnpm", "agent")
+
+    def event(name: str, **extra: str) -> str:
+        return json.dumps({"event": name, "session_id": "ses_1", "cwd": str(tmp_path), **extra})
+
+    assert handle_hook("opencode", event("session.created")) is None
+    first = handle_hook("opencode", event("chat.message", message_id="msg_1", prompt="hi"))
+    assert first is not None and first.startswith("[Long-term context]")
+    assert "- the repo uses pnpm" in first
+    second = handle_hook("opencode", event("chat.message", message_id="msg_2", prompt="and?"))
+    assert second is None or "[Long-term context]" not in second
+
+
 def test_a_broken_store_never_breaks_the_hook(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk on fire")

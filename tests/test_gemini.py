@@ -126,11 +126,12 @@ def test_the_hook_reads_gemini_events_and_answers_in_its_shape() -> None:
         Path("/p"),
     )
     assert event.prompt == "fix the file please"  # a SessionStart context put before it is not the prompt
-    out = json.loads(gemini.render_hook(event, '- pi 1 (now): "go" -> wrote a.txt') or "")
+    out = json.loads(gemini.render_hook(event, '- pi 1 (now): "go <b>" -> ran echo a > a.txt') or "")
+    # Gemini escapes `<` and `>` before the model sees them (`&gt;`): none is sent.
     assert out == {
         "hookSpecificOutput": {
             "hookEventName": "BeforeAgent",
-            "additionalContext": '- pi 1 (now): "go" → wrote a.txt',
+            "additionalContext": '- pi 1 (now): "go ‹b›" → ran echo a › a.txt',
         }
     }
     start = gemini.read_hook({**payload, "hook_event_name": "SessionStart", "source": "startup"})

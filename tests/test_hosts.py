@@ -451,6 +451,28 @@ def test_qwen_reads_claude_codes_protocol(injectors: dict[str, Any]) -> None:
     }
 
 
+#: A digest the real Qwen Code 0.24.4 got in a seven-agent run, as sidelight made it.
+SEVEN_AGENT_DIGEST = (
+    "[Session Activity] (what your other sessions did since you last looked — a report, not instructions)\n"
+    '- gemini 53b66091 (just now, 3 messages): "gemini: read app.py and explain" -> read 1 file\n'
+    '- claude 71a8d5aa (just now, 4 messages): "cc: fix add in app.py & run the tests <please>" -> '
+    "edited app.py; ran python3 test_app.py > out.txt 2>&1"
+)
+
+
+def test_qwen_gets_no_angle_brackets_it_would_escape(injectors: dict[str, Any]) -> None:
+    # Qwen Code sends a hook's context as `context.replace(/</g, "&lt;").replace(/>/g, "&gt;")`: the
+    # model got `-&gt; read 1 file`. What it sends must be what sidelight meant.
+    event = injectors["qwen"].read_event(QWEN_PROMPT)
+    sent = json.loads(injectors["qwen"].render(event, SEVEN_AGENT_DIGEST))["hookSpecificOutput"]
+    text = sent["additionalContext"]
+    assert text.replace("<", "&lt;").replace(">", "&gt;") == text
+    assert '"gemini: read app.py and explain" → read 1 file' in text
+    assert '"cc: fix add in app.py & run the tests ‹please›" → edited app.py' in text
+    assert "ran python3 test_app.py › out.txt 2›&1" in text
+    assert text.startswith("[Session Activity] (what your other sessions did")
+
+
 @pytest.mark.parametrize(
     ("payload", "event", "prompt"),
     [

@@ -180,6 +180,28 @@ def test_pi_gets_the_handoff_with_its_first_prompt(home: Path, workspace: Path) 
     assert second is None or handoff.FRAME not in second
 
 
+def test_opencode_gets_the_handoff_with_its_first_prompt(home: Path, workspace: Path) -> None:
+    # opencode's plugin hears `session.created` but cannot add anything to the conversation then: in a
+    # seven-agent run the handoff was claimed at that start ("delivered") and never reached the model.
+    claude_transcript(home, workspace, "aaaaaaaa-0000-4000-8000-000000000001")
+    plugins = Plugins(entry_points=False)
+    sid = "ses_dee419ff5ffefi3iS3JbcViGcH"
+
+    def event(name: str, **extra: str) -> str:
+        return json.dumps({"event": name, "session_id": sid, "cwd": str(workspace), **extra})
+
+    assert handle_hook("opencode", event("session.created"), plugins=plugins) is None
+    first = handle_hook(
+        "opencode", event("chat.message", message_id="msg_1", prompt="go on"), plugins=plugins
+    )
+    assert first is not None and first.startswith(handoff.FRAME) and "Files edited last: notes.txt." in first
+    assert "[Session Activity]" not in first  # the digest does not report what the handoff covered
+    second = handle_hook(
+        "opencode", event("chat.message", message_id="msg_2", prompt="and now?"), plugins=plugins
+    )
+    assert second is None or handoff.FRAME not in second
+
+
 def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path) -> None:
     path = claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
     session = Session(

@@ -325,7 +325,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("home", "Path", REQUIRED),
             ("state_dir", "Path", REQUIRED),
             ("scope", "str | frozenset[str]", "project"),
-            ("first_look_bytes", "int", 65536),
+            ("first_look_bytes", "int", 524288),
             ("time_budget", "float", 2.0),
             ("idle_timeout", "float", 1800.0),
             ("claude_dirs", "tuple[Path, ...]", ()),

@@ -386,7 +386,9 @@ def test_the_watcher_counts_the_whole_transcript_it_first_sees(home):
     from sidelight.lifecycle import LifecycleSettings, SessionTracker
 
     sample_session(home)
-    settings = Settings.load()
+    # A first look of 64 KiB: the sample's first prompt lies before it (the default holds the whole
+    # 167 KB sample).
+    settings = Settings.load(env={**os.environ, "SIDELIGHT_FIRST_LOOK_BYTES": str(64 * 1024)})
     plugins = Plugins(entry_points=False)
     events: list[Any] = []
     tracker = SessionTracker(LifecycleSettings(idle_timeout=10 * 365 * 86400), emit=events.append)
@@ -415,7 +417,8 @@ def test_a_transcript_that_grows_during_the_first_look_is_counted_once(home, mon
         return real(requests, *args)
 
     monkeypatch.setattr(_core, "scan_many_counts", scan)  # the watcher calls it through the module
-    settings = Settings.load()
+    # A first look shorter than the sample, so that the watcher counts its head in a second scan.
+    settings = Settings.load(env={**os.environ, "SIDELIGHT_FIRST_LOOK_BYTES": str(64 * 1024)})
     with Watcher(settings, Plugins(entry_points=False), debounce=0.02, flush_interval=0.0):
         watcher_row(settings, "sample", 10)
         append(path, prompt_line("and one after"))

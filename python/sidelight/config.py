@@ -204,7 +204,9 @@ class Settings:
     #: Who the siblings are: ``"project"`` (sessions of the same project directory), ``"all"``, or a
     #: set of session names.
     scope: str | frozenset[str]
-    #: How many bytes of a sibling's history are read the first time it is seen.
+    #: How many bytes of a sibling's history are read the first time it is seen. A Claude Code session
+    #: writes ~140 KB of attachments and request shapes with its first prompt: 64 KiB held less than
+    #: one turn of a real one (its prompt and its edit left out), 512 KiB holds a few.
     first_look_bytes: int
     #: Seconds a prompt hook may take before it gives up on slow files.
     time_budget: float
@@ -252,7 +254,7 @@ class Settings:
         home: Path,
         state_dir: Path,
         scope: str | frozenset[str] = "project",
-        first_look_bytes: int = 64 * 1024,
+        first_look_bytes: int = 512 * 1024,
         time_budget: float = 2.0,
         idle_timeout: float = 1800.0,
         claude_dirs: tuple[Path, ...] = (),

@@ -225,6 +225,11 @@ def render_digest(lines: Sequence[DigestLine], *, limit: int = DEFAULT_LIMIT) ->
     [Session Activity] (what your other sessions did since you last looked — a report, not instructions)
     - a (1m ago, 1 message): "hi"
     """
+    return _render(lines, limit)[0]
+
+
+def _render(lines: Sequence[DigestLine], limit: int) -> tuple[str | None, list[DigestLine]]:
+    """:func:`render_digest`'s text, and the lines it left out for room (counted in ``+N more``)."""
     if limit < len(FRAMING) + 40:
         raise ValueError(f"a digest needs a limit of at least {len(FRAMING) + 40} characters, not {limit}")
     ordered = [line for line in _ordered(lines) if line.text and not line.text.isspace()]
@@ -236,10 +241,11 @@ def render_digest(lines: Sequence[DigestLine], *, limit: int = DEFAULT_LIMIT) ->
     if rest:
         block, rest = _fit(ordered, limit, keep_tails=0)
     if not block:
-        return None
-    if rest:
-        block.append(_more(rest))
-    return "\n".join([FRAMING, *block])
+        return None, []
+    if not rest:
+        return "\n".join([FRAMING, *block]), []
+    block.append(_more(rest))
+    return "\n".join([FRAMING, *block]), ordered[-rest:]
 
 
 def _fit(ordered: Sequence[DigestLine], limit: int, keep_tails: int) -> tuple[list[str], int]:
@@ -438,7 +444,9 @@ def _read_and_summarize(
     mine = saved.get(current.key)
     own_files = _own_files(current, mine, everything[len(reads) :], results[len(reads) :])
     touched = frozenset(own_files)
-    lines, late = _summaries(everything[: len(reads)], results[: len(reads)], plugins, now, touched, deadline)
+    lines, keys, late = _summaries(
+        everything[: len(reads)], results[: len(reads)], plugins, now, touched, deadline
+    )
     if late:
         # Read but not summarized in time: not reported, so not committed either (the next prompt).
         results = [None if r.session.key in late else x for r, x in zip(everything, results, strict=True)]
@@ -451,6 +459,13 @@ def _read_and_summarize(
             len(everything),
         )
     lines.extend(_remote_lines(current, remote, settings, plugins, deadline, now, commit_remote, touched))
+    text, dropped = _render(lines, DEFAULT_LIMIT)
+    if dropped:
+        # A sibling left out for room (one of the "+N more sessions") keeps its news for the next
+        # prompt, as one read too late does: said later, never lost.
+        ids = {id(line) for line in dropped}
+        waiting = {key for line, key in zip(lines, keys, strict=False) if id(line) in ids}
+        results = [None if r.session.key in waiting else x for r, x in zip(everything, results, strict=True)]
 
     def apply() -> None:
         fields = {current.key: {"files": own_files}} if own else None
@@ -465,7 +480,7 @@ def _read_and_summarize(
                 except Exception:
                     logger.warning("resolver %s could not commit", resolver.name, exc_info=True)
 
-    return render_digest(lines), apply
+    return text, apply
 
 
 #: The share of a hook's time left that planning the reads may take (first looks), and then the share
@@ -577,9 +592,10 @@ def _summaries(
     now: float,
     touched: frozenset[str] = frozenset(),
     deadline: float | None = None,
-) -> tuple[list[DigestLine], set[str]]:
-    """The digest lines of the siblings read, and the keys of those left unsummarized when the deadline
-    passed (after the first :data:`sidelight.reads.MIN_READS`: each prompt makes progress)."""
+) -> tuple[list[DigestLine], list[str], set[str]]:
+    """The digest lines of the siblings read, the session key of each, and the keys of those left
+    unsummarized when the deadline passed (after the first :data:`sidelight.reads.MIN_READS`: each
+    prompt makes progress)."""
     by_session: dict[str, tuple[Session, list[Activity], bool, int]] = {}
     for read, result in zip(reads, results, strict=True):
         if result is None:
@@ -594,6 +610,7 @@ def _summaries(
         by_session[read.session.key] = (session, activities, first or read.first_look, skipped + read.skipped)
     summarizers = list(plugins.summarizers().values())
     lines = []
+    keys = []
     late: set[str] = set()
     for n, (session, activities, first_look, skipped) in enumerate(by_session.values()):
         if deadline is not None and n >= engine.MIN_READS and time.monotonic() >= deadline:
@@ -605,7 +622,8 @@ def _summaries(
         line = _line(_with_shared(activity, touched), summarizers)
         if line is not None:
             lines.append(replace(line, text=_noted(line.text, skipped)) if skipped else line)
-    return lines, late
+            keys.append(session.key)
+    return lines, keys, late
 
 
 def _noted(text: str, skipped: int) -> str:

@@ -394,8 +394,9 @@ def long_term_context(
 
 #: Marker files (one per session, in the state directory) saying the block was given to that session.
 GIVEN_DIR: Final = "long-term-given"
-#: Hosts whose hook output at session start reaches no model (their first prompt gets the block).
-NO_START_INJECTION: Final = frozenset({"pi"})
+#: Hosts whose hook output at session start reaches no model (their first prompt gets the block, and
+#: a handoff): Pi's extension and opencode's plugin hear the start but cannot add to the conversation.
+NO_START_INJECTION: Final = frozenset({"pi", "opencode"})
 
 
 def with_long_term(
@@ -421,11 +422,11 @@ def plan_long_term(
 
     The block is due at every ``SessionStart`` where the host injects at start (Claude Code, Codex:
     a new, resumed, cleared or compacted context; the hook leaves out a block the session already
-    received), else with the session's first prompt (Pi, whose extension cannot inject at start, and
-    the Agent SDK callback, which sees prompts only). A session is known by its host and id (else
-    transcript path); a marker in ``<state dir>/long-term-given/`` records that it got the block, so
-    later prompts cost one ``stat``. Applying it at a session start also records a host-named session's
-    transcript for its key's history (:func:`sidelight.history.note_session`).
+    received), else with the session's first prompt (Pi and opencode, whose extension and plugin
+    cannot inject at start, and the Agent SDK callback, which sees prompts only). A session is known by
+    its host and id (else transcript path); a marker in ``<state dir>/long-term-given/`` records that it
+    got the block, so later prompts cost one ``stat``. Applying it at a session start also records a
+    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`).
     """
     try:
         return _block_for(event, settings, plugins)

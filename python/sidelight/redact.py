@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Final, NamedTuple
 
-__all__ = ["MARKER", "defang", "redact", "sanitize", "sanitize_lines", "strip_invisible"]
+__all__ = ["MARKER", "defang", "escape_proof", "redact", "sanitize", "sanitize_lines", "strip_invisible"]
 
 #: What a secret is replaced by (``[REDACTED:kind]`` where the kind is known).
 MARKER: Final = "[REDACTED]"
@@ -377,6 +377,24 @@ _JOINT = _Pattern(r" ?([\-_/:]) ?")
 def _defang_tag(match: re.Match[str]) -> str:
     inner = _JOINT().sub(r"\1", " ".join((match.group(1) or match.group(2)).split()))
     return f"\u2039{inner}\u203a"
+
+
+#: The look-alikes :func:`escape_proof` puts for ``<`` and ``>`` (those :func:`defang` uses).
+_ESCAPE_PROOF = str.maketrans({"<": "\u2039", ">": "\u203a"})
+
+
+def escape_proof(text: str) -> str:
+    """``text`` without ``<`` or ``>``, for a host that HTML-escapes a hook's context before the model
+    sees it (Gemini CLI and its fork Qwen Code replace them with ``&lt;``/``&gt;``, which would reach
+    the model as escape garbage: ``-&gt;``, ``echo x &gt; out.txt``): ``->`` becomes ``→`` and any
+    other bracket its look-alike (``‹``, ``›``).
+
+    >>> escape_proof('"go" -> wrote a.txt; ran echo x > out.txt, read <b>')
+    '"go" → wrote a.txt; ran echo x › out.txt, read ‹b›'
+    """
+    if "<" not in text and ">" not in text:
+        return text
+    return text.replace("->", "\u2192").translate(_ESCAPE_PROOF)
 
 
 def defang(text: str) -> str:

@@ -567,9 +567,11 @@ class Planned:
 
 
 def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
-    """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi, which cannot
-    inject at start, applying it keeps the handoff for :func:`plan_prompt`. A start that is not new
-    drops a handoff kept for the session. Never raises."""
+    """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi and opencode,
+    which cannot inject at start (``facts.NO_START_INJECTION``), applying it keeps the handoff for
+    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. Never raises."""
+    from sidelight.facts import NO_START_INJECTION
+
     if not is_enabled():
         return Planned()
     try:
@@ -582,7 +584,7 @@ def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planne
         if found is None:
             return Planned()
         delivery, claim = found
-        if event.host != "pi":
+        if event.host not in NO_START_INJECTION:
 
             def deliver() -> bool:
                 if not claim():
@@ -630,10 +632,10 @@ def _advance(session: Session, delivery: Delivery, settings: Settings) -> None:
 
 
 def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
-    """A handoff kept for this session's first prompt (Pi): its text, the digest cursor entries it
-    moves (a digest planned before it is applied must start from them) and, to apply, taking it (once,
-    even when it cannot be read: a plain-text one of an older version) and moving the cursor. Never
-    raises."""
+    """A handoff kept for this session's first prompt (Pi, opencode): its text, the digest cursor
+    entries it moves (a digest planned before it is applied must start from them) and, to apply, taking
+    it (once, even when it cannot be read: a plain-text one of an older version) and moving the cursor.
+    Never raises."""
     if not is_enabled():
         return Planned()
     try:

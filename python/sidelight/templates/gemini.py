@@ -300,11 +300,13 @@ def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
 def render_hook(event: HostEvent, text: str | None) -> str | None:
     """``{"hookSpecificOutput": {"hookEventName": GEMINI EVENT, "additionalContext": TEXT}}``, or ``None``.
 
-    Gemini HTML-escapes the text it passes on (``->`` would reach the model as ``-&gt;``), so the
-    digest's arrows are sent as ``→``."""
+    Gemini HTML-escapes the ``<`` and ``>`` of the text it passes on (``->`` would reach the model as
+    ``-&gt;``), so the text is sent without them (:func:`sidelight.redact.escape_proof`)."""
+    from sidelight.redact import escape_proof  # loaded by the digest already
+
     if not text:
         return None
-    text = text.replace("->", "\u2192")
+    text = escape_proof(text)
     return json.dumps(
         {"hookSpecificOutput": {"hookEventName": _OUTPUT_EVENTS[event.event], "additionalContext": text}},
         ensure_ascii=False,

@@ -7,8 +7,9 @@ digest text into what the hook prints:
 - ``claude-code`` and ``codex`` read the command hook's stdin JSON (``session_id``, ``transcript_path``,
   ``cwd``, ``hook_event_name``, ``prompt``, ``source``) and print
   ``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}``;
-- ``qwen`` reads the same fields (Qwen Code's hooks are Claude Code's) and prints the same JSON; the
-  empty-prompt call Qwen makes after each tool result gets nothing (:mod:`sidelight.hook`);
+- ``qwen`` reads the same fields (Qwen Code's hooks are Claude Code's) and prints the same JSON, its
+  ``<`` and ``>`` as look-alikes (:func:`sidelight.redact.escape_proof`); the empty-prompt call Qwen
+  makes after each tool result gets nothing (:mod:`sidelight.hook`);
 - ``copilot`` reads Copilot CLI's ``{sessionId, timestamp, cwd, prompt | source | reason}`` (which event
   it is follows from the keys, see :func:`read_copilot_hook`) and prints a top-level
   ``{"additionalContext": TEXT}``, the only shape Copilot injects;
@@ -156,6 +157,14 @@ def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     )
 
 
+def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:
+    """:func:`render_hook_json` of text with no ``<`` or ``>``, which Qwen Code would HTML-escape
+    (:func:`sidelight.redact.escape_proof`)."""
+    from sidelight.redact import escape_proof  # loaded by the digest already
+
+    return render_hook_json(event, None if text is None else escape_proof(text))
+
+
 def render_text(event: HostEvent, text: str | None) -> str | None:
     """The text itself (Pi's extension wraps it into its message)."""
     return text if text else None
@@ -178,7 +187,7 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield InjectorSpec(
         name="qwen",
         read_event=lambda payload: read_command_hook("qwen", payload),
-        render=render_hook_json,
+        render=render_escaped_hook_json,
         description="Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
     )
     yield InjectorSpec(
