@@ -327,6 +327,8 @@ def run_cli():
     ) -> subprocess.CompletedProcess[str]:
         full_env = {key: value for key, value in os.environ.items() if not key.startswith("SIDELIGHT_")}
         full_env["COLUMNS"] = "100"
+        # A CI that sets FORCE_COLOR (many do) would colour every output the tests read.
+        full_env.pop("FORCE_COLOR", None)
         full_env.update(env or {})
         return subprocess.run(
             [*cli_command(), *map(str, args)],

@@ -44,7 +44,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("recap", "x", "--budget", "0"), ("--budget", "at least 1")),
     (("suspend", "no-such-session"), ("no session matches",)),
     (("resume", "no-such-session"), ("no session matches",)),
-    (("remember", ""), ("needs some text",)),
+    (("remember", ""), ("TEXT is empty",)),
     (("forget", "no-such-fact"), ("no fact", "sidelight facts")),
     (("facts", "--scope", "nope"), ("invalid choice",)),
     (("install", "nohost"), ("invalid choice",)),
@@ -70,6 +70,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         ("dashboard", "--host", "no-such-host.invalid", "--no-browser"),
         ("cannot listen on no-such-host.invalid",),
     ),
+    (("completion", "tcsh"), ("invalid choice",)),
 ]
 
 #: Numbers that are not finite, out of range or huge, in options, variables and settings (issue 19):
@@ -204,3 +205,53 @@ def test_an_unknown_format_in_the_environment_is_a_usage_error(home, world, run_
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.strip().splitlines()
     assert "--format" in line and "unknown format 'nope'" in line
+
+
+#: What issue 21 found unchecked: (arguments, environment, exit code, words of the one line). {bin},
+#: {text}, {pi} are filled in as above. Each passed silently before (or did something else): an empty
+#: fact was exit 1 like a failure, a path that is no transcript was "suspended", an on/off variable with
+#: another word was off, a file as --dir failed only when written.
+VALIDATIONS: list[tuple[tuple[str, ...], dict[str, str], int, tuple[str, ...]]] = [
+    (("remember", "   "), {}, 2, ("TEXT is empty",)),
+    (("forget", ""), {}, 2, ("FACT is empty",)),
+    (("suspend", "{bin}"), {}, 1, ("not a transcript",)),
+    (("suspend", "{text}"), {}, 1, ("not a transcript",)),
+    (("resume", "{pi}"), {}, 1, ("no session the watcher follows",)),
+    (("install", "skill", "--dir", "{text}"), {}, 2, ("--dir", "not a folder")),
+    (("install", "skill"), {"SIDELIGHT_INSTALL_SCOPE": "everywhere"}, 2, ("SIDELIGHT_INSTALL_SCOPE",)),
+    (("scan", "{pi}"), {"SIDELIGHT_JSON": "maybe"}, 2, ("SIDELIGHT_JSON=maybe", "1 or 0")),
+    (("watch",), {"SIDELIGHT_POLLING": "maybe"}, 2, ("polling", "true or false")),
+    (("watch",), {"SIDELIGHT_ARCHIVE_TRANSCRIPTS": "gzip"}, 2, ("archive-transcripts",)),
+    (("watch",), {"SIDELIGHT_WARM": "sometimes"}, 2, ("SIDELIGHT_WARM=sometimes",)),
+    (("--color", "sometimes", "sessions"), {}, 2, ("--color", "invalid choice")),
+    (("sessions", "--color", "rainbow"), {}, 2, ("--color", "invalid choice")),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "variables", "code", "words"),
+    VALIDATIONS,
+    ids=lambda v: " ".join(v) if isinstance(v, tuple) else "",
+)
+def test_each_option_and_variable_is_checked(home, world, args, variables, code, words):
+    import subprocess
+
+    from tests.conftest import cli_command
+
+    argv = [a.format(**world) for a in args]
+    before = snapshot(home)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(home / "state"), **variables)
+    try:  # a watch that took the bad value runs until stopped: that hang is the failure
+        done = subprocess.run(
+            [*cli_command(), *argv], capture_output=True, text=True, env=env, timeout=30, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{argv} {variables} was taken and ran on")
+    assert done.returncode == code, (argv, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    assert done.stdout == ""
+    assert snapshot(home) == before, "a refused command changed files"

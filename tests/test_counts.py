@@ -130,9 +130,9 @@ def test_every_command_gives_one_set_of_counts_per_session(world: Path, run_cli,
     } == expected
 
     # status without a watcher.
-    status = json.loads(run_cli("status", "--json").stdout)
-    assert status["source"] == "transcripts"
-    rows = {r["key"]: r for r in status["sessions"]}
+    status = json_lines(run_cli("status", "--json").stdout)
+    assert {r["source"] for r in status} == {"transcripts"}
+    rows = {r["key"]: r for r in status}
     assert {
         k: counts(r["user_messages"], r["assistant_messages"], r["categories"]) for k, r in rows.items()
     } == expected

@@ -126,7 +126,8 @@ def parse_error(command: str) -> str | None:
 
     from sidelight.cli import build_parser
 
-    args = shlex.split(command.split(" | ", 1)[0], comments=True)  # `sidelight sessions | head -1`
+    # `sidelight sessions | head -1`, `sidelight completion bash > FILE`: the command before the shell's part
+    args = shlex.split(re.split(r" (?:\||>>?|2>&1|&&) ", command, maxsplit=1)[0], comments=True)
     assert args[0] == "sidelight", command
     said = io.StringIO()
     try:

@@ -354,7 +354,7 @@ def test_cli_remember_facts_forget(run_cli, home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (["remember", ""], 1, "a fact needs some text"),
+        (["remember", ""], 2, "TEXT is empty"),  # what a person gave: a usage error (issue 21)
         (["remember", "x", "--scope", "team"], 2, "invalid choice: 'team'"),
         (["forget", "nothing-like-it"], 1, "no fact has the id or the text"),
     ],

@@ -435,7 +435,11 @@ def test_status_says_which_cursor_file_a_hook_cannot_read(world: HookWorld, how:
         )
         assert status.returncode == 0, status.stderr
         if "--json" in args:
-            (problem,) = json.loads(status.stdout)["problems"]
+            # JSON lines hold the sessions only; a problem is said on stderr.
+            assert all(isinstance(json.loads(line), dict) for line in status.stdout.splitlines())
+            (problem,) = [
+                line for line in status.stderr.splitlines() if line.startswith("sidelight: problem: ")
+            ]
         else:
             (problem,) = [line for line in status.stdout.splitlines() if line.startswith("problem: ")]
         assert f"cannot read the cursor file {cursors}" in problem and "chown" in problem

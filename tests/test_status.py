@@ -132,13 +132,28 @@ def test_status_json(home, run_cli):
     three_sessions(home, time.time())
     result = run_cli("status", "--json", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
     assert result.returncode == 0, result.stderr
-    data = json.loads(result.stdout)
-    assert data["source"] == "transcripts"
-    names = {row["name"]: row for row in data["sessions"]}
+    # JSON lines, as every other --json: one object per session, nothing else on stdout.
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 3
+    assert {row["source"] for row in rows} == {"transcripts"}
+    assert len({row["time"] for row in rows}) == 1  # one report
+    names = {row["name"]: row for row in rows}
     assert set(names) == {"active1", "idle1", "ended1"}
     assert names["active1"]["categories"] == {"edit": 1, "read": 0, "command": 1, "other": 0}
     assert names["active1"]["hot_memory"] == 2
     assert names["ended1"]["state"] == "ended"  # three hours is long past twice 30 minutes
+    assert set(names["active1"]) == {
+        "key", "name", "agent", "state", "last_activity", "ago_seconds", "messages", "categories",
+        "hot_memory", "path", "group", "current_task", "partial", "user_messages", "assistant_messages",
+        "source", "time",
+    }  # fmt: skip
+
+
+def test_status_json_without_sessions_prints_no_line_and_says_why_on_stderr(home, run_cli):
+    result = run_cli("status", "--json", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "no sessions found under" in result.stderr
 
 
 def test_names_are_cleaned_in_the_table():
@@ -283,9 +298,10 @@ def test_without_a_watcher_hooks_are_answered_in_process(home, run_cli):
     result = run_cli("status", env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "hooks: answered in-process (no watcher running)"
-    data = json.loads(run_cli("status", "--json", env=env).stdout)
-    assert data["hooks"]["warm"] is False
-    assert data["hooks"]["line"] == "hooks: answered in-process (no watcher running)"
+    # With --json, who answers the hooks is no session row: it is said on stderr (-v).
+    result = run_cli("status", "--json", "-v", env=env)
+    assert [json.loads(line)["name"] for line in result.stdout.splitlines()] == ["sample"]
+    assert "sidelight: hooks: answered in-process (no watcher running)" in result.stderr.splitlines()
 
 
 @pytest.fixture
@@ -322,16 +338,8 @@ def test_hooks_answered_warm_by_the_watcher(home, watcher_lock, run_cli):
         )
         assert render_table(report).splitlines()[-1] == expected
         env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(watcher_lock)}
-        data = json.loads(run_cli("status", "--json", env=env).stdout)
-        assert data["hooks"] == {
-            "warm": True,
-            "reason": None,
-            "socket": str(path),
-            "answered": 12,
-            "declined": 2,
-            "last_answered": NOW,
-            "line": expected,
-        }
+        result = run_cli("status", "--json", "-v", env=env)
+        assert f"sidelight: {expected}" in result.stderr.splitlines()
     finally:
         server.close()
     # The socket gone (the server stopped, the snapshot not yet rewritten): not warm.

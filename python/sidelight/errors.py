@@ -19,12 +19,17 @@ __all__ = [
     "InvalidCursorError",
     "NotARegularFileError",
     "SidelightError",
+    "TranscriptFileError",
+    "TranscriptIsADirectoryError",
+    "TranscriptNotFoundError",
+    "TranscriptPermissionError",
     "UnknownFormatError",
     "UsageError",
     "check_file_name",
     "describe",
     "is_utf8_name",
     "shown_path",
+    "transcript_error",
 ]
 
 
@@ -64,6 +69,49 @@ class FileNameError(SidelightError, OSError):
         super().__init__(
             errno.EILSEQ, "the file name is not UTF-8, so sidelight cannot read it; rename the file", path
         )
+
+
+class TranscriptFileError(SidelightError, OSError):
+    """A transcript the Python API cannot read: an :class:`OSError` (its ``errno`` and ``filename`` set)
+    that is also a :class:`SidelightError`, said in one line that names the file once
+    (``nope.jsonl: no such file; check the path``), as the command line says it. The builtin's message
+    named it twice (``[Errno 2] no such file: nope.jsonl: 'nope.jsonl'``)."""
+
+    def __str__(self) -> str:
+        return describe(self)
+
+
+class TranscriptNotFoundError(TranscriptFileError, FileNotFoundError):
+    """The transcript does not exist (also a :class:`FileNotFoundError`)."""
+
+
+class TranscriptIsADirectoryError(TranscriptFileError, IsADirectoryError):
+    """The path is a directory, not a transcript (also an :class:`IsADirectoryError`)."""
+
+
+class TranscriptPermissionError(TranscriptFileError, PermissionError):
+    """The transcript may not be read (also a :class:`PermissionError`)."""
+
+
+def transcript_error(error: OSError, path: str) -> OSError:
+    """``error``, raised while reading the transcript ``path``, as the :class:`TranscriptFileError` of its
+    kind (a :class:`FileNameError` stays as it is)."""
+    if isinstance(error, TranscriptFileError | FileNameError):
+        return error
+    kind: type[TranscriptFileError] = TranscriptFileError
+    if isinstance(error, FileNotFoundError):
+        kind = TranscriptNotFoundError
+    elif isinstance(error, IsADirectoryError):
+        kind = TranscriptIsADirectoryError
+    elif isinstance(error, PermissionError):
+        kind = TranscriptPermissionError
+    code = error.errno
+    # The core's words name the path again ("cannot read PATH: ..."): the system's say only what failed.
+    reason = os.strerror(code) if code else (error.strerror or str(error))
+    filename = error.filename if isinstance(error.filename, str) else path
+    converted = kind(code, reason, filename)
+    converted.__cause__ = error.__cause__
+    return converted
 
 
 #: The errors only a write gets: a full disk, a quota, a read-only file system, a file too big.

@@ -11,7 +11,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from sidelight import _core
-from sidelight.errors import UnknownFormatError, check_file_name
+from sidelight.errors import UnknownFormatError, check_file_name, transcript_error
 from sidelight.formats import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_TEXT_LIMIT,
@@ -178,9 +178,12 @@ def _resolve_format(path: str, format: FormatArg) -> Format:
     from pathlib import Path  # only on this failure path: keep the import of sidelight lean
 
     file = Path(path)
-    size = file.stat().st_size  # raises FileNotFoundError / PermissionError as they are
+    try:
+        size = file.stat().st_size
+    except OSError as error:
+        raise transcript_error(error, path) from None
     if file.is_dir():
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        raise transcript_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path), path)
     what = "the file is empty" if size == 0 else "no agent's transcript starts like this"
     raise UnknownFormatError(
         f"{path}: cannot detect the format ({what}); pass --format (format= in Python): {_FORMAT_CHOICES}",
@@ -189,9 +192,9 @@ def _resolve_format(path: str, format: FormatArg) -> Format:
 
 
 def _with_path(error: OSError, path: str) -> OSError:
-    if error.filename is None:
-        error.filename = path
-    return error
+    """The core's error about ``path`` as a :class:`~sidelight.errors.TranscriptFileError` (a
+    :class:`~sidelight.SidelightError` and the builtin of its kind, the path said once)."""
+    return transcript_error(error, path)
 
 
 def _cursor_tuple(cursor: Cursor | None) -> CursorTuple | None:

@@ -4,6 +4,10 @@ A command returns :data:`EXIT_OK` or :data:`EXIT_FAILED`; an error a person can 
 does not exist, a file that cannot be read, a bad setting: :data:`EXPECTED_ERRORS`) is said by
 :func:`fail` as one line on stderr. :func:`run` calls a command for ``main``: what escapes a command is
 an internal error, said as one line too (``-vv`` logs the traceback), never a traceback on stderr.
+
+A result printed with ``--json`` is :func:`json_line`: one object per line, nothing else on stdout. On a
+terminal, :func:`paint` colours headers, session states and the error and warning lines (``--color``,
+``NO_COLOR``, ``FORCE_COLOR``: :func:`configure_colour`); ``rich`` is imported only when it colours.
 """
 
 from __future__ import annotations
@@ -11,13 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from sidelight.errors import SidelightError, UsageError, describe
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "EXIT_FAILED",
@@ -26,10 +30,15 @@ __all__ = [
     "EXIT_USAGE",
     "EXPECTED_ERRORS",
     "FORMAT_CHOICES",
+    "configure_colour",
+    "env_flag",
     "fail",
     "format_option",
+    "json_line",
+    "log_formatter",
     "logger",
     "number_option",
+    "paint",
     "run",
 ]
 
@@ -139,3 +148,109 @@ def format_option(command: argparse.ArgumentParser, what: str = "the transcript'
         help=f"{what}: auto (detect from the first lines), claude-code, pi, codex, gemini, qwen or "
         "copilot [env: SIDELIGHT_FORMAT; default: auto]",
     )
+
+
+def json_line(record: Any, out: TextIO | None = None) -> None:
+    """Write ``record`` to ``out`` (stdout) as one JSON object on one line: what every ``--json`` prints,
+    one line per result, so that ``jq`` or a ``for line in`` loop reads each as it comes."""
+    import json
+
+    (sys.stdout if out is None else out).write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+_TRUE: Final = frozenset({"1", "true", "yes", "on"})
+_FALSE: Final = frozenset({"", "0", "false", "no", "off"})
+
+
+def env_flag(name: str, default: bool = False, env: Mapping[str, str] | None = None) -> bool:
+    """The on/off environment variable ``name`` (``1``/``0``, ``true``/``false``, ``yes``/``no``,
+    ``on``/``off``; unset: ``default``). Any other value is a :class:`~sidelight.errors.UsageError`
+    (exit 2): ``SIDELIGHT_JSON=maybe`` said nothing and printed text, the wrong output for a script."""
+    from sidelight.config import ConfigError
+
+    value = (os.environ if env is None else env).get(name)
+    if value is None:
+        return default
+    word = value.strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise ConfigError(f"{name}={value} is neither on nor off; use 1 or 0 (true/false, yes/no, on/off)")
+
+
+# -- colour ------------------------------------------------------------------------------------------------
+
+COLOR_CHOICES: Final = ("auto", "always", "never")
+
+#: What each kind of text looks like on a terminal (rich style names).
+STYLES: Final = {
+    "header": "bold",
+    "active": "green",
+    "idle": "yellow",
+    "suspended": "magenta",
+    "ended": "dim",
+    "error": "bold red",
+    "warning": "yellow",
+}
+
+#: Whether stdout and stderr get colour in this command (set by :func:`configure_colour`).
+_colour = {"stdout": False, "stderr": False}
+
+
+def colour_wanted(choice: str, stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``stream`` gets colour: ``--color always`` or ``never`` as said; ``auto`` (the default)
+    colours a terminal only, unless ``NO_COLOR`` is set to anything (no-color.org: it wins), or
+    ``FORCE_COLOR`` is set to anything (force-color.org: a pipe too, as CI logs want)."""
+    if choice in ("always", "never"):
+        return choice == "always"
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    if env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):  # a closed stream
+        return False
+
+
+def configure_colour(choice: str, *, json: bool = False) -> None:
+    """Decide once per command whether stdout and stderr are coloured; ``--json`` output never is (it is
+    read by programs)."""
+    _colour["stdout"] = not json and colour_wanted(choice, sys.stdout)
+    _colour["stderr"] = colour_wanted(choice, sys.stderr)
+
+
+def colour_on(stream: str = "stdout") -> bool:
+    """Whether :func:`paint` colours ``stream`` (``"stdout"`` or ``"stderr"``) in this command."""
+    return _colour[stream]
+
+
+def paint(text: str, kind: str, stream: str = "stdout") -> str:
+    """``text`` in the colour of ``kind`` (a key of :data:`STYLES`; anything else stays plain) when
+    ``stream`` is coloured, else ``text`` itself."""
+    style = STYLES.get(kind)
+    if not style or not text or not _colour[stream]:
+        return text
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    # The 16 standard colours: what every terminal that takes colour at all shows as meant.
+    return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
+
+
+def log_formatter(fmt: str = "sidelight: %(message)s", datefmt: str | None = None) -> logging.Formatter:
+    """The formatter of the command's log lines on stderr: errors and warnings coloured when stderr is."""
+
+    class _Formatter(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            line = super().format(record)
+            if record.levelno >= logging.ERROR:
+                return paint(line, "error", "stderr")
+            if record.levelno >= logging.WARNING:
+                return paint(line, "warning", "stderr")
+            return line
+
+    return _Formatter(fmt, datefmt)

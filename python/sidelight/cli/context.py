@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option
+from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option, json_line, paint
 
 if TYPE_CHECKING:
     import argparse
@@ -68,7 +67,7 @@ def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         return fail(error)
     out = sys.stdout
     if args.json:
-        out.write(json.dumps(plan.as_dict(), ensure_ascii=False) + "\n")
+        json_line(plan.as_dict(), out)
     else:
         out.write(format_plan(plan))
     return EXIT_OK
@@ -77,12 +76,16 @@ def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 def format_plan(plan: Plan) -> str:
     """The plan as people read it: a heading, one line per block then its text, what was left out."""
     lines = [
-        f"{plan.session or '?'}: next {plan.event}, {plan.tokens} of {plan.budget} tokens "
-        f"({len(plan.blocks)} block{'' if len(plan.blocks) == 1 else 's'})"
+        paint(
+            f"{plan.session or '?'}: next {plan.event}, {plan.tokens} of {plan.budget} tokens "
+            f"({len(plan.blocks)} block{'' if len(plan.blocks) == 1 else 's'})",
+            "header",
+        )
     ]
     for block in plan.blocks:
         cut = ", cut to the budget" if block.cut else ""
-        lines += ["", f"== {block.name}: {block.tokens} tokens, {block.chars} characters{cut}", block.text]
+        heading = f"== {block.name}: {block.tokens} tokens, {block.chars} characters{cut}"
+        lines += ["", paint(heading, "header"), block.text]
     for left in plan.left_out:
         lines += [
             "",

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from datetime import datetime
@@ -15,8 +14,10 @@ from sidelight.cli.common import (
     MAX_TOKENS,
     fail,
     format_option,
+    json_line,
     logger,
     number_option,
+    paint,
 )
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def register(commands: Any) -> None:
     history.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per message: role, content, timestamp",
+        help="one JSON object per message: role, content, timestamp (with --subagent-context, one "
+        "object: context)",
     )
     history.add_argument(
         "--subagent-context",
@@ -87,6 +89,12 @@ def register(commands: Any) -> None:
         default="user",
         help="user: about the person (default); agent: something the agent learned",
     )
+    remember.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: action (remembered or confirmed), id, text, scope, created, confirmed, "
+        "confirmations",
+    )
     remember.set_defaults(run=_remember_command, parser=remember)
 
     facts = commands.add_parser(
@@ -109,6 +117,11 @@ def register(commands: Any) -> None:
         "'sidelight facts' shows) or by its text.",
     )
     forget.add_argument("fact", metavar="FACT", help="a fact id, id prefix or text")
+    forget.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object: action (forgot), id, text, scope, created, confirmed, confirmations",
+    )
     forget.set_defaults(run=_forget_command, parser=forget)
 
 
@@ -130,7 +143,10 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             if line is None:
                 logger.warning("%s: no user request yet", args.session)
                 return EXIT_OK
-            sys.stdout.write(line + "\n")
+            if args.json:
+                json_line({"context": line})
+            else:
+                sys.stdout.write(line + "\n")
             return EXIT_OK
         messages = history(target, args.max_messages, args.max_tokens, settings=settings, plugins=plugins)
     except EXPECTED_ERRORS as error:
@@ -141,7 +157,7 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     out = sys.stdout
     if args.json:
         for message in messages:
-            out.write(json.dumps(message.as_dict(), ensure_ascii=False) + "\n")
+            json_line(message.as_dict(), out)
     else:
         out.write(format_messages(messages))
     return EXIT_OK
@@ -158,7 +174,7 @@ def format_messages(messages: list[Message]) -> str:
     out: list[str] = []
     for message, moment in zip(messages, moments, strict=True):
         stamp = f"[{moment.strftime(stamp_format)}] " if moment is not None else ""
-        out.append(f"{stamp}{'User' if message.role == 'user' else 'Assistant'}:")
+        out.append(paint(f"{stamp}{'User' if message.role == 'user' else 'Assistant'}:", "header"))
         out.extend("    " + _printable(line) if line.strip() else "" for line in message.content.split("\n"))
     return "".join(line + "\n" for line in out)
 
@@ -171,11 +187,15 @@ def _remember_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from sidelight.config import Settings
     from sidelight.facts import FactStore
 
+    if not args.text.strip():
+        parser.error("TEXT is empty; say the fact in a few words")
     try:
         fact, created = FactStore.for_settings(Settings.load()).add(args.text, args.scope)
     except EXPECTED_ERRORS as error:
         return fail(error)
-    if created:
+    if args.json:
+        json_line({"action": "remembered" if created else "confirmed", **fact.as_dict()})
+    elif created:
         sys.stdout.write(f"remembered {fact.id} ({fact.scope}): {fact.text}\n")
     else:
         times = "time" if fact.confirmations == 1 else "times"
@@ -196,7 +216,7 @@ def _facts_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     out = sys.stdout
     if args.json:
         for fact in facts:
-            out.write(json.dumps(fact.as_dict(), ensure_ascii=False) + "\n")
+            json_line(fact.as_dict(), out)
         return EXIT_OK
     if not facts:
         logger.warning("no facts remembered yet (add one with 'sidelight remember TEXT')")
@@ -211,9 +231,14 @@ def _forget_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     from sidelight.config import Settings
     from sidelight.facts import FactStore
 
+    if not args.fact.strip():
+        parser.error("FACT is empty; give its id (see 'sidelight facts') or its text")
     try:
         fact = FactStore.for_settings(Settings.load()).forget(args.fact)
     except EXPECTED_ERRORS as error:
         return fail(error)
-    sys.stdout.write(f"forgot {fact.id} ({fact.scope}): {fact.text}\n")
+    if args.json:
+        json_line({"action": "forgot", **fact.as_dict()})
+    else:
+        sys.stdout.write(f"forgot {fact.id} ({fact.scope}): {fact.text}\n")
     return EXIT_OK

@@ -120,6 +120,7 @@ def register(commands: Any) -> None:
     install.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    install.add_argument("--json", action="store_true", help=_RESULT_JSON)
     install.set_defaults(run=_install_command, parser=install)
 
     uninstall = commands.add_parser(
@@ -143,7 +144,11 @@ def register(commands: Any) -> None:
     uninstall.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    uninstall.add_argument("--json", action="store_true", help=_RESULT_JSON)
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
+
+
+_RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 
 def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -151,11 +156,11 @@ def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True)
+    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True, json=args.json)
 
 
 def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False)
+    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False, json=args.json)
 
 
 def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
@@ -167,13 +172,21 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     target = args.target
     if args.dir is not None and target != "skill":
         parser.error(f"--dir applies to skill only; {target} is installed where {target} reads it")
+    if args.dir is not None:
+        folder = os.path.expanduser(args.dir)
+        if not args.dir.strip():
+            parser.error("--dir needs a folder")
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            parser.error(f"--dir {args.dir}: not a folder; give the folder SKILL.md goes in")
     if args.scope is not None:
         if args.scope == "project" and target not in PROJECT_TARGETS:
             parser.error(
                 f"--scope project applies to {', '.join(PROJECT_TARGETS)}; {target} is set up for the user"
             )
         return str(args.scope)
-    scope = os.environ.get("SIDELIGHT_INSTALL_SCOPE", "user")
+    scope = os.environ.get("SIDELIGHT_INSTALL_SCOPE", "").strip() or "user"
+    if scope not in ("user", "project"):
+        parser.error(f"SIDELIGHT_INSTALL_SCOPE={scope} is no scope; use user or project")
     if scope == "project" and target not in PROJECT_TARGETS:
         logger.warning(
             "SIDELIGHT_INSTALL_SCOPE=project applies to %s; %s is set up for the user",
@@ -184,9 +197,11 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     return scope
 
 
-def _install_or_uninstall(target: str, scope: str, directory: str | None, *, install: bool) -> int:
+def _install_or_uninstall(
+    target: str, scope: str, directory: str | None, *, install: bool, json: bool = False
+) -> int:
     from sidelight import install as installer
-    from sidelight.cli.common import fail, logger
+    from sidelight.cli.common import fail, json_line, logger
 
     try:
         if target == "skill":
@@ -197,7 +212,18 @@ def _install_or_uninstall(target: str, scope: str, directory: str | None, *, ins
     except (installer.InstallError, OSError, ValueError) as error:
         return fail(error)
     for result in results:
-        sys.stdout.write(result.message + "\n")
+        if json:
+            record = {
+                "target": result.target,
+                "path": None if result.path is None else os.fspath(result.path),
+                "changed": result.changed,
+                "message": result.message,
+                "backup": None if result.backup is None else os.fspath(result.backup),
+                "notes": list(result.notes),
+            }
+            json_line(record)
+        else:
+            sys.stdout.write(result.message + "\n")
         for note in result.notes:
             logger.warning("%s", note)
     return 0

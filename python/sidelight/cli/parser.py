@@ -13,7 +13,21 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, FORMAT_CHOICES, format_option, logger, run
+from sidelight.cli.common import (
+    COLOR_CHOICES,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    FORMAT_CHOICES,
+    configure_colour,
+    env_flag,
+    format_option,
+    json_line,
+    log_formatter,
+    logger,
+    paint,
+    run,
+)
 from sidelight.errors import describe
 
 if TYPE_CHECKING:
@@ -45,6 +59,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.history",
     "sidelight.cli.recap",
     "sidelight.cli.dashboard",
+    "sidelight.cli.completion",
 )
 
 
@@ -87,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-q", "--quiet", action="count", default=0, help="say only errors; also after the command"
     )
+    parser.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        metavar="WHEN",
+        help="colour headers, states and errors: auto (on a terminal, unless NO_COLOR is set; "
+        "FORCE_COLOR forces it), always or never; never with --json; also after the command",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
 
     scan = commands.add_parser(
@@ -106,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument(
         "--json",
         action="store_true",
-        default=_env_flag("SIDELIGHT_JSON"),
+        default=None,  # SIDELIGHT_JSON, checked when scan runs (a wrong value is a usage error)
         help="print one JSON object per file (JSON lines) [env: SIDELIGHT_JSON=1]",
     )
     scan.set_defaults(run=_scan_command, parser=scan)
@@ -123,8 +146,9 @@ _AFTER = {"verbose": "verbose_after", "quiet": "quiet_after"}
 
 
 def _add_global_options(command: argparse.ArgumentParser) -> None:
-    """``-v``/``-q`` on ``command`` too, out of its ``--help`` (the top-level one shows them), counted
-    apart: a subcommand's namespace would otherwise overwrite what was given before the command."""
+    """``-v``/``-q`` (and ``--color``) on ``command`` too, out of its ``--help`` (the top-level one shows
+    them), counted apart: a subcommand's namespace would otherwise overwrite what was given before the
+    command."""
     import argparse
 
     taken = {option for action in command._actions for option in action.option_strings}
@@ -134,6 +158,14 @@ def _add_global_options(command: argparse.ArgumentParser) -> None:
             command.add_argument(
                 *names, dest=dest, action="count", default=argparse.SUPPRESS, help=argparse.SUPPRESS
             )
+    if "--color" not in taken:
+        command.add_argument(
+            "--color",
+            dest="color_after",
+            choices=COLOR_CHOICES,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
 
 
 def run_command(argv: Sequence[str] | None = None) -> int:
@@ -142,6 +174,9 @@ def run_command(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for before, after in _AFTER.items():
         setattr(args, before, getattr(args, before) + getattr(args, after, 0))
+    args.color = getattr(args, "color_after", args.color)
+    # Before logging is set up: its error and warning lines are coloured or not by it.
+    configure_colour(args.color, json=bool(getattr(args, "json", False)))
     _configure_logging(args.verbose - args.quiet)
     return run(args.run, args.parser, args)
 
@@ -152,6 +187,12 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
     if args.format not in FORMAT_CHOICES:
         parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
+    if args.json is None:
+        try:
+            args.json = env_flag("SIDELIGHT_JSON")
+        except ValueError as error:
+            parser.error(str(error))
+        configure_colour(args.color, json=args.json)
 
     import tempfile
 
@@ -298,13 +339,11 @@ def _scan_paths(
 
 
 def _print_json(activity: Activity, out: TextIO, name: str) -> None:
-    import json
-
     record = _redacted(activity.as_dict())
     if name != activity.path:  # standard input, scanned from a copy whose cursor would lead nowhere
         record.update(path=name, cursor=None)
     record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
-    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    json_line(record, out)
 
 
 def _print_human(activity: Activity, out: TextIO, name: str) -> None:
@@ -339,7 +378,7 @@ def _print_human(activity: Activity, out: TextIO, name: str) -> None:
         reasons = ", ".join(f"{name} {count}" for name, count in skipped.as_dict().items() if count)
         lines = "line" if skipped.total == 1 else "lines"
         rows.append(("skipped", f"{skipped.total} {lines} ({reasons})"))
-    out.write(_clean(name, 1000) + "\n")
+    out.write(paint(_clean(name, 1000), "header") + "\n")
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         out.write(f"  {label:<{width}}  {value}\n")
@@ -393,10 +432,6 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
-
-
 def _configure_logging(verbosity: int) -> None:
     env_level = os.environ.get("SIDELIGHT_LOG_LEVEL", "").strip().upper()
     if verbosity == 0 and env_level in {name.upper() for name in LOG_LEVELS}:
@@ -406,7 +441,7 @@ def _configure_logging(verbosity: int) -> None:
             verbosity, logging.DEBUG if verbosity > 1 else logging.ERROR
         )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("sidelight: %(message)s"))
+    handler.setFormatter(log_formatter())
     logger.handlers[:] = [handler]
     logger.setLevel(level)
     logger.propagate = False

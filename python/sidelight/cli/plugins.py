@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail
+from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, json_line, paint
 
 if TYPE_CHECKING:
     import argparse
@@ -108,8 +107,10 @@ def _check_command(json_lines: bool) -> int:
     out = sys.stdout
     for owner, problems in report.items():
         for problem in problems:
-            line = {"plugin": owner, "problem": problem} if json_lines else None
-            out.write(json.dumps(line, ensure_ascii=False) + "\n" if line else f"{owner}: {problem}\n")
+            if json_lines:
+                json_line({"plugin": owner, "problem": problem}, out)
+            else:
+                out.write(f"{owner}: {problem}\n")
     count = sum(len(p) for p in report.values())
     if not json_lines:
         out.write(f"{count} problem{'' if count == 1 else 's'}\n" if count else "all plugins conform\n")
@@ -128,13 +129,13 @@ def _plugins_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     out = sys.stdout
     if args.json:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            json_line(record, out)
         return EXIT_OK
     loaded = [r for r in records if r["loaded"]]
     for record in loaded:
         kind = "built-in" if record["builtin"] else "plugin"
         version = f" {record['version']}" if record["version"] else ""
-        out.write(f"{record['name']}{version} ({kind})\n")
+        out.write(paint(f"{record['name']}{version} ({kind})", "header") + "\n")
         hooks = ", ".join(record["hooks"]) or "none"
         out.write(f"  hooks: {hooks}\n")
         for family in FAMILIES:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option, logger, number_option
+from sidelight.cli.common import (
+    EXIT_OK,
+    EXPECTED_ERRORS,
+    fail,
+    format_option,
+    json_line,
+    logger,
+    number_option,
+    paint,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -89,7 +97,7 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             }
             # A result as its one short line (as the text output shows it), never the raw output.
             record["result"] = result_line(entry.result, error=entry.result_error)
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            json_line(record, out)
     else:
         out.write(format_entries(entries))
     return EXIT_OK
@@ -123,7 +131,7 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     out = sys.stdout
     if args.json:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            json_line(record, out)
         return EXIT_OK
     if not records:
         logger.warning("no sessions found (see 'sidelight plugins' for the resolvers)")
@@ -140,7 +148,7 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
         if not first:
             out.write("\n")
         first = False
-        out.write(_clean(_tilde(group, home)) + "\n")
+        out.write(paint(_clean(_tilde(group, home)), "header") + "\n")
         rows = [
             (
                 _clean(str(r["name"]), 40),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -11,10 +10,13 @@ from sidelight.cli.common import (
     EXIT_OK,
     EXPECTED_ERRORS,
     MAX_TOKENS,
+    colour_on,
     fail,
     format_option,
+    json_line,
     logger,
     number_option,
+    paint,
 )
 
 if TYPE_CHECKING:
@@ -115,7 +117,15 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         logger.info("written to %s", target)
     out = sys.stdout
     if args.json:
-        out.write(json.dumps(recap.as_dict(), ensure_ascii=False) + "\n")
+        json_line(recap.as_dict(), out)
+    elif colour_on():
+        # The Markdown headings (# Recap ..., ## Unfinished) as headers; the text is otherwise the same.
+        out.write(
+            "".join(
+                paint(line, "header") if line.startswith("#") else line
+                for line in recap.text.splitlines(True)
+            )
+        )
     else:
         out.write(recap.text)
     return EXIT_OK

@@ -14,7 +14,19 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from sidelight.cli.common import EXIT_FAILED, EXIT_OK, EXPECTED_ERRORS, fail, logger, number_option
+from sidelight.cli.common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXPECTED_ERRORS,
+    colour_on,
+    env_flag,
+    fail,
+    json_line,
+    log_formatter,
+    logger,
+    number_option,
+    paint,
+)
 from sidelight.errors import describe
 
 if TYPE_CHECKING:
@@ -83,7 +95,7 @@ def register(commands: Any) -> None:
     watch.add_argument(
         "--serve-hooks",
         action=argparse.BooleanOptionalAction,
-        default=os.environ.get("SIDELIGHT_WARM", "").strip().lower() not in {"0", "off", "no", "false"},
+        default=None,  # SIDELIGHT_WARM, read when watch runs (a wrong value is a usage error)
         help="answer the hooks on <state dir>/hook.sock, so that they need not load sidelight themselves "
         "[env: SIDELIGHT_WARM=off turns it off; default: on]",
     )
@@ -100,7 +112,13 @@ def register(commands: Any) -> None:
         "GiB of transcripts in all, the least recently written are read from their last 64 KiB and "
         "their counts marked '+'). 'sidelight recap' says the same state.",
     )
-    status.add_argument("--json", action="store_true", help="one JSON object with every session")
+    status.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per session (JSON lines): key, name, agent, state, last_activity, "
+        "ago_seconds, messages, categories, hot_memory, path, group, current_task, partial, source, time; "
+        "who answers the hooks and any problem go to stderr",
+    )
     status.add_argument("--watch", action="store_true", help="refresh every second until Ctrl-C")
     status.add_argument(
         "--interval",
@@ -121,7 +139,14 @@ def register(commands: Any) -> None:
             "prefix; 'sidelight sessions' lists them). Without a running watcher it is recorded for the "
             "next one. A suspended session is neither made idle nor ended by the timeouts.",
         )
-        command.add_argument("session", metavar="SESSION", help="a session name, key, id or id prefix")
+        command.add_argument(
+            "session", metavar="SESSION", help="a session name, key, id, id prefix or transcript path"
+        )
+        command.add_argument(
+            "--json",
+            action="store_true",
+            help="one JSON object: session, key, state, changed, watcher",
+        )
         command.set_defaults(run=_request_command, parser=command, action=action)
 
 
@@ -133,6 +158,8 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
     _foreground_logging(args)
     try:
+        if args.serve_hooks is None:
+            args.serve_hooks = env_flag("SIDELIGHT_WARM", default=True)
         settings = Settings.load()
         options = watch_options(
             settings,
@@ -288,13 +315,13 @@ class LogOutput:
 def _timestamps() -> None:
     """Once running, each log line carries its time."""
     for handler in logger.handlers:
-        handler.setFormatter(logging.Formatter("%(asctime)s sidelight: %(message)s", "%H:%M:%S"))
+        handler.setFormatter(log_formatter("%(asctime)s sidelight: %(message)s", "%H:%M:%S"))
 
 
 def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import ConfigError, Settings
     from sidelight.plugins import get_plugins
-    from sidelight.watch.status import collect_status, print_json, render_table
+    from sidelight.watch.status import collect_status, render_table
     from sidelight.watch.watcher import make_state_private
 
     try:
@@ -304,17 +331,18 @@ def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         report = collect_status(*collect_status_args)
     except ConfigError as error:
         parser.error(str(error))
+    painter = paint if colour_on() else None
     if not args.watch:
         if args.json:
-            print_json(report, sys.stdout)
+            _status_json(report)
         else:
-            sys.stdout.write(render_table(report))
+            sys.stdout.write(render_table(report, painter))
         return EXIT_OK
     interval = max(0.1, args.interval)
     try:
         if args.json:
             while True:
-                print_json(report, sys.stdout)
+                _status_json(report)
                 sys.stdout.flush()
                 time.sleep(interval)
                 report = collect_status(*collect_status_args)
@@ -324,19 +352,33 @@ def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
             from sidelight.watch.status import rich_table
 
-            with Live(rich_table(report), console=Console(), auto_refresh=False) as live:
+            console = Console(no_color=not colour_on(), highlight=False)
+            with Live(rich_table(report), console=console, auto_refresh=False) as live:
                 while True:
                     time.sleep(interval)
                     live.update(rich_table(collect_status(*collect_status_args)), refresh=True)
         else:
             clear = "\x1b[H\x1b[2J" if sys.stdout.isatty() else ""
             while True:
-                sys.stdout.write(clear + render_table(report) + ("" if clear else "\n"))
+                sys.stdout.write(clear + render_table(report, painter) + ("" if clear else "\n"))
                 sys.stdout.flush()
                 time.sleep(interval)
                 report = collect_status(*collect_status_args)
     except KeyboardInterrupt:
         return EXIT_OK
+
+
+def _status_json(report: Any) -> None:
+    """``status --json``: the rows on stdout; what is no row (no session found, a problem, who answers
+    the hooks) as log lines on stderr."""
+    from sidelight.watch.status import nothing_found, print_json
+
+    print_json(report, sys.stdout)
+    if not report.rows:
+        logger.warning("%s", nothing_found(report))
+    for problem in report.problems:
+        logger.warning("problem: %s", problem)
+    logger.info("%s", report.hooks.line(report.watcher_pid))
 
 
 def _has_rich() -> bool:
@@ -349,18 +391,60 @@ def _has_rich() -> bool:
 
 def _request_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.discovery import resolve_session
     from sidelight.plugins import get_plugins
-    from sidelight.watch.watcher import request_resume, request_suspend
+    from sidelight.watch.watcher import read_snapshot, request_resume, request_suspend
 
-    settings = Settings.load()
+    suspend = args.action == "suspend"
     try:
-        session = resolve_session(args.session, settings, get_plugins())
+        settings = Settings.load()
+        session = watched_session(args.session, settings, get_plugins())
+        suspended = {str(k) for k in (read_snapshot(settings) or {}).get("suspended") or ()}
+        # Said once: a second suspend (or a resume of what is not suspended) changes nothing and says so.
+        changed = (session.key in suspended) != suspend
+        live = False
+        if changed:
+            live = (request_suspend if suspend else request_resume)(session.key, settings)
     except EXPECTED_ERRORS as error:
         return fail(error)
-    request = request_suspend if args.action == "suspend" else request_resume
-    live = request(session.key, settings)
-    done = "suspended" if args.action == "suspend" else "resumed"
-    where = "the running watcher applies it" if live else "recorded for the next 'sidelight watch'"
-    sys.stdout.write(f"{done} {session.name} ({session.key}): {where}\n")
+    if args.json:
+        state = "suspended" if suspend else "resumed"
+        json_line(
+            {"session": session.name, "key": session.key, "state": state, "changed": changed, "watcher": live}
+        )
+    elif not changed:
+        now = "already suspended" if suspend else "not suspended"
+        sys.stdout.write(f"{session.name} ({session.key}) is {now}: nothing to do\n")
+    else:
+        done = "suspended" if suspend else "resumed"
+        where = "the running watcher applies it" if live else "recorded for the next 'sidelight watch'"
+        sys.stdout.write(f"{done} {session.name} ({session.key}): {where}\n")
     return EXIT_OK
+
+
+def watched_session(spec: str, settings: Any, plugins: Any) -> Any:
+    """The session ``spec`` names, as the watcher knows it. A transcript path is the listed session of
+    that transcript: the watcher keys sessions by their resolver's key, so a suspension recorded under
+    ``path:...`` held nothing. A path that is no transcript (``/etc/passwd``) or a transcript no resolver
+    lists is refused: there is nothing the watcher could hold."""
+    from pathlib import Path
+
+    from sidelight.discovery import SessionNotFoundError, list_sessions, resolve_session
+    from sidelight.errors import UnknownFormatError
+    from sidelight.scanning import detect_format
+
+    session = resolve_session(spec, settings, plugins)
+    if session.resolver != "path":
+        return session
+    if session.format == "auto" and detect_format(session.path) is None:
+        raise UnknownFormatError(
+            f"{spec}: not a transcript (no agent's transcript starts like this); "
+            "pass a session name, id or transcript ('sidelight sessions' lists them)",
+            spec,
+        )
+    target = Path(session.path).resolve()
+    for listed in list_sessions(settings, plugins):
+        if Path(listed.path).resolve() == target:
+            return listed
+    raise SessionNotFoundError(
+        f"{spec}: no session the watcher follows has this transcript; 'sidelight sessions' lists them"
+    )

@@ -29,7 +29,7 @@ from sidelight.scanning import detect_format
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Callable, Collection, Mapping, Sequence
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -518,20 +518,28 @@ def table_cells(report: StatusReport) -> list[list[str]]:
     return cells
 
 
-def render_table(report: StatusReport) -> str:
+def render_table(report: StatusReport, paint: Callable[[str, str], str] | None = None) -> str:
     """A plain-text table, one line per session, with a header and lines about the source and the
-    hooks (and what a partial count means, when there is one)."""
+    hooks (and what a partial count means, when there is one). ``paint(text, kind)`` colours the
+    header (``"header"``) and each state (its name as the kind), after the columns are aligned."""
     if not report.rows:
         return "".join(f"{line}\n" for line in (nothing_found(report), *_problem_lines(report)))
     cells = [list(COLUMNS), *table_cells(report)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     numeric = {4, 5, 6, 7, 8, 9}
     lines = []
-    for row in cells:
+    for number, row in enumerate(cells):
         parts = [
             value.rjust(widths[i]) if i in numeric else value.ljust(widths[i]) for i, value in enumerate(row)
         ]
-        lines.append("  ".join(parts).rstrip())
+        line = "  ".join(parts).rstrip()
+        if paint is not None:
+            if number == 0:
+                line = paint(line, "header")
+            else:
+                parts[2] = paint(parts[2], row[2])
+                line = "  ".join(parts).rstrip()
+        lines.append(line)
     lines.append("")
     lines.append(_footer(report))
     return "\n".join(lines) + "\n"
@@ -561,7 +569,13 @@ def _problem_lines(report: StatusReport) -> list[str]:
 
 
 def print_json(report: StatusReport, out: TextIO) -> None:
-    out.write(json.dumps(report.as_dict(), ensure_ascii=False) + "\n")
+    """One JSON object per session (JSON lines, as every ``--json`` prints), each with where it comes
+    from (``source``: ``watcher`` or ``transcripts``) and when it was taken (``time``, epoch seconds:
+    the rows of one ``--watch`` refresh share it). Who answers the hooks and the problems are not rows:
+    the command says them on stderr."""
+    for row in report.rows:
+        record = {**row.as_dict(report.now), "source": report.source, "time": report.now}
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def rich_table(report: StatusReport) -> Any:

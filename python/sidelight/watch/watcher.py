@@ -1798,7 +1798,7 @@ def watch_options(
         if name == "stat_appends":
             values[name] = _tristate(name, value)
         elif isinstance(getattr(defaults, name), bool):
-            values[name] = value if isinstance(value, bool) else str(value).strip().lower() in _TRUE
+            values[name] = _flag(name, value)
         else:
             # debounce may be 0 (no settling); the others are periods, and 0 would spin.
             positive = name in ("idle_timeout", "max_duration", "reconcile")
@@ -1808,6 +1808,18 @@ def watch_options(
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _flag(name: str, value: object) -> bool:
+    """``True`` or ``False``; any other word is an error, not off (``SIDELIGHT_POLLING=maybe``)."""
+    from sidelight.config import ConfigError
+
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise ConfigError(f"{name.replace('_', '-')} must be true or false, not {value!r}")
 
 
 def _tristate(name: str, value: object) -> bool | None:
