@@ -167,7 +167,7 @@ def test_extractive_summary() -> None:
     )
     text = extractive_summary(chunk)
     assert text == (
-        'User asked: "Fix the flaky upload test. It fails on CI.". Edited src/upload.py (2 edits); '
+        'User asked: "Fix the flaky upload test. It fails on CI." Edited src/upload.py (2 edits); '
         'Ran `pytest -q`: ok: 12 passed. Assistant: "The upload test no longer depends on the wall clock. '
         'It uses a fake timer now."'
     )
@@ -550,7 +550,7 @@ def test_the_last_action_is_one_of_the_last_turn(tmp_path: Path) -> None:
         out.write(json.dumps(_record("user", "Now deploy it.", 30)) + "\n")
     recap = build_recap(path)
     assert recap.interrupted
-    assert recap.unfinished[0] == 'The session was interrupted while working on "Now deploy it.".'
+    assert recap.unfinished[0] == 'The session was interrupted while working on "Now deploy it."'
 
 
 def test_a_budget_too_small_for_the_header(run_cli: Any, home: Path) -> None:
@@ -602,7 +602,7 @@ def test_a_subagent_transcript_is_recapped_as_its_own_work(run_cli: Any, home: P
     assert scan_tools(SUBAGENT) == "1 (1 command)"
     bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
     assert bullets == [
-        '- Turn 1 (2026-11-21 21:20 UTC): Task: "Count the files in the project and report the number.". '
+        '- Turn 1 (2026-11-21 21:20 UTC): Task: "Count the files in the project and report the number." '
         'Ran `ls | wc -l`. Assistant: "There are 0 files."'
     ]
     assert recap.turns == 1 and "Last request" not in recap.text
@@ -673,10 +673,10 @@ def test_an_exploring_subagent_shows_what_it_looked_at(tmp_path: Path) -> None:
     assert f"Tool uses: {scan_tools(path)}." in recap.text and scan_tools(path) == "3 (2 read, 1 command)"
     assert "; 2 turns (given by its parent); ended." in recap.text
     bullets = [line for line in recap.text.splitlines() if line.startswith("- Turn")]
-    assert bullets[0].startswith('- Turn 1 (2026-01-01 10:00 UTC): Task: "Find every config loader.". ')
+    assert bullets[0].startswith('- Turn 1 (2026-01-01 10:00 UTC): Task: "Find every config loader." ')
     assert "Searched for 'loadConfig' in src (2 matches); Read src/a.ts (1 line)." in bullets[0]
     assert bullets[1].startswith(
-        '- Turn 2 (2026-01-01 10:00 UTC): Task: "Also run the tests.". Ran `npm test`: failed'
+        '- Turn 2 (2026-01-01 10:00 UTC): Task: "Also run the tests." Ran `npm test`: failed'
     )
     assert recap.unfinished[0].startswith("Still failing at the end: Ran `npm test`: failed (exit 1)")
     assert (

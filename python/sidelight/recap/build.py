@@ -247,6 +247,11 @@ def lead(text: str, limit: int) -> str:
     return out or clip(flat, limit)
 
 
+def ended(sentence: str) -> str:
+    """``sentence`` with its full stop, unless a quote at its end already ends it (no ``"Done."."``)."""
+    return sentence if sentence.endswith(('."', '?"', '!"', '…"')) else sentence + "."
+
+
 def extractive_summary(chunk: Chunk, limit: int = 600, *, subagent: bool = False) -> str:
     """The built-in chunk summary: the request, what changed, and what the assistant concluded.
 
@@ -264,7 +269,7 @@ def extractive_summary(chunk: Chunk, limit: int = 600, *, subagent: bool = False
             else ""
         )
         asked = users[-1].text if is_acknowledgement(users[0].text) else users[0].text
-        parts.append(f'{"Task" if subagent else "User asked"}: "{lead(asked, 200)}"{more}.')
+        parts.append(ended(f'{"Task" if subagent else "User asked"}: "{lead(asked, 200)}"{more}'))
     actions: list[str] = []
     edits: OrderedDict[str, list[Line]] = OrderedDict()
     for line in chunk.lines:
@@ -759,7 +764,7 @@ def _unfinished(log: TranscriptLog, reading: _Reading, state: str = "ended") -> 
             on = request.replace(" while working on", " on", 1)
             items.append(f"The session is still working{on} (no final answer yet).{doing}")
         else:
-            items.append(f"The session was interrupted{request}.{doing}")
+            items.append(ended(f"The session was interrupted{request}") + doing)
     elif reading.last_assistant and reading.last_assistant.rstrip().endswith("?"):
         asked = True
         whom = "its parent" if log.subagent is not None else "the user"
