@@ -67,6 +67,9 @@ NOT_FOR_A_PROMPT = (
     "datetime",
     # a hook that logs nothing: loggers import logging on their first record (sidelight.logs)
     "logging",
+    # type annotations are for type checkers: the names a class statement needs come from
+    # sidelight._typing
+    "typing",
 )
 
 
@@ -126,3 +129,37 @@ def test_public_names_are_the_same_whatever_is_imported_first() -> None:
         "print('ok')\n"
     )
     assert run_python(code) == "ok"
+
+
+def test_the_run_time_named_tuple_is_typings() -> None:
+    # sidelight._typing.NamedTuple makes, from one class statement, the class typing.NamedTuple makes.
+    code = (
+        "import pickle, typing\n"
+        "from sidelight import _typing\n"
+        "def make(base):\n"
+        "    class Point(base):\n"
+        "        '''A point.'''\n"
+        "        x: int\n"
+        "        y: int = 2\n"
+        "        def total(self):\n"
+        "            return self.x + self.y\n"
+        "    return Point\n"
+        "ours, theirs = make(_typing.NamedTuple), make(typing.NamedTuple)\n"
+        "for cls in (ours, theirs):\n"
+        "    p = cls(1)\n"
+        "    print(cls.__name__, cls.__qualname__.split('.')[-1], cls._fields, cls._field_defaults, cls.__doc__,\n"
+        "          repr(p), p.total(), p._replace(y=5), tuple(cls.__annotations__), issubclass(cls, tuple))\n"
+        "class Late(_typing.NamedTuple):\n"
+        "    a: int = 1\n"
+        "    b: int = 2\n"
+        "assert pickle.loads(pickle.dumps(Late(3))) == Late(3)\n"
+        "try:\n"
+        "    class Bad(_typing.NamedTuple):\n"
+        "        a: int = 1\n"
+        "        b: int\n"
+        "except TypeError:\n"
+        "    print('refused')\n"
+    )
+    ours, theirs, refused = run_python(code).splitlines()
+    assert ours == theirs
+    assert refused == "refused"

@@ -11,7 +11,6 @@ import contextlib
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight.errors import (
     FileNameError,
@@ -24,6 +23,7 @@ from sidelight.errors import (
 from sidelight.logs import get_logger
 from sidelight.records import HostEvent, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 

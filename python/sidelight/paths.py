@@ -20,16 +20,19 @@ import sys
 import unicodedata
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sidelight.logs import get_logger
 from sidelight.records import Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from typing import Any, NamedTuple
 
     from sidelight.config import Settings
     from sidelight.records import HostEvent
+else:
+    from sidelight._typing import NamedTuple
 
 __all__ = [
     "CLAUDE_MAX_SANITIZED",

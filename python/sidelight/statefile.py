@@ -20,13 +20,16 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sidelight.logs import get_logger, private_fd
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
     from collections.abc import Callable, Collection, Iterator
+    from typing import Any, Generic, TypeVar
+else:
+    from sidelight._typing import Generic
 
 __all__ = [
     "CorruptStateError",
@@ -44,7 +47,10 @@ __all__ = [
     "write_atomic",
 ]
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
+else:
+    T = None  # Generic[T] takes anything at run time (sidelight._typing)
 
 logger = get_logger("sidelight.state")
 

@@ -36,7 +36,6 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
@@ -47,8 +46,10 @@ from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any, Final
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins

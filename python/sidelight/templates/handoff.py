@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.recap.handoff import HANDOFF_FILE, SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 

@@ -15,12 +15,12 @@ file); otherwise it costs nothing and never imports the ``redis`` client.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import ResolverSpec, SinkSpec
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
