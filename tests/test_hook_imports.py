@@ -95,6 +95,36 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
     assert world.log().count("ERROR") == 0
 
 
+def test_the_hooks_own_process_imports_ipaddress_only_if_used(tmp_path: Path) -> None:
+    # pathlib imports urllib.parse, which imports ipaddress for URLs a hook never parses: the hook's
+    # own process (sys.argv, not main(argv)) defers it, and it is the real module once used.
+    world = HookWorld(tmp_path, sessions=2)
+    assert world.run_hook(0).returncode == 0
+    world.prompt(1, "news from the sibling")
+    code = (
+        "import sys\n"
+        "sys.argv = ['sidelight', 'hook', 'claude-code']\n"
+        "from sidelight.cli import main\n"
+        "code = main()\n"
+        "loaded = 'pathlib' in sys.modules and '__file__' in vars(sys.modules['ipaddress'])\n"
+        "import ipaddress\n"
+        "used = str(ipaddress.ip_address('::1'))\n"
+        "sys.stderr.write(repr((code, loaded, used)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        cwd=world.project,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "news from the sibling" in (context_of(done.stdout) or "")
+    assert done.stderr.decode() == "(0, False, '::1')"
+
+
 def run_python(code: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
