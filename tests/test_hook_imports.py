@@ -70,6 +70,8 @@ NOT_FOR_A_PROMPT = (
     # type annotations are for type checkers: the names a class statement needs come from
     # sidelight._typing
     "typing",
+    # with-blocks are written as classes or try statements
+    "contextlib",
 )
 
 

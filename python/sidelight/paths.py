@@ -11,7 +11,6 @@ process lists once; the watcher lists many times).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -567,8 +566,10 @@ def claude_subagent(path: Path | str) -> ClaudeSubagent | None:
     text = os.fspath(path)
     if text.endswith(".jsonl"):
         # Read as a transcript's head is: a FIFO named like the meta file holds nothing up.
-        with contextlib.suppress(ValueError, RecursionError):
+        try:  # noqa: SIM105 (contextlib: an import on every prompt)
             meta = json.loads(_read_head(text[: -len(".jsonl")] + ".meta.json", HEAD_BYTES) or b"null")
+        except (ValueError, RecursionError):
+            pass
     if not isinstance(meta, dict):
         return ClaudeSubagent()
 
