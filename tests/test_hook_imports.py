@@ -72,6 +72,8 @@ NOT_FOR_A_PROMPT = (
     "typing",
     # with-blocks are written as classes or try statements
     "contextlib",
+    # locks from _thread; the handoff's writer thread starts only at a session's end
+    "threading",
 )
 
 

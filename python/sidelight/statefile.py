@@ -16,8 +16,8 @@ import fcntl
 import json
 import os
 import stat
-import threading
 import time
+from _thread import get_ident  # not threading's: importing threading cost every prompt
 from pathlib import Path
 
 from sidelight.logs import get_logger, private_fd
@@ -365,7 +365,7 @@ def write_atomic(
     its reader moves aside). For files that say where a reader stopped (the cursors): losing the last
     write repeats one digest, while the two ``fsync`` calls cost every prompt several milliseconds."""
     if tmp is None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, mode)
     try:

@@ -14,7 +14,7 @@ file); otherwise it costs nothing and never imports the ``redis`` client.
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
@@ -38,7 +38,7 @@ logger = get_logger(__name__)
 #: and imports the fleet's machinery only when a fleet is configured).
 NAME = "redis-streams"
 
-_lock = threading.Lock()
+_lock = allocate_lock()  # threading.Lock, without importing threading on every prompt
 _publisher: fleet.Publisher | None = None
 
 
