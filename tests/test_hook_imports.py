@@ -67,6 +67,13 @@ NOT_FOR_A_PROMPT = (
     "datetime",
     # a hook that logs nothing: loggers import logging on their first record (sidelight.logs)
     "logging",
+    # type annotations are for type checkers: the names a class statement needs come from
+    # sidelight._typing
+    "typing",
+    # with-blocks are written as classes or try statements
+    "contextlib",
+    # locks from _thread; the handoff's writer thread starts only at a session's end
+    "threading",
 )
 
 
@@ -90,6 +97,36 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
     assert "sidelight.hook" in loaded
     assert sorted(loaded.intersection(NOT_FOR_A_PROMPT)) == []
     assert world.log().count("ERROR") == 0
+
+
+def test_the_hooks_own_process_imports_ipaddress_only_if_used(tmp_path: Path) -> None:
+    # pathlib imports urllib.parse, which imports ipaddress for URLs a hook never parses: the hook's
+    # own process (sys.argv, not main(argv)) defers it, and it is the real module once used.
+    world = HookWorld(tmp_path, sessions=2)
+    assert world.run_hook(0).returncode == 0
+    world.prompt(1, "news from the sibling")
+    code = (
+        "import sys\n"
+        "sys.argv = ['sidelight', 'hook', 'claude-code']\n"
+        "from sidelight.cli import main\n"
+        "code = main()\n"
+        "loaded = 'pathlib' in sys.modules and '__file__' in vars(sys.modules['ipaddress'])\n"
+        "import ipaddress\n"
+        "used = str(ipaddress.ip_address('::1'))\n"
+        "sys.stderr.write(repr((code, loaded, used)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input=world.payload(0),
+        capture_output=True,
+        env=world.env(),
+        cwd=world.project,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "news from the sibling" in (context_of(done.stdout) or "")
+    assert done.stderr.decode() == "(0, False, '::1')"
 
 
 def run_python(code: str) -> str:
@@ -126,3 +163,38 @@ def test_public_names_are_the_same_whatever_is_imported_first() -> None:
         "print('ok')\n"
     )
     assert run_python(code) == "ok"
+
+
+def test_the_run_time_named_tuple_is_typings() -> None:
+    # sidelight._typing.NamedTuple makes, from one class statement, the class typing.NamedTuple makes.
+    code = (
+        "import pickle, typing\n"
+        "from sidelight import _typing\n"
+        "def make(base):\n"
+        "    class Point(base):\n"
+        "        '''A point.'''\n"
+        "        x: int\n"
+        "        y: int = 2\n"
+        "        def total(self):\n"
+        "            return self.x + self.y\n"
+        "    return Point\n"
+        "ours, theirs = make(_typing.NamedTuple), make(typing.NamedTuple)\n"
+        "for cls in (ours, theirs):\n"
+        "    p = cls(1)\n"
+        "    print(cls.__name__, cls.__qualname__.split('.')[-1], cls._fields, cls._field_defaults,\n"
+        "          cls.__doc__, repr(p), p.total(), p._replace(y=5), tuple(cls.__annotations__),\n"
+        "          issubclass(cls, tuple))\n"
+        "class Late(_typing.NamedTuple):\n"
+        "    a: int = 1\n"
+        "    b: int = 2\n"
+        "assert pickle.loads(pickle.dumps(Late(3))) == Late(3)\n"
+        "try:\n"
+        "    class Bad(_typing.NamedTuple):\n"
+        "        a: int = 1\n"
+        "        b: int\n"
+        "except TypeError:\n"
+        "    print('refused')\n"
+    )
+    ours, theirs, refused = run_python(code).splitlines()
+    assert ours == theirs
+    assert refused == "refused"

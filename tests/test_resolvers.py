@@ -734,3 +734,32 @@ def test_child_path_is_the_plain_join(tmp_path: Path) -> None:
     assert str(made) == str(joined) == entry.path
     assert made.parent == tmp_path and made.name == "a b.jsonl" and made.suffix == ".jsonl"
     assert made.stat().st_size == 0 and made.exists()
+
+
+def test_a_listed_titled_session_is_the_one_the_keywords_make(tmp_path: Path) -> None:
+    # TitledSession.listed (the listing's quick constructor) makes the session the keyword call makes:
+    # the same fields, the same lazy title, equal and of one hash.
+    transcript = tmp_path / "abc.jsonl"
+    transcript.write_text('{"type":"custom-title","customTitle":"Fix the parser"}\n')
+    fields: dict[str, Any] = {
+        "key": "claude-code:abc",
+        "path": transcript,
+        "format": "claude-code",
+        "group": str(tmp_path),
+        "resolver": "claude-code",
+        "id": "abc",
+        "extra_paths": (tmp_path / "agent-1.jsonl",),
+        "title_format": "claude-code",
+        "fallback": "abc",
+    }
+    made = paths.TitledSession(**fields)
+    listed = paths.TitledSession.listed(**fields)
+    assert type(listed) is type(made)
+    assert [getattr(listed, slot) for slot in Session.__slots__ if slot != "name"] == [
+        getattr(made, slot) for slot in Session.__slots__ if slot != "name"
+    ]
+    assert (listed._title_format, listed._fallback) == (made._title_format, made._fallback)
+    assert listed.name == made.name == "Fix the parser"
+    assert listed == made and hash(listed) == hash(made) and repr(listed) == repr(made)
+    untitled = paths.TitledSession.listed(**{**fields, "path": tmp_path / "gone.jsonl"})
+    assert untitled.name == "abc"

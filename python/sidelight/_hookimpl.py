@@ -9,8 +9,7 @@ whenever it registers a template. Third-party plugins use :data:`sidelight.hooki
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, TypeVar

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 from _thread import get_ident
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from dataclasses import dataclass as record
+    from typing import Any
 
 __all__ = ["NEW_DICT", "Factory", "record", "replace"]
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
 from sidelight.errors import UsageError
 from sidelight.warm import config_file, configured_state_dir, duration_seconds
 from sidelight.warm import default_state_dir as warm_state_dir
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any, Final
 
 __all__ = [
     "EVENTS_FILE",

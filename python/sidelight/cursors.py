@@ -53,20 +53,22 @@ import time
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from sidelight.logs import get_logger
 from sidelight.statefile import CorruptStateError, SharedState
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Any
 
 __all__ = ["CursorStore", "ReadingLock"]
 
 logger = get_logger("sidelight.cursors")
 
 #: Reader name -> writer name -> entry, as stored.
-_State = dict[str, dict[str, dict[str, Any]]]
+if TYPE_CHECKING:
+    _State = dict[str, dict[str, dict[str, Any]]]
 
 
 class CursorStore:

@@ -22,7 +22,6 @@ import math
 import posixpath
 import re
 import time
-from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import reads as engine
 from sidelight._record import record, replace
@@ -36,8 +35,10 @@ from sidelight.redact import sanitize, strip_invisible
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
+    from typing import Any, Final
 
 __all__ = [
     "DEFAULT_LIMIT",

@@ -7,11 +7,9 @@ asks the resolver plugins and nothing above them.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight.errors import (
     FileNameError,
@@ -24,8 +22,11 @@ from sidelight.errors import (
 from sidelight.logs import get_logger
 from sidelight.records import HostEvent, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Sequence
+    from contextvars import Token
+    from typing import Any
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -71,18 +72,25 @@ _LISTING: ContextVar[Callable[[], list[Session]] | None] = ContextVar("sidelight
 _DIRECTORY: ContextVar[str | None] = ContextVar("sidelight_directory", default=None)
 
 
-@contextlib.contextmanager
-def serving(listing: Callable[[], list[Session]] | None, directory: str) -> Iterator[None]:
+class serving:  # a class, not contextlib.contextmanager: contextlib would be an import on every prompt
     """Within this block (in this thread), :func:`list_sessions` answers from ``listing`` (a watcher
     that already listed every session, and keeps the list current from file events) and
     :func:`working_directory` is ``directory`` (the hook's, not the watcher's)."""
-    listed = _LISTING.set(listing)
-    placed = _DIRECTORY.set(directory)
-    try:
-        yield
-    finally:
-        _DIRECTORY.reset(placed)
-        _LISTING.reset(listed)
+
+    __slots__ = ("_directory", "_listing", "_tokens")
+
+    def __init__(self, listing: Callable[[], list[Session]] | None, directory: str) -> None:
+        self._listing = listing
+        self._directory = directory
+        self._tokens: list[Token[Any]] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(_LISTING.set(self._listing))
+        self._tokens.append(_DIRECTORY.set(self._directory))
+
+    def __exit__(self, *exc: object) -> None:
+        _DIRECTORY.reset(self._tokens.pop())
+        _LISTING.reset(self._tokens.pop())
 
 
 def working_directory() -> str:
@@ -339,9 +347,11 @@ def _transcript_in(folder: Path, spec: str) -> Path:
     folder, a project's), not under it: a folder given by mistake (``/``, ``~``) is not walked."""
     files = []
     for path in folder.glob("*.jsonl"):
-        with contextlib.suppress(OSError):
+        try:
             if path.is_file():
                 files.append((path.stat().st_mtime, str(path), path))
+        except OSError:
+            pass
     if files:
         return max(files)[2]
     raise SessionNotFoundError(

@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, get_args
 
 from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.logs import get_logger
 from sidelight.statefile import private_dir, safe_name, shared_json
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
     from collections.abc import Callable, Iterable
     from pathlib import Path
+    from typing import Any, Final, Literal, TypeAlias
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -60,8 +61,11 @@ __all__ = [
 logger = get_logger(__name__)
 
 #: Who a fact is about: the person, or what the agent learned.
-Scope: TypeAlias = Literal["user", "agent"]
-SCOPES: Final[tuple[str, ...]] = get_args(Scope)
+if TYPE_CHECKING:
+    Scope: TypeAlias = Literal["user", "agent"]
+else:
+    Scope = str  # the Literal above, without importing typing at run time
+SCOPES: Final[tuple[Scope, ...]] = ("user", "agent")
 
 #: The store's file name, in the state directory.
 FACTS_FILE: Final = "facts.json"
@@ -274,7 +278,7 @@ def _find(facts: dict[str, dict[str, Any]], spec: str, problem: list[str]) -> st
 def _scope(scope: str) -> Scope:
     if scope not in SCOPES:
         raise ValueError(f"unknown scope {scope!r}; use {' or '.join(SCOPES)}")
-    return scope  # type: ignore[return-value]
+    return scope
 
 
 def _number(value: Any, default: float = 0.0) -> float:

@@ -18,14 +18,15 @@ format, never needs them.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
 
 # (not `from sidelight import _core`: that asks the package for the attribute first, and its
 # __getattr__ imports importlib to answer; a prompt hook does not otherwise import it)
 import sidelight._core as _core
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Final
 
     from sidelight._declared import Blocks as Blocks
     from sidelight._declared import Event as Event

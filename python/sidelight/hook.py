@@ -9,7 +9,6 @@ import os
 import time
 import zlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
@@ -19,13 +18,17 @@ from sidelight.plugins import get_plugins
 from sidelight.reads import CURSORS_DIR
 from sidelight.statefile import append_whole, private_dir, private_fd, safe_name, write_atomic
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
     from collections.abc import Callable
     from pathlib import Path
+    from typing import Any, Final, NamedTuple
 
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session
+else:
+    from sidelight._typing import NamedTuple
 
 __all__ = [
     "LOG_FILE",

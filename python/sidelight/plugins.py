@@ -25,15 +25,16 @@ import sys
 import time
 import zlib
 from types import FunctionType, ModuleType
-from typing import TYPE_CHECKING, Any
 
 from sidelight._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.logs import get_logger
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
 
     import pluggy
 

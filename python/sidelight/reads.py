@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, overload
 
 import sidelight._core as _core
 from sidelight._record import record
@@ -21,8 +20,10 @@ from sidelight.logs import get_logger
 from sidelight.statefile import safe_name
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, overload
 
     from sidelight.config import Settings
     from sidelight.cursors import CursorStore
@@ -293,20 +294,21 @@ def first_look_cursor(path: str, first_look_bytes: int) -> CursorTuple | None:
         return None
 
 
-@overload
-def scan_with_resets(
-    reads: list[TranscriptRead],
-    plugins: Plugins,
-    settings: Settings,
-    deadline: None = None,
-    grace: float = 0.0,
-) -> list[Activity | Exception]: ...
+if TYPE_CHECKING:
 
+    @overload
+    def scan_with_resets(
+        reads: list[TranscriptRead],
+        plugins: Plugins,
+        settings: Settings,
+        deadline: None = None,
+        grace: float = 0.0,
+    ) -> list[Activity | Exception]: ...
 
-@overload
-def scan_with_resets(
-    reads: list[TranscriptRead], plugins: Plugins, settings: Settings, deadline: float, grace: float = 0.0
-) -> list[Activity | Exception | None]: ...
+    @overload
+    def scan_with_resets(
+        reads: list[TranscriptRead], plugins: Plugins, settings: Settings, deadline: float, grace: float = 0.0
+    ) -> list[Activity | Exception | None]: ...
 
 
 def scan_with_resets(

@@ -12,13 +12,14 @@ a prompt hook imports this module on every prompt, and making a dataclass costs 
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING, Any, Literal
 
 from sidelight._record import NEW_DICT, record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
+    from typing import Any, Literal
 
     from sidelight.config import Settings
     from sidelight.formats import Event, Layout
@@ -46,7 +47,10 @@ __all__ = [
 
 
 #: The host events sidelight handles.
-EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+if TYPE_CHECKING:
+    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+else:
+    EventName = str  # the Literal above, without importing typing at run time
 
 
 #: The records of a collapsed transcript (:mod:`sidelight.lines`: ``Line``, ``Chunk``, ``LineKind``,

@@ -20,7 +20,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Final, NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, NamedTuple
+else:
+    from sidelight._typing import NamedTuple
 
 __all__ = ["MARKER", "defang", "escape_proof", "redact", "sanitize", "sanitize_lines", "strip_invisible"]
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
 
 from sidelight._record import replace
 from sidelight.logs import get_logger
@@ -34,8 +33,10 @@ from sidelight.types import Activity
 
 # The lifecycle machinery is imported only to build a context: every prompt marks its time here, and
 # only a session that comes back after a quiet spell needs more.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionState

@@ -12,21 +12,23 @@ that the caller rebuilds its state; the damaged bytes stay on disk for whoever w
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
 import stat
-import threading
 import time
+from _thread import get_ident  # not threading's: importing threading cost every prompt
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sidelight.logs import get_logger, private_fd
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import logging
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Collection
+    from typing import Any, Generic, TypeVar
+else:
+    from sidelight._typing import Generic
 
 __all__ = [
     "CorruptStateError",
@@ -44,7 +46,10 @@ __all__ = [
     "write_atomic",
 ]
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
+else:
+    T = None  # Generic[T] takes anything at run time (sidelight._typing)
 
 logger = get_logger("sidelight.state")
 
@@ -242,19 +247,37 @@ class SharedState(Generic[T]):
     def _ensure_dir(self) -> None:
         _make_dirs(self.path.parent)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
+    def _locked(self) -> _Locked:
+        return _Locked(self._lock_path)
 
     def _write(self, data: bytes) -> None:
         # Only the lock holder touches PATH.tmp: a fixed name is safe, and one a killed writer left
         # behind is simply overwritten.
         write_atomic(self.path, data, tmp=self._tmp_path, durable=self._durable)
+
+
+class _Locked:
+    """The exclusive ``flock`` on a lock file, held for a ``with`` block (a class, not
+    ``contextlib.contextmanager``: importing contextlib cost every prompt half a millisecond)."""
+
+    __slots__ = ("_fd", "_path")
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._fd = -1
+
+    def __enter__(self) -> None:
+        fd = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+
+    def __exit__(self, *exc: object) -> None:
+        fd, self._fd = self._fd, -1
+        os.close(fd)  # releases the lock
 
 
 #: The documents :class:`SharedState` keeps (``copy=``): path -> (the file's identity, a private copy).
@@ -314,8 +337,10 @@ def append_whole(fd: int, data: bytes, path: str | os.PathLike[str] | None = Non
                 error.filename = os.fspath(path)
             if written or os.fstat(fd).st_size != start:
                 # A part was written: cut it off (shrinking a file needs no space).
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105 (contextlib: an import on every prompt)
                     os.ftruncate(fd, start)
+                except OSError:
+                    pass
             raise
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -340,7 +365,7 @@ def write_atomic(
     its reader moves aside). For files that say where a reader stopped (the cursors): losing the last
     write repeats one digest, while the two ``fsync`` calls cost every prompt several milliseconds."""
     if tmp is None:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(tmp, flags, mode)
     try:
@@ -358,8 +383,10 @@ def write_atomic(
             os.close(fd)
         tmp.replace(path)
     except BaseException as error:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 (contextlib: an import on every prompt)
             tmp.unlink()
+        except OSError:
+            pass
         if isinstance(error, OSError) and error.filename is None:
             error.filename = os.fspath(path)  # a write on the descriptor names no file: say which
         raise
@@ -367,12 +394,14 @@ def write_atomic(
         return
     # Make the rename itself durable. Some file systems refuse to fsync a directory: the file is
     # already in place, so that is no reason to fail.
-    with contextlib.suppress(OSError):
+    try:
         dir_fd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+    except OSError:
+        pass
 
 
 def regular_file_target(path: str | os.PathLike[str]) -> Path:
@@ -416,8 +445,10 @@ def _make_dirs(path: Path) -> None:
         missing.append(path)
         path = path.parent
     for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
+        try:  # noqa: SIM105 (contextlib: an import on every prompt)
             os.mkdir(directory, 0o700)  # noqa: PTH102 (a mode for each level, unlike Path.mkdir)
+        except FileExistsError:
+            pass
 
 
 #: The folders :func:`private_dir` already looked at in this process (their paths as given).

@@ -9,8 +9,8 @@ this module on every prompt, would pay some 2 ms for it).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 

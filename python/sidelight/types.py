@@ -9,11 +9,14 @@ what a dataclass has, :func:`dataclasses.fields` and :func:`dataclasses.replace`
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 from sidelight._record import record
 from sidelight.errors import InvalidCursorError, describe
 from sidelight.formats import Category, Format
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 __all__ = [
     "CURSOR_FIELDS",
@@ -32,7 +35,10 @@ __all__ = [
 #: ``(offset, dev, inode, head_len, head_hash, tail_hash, last_message)``, as ``sidelight._core`` takes it.
 CursorTuple: TypeAlias = tuple[int, int, int, int, int, int, int]
 #: Why a scan started over at byte 0 instead of at its cursor.
-ResetReason: TypeAlias = Literal["truncated", "replaced", "rewritten"]
+if TYPE_CHECKING:
+    ResetReason: TypeAlias = Literal["truncated", "replaced", "rewritten"]
+else:
+    ResetReason = str  # the Literal above, without importing typing at run time
 
 #: The fields of a cursor, in the order of its tuple and of the native core's.
 CURSOR_FIELDS: Final = ("offset", "dev", "inode", "head_len", "head_hash", "tail_hash", "last_message")

@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "contract",
         (
             "sidelight._record",
+            "sidelight._typing",
             "sidelight.logs",
             "sidelight.errors",
             "sidelight._declared",

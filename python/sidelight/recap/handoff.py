@@ -30,13 +30,11 @@ Importing this module is cheap (the hook loads it): the recap machinery is impor
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
@@ -47,8 +45,10 @@ from sidelight.paths import find_volute_mind
 from sidelight.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any, Final
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -345,7 +345,7 @@ def hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
         ended = b"SessionEnd" in raw or b"session_shutdown" in raw
         if not ended and b"SessionStart" not in raw and b"session_start" not in raw:
             continue
-        with contextlib.suppress(ValueError):
+        try:  # (not a suppress(): contextlib would be an import on every prompt)
             record = json.loads(raw)
             if not isinstance(record, dict) or not isinstance(record.get("session_id"), str):
                 continue
@@ -354,6 +354,8 @@ def hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
             key = record["session_id"].lower()
             started, stopped = lives.get(key, (0.0, 0.0))
             lives[key] = (started, max(stopped, moment)) if ended else (max(started, moment), stopped)
+        except ValueError:
+            continue
     return lives
 
 
@@ -468,8 +470,10 @@ def find_handoff(
     def claim() -> bool:
         if document is not None:
             # NotARegularFileError: a FIFO or device named _handoff.md in the workspace stays as it is.
-            with contextlib.suppress(OSError, NotARegularFileError):
+            try:  # noqa: SIM105 (contextlib: an import on every prompt)
                 store_handoff(workspace, settings, document)
+            except (OSError, NotARegularFileError):
+                pass
         if not _claim(settings, workspace, previous, size):
             return False
         logger.info("handoff of %s delivered to %s", previous.name, current.name)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
@@ -52,6 +51,7 @@ from sidelight.paths import (
 )
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
 
@@ -127,16 +127,17 @@ def _project_sessions(project: Path) -> Iterator[Session]:
             extras.setdefault(parent, []).append(Path(agent.path))
     group = _project_group(project, (e.path for e in mains.values()))
     for session_id in sorted(mains):
-        yield TitledSession(
-            key=f"{NAME}:{session_id}",
-            path=child_path(project, mains[session_id].name, mains[session_id].path),
-            format=NAME,
-            group=group,
-            resolver=NAME,
-            id=session_id,
-            extra_paths=tuple(extras.get(session_id, ())),
-            title_format="claude-code",
-            fallback=short_id(session_id),
+        entry = mains[session_id]
+        yield TitledSession.listed(
+            f"{NAME}:{session_id}",
+            child_path(project, entry.name, entry.path),
+            NAME,
+            group,
+            NAME,
+            session_id,
+            tuple(extras.get(session_id, ())),
+            "claude-code",
+            short_id(session_id),
         )
 
 

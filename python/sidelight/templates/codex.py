@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
@@ -41,6 +40,7 @@ from sidelight.paths import (
 )
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

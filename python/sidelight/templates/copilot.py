@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
@@ -30,6 +29,7 @@ from sidelight.logs import get_logger
 from sidelight.paths import head_string_field, id_session, real, working_group
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -14,15 +14,15 @@ registered like any plugin and asked last, so a third-party summarizer that answ
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
-
 from sidelight._hookimpl import hookimpl
 from sidelight.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text, short_path
 from sidelight.records import SummarizerSpec
 from sidelight.redact import sanitize
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from typing import Final
 
     from sidelight.records import SessionActivity
 

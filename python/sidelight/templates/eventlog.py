@@ -32,15 +32,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
 from sidelight.statefile import append_whole, private_fd
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from typing import Any, Final
 
     from sidelight.records import Session, SinkEvent
 

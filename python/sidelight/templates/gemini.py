@@ -39,7 +39,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
@@ -47,8 +46,10 @@ from sidelight.logs import get_logger
 from sidelight.paths import TitledSession, own_transcript, quietly, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
 

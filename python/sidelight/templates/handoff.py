@@ -18,16 +18,17 @@ Importing this module is cheap (it is loaded with every hook): the recap machine
 
 from __future__ import annotations
 
-import threading
+from _thread import allocate_lock
 from collections import deque
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.recap.handoff import HANDOFF_FILE, SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import threading
     from collections.abc import Iterator, Sequence
 
     from sidelight.lines import Chunk
@@ -108,6 +109,8 @@ def _on_event(event: SinkEvent) -> None:
         _queue.append(event.session)
         if _writer is None:
             # The thread ends when the queue is empty: nothing is left running between ends.
+            import threading  # (only at a session's end: importing it cost every prompt)
+
             _writer = threading.Thread(target=_write_queued, name="sidelight-handoff", daemon=True)
             _writer.start()
 
@@ -115,7 +118,7 @@ def _on_event(event: SinkEvent) -> None:
 _queue: deque[Session] = deque()
 
 
-_queue_lock = threading.Lock()
+_queue_lock = allocate_lock()  # threading.Lock, without importing threading on every prompt
 
 
 _writer: threading.Thread | None = None

@@ -25,10 +25,13 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from sidelight._hookimpl import hookimpl
 from sidelight.records import EventName, HostEvent, InjectorSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PI_EVENTS",

@@ -53,7 +53,6 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
@@ -61,8 +60,10 @@ from sidelight.paths import real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, write_atomic
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
 

@@ -14,13 +14,13 @@ file); otherwise it costs nothing and never imports the ``redis`` client.
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING
+from _thread import allocate_lock
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import ResolverSpec, SinkSpec
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
@@ -38,7 +38,7 @@ logger = get_logger(__name__)
 #: and imports the fleet's machinery only when a fleet is configured).
 NAME = "redis-streams"
 
-_lock = threading.Lock()
+_lock = allocate_lock()  # threading.Lock, without importing threading on every prompt
 _publisher: fleet.Publisher | None = None
 
 

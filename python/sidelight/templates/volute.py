@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sidelight._hookimpl import hookimpl
 from sidelight.discovery import working_directory
@@ -51,6 +50,7 @@ from sidelight.paths import (
 )
 from sidelight.records import HostEvent, ResolverSpec, Session
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
