@@ -188,6 +188,35 @@ def test_a_sibling_left_out_for_room_is_reported_with_the_next_prompt(tmp_path: 
     assert updates() is None
 
 
+def test_only_a_few_siblings_left_out_for_room_are_kept_for_later(tmp_path: Path) -> None:
+    # Thirty siblings at once (a host's first prompt in a busy project): keeping every one left out
+    # would report old news for the next seven prompts and re-read all of them on each. The most
+    # relevant CARRIED_OVER are kept; the rest are marked read, as "+N more sessions" said.
+    from sidelight.digest import CARRIED_OVER
+
+    root = tmp_path / "sessions"
+    root.mkdir()
+    sessions = [session(root, "main")] + [session(root, f"s{n:02}") for n in range(30)]
+    plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
+    plugins.register(FakeHost(sessions), name="fake-host")
+    settings = replace(Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state")
+    for n, sibling in enumerate(sessions[1:]):
+        append(
+            sibling.path,
+            prompt(f"{sibling.name} asks " + "at length " * 5, stamp=f"2027-01-15T07:{n:02}:00.000Z"),
+        )
+    digests = []
+    while (digest := get_session_updates("main", settings=settings, plugins=plugins, now=NOW)) is not None:
+        digests.append(digest)
+        assert len(digests) < 10, digests
+    named = [line.split()[2] for d in digests for line in d.splitlines() if line.startswith("- claude ")]
+    assert len(named) == len(set(named)), named  # never one twice
+    first = len([line for line in digests[0].splitlines() if line.startswith("- ")])
+    assert len(named) == first + CARRIED_OVER, (first, named)
+    # The most recent siblings are the ones named, first and later.
+    assert sorted(named, reverse=True) == sorted(f"s{n:02}" for n in range(30 - len(named), 30))[::-1]
+
+
 def test_each_reader_has_its_own_cursors(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("news for everyone"))

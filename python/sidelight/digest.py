@@ -464,7 +464,9 @@ def _read_and_summarize(
     if dropped:
         # A sibling left out for room (one of the "+N more sessions") keeps its news for the next
         # prompt, as one read too late does: said later, never lost.
-        ids = {id(line) for line in dropped}
+        # Only the most relevant few: a thousand siblings seen for the first time would otherwise fill
+        # the next hundreds of prompts with what they did before this session looked, re-read each time.
+        ids = {id(line) for line in dropped[:CARRIED_OVER]}
         waiting = {key for line, key in zip(lines, keys, strict=False) if id(line) in ids}
         results = [None if r.session.key in waiting else x for r, x in zip(everything, results, strict=True)]
 
@@ -483,6 +485,10 @@ def _read_and_summarize(
 
     return text, apply
 
+
+#: How many of the siblings a full digest leaves out for room ("+N more sessions") keep their news for
+#: the next prompts (the most relevant first); the others are marked read, as the count said.
+CARRIED_OVER: Final = 12
 
 #: The share of a hook's time left that planning the reads may take (first looks), and then the share
 #: of what is left that the scans may take; the summaries have the rest.

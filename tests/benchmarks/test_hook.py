@@ -206,8 +206,15 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
     project = Project(tmp_path, siblings, news)
     benchmark.extra_info.update(peer=case, siblings=siblings, with_news=news, time_budget=TIME_BUDGET)
 
-    first = project.hook()  # first looks: creates the cursors; not timed
-    assert first.returncode == 0, first.stderr
+    # First looks, not timed: they create the cursors, and the siblings a full digest left out for room
+    # and kept for later (digest.CARRIED_OVER) are named by the next few, until nothing is new.
+    for _ in range(20):
+        first = project.hook()
+        assert first.returncode == 0, first.stderr
+        if "[Session Activity]" not in _digest(first):
+            break
+    else:
+        raise AssertionError("the first looks never drained")
     outputs: list[str] = []
 
     def run() -> None:
