@@ -683,6 +683,9 @@ def qwen_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
         # A prompt a person typed has provenance "real_user" (older versions wrote none).
         if line.get("provenance", "real_user") != "real_user":
             return
+        # "A `user` line with `subtype: "notification"` is a background task's notice."
+        if line.get("subtype") == "notification":
+            return
         texts = [
             p["text"]
             for p in parts

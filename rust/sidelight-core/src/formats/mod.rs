@@ -204,8 +204,9 @@ impl Format {
             (false, false, false, false);
         // A Gemini CLI chat's header (`projectHash`) and patches (`$set`) have no type.
         let mut gemini = false;
-        // Qwen Code's envelope is Claude Code's plus a `provenance`; Copilot's events carry `data`.
-        let (mut provenance, mut data) = (false, false);
+        // Qwen Code's envelope is Claude Code's plus a `provenance` (from 0.22; older versions wrote
+        // none, and then only the Gemini-style `message.parts` tells); Copilot's events carry `data`.
+        let (mut provenance, mut data, mut parts) = (false, false, false);
         // An old Codex rollout's header (`id`, `instructions`) and items (`role` beside `type`, no
         // `payload`); a Claude Code usage line without a type (`requestId`, `costUSD`).
         let (mut id, mut instructions, mut role, mut usage) = (false, false, false, false);
@@ -229,13 +230,22 @@ impl Format {
                 }
                 b"message" => {
                     message = true;
-                    r.skip()?;
+                    if r.peek()? == b'{' {
+                        r.object(|r, key| {
+                            parts |= key.raw == b"parts";
+                            r.skip()?;
+                            Some(Flow::Continue)
+                        })?;
+                    } else {
+                        r.skip()?;
+                    }
                 }
                 b"projectHash" | b"$set" => {
                     gemini = true;
                     r.skip()?;
                 }
-                b"provenance" => {
+                // `systemPayload` (a prompt's display text, telemetry, slash commands) is Qwen's alone.
+                b"provenance" | b"systemPayload" => {
                     provenance = true;
                     r.skip()?;
                 }
@@ -291,7 +301,7 @@ impl Format {
         {
             return Some(Format::Codex);
         }
-        if provenance && session_id {
+        if (provenance || parts) && (session_id || parent_uuid) {
             return Some(Format::Qwen);
         }
         if data && ty.contains(&b'.') {

@@ -145,6 +145,9 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let want = sink.wants_results();
     let entries = sink.wants_entries();
     let (mut ty, mut ts, mut provenance): (Option<RawStr<'_>>, _, _) = (None, None, None);
+    // A background task's notice (`subtype: "notification"`) is written as a `user` line; newer
+    // versions mark it `provenance: "system"`, older ones only by its subtype.
+    let mut notification = false;
     let (mut session_id, mut cwd) = (None, None);
     let mut parts = Vec::new();
     let mut skip_rest = false;
@@ -167,6 +170,9 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
                 }
                 b"timestamp" => ts = r.string_or_skip()?,
                 b"provenance" => provenance = r.string_or_skip()?,
+                b"subtype" => {
+                    notification = r.string_or_skip()?.is_some_and(|t| t.is(b"notification"))
+                }
                 b"sessionId" => session_id = r.string_or_skip()?,
                 b"cwd" => cwd = r.string_or_skip()?,
                 _ => r.skip()?,
@@ -192,7 +198,7 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     }
     match t {
         // Older versions wrote no provenance: a user line is then the person's.
-        b"user" if provenance.is_none_or(|p| p.is(b"real_user")) => {
+        b"user" if !notification && provenance.is_none_or(|p| p.is(b"real_user")) => {
             let texts: Vec<RawStr<'_>> = parts
                 .iter()
                 .filter_map(|p| match p {
@@ -303,5 +309,26 @@ mod tests {
     fn qwen_is_guessed_from_its_first_line() {
         assert_eq!(Format::guess(LINES[0].as_bytes()), Some(Format::Qwen));
         assert_eq!(Format::guess(LINES[3].as_bytes()), Some(Format::Qwen));
+    }
+
+    /// Qwen Code 0.21 wrote no `provenance`: its Gemini-style `message.parts` still tells it from
+    /// Claude Code (whose `message` has `content`), and a `notification` is no one's prompt.
+    #[test]
+    fn qwen_without_provenance() {
+        let lines = [
+            r#"{"uuid":"a","parentUuid":null,"sessionId":"s","type":"user","cwd":"/p","version":"0.21.13","message":{"role":"user","parts":[{"text":"inspect it"}]}}"#,
+            r#"{"uuid":"b","parentUuid":"a","sessionId":"s","type":"assistant","message":{"role":"model","parts":[{"text":"done"}]}}"#,
+            r#"{"uuid":"c","parentUuid":"b","sessionId":"s","type":"user","subtype":"notification","message":{"role":"user","parts":[{"text":"Background task finished."}]}}"#,
+        ];
+        assert_eq!(Format::guess(lines[0].as_bytes()), Some(Format::Qwen));
+        assert_eq!(Format::guess(lines[1].as_bytes()), Some(Format::Qwen));
+        let telemetry = r#"{"uuid":"t","parentUuid":null,"sessionId":"s","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{}}}"#;
+        assert_eq!(Format::guess(telemetry.as_bytes()), Some(Format::Qwen));
+        let claude = r#"{"uuid":"a","sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}"#;
+        assert_eq!(Format::guess(claude.as_bytes()), Some(Format::ClaudeCode));
+        let a = run(Format::Qwen, &lines);
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 1));
+        assert_eq!(a.first_user_text.as_deref(), Some("inspect it"));
+        assert_eq!(results(Format::Qwen, &lines).prompts, ["inspect it"]);
     }
 }
