@@ -48,7 +48,8 @@ def status_rows(run: Run) -> dict[str, dict[str, Any]]:
         timeout=120,
         check=True,
     )
-    return {row["key"]: row for row in json.loads(done.stdout)["sessions"]}
+    rows = (json.loads(line) for line in done.stdout.splitlines() if line.strip())  # JSON lines
+    return {row["key"]: row for row in rows}
 
 
 def rows(page: Page, project: str | None = None) -> list[dict[str, str]]:
