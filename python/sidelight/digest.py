@@ -19,6 +19,7 @@ entry for itself), asks the summarizer plugins for one line each, and commits th
 from __future__ import annotations
 
 import math
+import os
 import posixpath
 import re
 import time
@@ -33,7 +34,7 @@ from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
 from sidelight.timestamps import epoch_seconds
-from sidelight.types import Activity
+from sidelight.types import Activity, Cursor
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -427,6 +428,8 @@ def _read_and_summarize(
     # time left when it meets the first sibling with news), scans at theirs of what is left then, and
     # summaries take the rest.
     reads = engine.plan_reads(siblings, saved, settings, deadline=deadline, share=PLAN_SHARE)
+    if any(read.first_look for read in reads):
+        reads = _past_handoffs(reads, settings)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
     own = _own_reads(current, saved, settings) if reads or remote else []
@@ -590,6 +593,35 @@ def _remote_lines(
             if line is not None:
                 lines.append(line)
     return lines
+
+
+def _past_handoffs(reads: list[engine.TranscriptRead], settings: Settings) -> list[engine.TranscriptRead]:
+    """``reads`` with each first look at a session whose handoff was delivered starting where that
+    handoff ended: its recap went to a later session already, so what it covered is nobody's news (a
+    first look of 512 KiB reached back to the prompts of a session two handoffs ago)."""
+    from sidelight import _core
+    from sidelight.recap.handoff import COVERED_DIR, HANDOFFS_DIR, covered_until
+    from sidelight.statefile import safe_name
+
+    folder = settings.state_dir / HANDOFFS_DIR / "delivered" / COVERED_DIR
+    try:
+        noted = set(os.listdir(folder))  # noqa: PTH208 (names only, no Path per entry)
+    except OSError:
+        return reads
+    out = []
+    for read in reads:
+        name = safe_name(read.session.key)
+        if read.first_look and name in noted and read.path == read.session.path:
+            size = covered_until(folder / name)
+            if size is not None and (read.cursor is None or read.cursor.offset < size):
+                try:
+                    cursor = Cursor.from_tuple(_core.file_cursor(str(read.path), size))
+                except (OSError, ValueError):
+                    pass  # gone or shorter than it was (rewritten): the first look stands
+                else:
+                    read = engine.TranscriptRead(read.session, read.path, cursor, True, 0, read.skipped)
+        out.append(read)
+    return out
 
 
 def _summaries(
