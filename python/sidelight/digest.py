@@ -600,10 +600,9 @@ def _past_handoffs(reads: list[engine.TranscriptRead], settings: Settings) -> li
     handoff ended: its recap went to a later session already, so what it covered is nobody's news (a
     first look of 512 KiB reached back to the prompts of a session two handoffs ago)."""
     from sidelight import _core
-    from sidelight.recap.handoff import COVERED_DIR, HANDOFFS_DIR, covered_until
     from sidelight.statefile import safe_name
 
-    folder = settings.state_dir / HANDOFFS_DIR / "delivered" / COVERED_DIR
+    folder = engine.covered_folder(settings)
     try:
         noted = set(os.listdir(folder))  # noqa: PTH208 (names only, no Path per entry)
     except OSError:
@@ -612,7 +611,7 @@ def _past_handoffs(reads: list[engine.TranscriptRead], settings: Settings) -> li
     for read in reads:
         name = safe_name(read.session.key)
         if read.first_look and name in noted and read.path == read.session.path:
-            size = covered_until(folder / name)
+            size = engine.covered_until(folder / name)
             if size is not None and (read.cursor is None or read.cursor.offset < size):
                 try:
                     cursor = Cursor.from_tuple(_core.file_cursor(str(read.path), size))

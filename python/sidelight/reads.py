@@ -531,3 +531,23 @@ def commit_reads(
     except (OSError, ValueError):
         # The digest still goes out; the next prompt may repeat part of it.
         logger.warning("could not save the cursors in %s", store.path, exc_info=True)
+
+
+#: Under ``<state dir>/handoffs/delivered/``: per handed-off session, how far into its transcript the
+#: largest delivered handoff went (a file named by :func:`sidelight.statefile.safe_name` of its key,
+#: written by :mod:`sidelight.recap.handoff`).
+COVERED_DIR = "covered"
+
+
+def covered_folder(settings: Settings) -> Path:
+    """The folder of the :data:`COVERED_DIR` notes."""
+    return settings.state_dir / "handoffs" / "delivered" / COVERED_DIR
+
+
+def covered_until(path: Path) -> int | None:
+    """The size noted in a :data:`COVERED_DIR` file (``None``: none, or not a number)."""
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return None
+    return int(text) if text.strip().isdigit() else None

@@ -42,7 +42,7 @@ from sidelight.discovery import current_session, list_sessions
 from sidelight.errors import NotARegularFileError
 from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
-from sidelight.reads import cursor_entry, cursor_file, decoder_for
+from sidelight.reads import COVERED_DIR, covered_until, cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
 
 TYPE_CHECKING = False
@@ -410,14 +410,10 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
     return True
 
 
-#: Under ``<state dir>/handoffs/delivered/``: per handed-off session, how far into its transcript the
-#: largest delivered handoff went (a file named by :func:`sidelight.statefile.safe_name` of its key).
-COVERED_DIR = "covered"
-
-
 def _record_covered(folder: Path, key: str, size: int) -> None:
     """Notes that a handoff covering ``key``'s transcript up to ``size`` was delivered (never less than
-    one noted before). A failure only costs a repeat in a later session's first look."""
+    one noted before): a later session's first look at ``key`` starts there (``digest._past_handoffs``),
+    so no session is told again what the recap said. A failure only costs that repeat."""
     path = folder / COVERED_DIR / safe_name(key)
     try:
         if (covered_until(path) or 0) >= size:
@@ -426,23 +422,6 @@ def _record_covered(folder: Path, key: str, size: int) -> None:
         write_atomic(path, str(size).encode(), mode=0o600)
     except OSError as error:
         logger.info("cannot note what the handoff of %s covered: %s", key, error)
-
-
-def covered_until(path: Path) -> int | None:
-    """The size noted in a :data:`COVERED_DIR` file (``None``: none, or not a number)."""
-    try:
-        text = path.read_bytes()
-    except OSError:
-        return None
-    return int(text) if text.strip().isdigit() else None
-
-
-def handed_off(settings: Settings, key: str) -> int | None:
-    """How far into session ``key``'s main transcript a delivered handoff went (``None``: none was).
-    What it covered was given, as a recap, to a later session of the workspace: a digest's first look
-    at ``key`` starts there, so that no session is told it again (the session that got the handoff has
-    its own cursor moved: :func:`_advance_digest`)."""
-    return covered_until(settings.state_dir / HANDOFFS_DIR / "delivered" / COVERED_DIR / safe_name(key))
 
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
