@@ -288,7 +288,7 @@ def test_collisions_follow_the_digests_rule(client, world):
     assert who["bbbb2222"]["changed"] is False
     assert who["bbbb2222"]["when"] > who["aaaa1111"]["when"]  # read after it was edited
     page = client.get("/").text
-    assert '<li data-file="/tmp/proj/shared.py">' in page
+    assert '<li data-file="/tmp/proj/shared.py" data-sessions="2">' in page
 
 
 def test_two_sessions_that_only_read_a_file_do_not_collide(client, world):
@@ -485,3 +485,59 @@ def test_with_a_running_watcher_the_rows_are_its_snapshots(client, world):
         assert row["messages"] == before + 1
         assert row["files"] == []  # beta only read shared.py
         assert by_name(client)["aaaa1111"]["files"] == ["/tmp/proj/shared.py"]  # the watcher's recent_files
+
+
+# -- at scale --------------------------------------------------------------------------------------------
+
+
+def test_the_overview_shows_the_newest_collisions_and_links_to_the_rest(client, world):
+    from sidelight.dashboard.data import COLLISIONS_SHOWN
+
+    now = time.time()
+    extra = COLLISIONS_SHOWN + 7
+    # alpha edits extra more files, beta reads each a little later: one collision per file, the last newest.
+    with (
+        world["alpha"].open("a", encoding="utf-8") as edits,
+        world["beta"].open("a", encoding="utf-8") as reads,
+    ):
+        for n in range(extra):
+            edits.write(edit_line(100 + n, f"/tmp/proj/many/f{n:03d}.py", now - 200 + n))
+            reads.write(read_line(100 + n, f"/tmp/proj/many/f{n:03d}.py", now - 199 + n))
+    everything = client.get("/api/collisions").json()
+    assert len(everything) == extra + 1  # and shared.py
+    assert [c["file"] for c in everything[:2]] == [
+        f"/tmp/proj/many/f{extra - 1:03d}.py",
+        f"/tmp/proj/many/f{extra - 2:03d}.py",
+    ]
+    page = client.get("/").text
+    shown = re.findall(r'<li data-file="([^"]+)"', page)
+    assert shown == [c["file"] for c in everything[:COLLISIONS_SHOWN]]
+    assert re.search(
+        r'<p id="collisions-more"><a href="/collisions">and <span id="collisions-more-count">8</span> more',
+        page,
+    )
+    full = client.get("/collisions").text
+    assert re.findall(r'<li data-file="([^"]+)"', full) == [c["file"] for c in everything]
+    assert 'data-page="collisions"' in full
+    assert client.get("/collisions", headers={"Host": "evil.example:8765"}).status_code == 403
+
+
+def test_a_file_many_sessions_share_names_the_latest_ten(client, world):
+    from sidelight.dashboard.data import COLLISION_SESSIONS_SHOWN
+    from tests.test_watch import transcript as make_transcript
+
+    now = time.time()
+    for n in range(COLLISION_SESSIONS_SHOWN + 2):
+        path = make_transcript(world["home"], f"ffff{n:04d}-0000-4000-8000-000000000000")
+        path.write_text(
+            prompt_line("look", now - 60) + read_line(n, "/tmp/proj/shared.py", now - 50 + n),
+            encoding="utf-8",
+        )
+    client.app.state.board._listed_at = float("-inf")  # the new transcripts: listed now
+    client.app.state.board.refresh()
+    page = client.get("/").text
+    item = re.search(r'<li data-file="/tmp/proj/shared.py" data-sessions="(\d+)">(.*?)</li>', page, re.S)
+    assert item is not None
+    assert int(item.group(1)) == COLLISION_SESSIONS_SHOWN + 4  # those twelve, alpha and beta
+    assert item.group(2).count('class="who"') == COLLISION_SESSIONS_SHOWN
+    assert "and 4 more sessions" in item.group(2)

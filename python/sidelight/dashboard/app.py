@@ -37,7 +37,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sidelight.dashboard.data import CATEGORIES_SHOWN, Board
+from sidelight.dashboard.data import CATEGORIES_SHOWN, COLLISION_SESSIONS_SHOWN, COLLISIONS_SHOWN, Board
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -207,12 +207,20 @@ def create_app(
             projects=projects,
             rows=rows,
             agents=sorted({r["agent"] for r in rows}),
-            collisions=collisions,
+            collisions=collisions[:COLLISIONS_SHOWN],
+            collisions_total=len(collisions),
+            session_limit=COLLISION_SESSIONS_SHOWN,
             fleet=fleet,
             version=version,
             source=board.source,
             watcher_pid=board.watcher_pid,
         )
+
+    async def collisions_page(request: Request) -> Any:
+        redirect = strip_token(request)
+        if redirect is not None:
+            return redirect
+        return page("collisions.html", request, collisions=await run(board.collisions), version=board.version)
 
     async def session_page(request: Request) -> Any:
         redirect = strip_token(request)
@@ -272,6 +280,7 @@ def create_app(
     routes = [
         Route("/", overview),
         Route("/timeline", overview),
+        Route("/collisions", collisions_page),
         Route("/session/{id:path}", session_page),
         Route("/api/sessions", api_sessions),
         Route("/api/collisions", api_collisions),
@@ -321,7 +330,8 @@ def _version(text: str | None) -> int:
 
 async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[str]:
     """Server-sent events: ``sessions`` with the rows changed since the version the page had (and the ids
-    gone), then again whenever a refresh finds changes; ``collisions`` when those change."""
+    gone), then again whenever a refresh finds changes; ``collisions`` when those change (the newest
+    :data:`~sidelight.dashboard.data.COLLISIONS_SHOWN` and how many there are)."""
     version = since
     collisions: list[dict[str, Any]] | None = None
     last_collisions = 0.0
@@ -340,7 +350,8 @@ async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[s
                 found = await anyio.to_thread.run_sync(board.collisions)
                 if found != collisions:
                     if collisions is not None:
-                        yield f"event: collisions\ndata: {json.dumps(found, ensure_ascii=False)}\n\n"
+                        shown = {"collisions": found[:COLLISIONS_SHOWN], "total": len(found)}
+                        yield f"event: collisions\ndata: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     collisions = found
         elif quiet >= KEEPALIVE_SECONDS:
             yield ": keepalive\n\n"

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATEGORIES_SHOWN",
+    "COLLISIONS_SHOWN",
+    "COLLISION_SESSIONS_SHOWN",
     "LIVE_STATES",
     "RECAPS_DIR",
     "TIMELINE_HOURS",
@@ -76,6 +78,10 @@ READ_ENTRIES: Final = 50
 FLEET_SECONDS: Final = 5.0
 #: The tool categories as the overview's columns name them.
 CATEGORIES_SHOWN: Final = {"edit": "edit", "read": "read", "command": "cmd", "other": "other"}
+#: How many collisions the overview and its live updates carry (the newest); ``/collisions`` has all.
+COLLISIONS_SHOWN: Final = 50
+#: How many of a collision's sessions the overview names (the latest to touch the file).
+COLLISION_SESSIONS_SHOWN: Final = 10
 #: :meth:`Board.refresh_soon` reads again only when the last refresh is older than this.
 REFRESH_SECONDS: Final = 0.5
 NAME_LIMIT: Final = 80
@@ -297,7 +303,8 @@ class Board:
         """Files more than one live session touched in its recent activity, the digest's way: one session
         edited or wrote the file, another edited, wrote or read it (the same file once made absolute
         against each session's directory, :func:`sidelight.digest.absolute_path`). Each names the
-        sessions, whether each changed it, and when it last touched it; the newest first.
+        sessions, whether each changed it, and when it last touched it; the newest first (then the one
+        more sessions share).
 
         "Recent" is what a first look at a sibling reads (its last ``first_look_bytes``): what a digest
         would tell a session that had not looked yet."""
@@ -353,7 +360,8 @@ class Board:
             ]
             latest = max((w["when"] or "") for w in who)
             out.append({"file": sanitize(path, PATH_LIMIT), "sessions": who, "latest": latest})
-        out.sort(key=lambda c: str(c["latest"]), reverse=True)
+        # The newest first; at the same moment, the file more sessions share.
+        out.sort(key=lambda c: (str(c["latest"]), len(c["sessions"])), reverse=True)
         self._collision_cache = (cache_key, out)
         return out
 

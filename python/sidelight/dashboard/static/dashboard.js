@@ -165,18 +165,24 @@
 
   // -- collisions -----------------------------------------------------------------------------------
 
-  function updateCollisions(list) {
+  // The overview names this many sessions of a shared file (the server's COLLISION_SESSIONS_SHOWN).
+  var COLLISION_SESSIONS = 10;
+
+  function updateCollisions(data) {
     var ul = document.getElementById("collision-list");
     if (!ul) return;
+    var list = data.collisions;
     ul.textContent = "";
     list.forEach(function (c) {
       var li = document.createElement("li");
       li.dataset.file = c.file;
+      li.dataset.sessions = String(c.sessions.length);
       var code = document.createElement("code");
       code.textContent = c.file;
       li.appendChild(code);
       li.appendChild(document.createTextNode(": "));
-      c.sessions.forEach(function (s, i) {
+      var named = c.sessions.slice(0, COLLISION_SESSIONS);
+      named.forEach(function (s, i) {
         var span = document.createElement("span");
         span.className = "who";
         var a = document.createElement("a");
@@ -184,13 +190,24 @@
         a.textContent = s.name;
         span.appendChild(a);
         var what = " (" + s.agent + ", " + (s.changed ? "changed" : "read") + (s.when ? ", " + localTime(s.when) : "") + ")";
-        span.appendChild(document.createTextNode(what + (i < c.sessions.length - 1 ? "; " : "")));
+        span.appendChild(document.createTextNode(what + (i < named.length - 1 ? "; " : "")));
         li.appendChild(span);
       });
+      if (c.sessions.length > named.length) {
+        var more = document.createElement("span");
+        more.className = "more";
+        more.textContent = " and " + (c.sessions.length - named.length) + " more sessions";
+        li.appendChild(more);
+      }
       ul.appendChild(li);
     });
     var none = document.getElementById("no-collisions");
     if (none) none.hidden = list.length > 0;
+    var rest = document.getElementById("collisions-more");
+    if (rest) {
+      rest.hidden = data.total <= list.length;
+      document.getElementById("collisions-more-count").textContent = String(data.total - list.length);
+    }
   }
 
   // -- timeline -------------------------------------------------------------------------------------
