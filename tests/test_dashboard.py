@@ -541,3 +541,57 @@ def test_a_file_many_sessions_share_names_the_latest_ten(client, world):
     assert int(item.group(1)) == COLLISION_SESSIONS_SHOWN + 4  # those twelve, alpha and beta
     assert item.group(2).count('class="who"') == COLLISION_SESSIONS_SHOWN
     assert "and 4 more sessions" in item.group(2)
+
+
+def test_an_idle_board_only_stats_until_a_file_changes_or_a_state_is_due(world, monkeypatch):
+    from sidelight.dashboard import data
+
+    clock = [time.time()]
+    board = data.Board(Settings.load(), Plugins(entry_points=False), clock=lambda: clock[0])
+    board.rows()
+    reads: list[int] = []
+    real = data.transcript_rows
+
+    def counted(sessions, *args, **kwargs):
+        reads.append(len(sessions))
+        return real(sessions, *args, **kwargs)
+
+    monkeypatch.setattr(data, "transcript_rows", counted)
+    monkeypatch.setattr(data, "REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr(data, "STAT_SECONDS", 0.0, raising=False)
+    refreshes: list[int] = []
+    real_refresh = board.refresh
+
+    def refresh() -> data.Changes:
+        refreshes.append(1)
+        return real_refresh()
+
+    monkeypatch.setattr(board, "refresh", refresh)
+    for _ in range(5):
+        board.refresh_soon()
+    clock[0] += data.RELIST_SECONDS + 1  # the list is taken again: the same sessions
+    board.refresh_soon()
+    assert refreshes == []  # nothing was written: six looks, no refresh
+    with world["beta"].open("a", encoding="utf-8") as file:
+        file.write(prompt_line("one more", clock[0]))
+    board.refresh_soon()
+    assert refreshes == [1]
+    assert reads == [1]  # the one transcript that changed
+    assert by_key(board)["bbbb2222"]["messages"] == 3
+    # No write, but alpha's idle timeout passes: the look refreshes, and alpha turns idle.
+    clock[0] = world["now"] - 500 + board.idle_timeout + 1
+    board.refresh_soon()
+    assert len(refreshes) == 2
+    assert by_key(board)["aaaa1111"]["state"] == "idle"
+    # A new session: the next list has it.
+    transcript(world["home"], "eeee5555-0000-4000-8000-000000000005").write_text(
+        prompt_line("new here", clock[0]), encoding="utf-8"
+    )
+    clock[0] += data.RELIST_SECONDS + 1
+    board.refresh_soon()
+    assert len(refreshes) == 3
+    assert by_key(board)["eeee5555"]["state"] == "active"
+
+
+def by_key(board: Any) -> dict[str, dict[str, Any]]:
+    return {row["id"].split(":", 1)[1][:8]: row for row in board.rows()}

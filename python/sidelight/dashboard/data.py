@@ -27,7 +27,13 @@ from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
-from sidelight.watch.watcher import STATUS_FILE, derive_state, read_snapshot, running_watcher, watch_options
+from sidelight.watch.watcher import (
+    STATUS_FILE,
+    derive_state,
+    read_snapshot,
+    running_watcher,
+    watch_options,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -82,8 +88,12 @@ CATEGORIES_SHOWN: Final = {"edit": "edit", "read": "read", "command": "cmd", "ot
 COLLISIONS_SHOWN: Final = 50
 #: How many of a collision's sessions the overview names (the latest to touch the file).
 COLLISION_SESSIONS_SHOWN: Final = 10
-#: :meth:`Board.refresh_soon` reads again only when the last refresh is older than this.
-REFRESH_SECONDS: Final = 0.5
+#: :meth:`Board.refresh_soon` looks again only when the last look is older than this (several pages'
+#: streams share one look).
+REFRESH_SECONDS: Final = 0.2
+#: Without a watcher, the transcripts are stat'ed (one native call for all) at most this often: at a
+#: thousand sessions such a call takes about 4 ms.
+STAT_SECONDS: Final = 0.5
 NAME_LIMIT: Final = 80
 PATH_LIMIT: Final = 300
 TEXT_LIMIT: Final = 300
@@ -161,6 +171,10 @@ class Board:
         self._changed_at: dict[str, int] = {}
         self._removed_at: dict[str, int] = {}
         self._refreshed_at = float("-inf")
+        #: When a session's state turns next by the clock alone (idle, ended), without a write.
+        self._state_due = float("inf")
+        self._paths: list[str] = []
+        self._stated_at = float("-inf")
 
     # -- rows --------------------------------------------------------------------------------------------
 
@@ -188,10 +202,46 @@ class Board:
             return self.version, rows, removed
 
     def refresh_soon(self) -> None:
-        """Refreshes unless another caller (another page's stream) just did."""
+        """Refreshes when something may have changed, unless another caller (another page's stream) just
+        looked. A look costs a lock test and one ``stat`` of the watcher's ``status.json``; without a
+        watcher, every :data:`STAT_SECONDS` one native ``stat`` of every transcript, and every
+        :data:`RELIST_SECONDS` the list of sessions. An idle dashboard of a thousand sessions costs that
+        and no read until a file changes or a state is due to turn idle or ended by the clock."""
         with self._lock:
-            if time.monotonic() - self._refreshed_at >= REFRESH_SECONDS:
+            if time.monotonic() - self._refreshed_at < REFRESH_SECONDS:
+                return
+            if not self._loaded or self._changed():
                 self.refresh()
+            else:
+                self._refreshed_at = time.monotonic()
+
+    def _changed(self) -> bool:
+        """Whether a refresh may find something new (see :meth:`refresh_soon`)."""
+        now = self.clock()
+        if now >= self._state_due:
+            return True
+        if running_watcher(self.settings) != self.watcher_pid:  # one started or stopped
+            return True
+        status = os.fspath(self.settings.state_dir / STATUS_FILE)
+        if _core.file_identities([status])[0] != self._status_identity:
+            return True
+        if self.source == "watcher":
+            return False
+        if now - self._listed_at >= RELIST_SECONDS:
+            before = self._paths
+            self._listed(now)
+            if self._paths != before:
+                return True
+        moment = time.monotonic()
+        if moment - self._stated_at < STAT_SECONDS:
+            return False
+        self._stated_at = moment
+        known = [
+            identity
+            for session in self._sessions.values()
+            for identity in self._identities.get(session.key, (None,) * (1 + len(session.extra_paths)))
+        ]
+        return _core.file_identities(self._paths) != known
 
     def row(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -205,12 +255,17 @@ class Board:
             now = self.clock()
             rows = self._read_rows(now)
             self._loaded = True
-            records = {row.key: row_record(row) for row in rows}
+            # A row that did not change keeps its record: sanitizing a thousand rows each look is the cost.
+            records = {
+                row.key: self._records[row.key] if self._rows.get(row.key) == row else row_record(row)
+                for row in rows
+            }
             changed = [record for key, record in records.items() if self._records.get(key) != record]
             removed = [key for key in self._records if key not in records]
             self._rows = {row.key: row for row in rows}
             self._records = records
             self._refreshed_at = time.monotonic()
+            self._state_due = self._next_state_change(now)
             if changed or removed:
                 self.version += 1
                 for record in changed:
@@ -220,6 +275,19 @@ class Board:
                     self._removed_at[key] = self.version
                     self._changed_at.pop(key, None)
             return Changes(changed, removed)
+
+    def _next_state_change(self, now: float) -> float:
+        """The next moment a row's state turns by the clock alone (the watcher's rows: it judges them)."""
+        if self.source == "watcher":
+            return float("inf")
+        due = [
+            moment
+            for row in self._rows.values()
+            if row.last_activity is not None
+            for moment in (row.last_activity + self.idle_timeout, row.last_activity + 2 * self.idle_timeout)
+            if moment > now
+        ]
+        return min(due, default=float("inf"))
 
     def _read_rows(self, now: float) -> list[StatusRow]:
         settings = self.settings
@@ -275,6 +343,7 @@ class Board:
 
     def _listed(self, now: float) -> None:
         self._sessions = {s.key: s for s in list_sessions(self.settings, self.plugins)}
+        self._paths = [os.fspath(p) for s in self._sessions.values() for p in (s.path, *s.extra_paths)]
         self._listed_at = now
 
     def sessions(self) -> dict[str, Session]:
