@@ -595,3 +595,49 @@ def test_an_idle_board_only_stats_until_a_file_changes_or_a_state_is_due(world, 
 
 def by_key(board: Any) -> dict[str, dict[str, Any]]:
     return {row["id"].split(":", 1)[1][:8]: row for row in board.rows()}
+
+
+# -- without the script ----------------------------------------------------------------------------------
+
+
+def rows_in_order(page: str) -> list[tuple[str, bool]]:
+    """The overview's rows: each session's 8-character id and whether it is hidden, in page order."""
+    return [
+        (match.group(1)[:8], match.group(2) is not None)
+        for match in re.finditer(r'<tr data-session-id="[\w-]+:([\w-]+)"[^>]*?( hidden)?>', page)
+    ]
+
+
+def test_the_overview_sorts_filters_and_searches_without_the_script(client, world):
+    page = client.get("/").text
+    for header in ("agent", "name", "state", "files", "hot memory"):
+        assert f'<th scope="col">{header}</th>' in page
+    for key in ("last", "messages", "tools"):
+        assert re.search(rf'<th scope="col" data-sort="{key}"><a href="/\?sort={key}"', page), key
+    assert re.search(r'<td class="state"><span class="badge">active</span></td>', page)
+    assert 'action="/"' in page and 'method="get"' in page
+    with world["beta"].open("a", encoding="utf-8") as file:  # beta: 5 messages, the most in /tmp/proj
+        file.write(
+            prompt_line("one", time.time())
+            + prompt_line("two", time.time())
+            + prompt_line("three", time.time())
+        )
+    client.app.state.board.refresh()
+    by_messages = [key for key, _ in rows_in_order(client.get("/?sort=messages").text)]
+    assert by_messages.index("bbbb2222") < by_messages.index("aaaa1111") < by_messages.index("cccc3333")
+    sorted_page = client.get("/?sort=messages&agent=claude-code").text
+    assert '<th scope="col" data-sort="messages" aria-sort="descending">' in sorted_page
+    # The other sort links keep the filter.
+    assert 'href="/?agent=claude-code&amp;sort=tools"' in sorted_page
+    hidden = dict(rows_in_order(sorted_page))
+    assert hidden["bbbb2222"] is False
+    assert next(v for k, v in hidden.items() if k not in ("aaaa1111", "bbbb2222", "cccc3333", "dddd4444"))
+    assert '<option value="claude-code" selected>' in sorted_page
+    searched = client.get("/?q=BBBB22").text  # the name (here the session id's start), any case
+    assert [k for k, h in rows_in_order(searched) if not h] == ["bbbb2222"]
+    assert 'value="BBBB22"' in searched
+    assert '<span id="shown-count" role="status">1 shown</span>' in searched
+    # The Pi project's section has no row left: hidden as a whole.
+    assert re.search(r'<section class="project" data-project="[^"]*other[^"]*" hidden>', searched)
+    assert [k for k, h in rows_in_order(client.get("/?q=tmp/OTHER").text) if not h] == ["0b5e3c2a"]  # project
+    assert client.get("/?sort=<script>").status_code == 200  # an unknown sort is the status order

@@ -40,7 +40,7 @@ from starlette.staticfiles import StaticFiles
 from sidelight.dashboard.data import CATEGORIES_SHOWN, COLLISION_SESSIONS_SHOWN, COLLISIONS_SHOWN, Board
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -67,12 +67,32 @@ COLLISIONS_SECONDS: Final = 5.0
 
 SECURITY_HEADERS: Final = {
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
-    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
+
+
+#: The overview's sortable columns (``?sort=KEY``, the most or newest first), and how each sorts.
+SORT_COLUMNS: Final = {"last": "last activity", "messages": "messages", "tools": "tools"}
+#: What each sorts by (descending; equal rows keep ``sidelight status``'s order). ISO times sort as text.
+SORT_KEYS: Final[dict[str, Callable[[dict[str, Any]], Any]]] = {
+    "last": lambda row: row["last_activity"] or "",
+    "messages": lambda row: row["messages"],
+    "tools": lambda row: sum(row["tools"].values()),
+}
+
+
+def _matches(row: dict[str, Any], chosen: dict[str, str]) -> bool:
+    """Whether the overview's filters (agent, state, project, and the search over name and project) keep
+    ``row``, as the page's script judges them."""
+    for name in ("agent", "state", "project"):
+        if chosen[name] and row[name] != chosen[name]:
+            return False
+    query = chosen["q"].strip().casefold()
+    return not query or query in row["name"].casefold() or query in row["project"].casefold()
 
 
 def allowed_hosts(host: str, port: int) -> frozenset[str]:
@@ -197,9 +217,18 @@ def create_app(
         if redirect is not None:
             return redirect
         rows, version = await run(board.rows_version)
+        chosen = {
+            name: request.query_params.get(name, "") for name in ("q", "agent", "state", "project", "sort")
+        }
+        if chosen["sort"] not in SORT_COLUMNS:
+            chosen["sort"] = ""
         projects: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:
+        ordered = sorted(rows, key=SORT_KEYS[chosen["sort"]], reverse=True) if chosen["sort"] else rows
+        for row in ordered:
             projects.setdefault(row["project"], []).append(row)
+        visible = {row["id"] for row in rows if _matches(row, chosen)}
+        rest = {k: v for k, v in chosen.items() if v and k != "sort"}
+        sort_links = {key: "/?" + urlencode({**rest, "sort": key}) for key in SORT_COLUMNS}
         collisions = await run(board.collisions)
         fleet = await run(board.fleet)
         return page(
@@ -207,6 +236,11 @@ def create_app(
             request,
             projects=projects,
             rows=rows,
+            chosen=chosen,
+            visible=visible,
+            shown=len(visible),
+            sort_columns=SORT_COLUMNS,
+            sort_links=sort_links,
             agents=sorted({r["agent"] for r in rows}),
             collisions=collisions[:COLLISIONS_SHOWN],
             collisions_total=len(collisions),
