@@ -307,10 +307,12 @@ def test_the_timeline_counts_per_minute_and_marks_lifecycle_changes(client, worl
     assert "cccc3333" not in series  # quiet for five hours: out of the window
     alpha = series["aaaa1111"]
     assert len(alpha["messages"]) == len(alpha["tools"]) == 180
-    assert sum(alpha["messages"]) == 1  # the prompt (its edit is a tool use)
+    # As its row counts them: the prompt and the response that made the edit (a tool use too).
+    assert sum(alpha["messages"]) == 2
     assert sum(alpha["tools"]) == 1
     start = timeline["start_epoch"]
     assert alpha["tools"][int((world["now"] - 500 - start) // 60)] == 1
+    assert alpha["messages"][int((world["now"] - 600 - start) // 60)] == 1
     assert timeline["lifecycle"] == []  # no one idle yet, no event log
     # Without a watcher's event log, an idle session's change is judged from its last activity.
     idle = transcript(world["home"], "eeee5555-0000-4000-8000-000000000005")
@@ -641,3 +643,43 @@ def test_the_overview_sorts_filters_and_searches_without_the_script(client, worl
     assert re.search(r'<section class="project" data-project="[^"]*other[^"]*" hidden>', searched)
     assert [k for k, h in rows_in_order(client.get("/?q=tmp/OTHER").text) if not h] == ["0b5e3c2a"]  # project
     assert client.get("/?sort=<script>").status_code == 200  # an unknown sort is the status order
+
+
+def test_the_timeline_counts_a_message_written_over_several_lines_once(client, world):
+    """Claude Code writes a response block by block, each line with the same message id: one message, as
+    ``sidelight status`` counts it, in the minute it began, even when its last block comes a minute
+    later; its two tool uses count one each."""
+    now = time.time()
+    began = now - 200
+
+    def block(content: dict[str, Any], moment: float) -> str:
+        entry = {
+            "type": "assistant",
+            "message": {"id": "split-1", "role": "assistant", "content": [content]},
+            "timestamp": iso(moment),
+            "cwd": "/tmp/proj",
+        }
+        return json.dumps(entry) + "\n"
+
+    path = transcript(world["home"], "9999aaaa-0000-4000-8000-000000000009")
+    path.write_text(
+        prompt_line("build it", began - 10)
+        + block({"type": "thinking", "thinking": "hmm"}, began)
+        + block({"type": "text", "text": "Building."}, began + 1)
+        + block({"type": "text", "text": "Still building."}, began + 2)
+        + block({"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "make"}}, began + 3)
+        + block({"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "/x"}}, began + 70),
+        encoding="utf-8",
+    )
+    board = client.app.state.board
+    board._listed_at = float("-inf")  # the new transcript: listed now
+    board.refresh()
+    row = next(r for r in client.get("/api/sessions").json() if r["id"].startswith("claude-code:9999"))
+    timeline = client.get("/api/timeline").json()
+    series = next(s for s in timeline["sessions"] if s["id"] == row["id"])
+    assert sum(series["messages"]) == row["messages"] == 2
+    assert sum(series["tools"]) == sum(row["tools"].values()) == 2
+    start = timeline["start_epoch"]
+    assert series["messages"][int((began - start) // 60)] >= 1
+    assert series["partial"] is False
+    assert not list((world["home"] / "state" / "dashboard").glob("*"))  # the scratch copy is gone

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
@@ -37,7 +39,6 @@ from sidelight.watch.watcher import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from pathlib import Path
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -62,8 +63,11 @@ LIVE_STATES: Final = frozenset({"active", "idle", "suspended"})
 TIMELINE_HOURS: Final = 3
 #: How many of the most recently active sessions the timeline charts (each costs a backwards read).
 TIMELINE_SESSIONS: Final = 40
-#: How many of a session's last entries the timeline counts per minute.
-TIMELINE_ENTRIES: Final = 3000
+#: How much of a transcript's end the timeline counts per minute (the older part of its 3 hours, in a
+#: transcript that wrote more in them, is left out of the chart: it says so in ``partial``).
+TIMELINE_BYTES: Final = 8 << 20
+#: In the state directory: where the timeline copies a transcript's minutes to count each with the core.
+SCRATCH_DIR: Final = "dashboard"
 #: The list of sessions is taken again this often (a new transcript appears); stats happen every refresh.
 RELIST_SECONDS: Final = 5.0
 #: How much of a transcript's end is searched for the last context sidelight injected.
@@ -165,7 +169,7 @@ class Board:
         self._loaded = False
         self._fleet: tuple[float, list[dict[str, Any]], str | None] | None = None
         self._collision_cache: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
-        self._timeline_cache: dict[str, tuple[tuple[Identity, ...], list[tuple[float, str]]]] = {}
+        self._timeline_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         #: Raised by each refresh that changes something; each row's and each removal's version.
         self.version = 0
         self._changed_at: dict[str, int] = {}
@@ -444,11 +448,10 @@ class Board:
 
     def timeline(self, hours: float = TIMELINE_HOURS) -> dict[str, Any]:
         """Messages and tool uses per minute for the last ``hours``, per session (the
-        :data:`TIMELINE_SESSIONS` most recently active of those active in that time), from each one's last
-        entries as ``sidelight read`` reads them; and the lifecycle changes in that time (the watcher's
-        event log, else judged from each session's last activity and the idle timeout)."""
-        from sidelight.reader import read_session
-
+        :data:`TIMELINE_SESSIONS` most recently active of those active in that time), counted by the core
+        as ``sidelight status`` counts them (:func:`minute_counts`); and the lifecycle changes in that
+        time (the watcher's event log, else judged from each session's last activity and the idle
+        timeout)."""
         now = self.clock()
         end = int(now // 60) * 60 + 60
         start = end - int(hours * 3600)
@@ -467,26 +470,21 @@ class Board:
             session = sessions.get(row.key)
             if session is None:
                 continue
-            identity = tuple(self._stat([session]).get(row.key, ()))
+            identity = (start, *self._stat([session]).get(row.key, ()))
             cached = self._timeline_cache.get(row.key)
             if cached is not None and cached[0] == identity:
-                stamps = cached[1]
+                counts = cached[1]
             else:
-                try:
-                    entries = read_session(session, self.plugins, TIMELINE_ENTRIES)
-                except (OSError, ValueError, LookupError):
-                    entries = []
-                stamps = []
-                for entry in entries:
-                    moment = epoch_seconds(entry.timestamp) if entry.timestamp else None
-                    if moment is not None:
-                        stamps.append((moment, "tools" if entry.role == "tool" else "messages"))
-                self._timeline_cache[row.key] = (identity, stamps)
-            counts = {"messages": [0] * minutes, "tools": [0] * minutes}
-            for moment, kind in stamps:
-                index = int((moment - start) // 60)
-                if 0 <= index < minutes:
-                    counts[kind][index] += 1
+                counts = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
+                for path in (session.path, *session.extra_paths):
+                    try:
+                        found = minute_counts(session, path, self.plugins, start, minutes, self.settings)
+                    except (OSError, ValueError, LookupError):
+                        continue
+                    for kind in ("messages", "tools"):
+                        counts[kind] = [a + b for a, b in zip(counts[kind], found[kind], strict=True)]
+                    counts["partial"] = counts["partial"] or found["partial"]
+                self._timeline_cache[row.key] = (identity, counts)
             series.append(
                 {
                     "id": row.key,
@@ -494,8 +492,12 @@ class Board:
                     "agent": row.agent,
                     "messages": counts["messages"],
                     "tools": counts["tools"],
+                    "partial": counts["partial"],
                 }
             )
+        charted = {s["id"] for s in series}
+        for key in [k for k in self._timeline_cache if k not in charted]:
+            del self._timeline_cache[key]
         return {
             "start": iso(start),
             "start_epoch": start,
@@ -663,6 +665,82 @@ def _plan_record(plan: dict[str, Any]) -> dict[str, Any]:
     plan["blocks"] = [{**block, "text": _own_text(str(block.get("text") or ""))} for block in plan["blocks"]]
     plan["session"] = None if plan.get("session") is None else sanitize(str(plan["session"]), NAME_LIMIT)
     return plan
+
+
+#: A line's own time, to cut a transcript into minutes (which minute a count falls in is the core's
+#: timestamp of what it counted; this only says where a new minute may start).
+_STAMP = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{10,40})"')
+
+
+def minute_counts(
+    session: Session, path: Path, plugins: Plugins, start: int, minutes: int, settings: Settings
+) -> dict[str, Any]:
+    """Messages and tool uses per minute from ``start`` in the transcript at ``path`` (its last
+    :data:`TIMELINE_BYTES`), counted by the core's scan as ``sidelight status`` counts them
+    (docs/activity.md): a response written over several lines is one message, a tool use counts once
+    per id, what sidelight injected and what the host wrote itself count nothing.
+
+    The lines are cut where their time turns to another minute; each piece is appended to a scratch
+    copy (``<state dir>/dashboard/``, ``0600``, removed at the end) and scanned from the cursor the
+    last piece left, so that a response split over two minutes still counts once, in the minute it
+    began. ``partial`` says the window reaches back before the part read."""
+    import tempfile
+
+    from sidelight.reads import TranscriptRead, scan_reads
+    from sidelight.statefile import private_dir
+
+    counts: dict[str, Any] = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
+    offset = _core.tail_offset(os.fspath(path), TIMELINE_BYTES)
+    with path.open("rb") as file:
+        file.seek(offset)
+        data = file.read(TIMELINE_BYTES + (1 << 20))
+    data = data[: data.rfind(b"\n") + 1]
+    pieces: list[bytes] = []
+    lines: list[bytes] = []
+    minute: bytes | None = None
+    began = offset == 0
+    for line in data.splitlines(keepends=True):
+        found = _STAMP.search(line)
+        if found is not None and found.group(1)[:16] != minute:
+            minute = found.group(1)[:16]
+            moment = epoch_seconds(found.group(1).decode("ascii", "replace"))
+            if moment is not None and moment < start:
+                began = True
+                lines.clear()  # before the window: not counted
+                continue
+            if lines:
+                pieces.append(b"".join(lines))
+                lines = []
+        lines.append(line)
+    if lines:
+        pieces.append(b"".join(lines))
+    counts["partial"] = not began
+    if not pieces:
+        return counts
+    folder = settings.state_dir / SCRATCH_DIR
+    private_dir(folder)
+    handle, name = tempfile.mkstemp(dir=folder, suffix=".jsonl")
+    scratch = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            cursor = None
+            for piece in pieces:
+                out.write(piece)
+                out.flush()
+                [activity] = scan_reads([TranscriptRead(session, scratch, cursor, first_look=False)], plugins)
+                if isinstance(activity, Exception):
+                    raise activity
+                cursor = activity.cursor
+                moment = epoch_seconds(activity.last_timestamp)
+                if moment is None:
+                    continue
+                index = int((moment - start) // 60)
+                if 0 <= index < minutes:
+                    counts["messages"][index] += activity.messages.total
+                    counts["tools"][index] += sum(activity.categories.get(c, 0) for c in CATEGORIES)
+    finally:
+        scratch.unlink(missing_ok=True)
+    return counts
 
 
 def last_injected(path: Path) -> str | None:

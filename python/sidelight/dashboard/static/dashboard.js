@@ -337,6 +337,8 @@
     if (note) {
       var text = marks.length + " lifecycle change" + (marks.length === 1 ? "" : "s") + " marked (dotted lines)";
       if (data.left_out) text += "; " + data.left_out + " less recent sessions not charted";
+      var partial = data.sessions.filter(function (s) { return s.partial; }).length;
+      if (partial) text += "; " + partial + " counted from the end of their transcripts only";
       note.textContent = text;
     }
   }
