@@ -552,7 +552,7 @@ def test_an_idle_board_only_stats_until_a_file_changes_or_a_state_is_due(world, 
     board = data.Board(Settings.load(), Plugins(entry_points=False), clock=lambda: clock[0])
     board.rows()
     reads: list[int] = []
-    real = data.transcript_rows
+    real = data.transcript_rows  # type: ignore[attr-defined]
 
     def counted(sessions, *args, **kwargs):
         reads.append(len(sessions))
@@ -683,3 +683,43 @@ def test_the_timeline_counts_a_message_written_over_several_lines_once(client, w
     assert series["messages"][int((began - start) // 60)] >= 1
     assert series["partial"] is False
     assert not list((world["home"] / "state" / "dashboard").glob("*"))  # the scratch copy is gone
+
+
+def test_the_last_injected_context_is_read_where_the_host_records_it(client, world):
+    """A digest a person pasted into a prompt is no injection: the page shows the one the host recorded
+    as a hook's context (Claude Code's attachment), says where and when; the real Gemini CLI and opencode
+    transcripts give theirs from their own places."""
+    from sidelight.dashboard.data import last_injected
+
+    now = time.time()
+    attachment = {
+        "type": "attachment",
+        "attachment": {
+            "type": "hook_additional_context",
+            "content": ["[Session Activity] (report)\n- the real one"],
+        },
+        "timestamp": iso(now - 60),
+    }
+    with world["beta"].open("a", encoding="utf-8") as file:
+        file.write(json.dumps(attachment) + "\n")
+        file.write(
+            prompt_line("what does this mean? [Session Activity] (report)\n- pasted by the person", now - 30)
+        )
+    key = next(r["id"] for r in client.get("/api/sessions").json() if r["id"].startswith("claude-code:bbbb"))
+    detail = client.get(f"/api/sessions/{key}").json()
+    assert detail["last_injected"] == "(Session Activity) (report)\n- the real one"
+    assert detail["last_injected_where"] == "Claude Code's hook attachment (hook_additional_context)"
+    assert detail["last_injected_time"] == iso(now - 60).split(".")[0].removesuffix("Z") + "Z"
+    page = client.get(f"/session/{key}").text
+    assert re.search(
+        r'id="last-injected-source">Recorded by the host in Claude Code&#39;s hook attachment', page
+    )
+    data = Path(__file__).parent / "data"
+    gemini = last_injected(data / "gemini" / "four-tools-resume.jsonl", "gemini")
+    assert gemini is not None
+    assert gemini["where"] == "Gemini CLI's <hook_context> part of the prompt"
+    assert gemini["text"].startswith("(Session Activity)")
+    assert "</hook_context>" not in gemini["text"]
+    opencode = last_injected(data / "opencode" / "four-tools-continue.jsonl", "opencode")
+    assert opencode is not None
+    assert (opencode["where"], opencode["time"]) == ("opencode's synthetic text part", "2026-11-25T05:48:02Z")

@@ -417,7 +417,7 @@ class Board:
                             when[absolute_path(use.primary_arg, cwd)] = moment
             for path, moment in when.items():
                 files.setdefault(path, {})[key] = (path in changed, moment)
-        out = []
+        out: list[dict[str, Any]] = []
         for path, touches in files.items():
             if len(touches) < 2 or not any(changed for changed, _ in touches.values()):
                 continue
@@ -571,7 +571,11 @@ class Board:
         except (OSError, ValueError, LookupError) as error:
             out["conversation"] = []
             out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
-        out["last_injected"] = last_injected(session.path)
+        spec = self.plugins.formats().get(session.format)
+        injected = last_injected(session.path, session.format, spec.injected_markers if spec else ())
+        out["last_injected"] = None if injected is None else injected["text"]
+        out["last_injected_where"] = None if injected is None else injected["where"]
+        out["last_injected_time"] = None if injected is None else injected["time"]
         try:
             event = host_event(session, "prompt", None, self.plugins.injectors())
             plan = plan_event(event, self.settings, self.plugins, measure=True)
@@ -743,23 +747,100 @@ def minute_counts(
     return counts
 
 
-def last_injected(path: Path) -> str | None:
-    """The last block sidelight injected into the transcript at ``path``, as the host recorded it (Claude
-    Code's hook attachment, Codex's developer message, Pi's custom message…): the last string in the
-    last :data:`INJECTED_TAIL_BYTES` that starts with one of sidelight's headers
-    (:data:`sidelight.history.INJECTED_HEADERS`); ``None`` when there is none. The decoders leave these
-    entries out of every count, so they are looked for in the lines themselves."""
+#: Where each host records a hook's context in its transcript: the places docs/activity.md names as
+#: never counted because a hook's text (ours among them) lands there. Each takes one line's JSON object
+#: and gives the strings held in that place (none when the line is not one).
+def _claude_code_hook(line: dict[str, Any]) -> Iterable[Any]:
+    attachment = line.get("attachment")
+    if line.get("type") == "attachment" and isinstance(attachment, dict):
+        yield from [attachment.get("content")] if str(attachment.get("type", "")).startswith("hook") else []
+
+
+def _codex_developer(line: dict[str, Any]) -> Iterable[Any]:
+    payload = line.get("payload") if line.get("type") == "response_item" else line
+    if (
+        isinstance(payload, dict)
+        and payload.get("type") == "message"
+        and payload.get("role") in ("developer", "system")
+    ):
+        yield payload.get("content")
+
+
+def _pi_custom(line: dict[str, Any]) -> Iterable[Any]:
+    if line.get("type") == "custom_message":
+        yield line.get("content")
+
+
+def _gemini_hook_context(line: dict[str, Any]) -> Iterable[Any]:
+    if line.get("type") == "user":
+        yield from (
+            text for text in _strings(line.get("content")) if text.lstrip().startswith("<hook_context>")
+        )
+
+
+def _qwen_hook_context(line: dict[str, Any]) -> Iterable[Any]:
+    message = line.get("message")
+    if line.get("type") == "user" and isinstance(message, dict):
+        marker = "<qwen:user-prompt-submit-context>"
+        yield from (text for text in _strings(message.get("parts")) if text.lstrip().startswith(marker))
+
+
+def _copilot_hook(line: dict[str, Any]) -> Iterable[Any]:
+    data = line.get("data")
+    if isinstance(data, dict):
+        if line.get("type") == "hook.end":
+            yield data
+        elif line.get("type") == "user.message":
+            yield data.get("transformedContent")
+
+
+def _opencode_synthetic(line: dict[str, Any]) -> Iterable[Any]:
+    parts = line.get("parts") if line.get("type") == "message" else None
+    if isinstance(parts, list):
+        yield from (p.get("text") for p in parts if isinstance(p, dict) and p.get("synthetic"))
+
+
+#: Per format: where its host records a hook's context, as the page names it, and how to find it.
+INJECTED_PLACES: Final[dict[str, tuple[str, Callable[[dict[str, Any]], Iterable[Any]]]]] = {
+    "claude-code": ("Claude Code's hook attachment (hook_additional_context)", _claude_code_hook),
+    "codex": ("Codex's developer message", _codex_developer),
+    "pi": ("Pi's custom message (session-update)", _pi_custom),
+    "gemini": ("Gemini CLI's <hook_context> part of the prompt", _gemini_hook_context),
+    "qwen": ("Qwen Code's <qwen:user-prompt-submit-context> part of the prompt", _qwen_hook_context),
+    "copilot": ("GitHub Copilot CLI's hook.end event and transformedContent", _copilot_hook),
+    "opencode": ("opencode's synthetic text part", _opencode_synthetic),
+}
+#: The closing tags a host puts around a hook's text: the block ends at the first one.
+_CLOSING_TAGS: Final = ("</hook_context>", "</qwen:user-prompt-submit-context>", "</system_reminder>")
+
+
+def last_injected(path: Path, format: str, markers: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The last block sidelight injected into the transcript at ``path``, read where the host of
+    ``format`` records a hook's context (:data:`INJECTED_PLACES`) in its last :data:`INJECTED_TAIL_BYTES`,
+    and recognised as the formats recognise our text (:func:`sidelight.history.strip_injected`: one of
+    :data:`sidelight.history.INJECTED_HEADERS` or the format's ``injected_markers``), from that header
+    on. ``{"text", "where", "time"}`` (the line's time, ISO 8601 UTC, or ``None``); ``None`` when there
+    is none. A format without a known place (a plugin's) is searched in every string of its lines."""
     from sidelight.history import INJECTED_HEADERS
 
-    found: str | None = None
+    headers = (*INJECTED_HEADERS, *(m for m in markers if m))
+    place = INJECTED_PLACES.get(format)
+    where, strings = place if place is not None else ("a line of its transcript", lambda line: [line])
+    found: tuple[str, Any] | None = None
     for line in _tail_lines(path, INJECTED_TAIL_BYTES):
-        for text in _strings(line):
-            start = min((i for i in (text.find(h) for h in INJECTED_HEADERS) if i >= 0), default=-1)
-            if start >= 0:
-                found = text[start:]
+        for value in strings(line):
+            for text in _strings(value):
+                start = min((i for i in (text.find(h) for h in headers) if i >= 0), default=-1)
+                if start >= 0:
+                    found = (text[start:], line.get("timestamp"))
     if found is None:
         return None
-    return sanitize_lines(found, keep_spacing=True)
+    text, stamp = found
+    ends = [i for i in (text.find(tag) for tag in _CLOSING_TAGS) if i >= 0]
+    if ends:
+        text = text[: min(ends)]
+    moment = epoch_seconds(stamp) if isinstance(stamp, str) else None
+    return {"text": sanitize_lines(text.rstrip(), keep_spacing=True), "where": where, "time": iso(moment)}
 
 
 def _strings(value: Any, depth: int = 0) -> Iterable[str]:
