@@ -33,7 +33,7 @@ from tests.support.dashboard import (
 
 pytestmark = pytest.mark.browser
 
-#: Bound for the page to show what a transcript just got (the server refreshes about once a second): a
+#: Bound for the page to show what a transcript just got (the server looks every half second): a
 #: hang is the failure, the latency itself is printed, not asserted.
 LIVE_BOUND_MS = 20_000
 
