@@ -723,3 +723,37 @@ def test_the_last_injected_context_is_read_where_the_host_records_it(client, wor
     opencode = last_injected(data / "opencode" / "four-tools-continue.jsonl", "opencode")
     assert opencode is not None
     assert (opencode["where"], opencode["time"]) == ("opencode's synthetic text part", "2026-11-25T05:48:02Z")
+
+
+@pytest.mark.parametrize(
+    ("agent", "sample"),
+    [
+        ("claude-code", "four-tools-resume"),
+        ("codex", "four-tools-resume"),
+        ("pi", "four-tools-continue"),
+        ("gemini", "four-tools-resume"),
+        ("qwen", "four-tools-resume"),
+        ("copilot", "four-tools-resume"),
+        ("opencode", "four-tools-continue"),
+    ],
+)
+def test_the_timeline_of_a_real_transcript_adds_up_to_its_counts(home, agent, sample):
+    """The transcripts the real CLIs wrote: their minutes add up to what one scan of the whole file
+    counts (what ``sidelight status`` shows), for every agent."""
+    from sidelight.dashboard.data import minute_counts
+    from sidelight.plugins import get_plugins
+    from sidelight.reads import TranscriptRead, scan_reads
+    from sidelight.records import Session
+    from sidelight.timestamps import epoch_seconds
+
+    path = Path(__file__).parent / "data" / agent / f"{sample}.jsonl"
+    session = Session(key=f"{agent}:x", name="x", format=agent, path=path, group="", id="x", resolver=agent)
+    plugins = get_plugins()
+    [whole] = scan_reads([TranscriptRead(session, path, None, first_look=False)], plugins)
+    assert not isinstance(whole, Exception)
+    first = epoch_seconds(whole.first_timestamp)
+    assert first is not None
+    start = int(first // 60) * 60 - 60
+    counts = minute_counts(session, path, plugins, start, 24 * 60, Settings.load())
+    assert sum(counts["messages"]) == whole.messages.total > 0
+    assert sum(counts["tools"]) == sum(whole.categories.values()) > 0
