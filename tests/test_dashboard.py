@@ -288,7 +288,7 @@ def test_collisions_follow_the_digests_rule(client, world):
     assert who["bbbb2222"]["changed"] is False
     assert who["bbbb2222"]["when"] > who["aaaa1111"]["when"]  # read after it was edited
     page = client.get("/").text
-    assert '<li data-file="/tmp/proj/shared.py">' in page
+    assert '<li data-file="/tmp/proj/shared.py" data-sessions="2">' in page
 
 
 def test_two_sessions_that_only_read_a_file_do_not_collide(client, world):
@@ -307,10 +307,12 @@ def test_the_timeline_counts_per_minute_and_marks_lifecycle_changes(client, worl
     assert "cccc3333" not in series  # quiet for five hours: out of the window
     alpha = series["aaaa1111"]
     assert len(alpha["messages"]) == len(alpha["tools"]) == 180
-    assert sum(alpha["messages"]) == 1  # the prompt (its edit is a tool use)
+    # As its row counts them: the prompt and the response that made the edit (a tool use too).
+    assert sum(alpha["messages"]) == 2
     assert sum(alpha["tools"]) == 1
     start = timeline["start_epoch"]
     assert alpha["tools"][int((world["now"] - 500 - start) // 60)] == 1
+    assert alpha["messages"][int((world["now"] - 600 - start) // 60)] == 1
     assert timeline["lifecycle"] == []  # no one idle yet, no event log
     # Without a watcher's event log, an idle session's change is judged from its last activity.
     idle = transcript(world["home"], "eeee5555-0000-4000-8000-000000000005")
@@ -485,3 +487,273 @@ def test_with_a_running_watcher_the_rows_are_its_snapshots(client, world):
         assert row["messages"] == before + 1
         assert row["files"] == []  # beta only read shared.py
         assert by_name(client)["aaaa1111"]["files"] == ["/tmp/proj/shared.py"]  # the watcher's recent_files
+
+
+# -- at scale --------------------------------------------------------------------------------------------
+
+
+def test_the_overview_shows_the_newest_collisions_and_links_to_the_rest(client, world):
+    from sidelight.dashboard.data import COLLISIONS_SHOWN
+
+    now = time.time()
+    extra = COLLISIONS_SHOWN + 7
+    # alpha edits extra more files, beta reads each a little later: one collision per file, the last newest.
+    with (
+        world["alpha"].open("a", encoding="utf-8") as edits,
+        world["beta"].open("a", encoding="utf-8") as reads,
+    ):
+        for n in range(extra):
+            edits.write(edit_line(100 + n, f"/tmp/proj/many/f{n:03d}.py", now - 200 + n))
+            reads.write(read_line(100 + n, f"/tmp/proj/many/f{n:03d}.py", now - 199 + n))
+    everything = client.get("/api/collisions").json()
+    assert len(everything) == extra + 1  # and shared.py
+    assert [c["file"] for c in everything[:2]] == [
+        f"/tmp/proj/many/f{extra - 1:03d}.py",
+        f"/tmp/proj/many/f{extra - 2:03d}.py",
+    ]
+    page = client.get("/").text
+    shown = re.findall(r'<li data-file="([^"]+)"', page)
+    assert shown == [c["file"] for c in everything[:COLLISIONS_SHOWN]]
+    assert re.search(
+        r'<p id="collisions-more"><a href="/collisions">and <span id="collisions-more-count">8</span> more',
+        page,
+    )
+    full = client.get("/collisions").text
+    assert re.findall(r'<li data-file="([^"]+)"', full) == [c["file"] for c in everything]
+    assert 'data-page="collisions"' in full
+    assert client.get("/collisions", headers={"Host": "evil.example:8765"}).status_code == 403
+
+
+def test_a_file_many_sessions_share_names_the_latest_ten(client, world):
+    from sidelight.dashboard.data import COLLISION_SESSIONS_SHOWN
+    from tests.test_watch import transcript as make_transcript
+
+    now = time.time()
+    for n in range(COLLISION_SESSIONS_SHOWN + 2):
+        path = make_transcript(world["home"], f"ffff{n:04d}-0000-4000-8000-000000000000")
+        path.write_text(
+            prompt_line("look", now - 60) + read_line(n, "/tmp/proj/shared.py", now - 50 + n),
+            encoding="utf-8",
+        )
+    client.app.state.board._listed_at = float("-inf")  # the new transcripts: listed now
+    client.app.state.board.refresh()
+    page = client.get("/").text
+    item = re.search(r'<li data-file="/tmp/proj/shared.py" data-sessions="(\d+)">(.*?)</li>', page, re.S)
+    assert item is not None
+    assert int(item.group(1)) == COLLISION_SESSIONS_SHOWN + 4  # those twelve, alpha and beta
+    assert item.group(2).count('class="who"') == COLLISION_SESSIONS_SHOWN
+    assert "and 4 more sessions" in item.group(2)
+
+
+def test_an_idle_board_only_stats_until_a_file_changes_or_a_state_is_due(world, monkeypatch):
+    from sidelight.dashboard import data
+
+    clock = [time.time()]
+    board = data.Board(Settings.load(), Plugins(entry_points=False), clock=lambda: clock[0])
+    board.rows()
+    reads: list[int] = []
+    real = data.transcript_rows  # type: ignore[attr-defined]
+
+    def counted(sessions, *args, **kwargs):
+        reads.append(len(sessions))
+        return real(sessions, *args, **kwargs)
+
+    monkeypatch.setattr(data, "transcript_rows", counted)
+    monkeypatch.setattr(data, "REFRESH_SECONDS", 0.0)
+    monkeypatch.setattr(data, "STAT_SECONDS", 0.0, raising=False)
+    refreshes: list[int] = []
+    real_refresh = board.refresh
+
+    def refresh() -> data.Changes:
+        refreshes.append(1)
+        return real_refresh()
+
+    monkeypatch.setattr(board, "refresh", refresh)
+    for _ in range(5):
+        board.refresh_soon()
+    clock[0] += data.RELIST_SECONDS + 1  # the list is taken again: the same sessions
+    board.refresh_soon()
+    assert refreshes == []  # nothing was written: six looks, no refresh
+    with world["beta"].open("a", encoding="utf-8") as file:
+        file.write(prompt_line("one more", clock[0]))
+    board.refresh_soon()
+    assert refreshes == [1]
+    assert reads == [1]  # the one transcript that changed
+    assert by_key(board)["bbbb2222"]["messages"] == 3
+    # No write, but alpha's idle timeout passes: the look refreshes, and alpha turns idle.
+    clock[0] = world["now"] - 500 + board.idle_timeout + 1
+    board.refresh_soon()
+    assert len(refreshes) == 2
+    assert by_key(board)["aaaa1111"]["state"] == "idle"
+    # A new session: the next list has it.
+    transcript(world["home"], "eeee5555-0000-4000-8000-000000000005").write_text(
+        prompt_line("new here", clock[0]), encoding="utf-8"
+    )
+    clock[0] += data.RELIST_SECONDS + 1
+    board.refresh_soon()
+    assert len(refreshes) == 3
+    assert by_key(board)["eeee5555"]["state"] == "active"
+
+
+def by_key(board: Any) -> dict[str, dict[str, Any]]:
+    return {row["id"].split(":", 1)[1][:8]: row for row in board.rows()}
+
+
+# -- without the script ----------------------------------------------------------------------------------
+
+
+def rows_in_order(page: str) -> list[tuple[str, bool]]:
+    """The overview's rows: each session's 8-character id and whether it is hidden, in page order."""
+    return [
+        (match.group(1)[:8], match.group(2) is not None)
+        for match in re.finditer(r'<tr data-session-id="[\w-]+:([\w-]+)"[^>]*?( hidden)?>', page)
+    ]
+
+
+def test_the_overview_sorts_filters_and_searches_without_the_script(client, world):
+    page = client.get("/").text
+    for header in ("agent", "name", "state", "files", "hot memory"):
+        assert f'<th scope="col">{header}</th>' in page
+    for key in ("last", "messages", "tools"):
+        assert re.search(rf'<th scope="col" data-sort="{key}"><a href="/\?sort={key}"', page), key
+    assert re.search(r'<td class="state"><span class="badge">active</span></td>', page)
+    assert 'action="/"' in page and 'method="get"' in page
+    with world["beta"].open("a", encoding="utf-8") as file:  # beta: 5 messages, the most in /tmp/proj
+        file.write(
+            prompt_line("one", time.time())
+            + prompt_line("two", time.time())
+            + prompt_line("three", time.time())
+        )
+    client.app.state.board.refresh()
+    by_messages = [key for key, _ in rows_in_order(client.get("/?sort=messages").text)]
+    assert by_messages.index("bbbb2222") < by_messages.index("aaaa1111") < by_messages.index("cccc3333")
+    sorted_page = client.get("/?sort=messages&agent=claude-code").text
+    assert '<th scope="col" data-sort="messages" aria-sort="descending">' in sorted_page
+    # The other sort links keep the filter.
+    assert 'href="/?agent=claude-code&amp;sort=tools"' in sorted_page
+    hidden = dict(rows_in_order(sorted_page))
+    assert hidden["bbbb2222"] is False
+    assert next(v for k, v in hidden.items() if k not in ("aaaa1111", "bbbb2222", "cccc3333", "dddd4444"))
+    assert '<option value="claude-code" selected>' in sorted_page
+    searched = client.get("/?q=BBBB22").text  # the name (here the session id's start), any case
+    assert [k for k, h in rows_in_order(searched) if not h] == ["bbbb2222"]
+    assert 'value="BBBB22"' in searched
+    assert '<span id="shown-count" role="status">1 shown</span>' in searched
+    # The Pi project's section has no row left: hidden as a whole.
+    assert re.search(r'<section class="project" data-project="[^"]*other[^"]*" hidden>', searched)
+    assert [k for k, h in rows_in_order(client.get("/?q=tmp/OTHER").text) if not h] == ["0b5e3c2a"]  # project
+    assert client.get("/?sort=<script>").status_code == 200  # an unknown sort is the status order
+
+
+def test_the_timeline_counts_a_message_written_over_several_lines_once(client, world):
+    """Claude Code writes a response block by block, each line with the same message id: one message, as
+    ``sidelight status`` counts it, in the minute it began, even when its last block comes a minute
+    later; its two tool uses count one each."""
+    now = time.time()
+    began = now - 200
+
+    def block(content: dict[str, Any], moment: float) -> str:
+        entry = {
+            "type": "assistant",
+            "message": {"id": "split-1", "role": "assistant", "content": [content]},
+            "timestamp": iso(moment),
+            "cwd": "/tmp/proj",
+        }
+        return json.dumps(entry) + "\n"
+
+    path = transcript(world["home"], "9999aaaa-0000-4000-8000-000000000009")
+    path.write_text(
+        prompt_line("build it", began - 10)
+        + block({"type": "thinking", "thinking": "hmm"}, began)
+        + block({"type": "text", "text": "Building."}, began + 1)
+        + block({"type": "text", "text": "Still building."}, began + 2)
+        + block({"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "make"}}, began + 3)
+        + block({"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "/x"}}, began + 70),
+        encoding="utf-8",
+    )
+    board = client.app.state.board
+    board._listed_at = float("-inf")  # the new transcript: listed now
+    board.refresh()
+    row = next(r for r in client.get("/api/sessions").json() if r["id"].startswith("claude-code:9999"))
+    timeline = client.get("/api/timeline").json()
+    series = next(s for s in timeline["sessions"] if s["id"] == row["id"])
+    assert sum(series["messages"]) == row["messages"] == 2
+    assert sum(series["tools"]) == sum(row["tools"].values()) == 2
+    start = timeline["start_epoch"]
+    assert series["messages"][int((began - start) // 60)] >= 1
+    assert series["partial"] is False
+    assert not list((world["home"] / "state" / "dashboard").glob("*"))  # the scratch copy is gone
+
+
+def test_the_last_injected_context_is_read_where_the_host_records_it(client, world):
+    """A digest a person pasted into a prompt is no injection: the page shows the one the host recorded
+    as a hook's context (Claude Code's attachment), says where and when; the real Gemini CLI and opencode
+    transcripts give theirs from their own places."""
+    from sidelight.dashboard.data import last_injected
+
+    now = time.time()
+    attachment = {
+        "type": "attachment",
+        "attachment": {
+            "type": "hook_additional_context",
+            "content": ["[Session Activity] (report)\n- the real one"],
+        },
+        "timestamp": iso(now - 60),
+    }
+    with world["beta"].open("a", encoding="utf-8") as file:
+        file.write(json.dumps(attachment) + "\n")
+        file.write(
+            prompt_line("what does this mean? [Session Activity] (report)\n- pasted by the person", now - 30)
+        )
+    key = next(r["id"] for r in client.get("/api/sessions").json() if r["id"].startswith("claude-code:bbbb"))
+    detail = client.get(f"/api/sessions/{key}").json()
+    assert detail["last_injected"] == "(Session Activity) (report)\n- the real one"
+    assert detail["last_injected_where"] == "Claude Code's hook attachment (hook_additional_context)"
+    assert detail["last_injected_time"] == iso(now - 60).split(".")[0].removesuffix("Z") + "Z"
+    page = client.get(f"/session/{key}").text
+    assert re.search(
+        r'id="last-injected-source">Recorded by the host in Claude Code&#39;s hook attachment', page
+    )
+    data = Path(__file__).parent / "data"
+    gemini = last_injected(data / "gemini" / "four-tools-resume.jsonl", "gemini")
+    assert gemini is not None
+    assert gemini["where"] == "Gemini CLI's <hook_context> part of the prompt"
+    assert gemini["text"].startswith("(Session Activity)")
+    assert "</hook_context>" not in gemini["text"]
+    opencode = last_injected(data / "opencode" / "four-tools-continue.jsonl", "opencode")
+    assert opencode is not None
+    assert (opencode["where"], opencode["time"]) == ("opencode's synthetic text part", "2026-11-25T05:48:02Z")
+
+
+@pytest.mark.parametrize(
+    ("agent", "sample"),
+    [
+        ("claude-code", "four-tools-resume"),
+        ("codex", "four-tools-resume"),
+        ("pi", "four-tools-continue"),
+        ("gemini", "four-tools-resume"),
+        ("qwen", "four-tools-resume"),
+        ("copilot", "four-tools-resume"),
+        ("opencode", "four-tools-continue"),
+    ],
+)
+def test_the_timeline_of_a_real_transcript_adds_up_to_its_counts(home, agent, sample):
+    """The transcripts the real CLIs wrote: their minutes add up to what one scan of the whole file
+    counts (what ``sidelight status`` shows), for every agent."""
+    from sidelight.dashboard.data import minute_counts
+    from sidelight.plugins import get_plugins
+    from sidelight.reads import TranscriptRead, scan_reads
+    from sidelight.records import Session
+    from sidelight.timestamps import epoch_seconds
+
+    path = Path(__file__).parent / "data" / agent / f"{sample}.jsonl"
+    session = Session(key=f"{agent}:x", name="x", format=agent, path=path, group="", id="x", resolver=agent)
+    plugins = get_plugins()
+    [whole] = scan_reads([TranscriptRead(session, path, None, first_look=False)], plugins)
+    assert not isinstance(whole, Exception)
+    first = epoch_seconds(whole.first_timestamp)
+    assert first is not None
+    start = int(first // 60) * 60 - 60
+    counts = minute_counts(session, path, plugins, start, 24 * 60, Settings.load())
+    assert sum(counts["messages"]) == whole.messages.total > 0
+    assert sum(counts["tools"]) == sum(whole.categories.values()) > 0

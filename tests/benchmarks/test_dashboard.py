@@ -15,7 +15,10 @@ Reported in ``extra_info`` and printed (never asserted: a hang is the only failu
 - ``rows_ms``: from navigation start until every session's row is in the DOM;
 - ``filter_ms``: choosing an agent in ``#filter-agent`` until every other row is hidden;
 - ``update_ms_p50`` / ``update_ms_max``: ``UPDATES`` appends, one after the other to different sessions,
-  each until its row shows the new message count.
+  each until its row shows the new message count;
+- ``page_bytes``: the overview's HTML as the server sends it;
+- ``idle_cpu_percent``: the server's CPU time (user + system, ``/proc``) over ``IDLE_SECONDS`` with the
+  page open and no transcript written, as a share of one core.
 
 Enabled (``--benchmark-enable``): 1,000 sessions (``SIDELIGHT_BENCH_DASHBOARD_SESSIONS``); smoke mode: 20.
 
@@ -53,6 +56,8 @@ SESSIONS = int(os.environ.get("SIDELIGHT_BENCH_DASHBOARD_SESSIONS", "1000"))
 SMOKE_SESSIONS = 20
 PROJECTS = 20
 UPDATES = 5
+#: How long the idle dashboard's CPU is measured (enabled mode; the smoke run takes 2 s).
+IDLE_SECONDS = 60.0
 #: Bound for one wait on the page (a hang is the failure; the times are printed, not asserted).
 BOUND_MS = 120_000
 
@@ -113,6 +118,12 @@ def build_home(home: Path, sessions: int, now: float) -> list[Path]:
             claude.append(path)
         os.utime(path, (last, last))
     return claude
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @pytest.mark.benchmark(group="dashboard")
@@ -200,6 +211,12 @@ def test_dashboard_with_many_sessions(benchmark, benchmarks_enabled, tmp_path):
                     latencies.append((time.monotonic() - wrote) * 1000)
                 result["update_ms_p50"] = round(statistics.median(latencies))
                 result["update_ms_max"] = round(max(latencies))
+                result["page_bytes"] = len(page.context.request.get(server.base + "/").body())
+                idle = IDLE_SECONDS if benchmarks_enabled else 2.0
+                before_cpu, started = _cpu_seconds(server.process.pid), time.monotonic()
+                time.sleep(idle)
+                spent = _cpu_seconds(server.process.pid) - before_cpu
+                result["idle_cpu_percent"] = round(100 * spent / (time.monotonic() - started), 1)
                 result["load_1m_after"] = round(os.getloadavg()[0], 2)
             finally:
                 code, err = server.stop()

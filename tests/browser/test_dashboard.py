@@ -33,7 +33,7 @@ from tests.support.dashboard import (
 
 pytestmark = pytest.mark.browser
 
-#: Bound for the page to show what a transcript just got (the server refreshes about once a second): a
+#: Bound for the page to show what a transcript just got (the server looks every half second): a
 #: hang is the failure, the latency itself is printed, not asserted.
 LIVE_BOUND_MS = 20_000
 
@@ -214,6 +214,27 @@ def test_the_filters_hide_the_other_agents_states_and_projects(page: Page, dashb
     )
     assert sorted(r["agent"] for r in rows(page) if not r["hidden"]) == ["claude-code", "qwen"]
     expect(page.locator(f'section.project[data-project="{run.project}"]')).to_be_hidden()
+    page.select_option("#filter-project", "")
+    # The search box: a part of a session's name, any case, as it is typed.
+    target = next(r for r in rows(page) if r["agent"] == "codex")
+    name = page.locator(f'tr[data-session-id="{target["id"]}"] td.name').inner_text()
+    page.fill("#filter-search", name[:6].upper())
+    page.wait_for_function(
+        "id => [...document.querySelectorAll('tr[data-session-id]')]"
+        ".every(r => r.hidden === (r.dataset.sessionId !== id))",
+        arg=target["id"],
+    )
+    expect(page.locator("#shown-count")).to_have_text("1 shown")
+    assert "q=" in page.url  # a reload or a shared link keeps it
+    page.fill("#filter-search", "")
+    # Sorting from the keyboard: the messages header's link, focused and pressed, sorts every section.
+    header = page.locator(f'section.project[data-project="{run.project}"] th[data-sort="messages"]')
+    header.locator("a").focus()
+    page.keyboard.press("Enter")
+    expect(header).to_have_attribute("aria-sort", "descending")
+    counts = [int(r["messages"]) for r in rows(page, str(run.project))]
+    assert counts == sorted(counts, reverse=True) and len(set(counts)) > 1, counts
+    assert "sort=messages" in page.url
 
 
 def test_the_session_page_shows_its_conversation_as_text(page: Page, dashboard: Dashboard, run: Run):

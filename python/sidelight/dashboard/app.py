@@ -37,10 +37,10 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sidelight.dashboard.data import CATEGORIES_SHOWN, Board
+from sidelight.dashboard.data import CATEGORIES_SHOWN, COLLISION_SESSIONS_SHOWN, COLLISIONS_SHOWN, Board
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable
+    from collections.abc import AsyncIterator, Callable, Iterable
 
     from starlette.requests import Request
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -57,8 +57,9 @@ HERE: Final = Path(__file__).resolve().parent
 TOKEN_HEADER: Final = "X-Sidelight-Token"
 #: The names of the loopback interface a browser may use for a server bound to it.
 LOOPBACK_NAMES: Final = ("127.0.0.1", "localhost", "[::1]")
-#: How often the event stream looks for changes (the update latency target is 2 s).
-POLL_SECONDS: Final = 1.0
+#: How often the event stream looks for changes: a look is one native stat of the files the rows come
+#: from (:meth:`Board.refresh_soon`), cheap enough at a thousand sessions to keep the latency low.
+POLL_SECONDS: Final = 0.25
 #: A comment line this often keeps proxies and the browser from closing a quiet stream.
 KEEPALIVE_SECONDS: Final = 15.0
 #: The collisions are looked at again at most this often while sessions change.
@@ -66,12 +67,32 @@ COLLISIONS_SECONDS: Final = 5.0
 
 SECURITY_HEADERS: Final = {
     "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
-    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
+
+
+#: The overview's sortable columns (``?sort=KEY``, the most or newest first), and how each sorts.
+SORT_COLUMNS: Final = {"last": "last activity", "messages": "messages", "tools": "tools"}
+#: What each sorts by (descending; equal rows keep ``sidelight status``'s order). ISO times sort as text.
+SORT_KEYS: Final[dict[str, Callable[[dict[str, Any]], Any]]] = {
+    "last": lambda row: row["last_activity"] or "",
+    "messages": lambda row: row["messages"],
+    "tools": lambda row: sum(row["tools"].values()),
+}
+
+
+def _matches(row: dict[str, Any], chosen: dict[str, str]) -> bool:
+    """Whether the overview's filters (agent, state, project, and the search over name and project) keep
+    ``row``, as the page's script judges them."""
+    for name in ("agent", "state", "project"):
+        if chosen[name] and row[name] != chosen[name]:
+            return False
+    query = chosen["q"].strip().casefold()
+    return not query or query in row["name"].casefold() or query in row["project"].casefold()
 
 
 def allowed_hosts(host: str, port: int) -> frozenset[str]:
@@ -196,9 +217,18 @@ def create_app(
         if redirect is not None:
             return redirect
         rows, version = await run(board.rows_version)
+        chosen = {
+            name: request.query_params.get(name, "") for name in ("q", "agent", "state", "project", "sort")
+        }
+        if chosen["sort"] not in SORT_COLUMNS:
+            chosen["sort"] = ""
         projects: dict[str, list[dict[str, Any]]] = {}
-        for row in rows:
+        ordered = sorted(rows, key=SORT_KEYS[chosen["sort"]], reverse=True) if chosen["sort"] else rows
+        for row in ordered:
             projects.setdefault(row["project"], []).append(row)
+        visible = {row["id"] for row in rows if _matches(row, chosen)}
+        rest = {k: v for k, v in chosen.items() if v and k != "sort"}
+        sort_links = {key: "/?" + urlencode({**rest, "sort": key}) for key in SORT_COLUMNS}
         collisions = await run(board.collisions)
         fleet = await run(board.fleet)
         return page(
@@ -206,13 +236,26 @@ def create_app(
             request,
             projects=projects,
             rows=rows,
+            chosen=chosen,
+            visible=visible,
+            shown=len(visible),
+            sort_columns=SORT_COLUMNS,
+            sort_links=sort_links,
             agents=sorted({r["agent"] for r in rows}),
-            collisions=collisions,
+            collisions=collisions[:COLLISIONS_SHOWN],
+            collisions_total=len(collisions),
+            session_limit=COLLISION_SESSIONS_SHOWN,
             fleet=fleet,
             version=version,
             source=board.source,
             watcher_pid=board.watcher_pid,
         )
+
+    async def collisions_page(request: Request) -> Any:
+        redirect = strip_token(request)
+        if redirect is not None:
+            return redirect
+        return page("collisions.html", request, collisions=await run(board.collisions), version=board.version)
 
     async def session_page(request: Request) -> Any:
         redirect = strip_token(request)
@@ -272,6 +315,7 @@ def create_app(
     routes = [
         Route("/", overview),
         Route("/timeline", overview),
+        Route("/collisions", collisions_page),
         Route("/session/{id:path}", session_page),
         Route("/api/sessions", api_sessions),
         Route("/api/collisions", api_collisions),
@@ -321,7 +365,8 @@ def _version(text: str | None) -> int:
 
 async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[str]:
     """Server-sent events: ``sessions`` with the rows changed since the version the page had (and the ids
-    gone), then again whenever a refresh finds changes; ``collisions`` when those change."""
+    gone), then again whenever a refresh finds changes; ``collisions`` when those change (the newest
+    :data:`~sidelight.dashboard.data.COLLISIONS_SHOWN` and how many there are)."""
     version = since
     collisions: list[dict[str, Any]] | None = None
     last_collisions = 0.0
@@ -340,7 +385,8 @@ async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[s
                 found = await anyio.to_thread.run_sync(board.collisions)
                 if found != collisions:
                     if collisions is not None:
-                        yield f"event: collisions\ndata: {json.dumps(found, ensure_ascii=False)}\n\n"
+                        shown = {"collisions": found[:COLLISIONS_SHOWN], "total": len(found)}
+                        yield f"event: collisions\ndata: {json.dumps(shown, ensure_ascii=False)}\n\n"
                     collisions = found
         elif quiet >= KEEPALIVE_SECONDS:
             yield ": keepalive\n\n"

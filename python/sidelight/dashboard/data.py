@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
@@ -27,11 +29,16 @@ from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
-from sidelight.watch.watcher import STATUS_FILE, derive_state, read_snapshot, running_watcher, watch_options
+from sidelight.watch.watcher import (
+    STATUS_FILE,
+    derive_state,
+    read_snapshot,
+    running_watcher,
+    watch_options,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
-    from pathlib import Path
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
@@ -40,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CATEGORIES_SHOWN",
+    "COLLISIONS_SHOWN",
+    "COLLISION_SESSIONS_SHOWN",
     "LIVE_STATES",
     "RECAPS_DIR",
     "TIMELINE_HOURS",
@@ -54,8 +63,11 @@ LIVE_STATES: Final = frozenset({"active", "idle", "suspended"})
 TIMELINE_HOURS: Final = 3
 #: How many of the most recently active sessions the timeline charts (each costs a backwards read).
 TIMELINE_SESSIONS: Final = 40
-#: How many of a session's last entries the timeline counts per minute.
-TIMELINE_ENTRIES: Final = 3000
+#: How much of a transcript's end the timeline counts per minute (the older part of its 3 hours, in a
+#: transcript that wrote more in them, is left out of the chart: it says so in ``partial``).
+TIMELINE_BYTES: Final = 8 << 20
+#: In the state directory: where the timeline copies a transcript's minutes to count each with the core.
+SCRATCH_DIR: Final = "dashboard"
 #: The list of sessions is taken again this often (a new transcript appears); stats happen every refresh.
 RELIST_SECONDS: Final = 5.0
 #: How much of a transcript's end is searched for the last context sidelight injected.
@@ -76,8 +88,16 @@ READ_ENTRIES: Final = 50
 FLEET_SECONDS: Final = 5.0
 #: The tool categories as the overview's columns name them.
 CATEGORIES_SHOWN: Final = {"edit": "edit", "read": "read", "command": "cmd", "other": "other"}
-#: :meth:`Board.refresh_soon` reads again only when the last refresh is older than this.
-REFRESH_SECONDS: Final = 0.5
+#: How many collisions the overview and its live updates carry (the newest); ``/collisions`` has all.
+COLLISIONS_SHOWN: Final = 50
+#: How many of a collision's sessions the overview names (the latest to touch the file).
+COLLISION_SESSIONS_SHOWN: Final = 10
+#: :meth:`Board.refresh_soon` looks again only when the last look is older than this (several pages'
+#: streams share one look).
+REFRESH_SECONDS: Final = 0.2
+#: Without a watcher, the transcripts are stat'ed (one native call for all) at most this often: at a
+#: thousand sessions such a call takes about 4 ms.
+STAT_SECONDS: Final = 0.5
 NAME_LIMIT: Final = 80
 PATH_LIMIT: Final = 300
 TEXT_LIMIT: Final = 300
@@ -149,12 +169,16 @@ class Board:
         self._loaded = False
         self._fleet: tuple[float, list[dict[str, Any]], str | None] | None = None
         self._collision_cache: tuple[tuple[Any, ...], list[dict[str, Any]]] | None = None
-        self._timeline_cache: dict[str, tuple[tuple[Identity, ...], list[tuple[float, str]]]] = {}
+        self._timeline_cache: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         #: Raised by each refresh that changes something; each row's and each removal's version.
         self.version = 0
         self._changed_at: dict[str, int] = {}
         self._removed_at: dict[str, int] = {}
         self._refreshed_at = float("-inf")
+        #: When a session's state turns next by the clock alone (idle, ended), without a write.
+        self._state_due = float("inf")
+        self._paths: list[str] = []
+        self._stated_at = float("-inf")
 
     # -- rows --------------------------------------------------------------------------------------------
 
@@ -182,10 +206,46 @@ class Board:
             return self.version, rows, removed
 
     def refresh_soon(self) -> None:
-        """Refreshes unless another caller (another page's stream) just did."""
+        """Refreshes when something may have changed, unless another caller (another page's stream) just
+        looked. A look costs a lock test and one ``stat`` of the watcher's ``status.json``; without a
+        watcher, every :data:`STAT_SECONDS` one native ``stat`` of every transcript, and every
+        :data:`RELIST_SECONDS` the list of sessions. An idle dashboard of a thousand sessions costs that
+        and no read until a file changes or a state is due to turn idle or ended by the clock."""
         with self._lock:
-            if time.monotonic() - self._refreshed_at >= REFRESH_SECONDS:
+            if time.monotonic() - self._refreshed_at < REFRESH_SECONDS:
+                return
+            if not self._loaded or self._changed():
                 self.refresh()
+            else:
+                self._refreshed_at = time.monotonic()
+
+    def _changed(self) -> bool:
+        """Whether a refresh may find something new (see :meth:`refresh_soon`)."""
+        now = self.clock()
+        if now >= self._state_due:
+            return True
+        if running_watcher(self.settings) != self.watcher_pid:  # one started or stopped
+            return True
+        status = os.fspath(self.settings.state_dir / STATUS_FILE)
+        if _core.file_identities([status])[0] != self._status_identity:
+            return True
+        if self.source == "watcher":
+            return False
+        if now - self._listed_at >= RELIST_SECONDS:
+            before = self._paths
+            self._listed(now)
+            if self._paths != before:
+                return True
+        moment = time.monotonic()
+        if moment - self._stated_at < STAT_SECONDS:
+            return False
+        self._stated_at = moment
+        known = [
+            identity
+            for session in self._sessions.values()
+            for identity in self._identities.get(session.key, (None,) * (1 + len(session.extra_paths)))
+        ]
+        return _core.file_identities(self._paths) != known
 
     def row(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -199,12 +259,17 @@ class Board:
             now = self.clock()
             rows = self._read_rows(now)
             self._loaded = True
-            records = {row.key: row_record(row) for row in rows}
+            # A row that did not change keeps its record: sanitizing a thousand rows each look is the cost.
+            records = {
+                row.key: self._records[row.key] if self._rows.get(row.key) == row else row_record(row)
+                for row in rows
+            }
             changed = [record for key, record in records.items() if self._records.get(key) != record]
             removed = [key for key in self._records if key not in records]
             self._rows = {row.key: row for row in rows}
             self._records = records
             self._refreshed_at = time.monotonic()
+            self._state_due = self._next_state_change(now)
             if changed or removed:
                 self.version += 1
                 for record in changed:
@@ -214,6 +279,19 @@ class Board:
                     self._removed_at[key] = self.version
                     self._changed_at.pop(key, None)
             return Changes(changed, removed)
+
+    def _next_state_change(self, now: float) -> float:
+        """The next moment a row's state turns by the clock alone (the watcher's rows: it judges them)."""
+        if self.source == "watcher":
+            return float("inf")
+        due = [
+            moment
+            for row in self._rows.values()
+            if row.last_activity is not None
+            for moment in (row.last_activity + self.idle_timeout, row.last_activity + 2 * self.idle_timeout)
+            if moment > now
+        ]
+        return min(due, default=float("inf"))
 
     def _read_rows(self, now: float) -> list[StatusRow]:
         settings = self.settings
@@ -269,6 +347,7 @@ class Board:
 
     def _listed(self, now: float) -> None:
         self._sessions = {s.key: s for s in list_sessions(self.settings, self.plugins)}
+        self._paths = [os.fspath(p) for s in self._sessions.values() for p in (s.path, *s.extra_paths)]
         self._listed_at = now
 
     def sessions(self) -> dict[str, Session]:
@@ -297,7 +376,8 @@ class Board:
         """Files more than one live session touched in its recent activity, the digest's way: one session
         edited or wrote the file, another edited, wrote or read it (the same file once made absolute
         against each session's directory, :func:`sidelight.digest.absolute_path`). Each names the
-        sessions, whether each changed it, and when it last touched it; the newest first.
+        sessions, whether each changed it, and when it last touched it; the newest first (then the one
+        more sessions share).
 
         "Recent" is what a first look at a sibling reads (its last ``first_look_bytes``): what a digest
         would tell a session that had not looked yet."""
@@ -337,7 +417,7 @@ class Board:
                             when[absolute_path(use.primary_arg, cwd)] = moment
             for path, moment in when.items():
                 files.setdefault(path, {})[key] = (path in changed, moment)
-        out = []
+        out: list[dict[str, Any]] = []
         for path, touches in files.items():
             if len(touches) < 2 or not any(changed for changed, _ in touches.values()):
                 continue
@@ -353,7 +433,8 @@ class Board:
             ]
             latest = max((w["when"] or "") for w in who)
             out.append({"file": sanitize(path, PATH_LIMIT), "sessions": who, "latest": latest})
-        out.sort(key=lambda c: str(c["latest"]), reverse=True)
+        # The newest first; at the same moment, the file more sessions share.
+        out.sort(key=lambda c: (str(c["latest"]), len(c["sessions"])), reverse=True)
         self._collision_cache = (cache_key, out)
         return out
 
@@ -367,11 +448,10 @@ class Board:
 
     def timeline(self, hours: float = TIMELINE_HOURS) -> dict[str, Any]:
         """Messages and tool uses per minute for the last ``hours``, per session (the
-        :data:`TIMELINE_SESSIONS` most recently active of those active in that time), from each one's last
-        entries as ``sidelight read`` reads them; and the lifecycle changes in that time (the watcher's
-        event log, else judged from each session's last activity and the idle timeout)."""
-        from sidelight.reader import read_session
-
+        :data:`TIMELINE_SESSIONS` most recently active of those active in that time), counted by the core
+        as ``sidelight status`` counts them (:func:`minute_counts`); and the lifecycle changes in that
+        time (the watcher's event log, else judged from each session's last activity and the idle
+        timeout)."""
         now = self.clock()
         end = int(now // 60) * 60 + 60
         start = end - int(hours * 3600)
@@ -390,26 +470,21 @@ class Board:
             session = sessions.get(row.key)
             if session is None:
                 continue
-            identity = tuple(self._stat([session]).get(row.key, ()))
+            identity = (start, *self._stat([session]).get(row.key, ()))
             cached = self._timeline_cache.get(row.key)
             if cached is not None and cached[0] == identity:
-                stamps = cached[1]
+                counts = cached[1]
             else:
-                try:
-                    entries = read_session(session, self.plugins, TIMELINE_ENTRIES)
-                except (OSError, ValueError, LookupError):
-                    entries = []
-                stamps = []
-                for entry in entries:
-                    moment = epoch_seconds(entry.timestamp) if entry.timestamp else None
-                    if moment is not None:
-                        stamps.append((moment, "tools" if entry.role == "tool" else "messages"))
-                self._timeline_cache[row.key] = (identity, stamps)
-            counts = {"messages": [0] * minutes, "tools": [0] * minutes}
-            for moment, kind in stamps:
-                index = int((moment - start) // 60)
-                if 0 <= index < minutes:
-                    counts[kind][index] += 1
+                counts = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
+                for path in (session.path, *session.extra_paths):
+                    try:
+                        found = minute_counts(session, path, self.plugins, start, minutes, self.settings)
+                    except (OSError, ValueError, LookupError):
+                        continue
+                    for kind in ("messages", "tools"):
+                        counts[kind] = [a + b for a, b in zip(counts[kind], found[kind], strict=True)]
+                    counts["partial"] = counts["partial"] or found["partial"]
+                self._timeline_cache[row.key] = (identity, counts)
             series.append(
                 {
                     "id": row.key,
@@ -417,8 +492,12 @@ class Board:
                     "agent": row.agent,
                     "messages": counts["messages"],
                     "tools": counts["tools"],
+                    "partial": counts["partial"],
                 }
             )
+        charted = {s["id"] for s in series}
+        for key in [k for k in self._timeline_cache if k not in charted]:
+            del self._timeline_cache[key]
         return {
             "start": iso(start),
             "start_epoch": start,
@@ -492,7 +571,11 @@ class Board:
         except (OSError, ValueError, LookupError) as error:
             out["conversation"] = []
             out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
-        out["last_injected"] = last_injected(session.path)
+        spec = self.plugins.formats().get(session.format)
+        injected = last_injected(session.path, session.format, spec.injected_markers if spec else ())
+        out["last_injected"] = None if injected is None else injected["text"]
+        out["last_injected_where"] = None if injected is None else injected["where"]
+        out["last_injected_time"] = None if injected is None else injected["time"]
         try:
             event = host_event(session, "prompt", None, self.plugins.injectors())
             plan = plan_event(event, self.settings, self.plugins, measure=True)
@@ -588,23 +671,176 @@ def _plan_record(plan: dict[str, Any]) -> dict[str, Any]:
     return plan
 
 
-def last_injected(path: Path) -> str | None:
-    """The last block sidelight injected into the transcript at ``path``, as the host recorded it (Claude
-    Code's hook attachment, Codex's developer message, Pi's custom message…): the last string in the
-    last :data:`INJECTED_TAIL_BYTES` that starts with one of sidelight's headers
-    (:data:`sidelight.history.INJECTED_HEADERS`); ``None`` when there is none. The decoders leave these
-    entries out of every count, so they are looked for in the lines themselves."""
+#: A line's own time, to cut a transcript into minutes (which minute a count falls in is the core's
+#: timestamp of what it counted; this only says where a new minute may start).
+_STAMP = re.compile(rb'"timestamp"\s*:\s*"([^"\\]{10,40})"')
+
+
+def minute_counts(
+    session: Session, path: Path, plugins: Plugins, start: int, minutes: int, settings: Settings
+) -> dict[str, Any]:
+    """Messages and tool uses per minute from ``start`` in the transcript at ``path`` (its last
+    :data:`TIMELINE_BYTES`), counted by the core's scan as ``sidelight status`` counts them
+    (docs/activity.md): a response written over several lines is one message, a tool use counts once
+    per id, what sidelight injected and what the host wrote itself count nothing.
+
+    The lines are cut where their time turns to another minute; each piece is appended to a scratch
+    copy (``<state dir>/dashboard/``, ``0600``, removed at the end) and scanned from the cursor the
+    last piece left, so that a response split over two minutes still counts once, in the minute it
+    began. ``partial`` says the window reaches back before the part read."""
+    import tempfile
+
+    from sidelight.reads import TranscriptRead, scan_reads
+    from sidelight.statefile import private_dir
+
+    counts: dict[str, Any] = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
+    offset = _core.tail_offset(os.fspath(path), TIMELINE_BYTES)
+    with path.open("rb") as file:
+        file.seek(offset)
+        data = file.read(TIMELINE_BYTES + (1 << 20))
+    data = data[: data.rfind(b"\n") + 1]
+    pieces: list[bytes] = []
+    lines: list[bytes] = []
+    minute: bytes | None = None
+    began = offset == 0
+    for line in data.splitlines(keepends=True):
+        found = _STAMP.search(line)
+        if found is not None and found.group(1)[:16] != minute:
+            minute = found.group(1)[:16]
+            moment = epoch_seconds(found.group(1).decode("ascii", "replace"))
+            if moment is not None and moment < start:
+                began = True
+                lines.clear()  # before the window: not counted
+                continue
+            if lines:
+                pieces.append(b"".join(lines))
+                lines = []
+        lines.append(line)
+    if lines:
+        pieces.append(b"".join(lines))
+    counts["partial"] = not began
+    if not pieces:
+        return counts
+    folder = settings.state_dir / SCRATCH_DIR
+    private_dir(folder)
+    handle, name = tempfile.mkstemp(dir=folder, suffix=".jsonl")
+    scratch = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            cursor = None
+            for piece in pieces:
+                out.write(piece)
+                out.flush()
+                [activity] = scan_reads([TranscriptRead(session, scratch, cursor, first_look=False)], plugins)
+                if isinstance(activity, Exception):
+                    raise activity
+                cursor = activity.cursor
+                moment = epoch_seconds(activity.last_timestamp)
+                if moment is None:
+                    continue
+                index = int((moment - start) // 60)
+                if 0 <= index < minutes:
+                    counts["messages"][index] += activity.messages.total
+                    counts["tools"][index] += sum(activity.categories.get(c, 0) for c in CATEGORIES)
+    finally:
+        scratch.unlink(missing_ok=True)
+    return counts
+
+
+#: Where each host records a hook's context in its transcript: the places docs/activity.md names as
+#: never counted because a hook's text (ours among them) lands there. Each takes one line's JSON object
+#: and gives the strings held in that place (none when the line is not one).
+def _claude_code_hook(line: dict[str, Any]) -> Iterable[Any]:
+    attachment = line.get("attachment")
+    if line.get("type") == "attachment" and isinstance(attachment, dict):
+        yield from [attachment.get("content")] if str(attachment.get("type", "")).startswith("hook") else []
+
+
+def _codex_developer(line: dict[str, Any]) -> Iterable[Any]:
+    payload = line.get("payload") if line.get("type") == "response_item" else line
+    if (
+        isinstance(payload, dict)
+        and payload.get("type") == "message"
+        and payload.get("role") in ("developer", "system")
+    ):
+        yield payload.get("content")
+
+
+def _pi_custom(line: dict[str, Any]) -> Iterable[Any]:
+    if line.get("type") == "custom_message":
+        yield line.get("content")
+
+
+def _gemini_hook_context(line: dict[str, Any]) -> Iterable[Any]:
+    if line.get("type") == "user":
+        yield from (
+            text for text in _strings(line.get("content")) if text.lstrip().startswith("<hook_context>")
+        )
+
+
+def _qwen_hook_context(line: dict[str, Any]) -> Iterable[Any]:
+    message = line.get("message")
+    if line.get("type") == "user" and isinstance(message, dict):
+        marker = "<qwen:user-prompt-submit-context>"
+        yield from (text for text in _strings(message.get("parts")) if text.lstrip().startswith(marker))
+
+
+def _copilot_hook(line: dict[str, Any]) -> Iterable[Any]:
+    data = line.get("data")
+    if isinstance(data, dict):
+        if line.get("type") == "hook.end":
+            yield data
+        elif line.get("type") == "user.message":
+            yield data.get("transformedContent")
+
+
+def _opencode_synthetic(line: dict[str, Any]) -> Iterable[Any]:
+    parts = line.get("parts") if line.get("type") == "message" else None
+    if isinstance(parts, list):
+        yield from (p.get("text") for p in parts if isinstance(p, dict) and p.get("synthetic"))
+
+
+#: Per format: where its host records a hook's context, as the page names it, and how to find it.
+INJECTED_PLACES: Final[dict[str, tuple[str, Callable[[dict[str, Any]], Iterable[Any]]]]] = {
+    "claude-code": ("Claude Code's hook attachment (hook_additional_context)", _claude_code_hook),
+    "codex": ("Codex's developer message", _codex_developer),
+    "pi": ("Pi's custom message (session-update)", _pi_custom),
+    "gemini": ("Gemini CLI's <hook_context> part of the prompt", _gemini_hook_context),
+    "qwen": ("Qwen Code's <qwen:user-prompt-submit-context> part of the prompt", _qwen_hook_context),
+    "copilot": ("GitHub Copilot CLI's hook.end event and transformedContent", _copilot_hook),
+    "opencode": ("opencode's synthetic text part", _opencode_synthetic),
+}
+#: The closing tags a host puts around a hook's text: the block ends at the first one.
+_CLOSING_TAGS: Final = ("</hook_context>", "</qwen:user-prompt-submit-context>", "</system_reminder>")
+
+
+def last_injected(path: Path, format: str, markers: Iterable[str] = ()) -> dict[str, Any] | None:
+    """The last block sidelight injected into the transcript at ``path``, read where the host of
+    ``format`` records a hook's context (:data:`INJECTED_PLACES`) in its last :data:`INJECTED_TAIL_BYTES`,
+    and recognised as the formats recognise our text (:func:`sidelight.history.strip_injected`: one of
+    :data:`sidelight.history.INJECTED_HEADERS` or the format's ``injected_markers``), from that header
+    on. ``{"text", "where", "time"}`` (the line's time, ISO 8601 UTC, or ``None``); ``None`` when there
+    is none. A format without a known place (a plugin's) is searched in every string of its lines."""
     from sidelight.history import INJECTED_HEADERS
 
-    found: str | None = None
+    headers = (*INJECTED_HEADERS, *(m for m in markers if m))
+    place = INJECTED_PLACES.get(format)
+    where, strings = place if place is not None else ("a line of its transcript", lambda line: [line])
+    found: tuple[str, Any] | None = None
     for line in _tail_lines(path, INJECTED_TAIL_BYTES):
-        for text in _strings(line):
-            start = min((i for i in (text.find(h) for h in INJECTED_HEADERS) if i >= 0), default=-1)
-            if start >= 0:
-                found = text[start:]
+        for value in strings(line):
+            for text in _strings(value):
+                start = min((i for i in (text.find(h) for h in headers) if i >= 0), default=-1)
+                if start >= 0:
+                    found = (text[start:], line.get("timestamp"))
     if found is None:
         return None
-    return sanitize_lines(found, keep_spacing=True)
+    text, stamp = found
+    ends = [i for i in (text.find(tag) for tag in _CLOSING_TAGS) if i >= 0]
+    if ends:
+        text = text[: min(ends)]
+    moment = epoch_seconds(stamp) if isinstance(stamp, str) else None
+    return {"text": sanitize_lines(text.rstrip(), keep_spacing=True), "where": where, "time": iso(moment)}
 
 
 def _strings(value: Any, depth: int = 0) -> Iterable[str]:

@@ -28,17 +28,21 @@
 
   // -- filters --------------------------------------------------------------------------------------
 
+  // As the server's _matches: agent, state and project exactly, the search in the name or the project.
   function applyFilters() {
     var agent = document.getElementById("filter-agent").value;
     var state = document.getElementById("filter-state").value;
     var project = document.getElementById("filter-project").value;
+    var query = document.getElementById("filter-search").value.trim().toLowerCase();
     var shown = 0;
     document.querySelectorAll("section.project").forEach(function (section) {
       var visible = 0;
       var sameProject = project === "" || section.dataset.project === project;
       section.querySelectorAll("tr[data-session-id]").forEach(function (row) {
+        var name = cell(row, "name").textContent.toLowerCase();
         var ok = sameProject && (agent === "" || row.dataset.agent === agent) &&
-          (state === "" || row.dataset.state === state);
+          (state === "" || row.dataset.state === state) &&
+          (query === "" || name.indexOf(query) >= 0 || row.dataset.project.toLowerCase().indexOf(query) >= 0);
         row.hidden = !ok;
         if (ok) visible += 1;
       });
@@ -47,6 +51,65 @@
     });
     var count = document.getElementById("shown-count");
     if (count) count.textContent = shown + " shown";
+    rememberChoices();
+  }
+
+  // The address keeps the filters, the search and the sort: a reload or a shared link shows the same.
+  function rememberChoices() {
+    var params = new URLSearchParams();
+    [["q", "filter-search"], ["agent", "filter-agent"], ["state", "filter-state"], ["project", "filter-project"]]
+      .forEach(function (pair) {
+        var value = document.getElementById(pair[1]).value;
+        if (value) params.set(pair[0], value);
+      });
+    if (sortKey) params.set("sort", sortKey);
+    var query = params.toString();
+    history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
+  }
+
+  // -- sorting --------------------------------------------------------------------------------------
+
+  var sortKey = "";
+
+  function sortValue(row, key) {
+    if (key === "last") return cell(row, "last").querySelector("time").getAttribute("datetime") || "";
+    if (key === "messages") return Number(cell(row, "messages").textContent) || 0;
+    var total = 0;
+    cell(row, "tools").querySelectorAll("span").forEach(function (span) { total += Number(span.textContent) || 0; });
+    return total;
+  }
+
+  // The most (or newest) first; equal rows keep the server's order (live first, then the most recent).
+  function sortRows() {
+    document.querySelectorAll("section.project tbody").forEach(function (tbody) {
+      var rows = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-session-id]"));
+      rows.forEach(function (row, i) { if (!row.dataset.order) row.dataset.order = String(i); });
+      rows.sort(function (a, b) {
+        if (sortKey) {
+          var x = sortValue(a, sortKey), y = sortValue(b, sortKey);
+          if (x !== y) return x < y ? 1 : -1;
+        }
+        return Number(a.dataset.order) - Number(b.dataset.order);
+      });
+      rows.forEach(function (row) { tbody.appendChild(row); });
+    });
+    document.querySelectorAll("th[data-sort]").forEach(function (th) {
+      if (th.dataset.sort === sortKey) th.setAttribute("aria-sort", "descending");
+      else th.removeAttribute("aria-sort");
+    });
+  }
+
+  function setupSorting() {
+    sortKey = new URLSearchParams(location.search).get("sort") || "";
+    document.getElementById("sessions").addEventListener("click", function (event) {
+      var link = event.target.closest("th[data-sort] a");
+      if (!link) return;
+      event.preventDefault();
+      var key = link.parentElement.dataset.sort;
+      sortKey = sortKey === key ? "" : key;  // a second click goes back to the status order
+      sortRows();
+      rememberChoices();
+    });
   }
 
   function addOption(select, value) {
@@ -74,7 +137,7 @@
     var link = cell(tr, "name").querySelector("a");
     link.textContent = rec.name;
     link.setAttribute("href", "/session/" + encodeURIComponent(rec.id));
-    cell(tr, "state").textContent = rec.state;
+    cell(tr, "state").querySelector(".badge").textContent = rec.state;
     var time = cell(tr, "last").querySelector("time");
     time.setAttribute("datetime", rec.last_activity || "");
     time.textContent = localTime(rec.last_activity);
@@ -97,6 +160,11 @@
       td.className = name;
       if (name === "name") td.appendChild(document.createElement("a"));
       if (name === "last") td.appendChild(document.createElement("time"));
+      if (name === "state") {
+        var badge = document.createElement("span");
+        badge.className = "badge";
+        td.appendChild(badge);
+      }
       if (name === "tools") {
         CATEGORIES.forEach(function (c, i) {
           var span = document.createElement("span");
@@ -150,6 +218,7 @@
       if (tr) tr.remove();
     });
     document.body.dataset.version = String(data.version);
+    if (sortKey) sortRows();
     applyFilters();
   }
 
@@ -165,18 +234,24 @@
 
   // -- collisions -----------------------------------------------------------------------------------
 
-  function updateCollisions(list) {
+  // The overview names this many sessions of a shared file (the server's COLLISION_SESSIONS_SHOWN).
+  var COLLISION_SESSIONS = 10;
+
+  function updateCollisions(data) {
     var ul = document.getElementById("collision-list");
     if (!ul) return;
+    var list = data.collisions;
     ul.textContent = "";
     list.forEach(function (c) {
       var li = document.createElement("li");
       li.dataset.file = c.file;
+      li.dataset.sessions = String(c.sessions.length);
       var code = document.createElement("code");
       code.textContent = c.file;
       li.appendChild(code);
       li.appendChild(document.createTextNode(": "));
-      c.sessions.forEach(function (s, i) {
+      var named = c.sessions.slice(0, COLLISION_SESSIONS);
+      named.forEach(function (s, i) {
         var span = document.createElement("span");
         span.className = "who";
         var a = document.createElement("a");
@@ -184,13 +259,24 @@
         a.textContent = s.name;
         span.appendChild(a);
         var what = " (" + s.agent + ", " + (s.changed ? "changed" : "read") + (s.when ? ", " + localTime(s.when) : "") + ")";
-        span.appendChild(document.createTextNode(what + (i < c.sessions.length - 1 ? "; " : "")));
+        span.appendChild(document.createTextNode(what + (i < named.length - 1 ? "; " : "")));
         li.appendChild(span);
       });
+      if (c.sessions.length > named.length) {
+        var more = document.createElement("span");
+        more.className = "more";
+        more.textContent = " and " + (c.sessions.length - named.length) + " more sessions";
+        li.appendChild(more);
+      }
       ul.appendChild(li);
     });
     var none = document.getElementById("no-collisions");
     if (none) none.hidden = list.length > 0;
+    var rest = document.getElementById("collisions-more");
+    if (rest) {
+      rest.hidden = data.total <= list.length;
+      document.getElementById("collisions-more-count").textContent = String(data.total - list.length);
+    }
   }
 
   // -- timeline -------------------------------------------------------------------------------------
@@ -251,6 +337,8 @@
     if (note) {
       var text = marks.length + " lifecycle change" + (marks.length === 1 ? "" : "s") + " marked (dotted lines)";
       if (data.left_out) text += "; " + data.left_out + " less recent sessions not charted";
+      var partial = data.sessions.filter(function (s) { return s.partial; }).length;
+      if (partial) text += "; " + partial + " counted from the end of their transcripts only";
       note.textContent = text;
     }
   }
@@ -308,6 +396,14 @@
       ["filter-agent", "filter-state", "filter-project"].forEach(function (id) {
         document.getElementById(id).addEventListener("change", applyFilters);
       });
+      document.getElementById("filter-search").addEventListener("input", applyFilters);
+      // The filters apply as they change: the form is submitted only without the script.
+      document.getElementById("filters").addEventListener("submit", function (event) {
+        event.preventDefault();
+        applyFilters();
+      });
+      document.getElementById("filter-apply").hidden = true;
+      setupSorting();
       applyFilters();
       loadTimeline();
       setInterval(loadTimeline, 60000);
