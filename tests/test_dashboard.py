@@ -257,6 +257,7 @@ def test_rows_of_a_multi_agent_state(client, world):
     assert alpha["messages"] == 2
     assert alpha["tools"] == {"edit": 1, "read": 0, "command": 0, "other": 0}
     assert alpha["files"] == ["/tmp/proj/shared.py"]
+    assert alpha["last_file"] == "/tmp/proj/shared.py"  # its project here is Claude's folder, not /tmp/proj
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", alpha["last_activity"])
     assert found["cccc3333"]["state"] == "ended"
     pi = next(r for r in rows if r["agent"] == "pi")
@@ -757,3 +758,12 @@ def test_the_timeline_of_a_real_transcript_adds_up_to_its_counts(home, agent, sa
     counts = minute_counts(session, path, plugins, start, 24 * 60, Settings.load())
     assert sum(counts["messages"]) == whole.messages.total > 0
     assert sum(counts["tools"]) == sum(whole.categories.values()) > 0
+
+
+def test_a_file_of_the_row_s_project_is_shown_from_the_project():
+    from sidelight.dashboard.data import shown_file
+
+    assert shown_file("/w/app/src/a.py", "/w/app") == "src/a.py"
+    assert shown_file("/w/app/src/a.py", "/w/app/") == "src/a.py"
+    assert shown_file("/w/application/a.py", "/w/app") == "/w/application/a.py"  # not a prefix of names
+    assert shown_file("/etc/hosts", "") == "/etc/hosts"

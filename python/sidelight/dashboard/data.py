@@ -110,18 +110,32 @@ def iso(moment: float | None) -> str | None:
     return datetime.fromtimestamp(moment, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def shown_file(path: str, project: str) -> str:
+    """``path`` as a row shows it: from its project's folder when it is inside it (the project heads the
+    row's table), else whole.
+
+    >>> shown_file("/w/app/src/a.py", "/w/app"), shown_file("/etc/hosts", "/w/app")
+    ('src/a.py', '/etc/hosts')
+    """
+    prefix = project.rstrip("/") + "/"
+    return path[len(prefix) :] if project and path.startswith(prefix) else path
+
+
 def row_record(row: StatusRow) -> dict[str, Any]:
     """One session as the API and the page show it (every text sanitized: redacted, defanged, one line)."""
+    files = [sanitize(path, PATH_LIMIT) for path in row.files]
+    project = sanitize(row.group, PATH_LIMIT)
     return {
         "id": row.key,
         "name": sanitize(row.name, NAME_LIMIT) or sanitize(row.key, NAME_LIMIT),
         "agent": row.agent,
-        "project": sanitize(row.group, PATH_LIMIT),
+        "project": project,
         "state": row.state,
         "last_activity": iso(row.last_activity),
         "messages": row.messages,
         "tools": {c: row.categories.get(c, 0) for c in CATEGORIES},
-        "files": [sanitize(path, PATH_LIMIT) for path in row.files],
+        "files": files,
+        "last_file": shown_file(files[-1], project) if files else None,
         "hot_memory": row.hot_memory,
         "current_task": None if not row.current_task else sanitize(row.current_task, TEXT_LIMIT),
         "partial": row.partial,

@@ -148,7 +148,7 @@
       if (span) span.textContent = String(rec.tools[c] || 0);
     });
     var files = cell(tr, "files");
-    files.textContent = rec.files.length + (rec.files.length ? ": " + rec.files[rec.files.length - 1] : "");
+    files.textContent = rec.files.length + (rec.files.length ? ": " + rec.last_file : "");
     files.title = rec.files.join(", ");
     cell(tr, "hot").textContent = String(rec.hot_memory);
   }
