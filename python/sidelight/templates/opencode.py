@@ -38,8 +38,9 @@ to date without a hook (the new lines then reach the watcher as any transcript's
 **Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
 ``sidelight hook opencode`` with one JSON object on stdin: ``{"event": "chat.message" |
 "session.created" | "session.deleted", "session_id": ID, "message_id": ID | null, "cwd": DIR,
-"prompt": TEXT | null}``; the hook prints the bare text, which the plugin pushes into the prompt as a
-synthetic text part (``synthetic: true``: never counted as a prompt, never reported back).
+"prompt": TEXT | null}``; the hook prints the bare text, which the plugin stores with the prompt as a
+synthetic, ignored text part (``synthetic: true``: never counted as a prompt, never reported back;
+``ignored``: out of opencode's title request) and gives back to its chat requests (docs/hosts.md).
 """
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
