@@ -264,8 +264,18 @@ def test_sessions_show_a_resume_file_as_the_same_sessions_not_a_subagent(home: P
     )
     assert only_first["user_messages"] == json.loads(first_alone.stdout)["messages"]["user"]
 
-    done = subprocess.run(
-        [*cli_command(), "read", short, "--lines", "50"], capture_output=True, text=True, env=env, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert "session_context" not in done.stdout and done.stdout.strip()
+    # `read` gives the conversation, named by the session or by either of its own files.
+    resumed = folder / f"session-2026-11-25T05-52-{short}.jsonl"
+    shown = []
+    for name in (short, str(first), str(resumed)):
+        done = subprocess.run(
+            [*cli_command(), "read", name, "--lines", "50"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "session_context" not in done.stdout and "alpha and gamma" in done.stdout, done.stdout
+        shown.append(done.stdout)
+    assert shown[0] == shown[1] == shown[2]
