@@ -217,3 +217,65 @@ def test_the_sample_chat_counts_as_the_reference_counter_reads_it() -> None:
     # Two typed prompts; the <session_context> message and the digests in <hook_context> parts are none.
     assert activity.messages.user == 2 and "[Session Activity]" in sample.read_text()
     assert activity.messages.assistant == 7 and sum(activity.tools.values()) == 5
+
+
+def test_sessions_show_a_resume_file_as_the_same_sessions_not_a_subagent(home: Path, tmp_path: Path) -> None:
+    """`gemini --resume` in a later minute starts a second chat file for the same session: `sessions`
+    says so, and counts its subagents apart (in the singular for one); `read` still gives the
+    conversation, which goes on in the first file."""
+    sample = Path(__file__).parent / "data" / "gemini" / "four-tools-resume.jsonl"
+    session_id = json.loads(sample.read_text().splitlines()[0])["sessionId"]
+    short = session_id[:8]
+    folder = chats(home, "app")
+    first = folder / f"session-2026-11-25T05-49-{short}.jsonl"
+    first.write_bytes(sample.read_bytes())
+    # What the resume leaves in its own minute's file: a header and Gemini's own context, no prompt.
+    context = sample.read_text().splitlines()[1]
+    (folder / f"session-2026-11-25T05-52-{short}.jsonl").write_text(header(session_id) + context + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(tmp_path / "state"), SIDELIGHT_SCOPE="all")
+
+    def sessions(*args: str) -> str:
+        done = subprocess.run(
+            [*cli_command(), "sessions", *args], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+        return done.stdout
+
+    row = next(line for line in sessions().splitlines() if short in line)
+    assert row.endswith(f"{first.name} (+1 resumed file)"), row
+    alone = sessions("--json").splitlines()
+    assert len(alone) == 1
+    record = json.loads(alone[0])
+    assert (record["resumed"], record["subagents"], record["subagent_paths"]) == (1, 0, [])
+
+    subagents = folder / session_id
+    subagents.mkdir()
+    (subagents / "helper.jsonl").write_text(header(session_id))
+    row = next(line for line in sessions().splitlines() if short in line)
+    assert row.endswith("(+1 resumed file, 1 subagent)"), row
+    (subagents / "other.jsonl").write_text(header(session_id))
+    row = next(line for line in sessions().splitlines() if short in line)
+    assert row.endswith("(+1 resumed file, 2 subagents)"), row
+    # The counts are the conversation's: the resume file's context is no message of its own.
+    only_first = json.loads(sessions("--json"))
+    first_alone = subprocess.run(
+        [*cli_command(), "scan", "--json", str(first)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert only_first["user_messages"] == json.loads(first_alone.stdout)["messages"]["user"]
+
+    # `read` gives the conversation, named by the session or by either of its own files.
+    resumed = folder / f"session-2026-11-25T05-52-{short}.jsonl"
+    shown = []
+    for name in (short, str(first), str(resumed)):
+        done = subprocess.run(
+            [*cli_command(), "read", name, "--lines", "50"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "session_context" not in done.stdout and "alpha and gamma" in done.stdout, done.stdout
+        shown.append(done.stdout)
+    assert shown[0] == shown[1] == shown[2]

@@ -815,7 +815,45 @@ def test_installs_of_one_target_in_two_projects_are_undone_separately(home: Path
     run(home, one, "uninstall", "claude-code", "--scope", "project")
     assert tree(one) == {} and (two / ".claude" / "settings.json").is_file()
     run(home, two, "uninstall", "claude-code", "--scope", "project")
-    assert tree(two) == {} and list((state_dir() / "installs").iterdir()) == []
+    assert tree(two) == {} and not (state_dir() / "installs").exists()
+
+
+#: Two installs whose files share a folder install makes when it is missing (`.claude`, `.config`,
+#: `.pi/agent`), each as its arguments.
+SHARING = {
+    "claude-code+skill": (["claude-code"], ["skill"]),
+    "claude-code+skill, project": (["claude-code", "--scope", "project"], ["skill", "--scope", "project"]),
+    "opencode+service": (["opencode"], ["service"]),
+    "pi+skill for pi": (["pi"], ["skill", "--dir", "~/.pi/agent/skills/sessions"]),
+}
+
+
+@pytest.mark.parametrize("pair", SHARING)
+@pytest.mark.parametrize("installed_first", [True, False])
+@pytest.mark.parametrize("uninstalled_first", [True, False])
+def test_a_folder_two_installs_share_goes_with_the_last_of_them_in_any_order(
+    home: Path, tmp_path: Path, pair: str, installed_first: bool, uninstalled_first: bool
+) -> None:
+    """Whichever install made the shared folder, it goes when the last thing install put in it goes,
+    and so does the state directory's `installs/` once it holds no record."""
+    where, _ = place(home, tmp_path, "project" if "project" in pair else "user")
+    one, other = ([a.replace("~", str(home)) for a in args] for args in SHARING[pair])
+    for args in (one, other) if installed_first else (other, one):
+        run(home, where, "install", *args)
+    assert tree(where) != {}
+    for args in (one, other) if uninstalled_first else (other, one):
+        run(home, where, "uninstall", *args)
+    assert tree(home) == {} and tree(where) == {}
+    assert not (state_dir() / "installs").exists()
+
+
+def test_a_shared_folder_holding_the_users_file_stays(home: Path) -> None:
+    run(home, home, "install", "claude-code")
+    run(home, home, "install", "skill")
+    (home / ".claude" / "mine.txt").write_text("mine")
+    run(home, home, "uninstall", "claude-code")
+    run(home, home, "uninstall", "skill")
+    assert tree(home) == {".claude": None, ".claude/mine.txt": b"mine"}
 
 
 def test_an_install_by_an_older_version_is_removed_without_guessing(home: Path) -> None:

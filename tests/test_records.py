@@ -262,6 +262,8 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("lines", "int | None", None),
             ("old_text", "str | None", None),
             ("new_text", "str | None", None),
+            ("result", "str | None", None),
+            ("result_error", "bool", False),
         ],
     ),
     (

@@ -467,9 +467,9 @@ class SlowCore:
     def __getattr__(self, name: str) -> object:
         return getattr(_core, name)
 
-    def scan_many(self, requests, *args):
+    def scan_many(self, requests, *args, **options):
         time.sleep(self.per_read * len(requests))
-        return _core.scan_many(requests, *args)
+        return _core.scan_many(requests, *args, **options)
 
 
 def test_a_backlog_larger_than_one_budget_drains_over_successive_prompts(

@@ -78,11 +78,14 @@ def scan_many(
     categories: dict[str, dict[str, str]],
     max_line_bytes: int,
     text_limit: int,
+    results: bool = False,
 ) -> list[dict[str, Any] | OSError | ValueError]:
     """Scan many ``(path, format, cursor)`` requests in parallel; one result or exception per request.
 
     ``categories`` maps a format name to its tool-name map. A failing file puts its exception in its
-    slot; the others still succeed.
+    slot; the others still succeed. ``results``: each kept command (category ``command``) whose result
+    is in the range read keeps it, as the last two items of its ``tool_uses`` tuple: the ends of its
+    text (300 characters of each end) and whether the tool said it failed.
     """
 
 #: What :func:`scan_many_counts` gives for one scan: ``(cursor, reset, lines, user_messages,

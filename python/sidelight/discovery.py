@@ -270,8 +270,9 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str
 
     1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
        file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it).
-       A transcript a resolver lists is that session (its name and format); another is read as it
-       is, its format detected.
+       A transcript a resolver lists is that session (its name and format), and so is a later file of
+       its own transcript (:func:`sidelight.paths.resumed_paths`); another is read as it is, its
+       format detected.
     2. Else a session's name, key or id, exactly.
     3. Else a prefix (at least :data:`MIN_PREFIX` characters) of a session's id, key, key without its
        agent (``codex:``) or name: what ``sidelight sessions`` shows resolves, for every agent (Codex
@@ -298,8 +299,15 @@ def _resolve(spec: str, settings: Settings, plugins: Plugins) -> Session:
     if _exists(path):
         transcript = _transcript_in(path, spec) if path.is_dir() else path
         resolved = transcript.resolve()
-        for session in list_sessions(settings, plugins):
+        listed = list_sessions(settings, plugins)
+        for session in listed:
             if session.path == resolved or os.path.realpath(session.path) == str(resolved):
+                return session
+        from sidelight.paths import resumed_paths  # a command's lookup, never a hook's
+
+        # A later file of a session's own transcript (a Gemini resume) is that session, read whole.
+        for session in listed:
+            if any(os.path.realpath(p) == str(resolved) for p in resumed_paths(session)):
                 return session
         return _path_session(resolved)
     sessions = list_sessions(settings, plugins)

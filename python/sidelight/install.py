@@ -34,7 +34,8 @@ Uninstall takes away exactly what install added. Install records, per target, wh
 it changed each file (``<state dir>/installs/<target>.json``, see :class:`_Ledger`): a file that is
 still what install wrote gets its earlier bytes back (or is removed, when install created it), a file
 edited since loses only sidelight's entries (and is removed when install created it and nothing else
-is left), and the folders install made are removed when they are left empty. Without a record (an
+is left), and the folders install made are removed when they are left empty (one that another target's
+install put something in goes with the last of them). Without a record (an
 install by an older version) only sidelight's entries are removed and every file and folder stays.
 """
 
@@ -352,13 +353,18 @@ class _Ledger:
 
     def forget(self) -> list[str]:
         """Removes the folders install made that are empty now (innermost first), and the record of
-        this place: the folders removed."""
-        removed = []
+        this place: the folders removed. A folder still holding what another install put there is
+        handed over to that install's record, so it goes with the last of them, whatever the order
+        of the uninstalls; the state directory's ``installs/`` goes once it holds no record."""
+        removed, kept = [], []
         for folder in sorted(self.folders, key=lambda f: f.count(os.sep), reverse=True):
             try:
                 Path(folder).rmdir()
+            except FileNotFoundError:
+                continue
             except OSError:
-                continue  # not empty (the user's files, another target's), or gone already
+                kept.append(folder)  # not empty: the user's files, or another install's
+                continue
             removed.append(folder)
         if self.places.pop(self.place, None) is not None:
             self.entry, self.files, self.folders = {}, {}, []
@@ -367,7 +373,41 @@ class _Ledger:
             else:
                 with contextlib.suppress(FileNotFoundError):
                     self.path.unlink()
+        if kept:
+            self._hand_over(kept)
+        with contextlib.suppress(OSError):  # not empty: other targets' records
+            self.path.parent.rmdir()
         return removed
+
+    def _hand_over(self, folders: list[str]) -> None:
+        """Adds each of ``folders`` to the record of every install (any target, any place) that put a
+        file or made a folder inside it; a folder that holds none of theirs is the user's now."""
+        for path in sorted(self.path.parent.glob("*.json")):
+            if path == self.path:
+                places = self.places
+            else:
+                record = load_json_state(path)
+                found = record.get("places") if isinstance(record, dict) else None
+                places = found if isinstance(found, dict) else {}
+            changed = False
+            for entry in places.values():
+                if not isinstance(entry, dict):
+                    continue
+                files, made = entry.get("files"), entry.get("folders")
+                made = [f for f in made if isinstance(f, str)] if isinstance(made, list) else []
+                inside = [*(files if isinstance(files, dict) else ()), *made]
+                taken = [
+                    f for f in folders if f not in made and any(p.startswith(f + os.sep) for p in inside)
+                ]
+                if taken:
+                    entry["folders"] = [*made, *taken]
+                    changed = True
+            if not changed:
+                continue
+            if path == self.path:
+                self._write()
+            else:
+                _write_record(path, places)
 
     def _commit(self) -> None:
         self.entry = {"files": self.files, "folders": self.folders}
@@ -376,8 +416,14 @@ class _Ledger:
 
     def _write(self) -> None:
         private_dir(self.path.parent)
-        self.document = {"version": 1, "places": self.places}
-        write_atomic(self.path, (json.dumps(self.document, indent=2, ensure_ascii=False) + "\n").encode())
+        self.document = _write_record(self.path, self.places)
+
+
+def _write_record(path: Path, places: dict[str, Any]) -> dict[str, Any]:
+    """Writes a target's install record (``<state dir>/installs/<target>.json``): the document written."""
+    document = {"version": 1, "places": places}
+    write_atomic(path, (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode())
+    return document
 
 
 def _removed_message(path: Path, done: str, verb: str) -> str:

@@ -53,6 +53,7 @@ __all__ = [
     "pi_session_uuid",
     "read_title",
     "real",
+    "resumed_paths",
     "short_id",
     "stat_key",
 ]
@@ -592,6 +593,19 @@ def claude_subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:
         flat = []
     found.extend(Path(p) for p in flat if claude_flat_parent(p) == session_id)
     return tuple(found)
+
+
+def resumed_paths(session: Session) -> tuple[Path, ...]:
+    """The extra files of ``session`` that carry on its own transcript, not a subagent's.
+
+    The Gemini CLI starts a new ``session-<minute>-<id8>.jsonl`` beside the first one when a session is
+    resumed in a later minute; its subagents' chats live in a folder below (``chats/<session id>/``).
+    Every other format's extra files are its subagents' (or child sessions').
+    """
+    if session.format != "gemini":
+        return ()
+    folder = session.path.parent
+    return tuple(path for path in session.extra_paths if path.parent == folder)
 
 
 def pi_session_uuid(path: Path | str) -> str | None:

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight.paths import resumed_paths
 from sidelight.reads import decoder_for
 from sidelight.redact import sanitize, sanitize_lines
 from sidelight.scanning import recent_entries
@@ -299,7 +300,8 @@ def is_skill(text: str) -> bool:
 
 def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:
     """One JSON-ready record per session: name, key, id, format, group, resolver, path, size, modified,
-    and its subagent files (how many, and their paths)."""
+    its subagent files and its resumed files (a later file of its own transcript: how many of each, and
+    their paths)."""
     out: list[dict[str, object]] = []
     for session in sessions:
         try:
@@ -310,6 +312,8 @@ def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:
             )
         except OSError:
             size = modified = None
+        resumed = resumed_paths(session)
+        subagents = [path for path in session.extra_paths if path not in resumed]
         out.append(
             {
                 "name": session.name,
@@ -321,8 +325,10 @@ def describe_sessions(sessions: Iterable[Session]) -> list[dict[str, object]]:
                 "path": str(session.path),
                 "size": size,
                 "modified": modified,
-                "subagents": len(session.extra_paths),
-                "subagent_paths": [str(path) for path in session.extra_paths],
+                "subagents": len(subagents),
+                "subagent_paths": [str(path) for path in subagents],
+                "resumed": len(resumed),
+                "resumed_paths": [str(path) for path in resumed],
             }
         )
     return out

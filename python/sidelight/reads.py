@@ -379,7 +379,7 @@ def scan_reads(reads: Sequence[TranscriptRead], plugins: Plugins) -> list[Activi
     if not reads:
         return []
     requests, tables = _scan_requests(reads, plugins)
-    outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+    outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, results=True)
     return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
 
 
@@ -445,7 +445,7 @@ def scan_within(
         # A prompt's usual news: a few KB, scanned in well under a millisecond. A thread to be able to
         # walk away from it would cost more than the scan (and the watcher answers hooks while others
         # write).
-        outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+        outcomes = _core.scan_many(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, results=True)
         return [o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes]
     import threading  # only a scan big enough to need walking away from (a prompt's usual one is not)
 
@@ -458,7 +458,11 @@ def scan_within(
         try:
             for batch in batches:
                 outcomes = _core.scan_many(
-                    [requests[i] for i in batch], tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
+                    [requests[i] for i in batch],
+                    tables,
+                    DEFAULT_MAX_LINE_BYTES,
+                    DEFAULT_TEXT_LIMIT,
+                    results=True,
                 )
                 done: list[Activity | Exception] = [
                     o if isinstance(o, Exception) else Activity.from_core(o) for o in outcomes

@@ -279,6 +279,18 @@ class SessionActivity:
         return tuple(reversed(order))
 
     @property
+    def failed_command(self) -> tuple[str, str] | None:
+        """The latest command that failed and was not run again with success since (the same program
+        and subcommand), and how (``("pytest -q", "failed, exit 1")``), as a recap tells it from the
+        command's output; ``None``: none did, or no result was read (a fleet's remote sibling)."""
+        if not any(u.result is not None for u in self.tool_uses):
+            return None
+        from sidelight.commands import latest_failure  # only when a command's result was read
+
+        found = latest_failure(self.tool_uses)
+        return None if found is None or found[0].primary_arg is None else (found[0].primary_arg, found[1])
+
+    @property
     def commands(self) -> tuple[str, ...]:
         """The commands run among :attr:`tool_uses`, oldest first (one per run, repeats included)."""
         return tuple(u.primary_arg for u in self.tool_uses if u.category == "command" and u.primary_arg)

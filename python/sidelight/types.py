@@ -221,9 +221,20 @@ class SkippedLines(_Counts):
 class ToolUse:
     """One tool use: its name, category, primary argument (a path, command, pattern…) and timestamp,
     and what a hot memory shows of it (docs/activity.md, "Tool details"): the lines a write created,
-    an edit's old and new text."""
+    an edit's old and new text. A command's ``result`` (the ends of its output) and ``result_error``
+    (the tool said it failed) are there when the scan kept results (the digest's) and read it."""
 
-    __slots__ = ("category", "lines", "name", "new_text", "old_text", "primary_arg", "timestamp")
+    __slots__ = (
+        "category",
+        "lines",
+        "name",
+        "new_text",
+        "old_text",
+        "primary_arg",
+        "result",
+        "result_error",
+        "timestamp",
+    )
 
     name: str
     category: Category
@@ -232,6 +243,8 @@ class ToolUse:
     lines: int | None
     old_text: str | None
     new_text: str | None
+    result: str | None
+    result_error: bool
 
     def __init__(
         self,
@@ -242,6 +255,8 @@ class ToolUse:
         lines: int | None = None,
         old_text: str | None = None,
         new_text: str | None = None,
+        result: str | None = None,
+        result_error: bool = False,
     ) -> None:
         _set(self, "name", name)
         _set(self, "category", category)
@@ -250,6 +265,8 @@ class ToolUse:
         _set(self, "lines", lines)
         _set(self, "old_text", old_text)
         _set(self, "new_text", new_text)
+        _set(self, "result", result)
+        _set(self, "result_error", result_error)
 
     def as_dict(self) -> dict[str, str | int | None]:
         return {

@@ -11,7 +11,7 @@ against the database, read independently with `sqlite3`.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,19 +27,29 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.e2e
 
 
+TITLE_REQUEST = "Generate a title for this conversation"
+
+
+def user_texts(request_body: dict[str, Any]) -> list[str]:
+    """Every text block of the user messages of a chat request."""
+    texts: list[str] = []
+    for message in request_body.get("messages") or []:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else [{"text": content}]
+        texts += [b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return texts
+
+
 def opencode_digest(mock: MockAPI, prompt: str) -> str | None:
-    """The digest in the first chat request that carries `prompt`: opencode sends the plugin's part as
-    another text block of the prompt's own user message."""
+    """The digest in the first chat request (not a title request) that carries `prompt`: the plugin
+    gives it to opencode's chat requests as a user message after the prompt's own."""
     for request in mock.model_requests("chat"):
-        for message in request.body.get("messages") or []:
-            content = message.get("content")
-            blocks = content if isinstance(content, list) else [{"text": content}]
-            texts: list[str] = [
-                b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
-            ]
-            if message.get("role") == "user" and any(prompt in t for t in texts):
-                found = [t[t.index(DIGEST_HEADER) :] for t in texts if DIGEST_HEADER in t]
-                return found[-1] if found else None
+        texts = user_texts(request.body)
+        if any(prompt in t for t in texts) and not any(TITLE_REQUEST in t for t in texts):
+            found = [t[t.index(DIGEST_HEADER) :] for t in texts if DIGEST_HEADER in t]
+            return found[-1] if found else None
     pytest.fail(f"no chat request carried {prompt!r}\n{mock.summary()}", pytrace=False)
 
 
@@ -104,4 +114,51 @@ def test_opencode_and_claude_code_see_each_other(agents: AgentEnv) -> None:
     assert activity.cwd == str(agents.project)
     assert DIGEST_HEADER not in (activity.last_user_text or "")
 
+    assert "ERROR" not in agents.sidelight_log and "Traceback" not in agents.sidelight_log
+
+
+def test_what_sidelight_adds_to_a_new_sessions_first_prompt_stays_out_of_its_title_request(
+    agents: AgentEnv,
+) -> None:
+    """opencode names a new session by a request of its own with the first prompt: what sidelight adds
+    to that prompt (here the digest, or the handoff of the Claude Code session that ended) reaches the
+    chat request, never the title request (which would name the session after its siblings' news), and
+    is stored with the prompt, ignored, for the next runs of the session to send again."""
+    agents.install_sidelight("claude-code", "opencode")
+    agents.mock.set_script(
+        [
+            [bash("echo from claude > claude.log"), say("claude: logged")],
+            [say("opencode: noted")],
+            [say("opencode: still here")],
+        ]
+    )
+    agents.claude("claude: log something")
+    first = agents.opencode("opencode: hello there")
+    assert first.session_id, first.describe()
+
+    requests = agents.mock.model_requests("chat")
+    titles = [r for r in requests if any(TITLE_REQUEST in t for t in user_texts(r.body))]
+    chats = [
+        r
+        for r in requests
+        if r not in titles and any("opencode: hello there" in t for t in user_texts(r.body))
+    ]
+    assert titles and chats, f"no title or chat request\n{agents.mock.summary()}"
+    added = [t for t in user_texts(chats[0].body) if "opencode: hello there" not in t]
+    assert any("echo from claude" in t for t in added), f"{added}\n{agents.sidelight_log}"
+    for request in titles:
+        assert "opencode: hello there" in request.text()
+        assert "echo from claude" not in request.text(), request.text()
+        assert not any(t in request.text() for t in added), request.text()
+
+    # A later run of the session sends what was added again, at its place after the first prompt.
+    agents.opencode("opencode: and now?", session=first.session_id)
+    later = [
+        r
+        for r in agents.mock.model_requests("chat")
+        if any("opencode: and now?" in t for t in user_texts(r.body))
+    ]
+    assert later and all(t in user_texts(later[0].body) for t in added), agents.mock.summary()
+    expected = opencode_counts(agents.opencode_db, first.session_id)
+    assert expected["synthetic"] >= 1 and expected["user"] == 2, expected
     assert "ERROR" not in agents.sidelight_log and "Traceback" not in agents.sidelight_log

@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.formats",
             "sidelight.types",
             "sidelight.lines",
+            "sidelight.commands",
             "sidelight.records",
             "sidelight.sessions",
             "sidelight._hookimpl",

@@ -65,7 +65,8 @@ def register(commands: Any) -> None:
         "--json",
         action="store_true",
         help="one JSON object per session: name, key, id, format, group, resolver, path, size, "
-        "modified, subagents, subagent_paths, and the counts 'sidelight status' shows: messages, "
+        "modified, subagents, subagent_paths, resumed, resumed_paths (later files of the session's own "
+        "transcript, as a Gemini resume writes), and the counts 'sidelight status' shows: messages, "
         "user_messages, assistant_messages, categories, partial",
     )
     sessions.set_defaults(run=_sessions_command, parser=sessions)
@@ -156,8 +157,7 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 _modified(r["modified"]),
                 _size(r["size"]),
                 _counted(r),
-                _clean(_tilde(str(r["path"]), home), 200)
-                + (f" (+{r['subagents']} subagents)" if r["subagents"] else ""),
+                _clean(_tilde(str(r["path"]), home), 200) + _extra_files(r),
                 _clean(str(r["key"]), 200),
             )
             for r in members
@@ -169,6 +169,21 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
             if record["name"] in shared:
                 out.write("  " + " " * (widths[0] + 2) + "key: " + row[6] + "\n")
     return EXIT_OK
+
+
+def _extra_files(record: dict[str, Any]) -> str:
+    """`` (+1 resumed file, 2 subagents)``: a session's other files, a later file of its own transcript
+    (a Gemini resume) told apart from its subagents'; empty when it has none."""
+    parts = [
+        _plural(record.get("resumed") or 0, "resumed file"),
+        _plural(record.get("subagents") or 0, "subagent"),
+    ]
+    told = [part for part in parts if part]
+    return f" (+{', '.join(told)})" if told else ""
+
+
+def _plural(count: int, noun: str) -> str:
+    return "" if not count else f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _counted(record: dict[str, Any]) -> str:

@@ -29,13 +29,20 @@ import contextlib
 import json
 import os
 import re
-import shlex
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from sidelight import _core
+from sidelight.commands import (
+    EXIT_CODE,
+    command_key,
+    command_outcome,
+    command_parts,
+    is_read_only,
+    is_status_check,
+)
 from sidelight.formats import categories_for
 from sidelight.lines import KINDS, Chunk, Line, LineKind
 from sidelight.paths import ClaudeSubagent, claude_subagent
@@ -54,6 +61,7 @@ __all__ = [
     "ToolResult",
     "TranscriptLog",
     "collapse_tool",
+    "command_key",
     "command_outcome",
     "is_acknowledgement",
 ]
@@ -105,219 +113,7 @@ _Make: TypeAlias = "Callable[..., Line]"
 # --- one tool call ----------------------------------------------------------------------------------
 
 
-_EXIT_CODE: Final = re.compile(
-    r"(?:process exited with code|command exited with code|exit code:?|exit status:?|exited with code)"
-    r"\s*(-?\d+)",
-    re.IGNORECASE,
-)
-_TEST_SUMMARY: Final = (
-    # pytest: "==== 2 failed, 10 passed in 0.31s ====" (also "1 passed, 1 warning in ...")
-    re.compile(r"=+ ((?:\d+ \w+(?: \w+)?,? ?)+) in [\d.]+m?s(?: \([^)]*\))? =+"),
-    # cargo: "test result: FAILED. 3 passed; 1 failed; 0 ignored"
-    re.compile(r"test result: \w+\. (\d+ passed; \d+ failed)"),
-    # jest / vitest: "Tests:  1 failed, 4 passed, 5 total" / "Tests  2 failed | 8 passed (10)"
-    re.compile(r"^\s*Tests:?\s+((?:\d+ \w+[,|]?\s*)+)", re.MULTILINE),
-    # go: "FAIL\tpkg/x\t0.01s" / "ok  \tpkg/x\t0.01s"
-    re.compile(r"^(FAIL|ok)\s+\S+\s+[\d.]+s", re.MULTILINE),
-)
-_FAILED_TESTS: Final = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAIL\b|test result: FAILED")
-
-
-def command_outcome(text: str, is_error: bool = False) -> tuple[bool | None, str | None]:
-    """``(failed, summary)`` of a command from its output: failed is ``None`` when the output does not
-    say; the summary is the exit code and a test summary line when there is one
-    (``"exit 1: 2 failed, 10 passed"``)."""
-    code: int | None = None
-    head, tail = text[:2000], text[-2000:]
-    for part in (tail, head):
-        found = _EXIT_CODE.findall(part)
-        if found:
-            code = int(found[-1])
-            break
-    tests: str | None = None
-    for pattern in _TEST_SUMMARY:
-        matches = pattern.findall(tail) or pattern.findall(head)
-        if matches:
-            tests = " ".join(str(matches[-1]).split()).rstrip(",|; ")
-            break
-    failed: bool | None
-    if code is not None:
-        failed = code != 0
-    elif is_error:
-        failed = True
-    elif tests is not None:
-        failed = _FAILED_TESTS.search(tests) is not None
-    else:
-        failed = None
-    if failed is None:
-        return None, None
-    parts = [f"failed (exit {code})" if failed and code is not None else "failed" if failed else "ok"]
-    if tests:
-        parts.append(tests)
-    return failed, ": ".join(parts)
-
-
-# Shell commands that only look: their line is observational, and status checks among them are dropped.
-_READ_ONLY_COMMANDS: Final = frozenset(
-    [
-        "cat",
-        "head",
-        "tail",
-        "less",
-        "more",
-        "sed",
-        "awk",
-        "grep",
-        "rg",
-        "ag",
-        "find",
-        "fd",
-        "ls",
-        "tree",
-        "wc",
-        "file",
-        "stat",
-        "du",
-        "df",
-        "pwd",
-        "which",
-        "type",
-        "echo",
-        "printf",
-        "diff",
-        "cmp",
-        "jq",
-        "nl",
-        "sort",
-        "uniq",
-        "cut",
-        "tr",
-        "realpath",
-        "basename",
-        "dirname",
-        "env",
-        "printenv",
-        "date",
-        "whoami",
-        "id",
-        "uname",
-        "ps",
-        "top",
-        "free",
-    ]
-)
-_READ_ONLY_GIT: Final = frozenset(
-    ["diff", "log", "show", "blame", "grep", "ls-files", "rev-parse", "branch", "remote", "describe"]
-)
-_STATUS_COMMANDS: Final = frozenset({"git status", "pwd", "jobs", "ps", "whoami", "date"})
-_OPERATORS: Final = frozenset({"&&", "||", ";", "|", "&", ";;", "|&"})
-_REDIRECTS: Final = frozenset({">", ">>", ">|", "&>", "&>>"})
-
-
-def _command_tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # an unclosed quote
-        return command.split()
-
-
-def _command_parts(command: str) -> list[list[str]]:
-    """The simple commands of a shell line (split at ``&&``, ``||``, ``;``, ``|``), as words."""
-    parts: list[list[str]] = [[]]
-    for token in _command_tokens(command):
-        if token in _OPERATORS:
-            parts.append([])
-        else:
-            parts[-1].append(token)
-    return [p for p in parts if p]
-
-
-#: Programs a command's output is piped into to look at it: they say nothing about what the command did.
-_FILTERS: Final = frozenset(
-    {
-        "tail",
-        "head",
-        "grep",
-        "rg",
-        "egrep",
-        "fgrep",
-        "wc",
-        "sort",
-        "uniq",
-        "less",
-        "more",
-        "cat",
-        "tee",
-        "cut",
-    }
-)
-#: Subcommands whose next word names what is run (``npm run build``, ``uv run pytest``).
-_RUNNERS: Final = frozenset({"run", "exec", "x", "run-script"})
-#: Commands a chain ends with that only report (``cargo test && echo done``).
-_CHAIN_NOISE: Final = frozenset({"echo", "printf", "true", ":", "sleep", "clear"})
-_ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_SUBCOMMAND: Final = re.compile(r"^[a-z][a-z0-9:_-]*$")
-
-
-def command_key(command: str) -> str:
-    """What a shell line runs, as program and subcommand, for matching a retry: ``mix dialyzer 2>&1 |
-    tail -20`` and ``cd app && mix dialyzer | tail -5`` are both ``mix dialyzer``; ``git add . && git
-    commit -m "Release"`` is ``git commit`` (the last significant command of a chain).
-
-    Pipes into filters (``tail``, ``head``, ``grep``...), redirections, environment assignments and
-    ``cd`` are dropped; ``npm run build`` keeps the script's name and ``python -m pytest`` the module's.
-    """
-    parts: list[tuple[list[str], bool]] = [([], False)]
-    for token in _command_tokens(command):
-        if token in _OPERATORS:
-            parts.append(([], token in {"|", "|&"}))
-        else:
-            parts[-1][0].append(token)
-    key: list[str] = []
-    for words, piped in parts:
-        while words and _ASSIGNMENT.match(words[0]):
-            words = words[1:]
-        if not words:
-            continue
-        name = words[0].rsplit("/", 1)[-1]
-        if name == "cd" or (piped and name in _FILTERS) or (key and name in _CHAIN_NOISE):
-            continue
-        key = [name]
-        rest = words[1:]
-        if name.startswith("python") and rest[:1] == ["-m"] and len(rest) > 1:
-            key += rest[:2]
-        elif rest and _SUBCOMMAND.match(rest[0]):
-            key.append(rest[0])
-            if rest[0] in _RUNNERS and len(rest) > 1 and _SUBCOMMAND.match(rest[1]):
-                key.append(rest[1])
-    return " ".join(key) or " ".join(command.split())
-
-
-def _is_status_check(command: str) -> bool:
-    parts = [p for p in _command_parts(command) if p[0] != "cd"]
-    return bool(parts) and all(" ".join(p[:2]) in _STATUS_COMMANDS or p[0] in _STATUS_COMMANDS for p in parts)
-
-
-def _is_read_only(command: str) -> bool:
-    """Every part of the command only looks (``cd x && rg foo | head``); ``sed -i``, ``tee`` and
-    redirections into files do not."""
-    parts = _command_parts(command)
-    for words in parts:
-        for index, word in enumerate(words):
-            if word in _REDIRECTS and words[index + 1 : index + 2] != ["/dev/null"]:
-                return False
-        name = words[0].rsplit("/", 1)[-1]
-        if name == "cd":
-            continue
-        if name == "git" and len(words) > 1 and words[1] in _READ_ONLY_GIT | {"status"}:
-            continue
-        if name == "sed" and any(w.startswith("-i") for w in words[1:]):
-            return False
-        if name not in _READ_ONLY_COMMANDS:
-            return False
-    return bool(parts)
+# The command rules (a retry's key, an outcome from the output) are shared with the digest.
 
 
 def clip(text: str, limit: int) -> str:
@@ -481,7 +277,7 @@ def collapse_tool(
             return line("consequential", f"Sent input to a running command: {_quote(chars, SNIPPET_LIMIT)}.")
         if not command:
             return line("observational", f"Used {sanitize(name, 40)}.")
-        if _is_status_check(command):
+        if is_status_check(command):
             return None
         if cwd and len(cwd) > 1:
             command = command.replace(cwd.rstrip("/") + "/", "")
@@ -491,7 +287,7 @@ def collapse_tool(
         listing = _listing(command, result)
         if listing is not None and not outcome_failed:
             return line("observational", listing)
-        if _is_read_only(command):
+        if is_read_only(command):
             # Looking changes nothing, even when it fails (grep finding nothing exits with 1).
             said = f": {outcome}" if outcome_failed and outcome else ""
             return line("observational", f"{who} {shown}{said}.")
@@ -697,7 +493,7 @@ def _entry_list(entries: list[str]) -> str:
 
 def _listing(command: str, result: ToolResult | None) -> str | None:
     """``Listed directory PATH: a, b/.`` for a plain ``ls`` command."""
-    parts = _command_parts(command)
+    parts = command_parts(command)
     if len(parts) != 1 or parts[0][0] != "ls" or result is None:
         return None
     targets = [w for w in parts[0][1:] if not w.startswith("-")]
@@ -706,7 +502,7 @@ def _listing(command: str, result: ToolResult | None) -> str | None:
     long_format = any(w.startswith("-") and "l" in w for w in parts[0][1:])
     entries: list[str] = []
     for raw in _result_lines(result):
-        if raw.startswith("total ") or raw.rstrip().endswith(":") or _EXIT_CODE.search(raw):
+        if raw.startswith("total ") or raw.rstrip().endswith(":") or EXIT_CODE.search(raw):
             continue
         name = raw.split()[-1] if long_format and raw.split() else raw.strip()
         if long_format and raw[:1] == "d" and name not in {".", ".."}:
@@ -1106,7 +902,7 @@ def _codex_output(text: str) -> str:
     head, marker, body = text[:1000].partition("\nOutput:\n")
     if not marker:
         return text
-    codes = _EXIT_CODE.findall(head)
+    codes = EXIT_CODE.findall(head)
     return body + text[1000:] + (f"\nexit code: {codes[-1]}" if codes else "")
 
 

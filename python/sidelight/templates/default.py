@@ -8,7 +8,8 @@
 The agent (``claude``, ``pi``, ``codex``, a plugin's format), the session's name (a volute name, a
 title, else a short id), the age and the messages; a file this session touched too; the first prompt;
 the files edited or written (each once, the most recent first, relative to the sibling's directory),
-the latest command's first words and how many others ran; the last reply where it fits. It is
+the latest command's first words (or the latest that failed and was not run again with success since,
+``(failed, exit 1)``) and how many others ran; the last reply where it fits. It is
 registered like any plugin and asked last, so a third-party summarizer that answers wins.
 """
 
@@ -93,7 +94,10 @@ def changes(activity: SessionActivity) -> list[str]:
     commands = activity.commands
     ran = max(activity.categories.get("command", 0), len(commands))
     if commands:
-        parts.append(f"ran {first_words(commands[-1])}{_more(ran - 1)}")
+        # A failure another session has not fixed since is the news: it is shown, not the latest.
+        failed = activity.failed_command
+        shown, how = (commands[-1], "") if failed is None else (failed[0], f" ({failed[1]})")
+        parts.append(f"ran {first_words(shown)}{how}{_more(ran - 1)}")
     elif ran:
         parts.append(count(ran, "ran 1 command", "ran {n} commands"))
     if parts:

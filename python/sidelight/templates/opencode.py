@@ -38,8 +38,9 @@ to date without a hook (the new lines then reach the watcher as any transcript's
 **Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
 ``sidelight hook opencode`` with one JSON object on stdin: ``{"event": "chat.message" |
 "session.created" | "session.deleted", "session_id": ID, "message_id": ID | null, "cwd": DIR,
-"prompt": TEXT | null}``; the hook prints the bare text, which the plugin pushes into the prompt as a
-synthetic text part (``synthetic: true``: never counted as a prompt, never reported back).
+"prompt": TEXT | null}``; the hook prints the bare text, which the plugin stores with the prompt as a
+synthetic, ignored text part (``synthetic: true``: never counted as a prompt, never reported back;
+``ignored``: out of opencode's title request) and gives back to its chat requests (docs/hosts.md).
 """
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
@@ -346,18 +347,23 @@ def _kept_part(pid: str, part: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "tool":
         state = _dict(part.get("state"))
         times = _dict(state.get("time"))
+        kept_state = {
+            "status": state.get("status"),
+            "input": state.get("input") if isinstance(state.get("input"), dict) else {},
+            "output": _cut(state.get("output")),
+            "error": _cut(state.get("error")),
+            "time": {"start": times.get("start")},
+        }
+        # A shell command that exits non-zero is still "completed": its exit code is only here.
+        code = _dict(state.get("metadata")).get("exit")
+        if isinstance(code, int) and not isinstance(code, bool):
+            kept_state["exit"] = code
         return {
             "id": pid,
             "type": kind,
             "tool": part.get("tool"),
             "callID": part.get("callID"),
-            "state": {
-                "status": state.get("status"),
-                "input": state.get("input") if isinstance(state.get("input"), dict) else {},
-                "output": _cut(state.get("output")),
-                "error": _cut(state.get("error")),
-                "time": {"start": times.get("start")},
-            },
+            "state": kept_state,
         }
     if kind == "file":
         return {"id": pid, "type": kind, "filename": part.get("filename"), "mime": part.get("mime")}
@@ -503,7 +509,12 @@ def decode(line: bytes) -> list[Event]:
         if status in ("completed", "error"):
             text = state.get("output") if status == "completed" else state.get("error")
             result = text if isinstance(text, str) else None
-            events.append(("result", result, None, call, None, None, None, status == "error"))
+            code = state.get("exit")
+            failed = status == "error"
+            if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                # Said as the other agents' results say it, for the one rule that reads exit codes.
+                result, failed = f"{result or ''}\nExit code: {code}", True
+            events.append(("result", result, None, call, None, None, None, failed))
     return events
 
 

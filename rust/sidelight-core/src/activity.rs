@@ -93,6 +93,9 @@ pub struct Options {
     pub categories: Categories,
     pub max_line_bytes: usize,
     pub text_limit: usize,
+    /// Keep each kept command's result (its ends, and whether the tool said it failed), so that the
+    /// caller can tell a failed command; the decoders then read result blocks, which a count skips.
+    pub results: bool,
 }
 
 impl Default for Options {
@@ -101,8 +104,28 @@ impl Default for Options {
             categories: Categories::default(),
             max_line_bytes: 64 << 20,
             text_limit: 500,
+            results: false,
         }
     }
+}
+
+/// How many characters of each end of a tool result are kept (the middle is cut, `…` marks the cut):
+/// enough for a short line, and for an exit code or a test summary at either end.
+pub const RESULT_ENDS: usize = 300;
+
+/// A tool result's text, its middle cut when it is long.
+pub fn result_excerpt(text: &Text<'_>) -> String {
+    let whole = match text {
+        Text::Raw(raw) => raw.decode(),
+        Text::Joined(s) => s.clone(),
+    };
+    let count = whole.chars().count();
+    if count <= 2 * RESULT_ENDS + 1 {
+        return whole;
+    }
+    let head: String = whole.chars().take(RESULT_ENDS).collect();
+    let tail: String = whole.chars().skip(count - RESULT_ENDS).collect();
+    format!("{head}\n…\n{tail}")
 }
 
 /// A text found in a line: a raw JSON string, or several joined into one.
@@ -280,6 +303,10 @@ pub struct ToolUse {
     pub lines: Option<u64>,
     pub old_text: Option<String>,
     pub new_text: Option<String>,
+    /// A command's result when the scan [keeps results](Options::results) and it was in the range
+    /// read: its text ([`result_excerpt`]), and whether the tool said it failed.
+    pub result: Option<String>,
+    pub result_error: bool,
     id: Option<u64>,
 }
 
@@ -366,15 +393,22 @@ pub struct Activity {
     tool_ids: IdWindow,
     head_message_ids: Vec<u64>,
     head_tool_ids: Vec<(u64, String, Category)>,
+    /// Results this part read whose call it did not (read by the part before, when parts are merged).
+    head_results: Vec<(u64, String, bool)>,
     text_limit: usize,
     categories_map: Categories,
+    results: bool,
 }
+
+/// How many results of calls a part did not read it keeps for the part before it.
+const HEAD_RESULTS: usize = 64;
 
 impl Activity {
     pub fn new(options: &Options, last_message: u64) -> Self {
         let mut a = Activity {
             text_limit: options.text_limit,
             categories_map: options.categories.clone(),
+            results: options.results,
             last_message,
             ..Activity::default()
         };
@@ -403,6 +437,26 @@ impl Activity {
         }
         if self.first_timestamp.is_none() {
             self.first_timestamp = self.last_timestamp.clone();
+        }
+    }
+
+    /// Gives a command its result: the call `id` answers (the newest with no result yet), or, for a
+    /// result without an id, the tool use just before it. False when no kept command is it.
+    fn attach_result(&mut self, id: Option<u64>, text: &str, is_error: bool) -> bool {
+        let found = match id {
+            Some(id) => self.tool_uses.iter_mut().rev().find(|t| t.id == Some(id)),
+            None => self.tool_uses.back_mut(),
+        };
+        match found {
+            Some(tool) if tool.result.is_none() => {
+                if tool.category == Category::Command {
+                    tool.result = Some(text.to_owned());
+                    tool.result_error = is_error;
+                }
+                true
+            }
+            Some(_) => true,
+            None => false,
         }
     }
 
@@ -447,6 +501,13 @@ impl Activity {
         }
         for (mine, theirs) in self.categories.iter_mut().zip(next.categories) {
             *mine += theirs;
+        }
+        for (id, text, is_error) in std::mem::take(&mut next.head_results) {
+            if !self.attach_result(Some(id), &text, is_error)
+                && self.head_results.len() < HEAD_RESULTS
+            {
+                self.head_results.push((id, text, is_error));
+            }
         }
         self.tool_uses.extend(next.tool_uses);
         while self.tool_uses.len() > TOOL_USES_KEPT {
@@ -605,12 +666,39 @@ impl Sink for Activity {
             lines: tool.details.lines,
             old_text: tool.details.old_text,
             new_text: tool.details.new_text,
+            result: None,
+            result_error: false,
             id: tool.id,
         });
         if self.tool_uses.len() > TOOL_USES_KEPT {
             self.tool_uses.pop_front();
         }
         self.stamp(timestamp);
+    }
+
+    fn wants_results(&self) -> bool {
+        self.results
+    }
+
+    fn tool_result(&mut self, id: Option<u64>, is_error: bool, text: Option<Text<'_>>) {
+        // Only a command's result is kept: a file read's text is not decoded for nothing.
+        let excerpt = || text.as_ref().map(result_excerpt).unwrap_or_default();
+        let found = match id {
+            Some(id) => self.tool_uses.iter_mut().rev().find(|t| t.id == Some(id)),
+            None => self.tool_uses.back_mut(),
+        };
+        match (found, id) {
+            (Some(tool), _) => {
+                if tool.category == Category::Command && tool.result.is_none() {
+                    tool.result = Some(excerpt());
+                    tool.result_error = is_error;
+                }
+            }
+            (None, Some(id)) if self.head_results.len() < HEAD_RESULTS => {
+                self.head_results.push((id, excerpt(), is_error));
+            }
+            (None, _) => {}
+        }
     }
 
     fn malformed(&mut self) {

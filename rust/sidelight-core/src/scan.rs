@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 
 use rayon::prelude::*;
 
-use crate::activity::{Activity, Options, Sink, Text, ToolCall};
+pub use crate::activity::RESULT_ENDS;
+use crate::activity::{result_excerpt, Activity, Options, Sink, Text, ToolCall};
 use crate::error::Error;
 use crate::formats::Format;
 use crate::json::RawStr;
@@ -415,25 +416,6 @@ impl Entry {
     }
 }
 
-/// How many characters of each end of a tool result an entry keeps (the middle is cut, `…` marks
-/// the cut): enough for a short line, and for an exit code at either end.
-pub const RESULT_ENDS: usize = 300;
-
-/// A tool result's text, its middle cut when it is long.
-fn result_excerpt(text: &Text<'_>) -> String {
-    let whole = match text {
-        Text::Raw(raw) => raw.decode(),
-        Text::Joined(s) => s.clone(),
-    };
-    let count = whole.chars().count();
-    if count <= 2 * RESULT_ENDS + 1 {
-        return whole;
-    }
-    let head: String = whole.chars().take(RESULT_ENDS).collect();
-    let tail: String = whole.chars().skip(count - RESULT_ENDS).collect();
-    format!("{head}\n…\n{tail}")
-}
-
 /// Collects the entries of one line: its conversation entries, the tool results it holds (by the
 /// hash of their call's id), and its tree link (Pi).
 struct EntryCollector {
@@ -683,6 +665,7 @@ pub fn tail_offset(path: &Path, max_bytes: u64) -> Result<u64, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::activity::TOOL_USES_KEPT;
     use std::io::Write;
 
     fn prompt(n: usize) -> String {
@@ -923,6 +906,79 @@ mod tests {
         )
         .unwrap();
         assert_eq!((s.activity.user_messages, s.activity.tools.len()), (0, 2));
+    }
+
+    #[test]
+    fn a_scan_keeps_command_results_only_when_asked_also_across_parallel_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let call = |n: usize, name: &str, input: &str| {
+            format!("{{\"type\":\"assistant\",\"message\":{{\"id\":\"m{n}\",\"role\":\"assistant\",\"content\":[{{\"type\":\"tool_use\",\"id\":\"c{n}\",\"name\":\"{name}\",\"input\":{input}}}]}}}}\n")
+        };
+        let result = |n: usize, text: &str, error: bool| {
+            format!("{{\"type\":\"user\",\"message\":{{\"role\":\"user\",\"content\":[{{\"tool_use_id\":\"c{n}\",\"type\":\"tool_result\",\"content\":\"{text}\",\"is_error\":{error}}}]}}}}\n")
+        };
+        let pad = format!(
+            "{{\"type\":\"attachment\",\"attachment\":{{\"content\":\"{}\"}}}}\n",
+            "x".repeat(200_000)
+        );
+        let mut content = String::new();
+        let mut n = 0;
+        while content.len() < (MIN_PARALLEL_BYTES as usize) * 3 {
+            content += &call(n, "Bash", r#"{"command":"pytest"}"#);
+            // Padding between a call and its result, so that parallel parts split some pairs (and
+            // few enough tool uses that all are kept).
+            for _ in 0..(n % 7) {
+                content += &pad;
+            }
+            content += &result(n, &format!("Exit code {}", n % 2), n % 2 == 1);
+            content += &call(n + 1_000_000, "Read", r#"{"file_path":"/x"}"#);
+            content += &result(n + 1_000_000, "text", false);
+            n += 1;
+        }
+        let never = AtomicBool::new(false);
+        let with = |threads, results| {
+            let options = Options {
+                results,
+                categories: Format::ClaudeCode.categories(),
+                ..Options::default()
+            };
+            scan(&path, Format::ClaudeCode, None, &options, threads, &never).unwrap()
+        };
+        std::fs::write(&path, &content).unwrap();
+        let serial = with(1, true);
+        let kept: Vec<_> = serial.activity.tool_uses.iter().rev().take(4).collect();
+        let last = n - 1;
+        let odd = last % 2 == 1;
+        assert_eq!(kept[0].name, "Read");
+        assert_eq!(kept[0].result, None); // only a command keeps its result
+        assert_eq!(kept[1].name, "Bash");
+        let said = format!("Exit code {}", last % 2);
+        assert_eq!(
+            (kept[1].result.as_deref(), kept[1].result_error),
+            (Some(said.as_str()), odd)
+        );
+        assert_eq!(kept[3].result_error, !odd);
+        assert!(serial.activity.tool_uses.len() < TOOL_USES_KEPT);
+        let bash = serial
+            .activity
+            .tool_uses
+            .iter()
+            .filter(|t| t.name == "Bash");
+        assert!(bash.clone().all(|t| t.result.is_some()));
+        for threads in [2, 3, 7] {
+            assert_eq!(
+                with(threads, true).activity.tool_uses,
+                serial.activity.tool_uses
+            );
+        }
+        let counted = with(2, false);
+        assert!(counted
+            .activity
+            .tool_uses
+            .iter()
+            .all(|t| t.result.is_none()));
+        assert_eq!(counted.activity.tools, serial.activity.tools);
     }
 
     /// A Pi session as Pi 0.73 writes it, branched with `/tree` after the first reply: the second

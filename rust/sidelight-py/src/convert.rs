@@ -56,11 +56,17 @@ pub(crate) fn parse_categories(
     Ok(Categories::new(pairs))
 }
 
-pub(crate) fn options(categories: Categories, max_line_bytes: usize, text_limit: usize) -> Options {
+pub(crate) fn options(
+    categories: Categories,
+    max_line_bytes: usize,
+    text_limit: usize,
+    results: bool,
+) -> Options {
     Options {
         categories,
         max_line_bytes,
         text_limit,
+        results,
     }
 }
 
@@ -89,11 +95,16 @@ pub(crate) fn cursor_tuple(c: &Cursor) -> CursorTuple {
     )
 }
 
-/// The kept tool uses as `(name, category, primary_arg, timestamp, lines, old_text, new_text)` tuples.
-fn tool_use_list<'py>(py: Python<'py>, a: &Activity) -> PyResult<Bound<'py, PyList>> {
+/// The kept tool uses as `(name, category, primary_arg, timestamp, lines, old_text, new_text)` tuples,
+/// with `result, result_error` after them when the scan kept results.
+fn tool_use_list<'py>(
+    py: Python<'py>,
+    a: &Activity,
+    results: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for t in &a.tool_uses {
-        list.append((
+        let fields = (
             &t.name,
             t.category.name(),
             &t.primary_arg,
@@ -101,15 +112,33 @@ fn tool_use_list<'py>(py: Python<'py>, a: &Activity) -> PyResult<Bound<'py, PyLi
             t.lines,
             &t.old_text,
             &t.new_text,
-        ))?;
+        );
+        if results {
+            let (name, category, primary, stamp, lines, old, new) = fields;
+            list.append((
+                name,
+                category,
+                primary,
+                stamp,
+                lines,
+                old,
+                new,
+                &t.result,
+                t.result_error,
+            ))?;
+        } else {
+            list.append(fields)?;
+        }
     }
     Ok(list)
 }
 
+/// A scan as a dict; `results`: its tool uses carry their results (the scan kept them).
 pub(crate) fn scan_dict<'py>(
     py: Python<'py>,
     path: &str,
     scan: &Scan,
+    results: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let a = &scan.activity;
     let d = PyDict::new(py);
@@ -147,7 +176,7 @@ pub(crate) fn scan_dict<'py>(
         categories.set_item(key, a.categories[c as usize])?;
     }
     d.set_item(intern!(py, "categories"), categories)?;
-    d.set_item(intern!(py, "tool_uses"), tool_use_list(py, a)?)?;
+    d.set_item(intern!(py, "tool_uses"), tool_use_list(py, a, results)?)?;
     d.set_item(intern!(py, "files_touched"), &a.files_touched)?;
     d.set_item(intern!(py, "first_user_text"), &a.first_user_text)?;
     d.set_item(intern!(py, "last_user_text"), &a.last_user_text)?;
@@ -208,7 +237,7 @@ pub(crate) fn counts_tuple<'py>(py: Python<'py>, scan: &Scan) -> PyResult<Bound<
     let tool_uses = if a.tool_uses.is_empty() {
         None
     } else {
-        Some(tool_use_list(py, a)?)
+        Some(tool_use_list(py, a, false)?)
     };
     let files = (!a.files_touched.is_empty()).then_some(&a.files_touched);
     let categories = (

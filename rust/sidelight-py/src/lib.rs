@@ -40,25 +40,40 @@ fn scan<'py>(
     threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let format = parse_format(format)?;
-    let opts = options(parse_categories(&categories)?, max_line_bytes, text_limit);
+    let opts = options(
+        parse_categories(&categories)?,
+        max_line_bytes,
+        text_limit,
+        false,
+    );
     let cursor = cursor.map(cursor_from);
     let file = PathBuf::from(path);
     let result = scans::scan(py, &file, format, cursor.as_ref(), &opts, threads)?;
-    scan_dict(py, path, &result.map_err(to_py_err)?)
+    scan_dict(py, path, &result.map_err(to_py_err)?, false)
 }
 
 /// Scan many `(path, format, cursor)` requests in parallel; one result or exception per request.
+/// `results`: keep each kept command's result (the digest tells a failed command by it).
 #[pyfunction]
+#[pyo3(signature = (requests, categories, max_line_bytes, text_limit, results=false))]
 fn scan_many<'py>(
     py: Python<'py>,
     requests: Vec<(String, String, Option<CursorTuple>)>,
     categories: std::collections::HashMap<String, std::collections::HashMap<String, String>>,
     max_line_bytes: usize,
     text_limit: usize,
+    results: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
+    let found = scan_requests(
+        py,
+        &requests,
+        &categories,
+        max_line_bytes,
+        text_limit,
+        results,
+    )?;
     result_list(py, &requests, found, |path, scan| {
-        Ok(scan_dict(py, path, scan)?.into_any())
+        Ok(scan_dict(py, path, scan, results)?.into_any())
     })
 }
 
@@ -72,7 +87,14 @@ fn scan_many_counts<'py>(
     max_line_bytes: usize,
     text_limit: usize,
 ) -> PyResult<Bound<'py, PyList>> {
-    let found = scan_requests(py, &requests, &categories, max_line_bytes, text_limit)?;
+    let found = scan_requests(
+        py,
+        &requests,
+        &categories,
+        max_line_bytes,
+        text_limit,
+        false,
+    )?;
     result_list(py, &requests, found, |_path, scan| {
         Ok(counts_tuple(py, scan)?.into_any())
     })
@@ -89,7 +111,7 @@ fn recent_entries<'py>(
     text_limit: usize,
 ) -> PyResult<Bound<'py, PyList>> {
     let format = parse_format(format)?;
-    let opts = options(Categories::default(), max_line_bytes, text_limit);
+    let opts = options(Categories::default(), max_line_bytes, text_limit, false);
     let file = PathBuf::from(path);
     let entries = scans::recent_entries(py, &file, format, limit, &opts)?.map_err(to_py_err)?;
     entry_list(py, entries)

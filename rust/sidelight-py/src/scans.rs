@@ -64,6 +64,7 @@ pub(crate) fn scan_requests(
     categories: &std::collections::HashMap<String, std::collections::HashMap<String, String>>,
     max_line_bytes: usize,
     text_limit: usize,
+    results: bool,
 ) -> PyResult<Vec<Result<Scan, Error>>> {
     let mut option_sets: Vec<Options> = Vec::new();
     let mut option_index: std::collections::HashMap<Format, usize> =
@@ -85,7 +86,7 @@ pub(crate) fn scan_requests(
                     Some(map) => parse_categories(map)?,
                     None => f.categories(),
                 };
-                option_sets.push(options(table, max_line_bytes, text_limit));
+                option_sets.push(options(table, max_line_bytes, text_limit, results));
                 option_index.insert(f, option_sets.len() - 1);
                 option_sets.len() - 1
             }

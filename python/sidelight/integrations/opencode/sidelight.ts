@@ -3,10 +3,14 @@
 // Installed by `sidelight install opencode` as ~/.config/opencode/plugin/sidelight.ts (or, with
 // --scope project, .opencode/plugin/sidelight.ts); `sidelight uninstall opencode` removes it. On each
 // prompt (`chat.message`) it runs `sidelight hook opencode` and, when sibling sessions did something
-// new since this one last looked, adds the digest to the prompt as a synthetic text part (sidelight
-// never counts a synthetic part as a prompt, so its own text is never reported back). It also reports
-// `session.created` and `session.deleted`. Whatever goes wrong, opencode carries on: every error is
-// caught and each run is killed after a short timeout.
+// new since this one last looked, stores the digest with the prompt as a synthetic, ignored text part
+// (sidelight never counts a synthetic part as a prompt, so its own text is never reported back).
+// opencode leaves an ignored part out of what it sends a model, the title request included (a title
+// would otherwise name the session after its siblings' news); `experimental.chat.messages.transform`
+// gives it back to the chat requests only, as a message of its own after the prompt, so that a title
+// request made meanwhile never sees it. It also reports `session.created` and `session.deleted`.
+// Whatever goes wrong, opencode carries on: every error is caught and each run is killed after a short
+// timeout.
 //
 // stdin of `sidelight hook opencode`: one JSON object
 //   {"event": "chat.message" | "session.created" | "session.deleted", "session_id": ID,
@@ -94,6 +98,13 @@ function partId(): string {
   return `prt_${stamp}${tail}`;
 }
 
+// What marks a part as sidelight's digest (kept by opencode with the part: TextPart.metadata).
+const MARK = "sidelight";
+
+function isDigest(part: any): boolean {
+  return part?.type === "text" && part?.ignored === true && part?.metadata?.[MARK] === true;
+}
+
 function promptOf(parts: any[]): string | null {
   try {
     const texts = (parts ?? [])
@@ -126,7 +137,35 @@ export const SidelightPlugin = async (ctx: any) => {
           )
         ).trimEnd();
         if (!text) return;
-        output.parts.push({ id: partId(), sessionID, messageID, type: "text", text, synthetic: true });
+        output.parts.push({
+          id: partId(),
+          sessionID,
+          messageID,
+          type: "text",
+          text,
+          synthetic: true,
+          ignored: true,
+          metadata: { [MARK]: true },
+        });
+      } catch {
+        // never break opencode
+      }
+    },
+    "experimental.chat.messages.transform": async (_input: any, output: any) => {
+      try {
+        const messages = output?.messages;
+        if (!Array.isArray(messages)) return;
+        for (let i = messages.length - 1; i >= 0; i--) {
+          const message = messages[i];
+          if (message?.info?.role !== "user" || !Array.isArray(message.parts)) continue;
+          const digests = message.parts.filter(isDigest);
+          if (digests.length === 0) continue;
+          // New objects: the stored part stays ignored for whatever else reads these messages.
+          messages.splice(i + 1, 0, {
+            info: { ...message.info, id: `${message.info.id}-${MARK}` },
+            parts: digests.map((part: any) => ({ ...part, ignored: false })),
+          });
+        }
       } catch {
         // never break opencode
       }
