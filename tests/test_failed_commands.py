@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import hypothesis
 import pytest
 
 from sidelight.formats import Category
@@ -146,3 +147,30 @@ def test_the_digest_of_a_real_sibling_says_its_command_failed(tmp_path: Path) ->
     digest = get_session_updates("reader", settings=settings, plugins=Plugins(entry_points=False)) or ""
     assert "ran python3 test_app.py (failed, exit 1)" in digest, digest
     assert len(digest) <= 500
+
+
+_OUTPUT_WORDS = [
+    "ok", "exit code 1", "Exit status: 2", "exited with code 0", "Process exited with code 127",
+    "==== 2 failed,", "10 passed in 0.31s ====", "test result: FAILED. 3 passed; 1 failed;",
+    "Tests:  1 failed, 4 passed, 5 total", "FAIL\tpkg/x\t0.01s", "ok  \tpkg/x\t0.01s", "1 error",
+    "Traceback", "\n", " ", "done", "ERROR", "warning",
+]  # fmt: skip
+
+
+@hypothesis.given(
+    words=hypothesis.strategies.lists(hypothesis.strategies.sampled_from(_OUTPUT_WORDS), max_size=12),
+    padding=hypothesis.strategies.integers(min_value=0, max_value=5000),
+    error=hypothesis.strategies.booleans(),
+)
+@hypothesis.settings(max_examples=300, deadline=None)
+def test_the_digest_s_cheap_test_never_misses_a_failure_the_rules_see(words, padding, error):
+    # records._may_tell_failure spares the digest the command rules' import when no result could say a
+    # command failed: whatever they call a failure, it must let through.
+    from sidelight.commands import command_outcome
+    from sidelight.records import _may_tell_failure
+
+    text = " ".join(words[: len(words) // 2]) + "x" * padding + " ".join(words[len(words) // 2 :])
+    use = ToolUse("Bash", Category.COMMAND, "make test", "t1", result=text, result_error=error)
+    failed, _ = command_outcome(text, error)
+    if failed:
+        assert _may_tell_failure(use), text

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Final
 
+# Not ``typing``: the prompt hook's digest loads this module when a sibling ran a command (see
+# tests/test_hook_imports.py).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Final
 
     from sidelight.types import ToolUse
 
@@ -102,13 +105,18 @@ def latest_failure(tool_uses: Iterable[ToolUse]) -> tuple[ToolUse, str] | None:
     """The most recent command among ``tool_uses`` (oldest first, results kept: ``scan_many(...,
     results=True)``) that failed and was not run again with success since (the same
     :func:`command_key`), with how it failed (:func:`command_failure`); ``None``: none did."""
-    last: dict[str, tuple[ToolUse, str] | None] = {}
+    told: list[tuple[ToolUse, bool]] = []
     for use in tool_uses:
         if use.category != "command" or not use.primary_arg or use.result is None:
             continue
         failed, _, _ = _outcome(use.result, use.result_error)
-        if failed is None:
-            continue  # the output does not say: neither a failure nor a fix
+        if failed is not None:  # None: the output does not say, neither a failure nor a fix
+            told.append((use, failed))
+    if not any(failed for _, failed in told):
+        return None  # the common case, on every prompt's digest: no command key to work out
+    last: dict[str, tuple[ToolUse, str] | None] = {}
+    for use, failed in told:
+        assert use.primary_arg is not None and use.result is not None  # as filtered above
         key = command_key(use.primary_arg)
         said = command_failure(use.primary_arg, use.result, use.result_error) if failed else None
         last.pop(key, None)  # the newest run of each key last, for the order below

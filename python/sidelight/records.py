@@ -283,9 +283,11 @@ class SessionActivity:
         """The latest command that failed and was not run again with success since (the same program
         and subcommand), and how (``("pytest -q", "failed, exit 1")``), as a recap tells it from the
         command's output; ``None``: none did, or no result was read (a fleet's remote sibling)."""
-        if not any(u.result is not None for u in self.tool_uses):
-            return None
-        from sidelight.commands import latest_failure  # only when a command's result was read
+        if not any(
+            u.category == "command" and u.result is not None and _may_tell_failure(u) for u in self.tool_uses
+        ):
+            return None  # the common case: nothing to load the command rules for
+        from sidelight.commands import latest_failure  # only when a command may have failed
 
         found = latest_failure(self.tool_uses)
         return None if found is None or found[0].primary_arg is None else (found[0].primary_arg, found[1])
@@ -646,3 +648,15 @@ class ChunkSummarizerSpec:
         _set(self, "name", name)
         _set(self, "summarize", summarize)
         _set(self, "description", description)
+
+
+def _may_tell_failure(use: ToolUse) -> bool:
+    """Whether a command's result could say it failed, by :func:`sidelight.commands.command_outcome`'s
+    rules: an error flag, an exit code (``exit``), or a test summary with failures (``fail``/``error``).
+    A cheap test on every prompt's digest, so that a sibling whose commands all went well costs no
+    import of those rules; ``tests/test_failed_commands.py`` checks it never misses a failure."""
+    if use.result_error:
+        return True
+    text = use.result or ""
+    lowered = (text[:2000] + "\n" + text[-2000:]).lower()
+    return "exit" in lowered or "fail" in lowered or "error" in lowered
