@@ -449,8 +449,9 @@ def _tag(text: str, tag: str, *, last_close: bool = False) -> str | None:
 
 
 def claude_slash_command(prompt: str) -> str:
-    """"A slash command typed by the person": a prompt that starts with ``<command-message>`` and names
-    a ``<command-name>`` is ``/name args``; any other prompt is returned as it is."""
+    """docs/activity.md, Claude Code, "A slash command the person typed that goes to the model": a
+    prompt that starts with ``<command-message>`` and names a ``<command-name>`` is ``/name args``; any
+    other prompt is returned as it is."""
     if not prompt.lstrip().startswith("<command-message>"):
         return prompt
     name_at = prompt.find("<command-name>")
