@@ -985,6 +985,43 @@ AGREEMENT_CASES: dict[str, tuple[str, list[Line]]] = {
             {"type": "user", "message": {"content": 42}, "timestamp": ts(11)},
         ],
     ),
+    "claude-slash-commands": (
+        "claude-code",
+        [
+            cc_user(
+                "<command-message>orchestrator</command-message>\n<command-name>/orchestrator</command-name>\n"
+                "<command-args>create TODO app by Next.js</command-args>",
+                1,
+            ),
+            cc_user([text("Split the task.\n\nTask: create TODO app by Next.js")], 2, isMeta=True),
+            cc_user("<command-message>hello</command-message>\n<command-name>/hello</command-name>", 3),
+            cc_user(
+                "<local-command-caveat>Run directly in Claude Code</local-command-caveat>", 4, isMeta=True
+            ),
+            cc_user(
+                "<command-name>/model</command-name>\n            <command-message>model</command-message>\n"
+                "            <command-args></command-args>",
+                5,
+            ),
+            cc_user(
+                [
+                    text(" \n<command-message>review is running…</command-message>"),
+                    text("<command-name>review</command-name>"),
+                ],
+                6,
+            ),
+            cc_user("<command-message>x</command-message><command-name>\t</command-name>", 7),
+            cc_user("<command-message>x</command-message><command-args>y</command-args>", 8),
+            cc_user(
+                "<command-message>d</command-message><command-name> /d </command-name>"
+                "<command-args>\u00e9 <b> </command-args>\n</command-args></command-args>",
+                9,
+            ),
+            cc_user(
+                "<command-message>o</command-message><command-name>/o</command-name>", 10, isSidechain=True
+            ),
+        ],
+    ),
     "pi-mixed": (
         "pi",
         [

@@ -113,10 +113,13 @@ def test_qwen_0_21_without_provenance_is_qwen_and_its_notification_no_prompt() -
 
 def test_a_real_claude_code_session_with_inline_subagents(quiet_home: Path) -> None:
     # Claude Code 1.0.98, three Task subagents whose turns are written inline (isSidechain): their
-    # writes count toward the session, their prompts (written by the parent) are no person's.
+    # writes count toward the session, their prompts (written by the parent) are no person's. The
+    # person's one prompt is the custom slash command the session starts with, not its expansion.
     activity = scan_of("claude-code/d-kimuson-claude-code-viewer__fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
     assert activity.title == "Empty Repo Setup: CLAUDE.md Foundation Created"
-    assert activity.messages["user"] == 0
+    assert activity.messages["user"] == 1
+    assert activity.first_user_text == "/orchestrator create TODO app by Next.js"
+    assert activity.last_user_text == "/orchestrator create TODO app by Next.js"
     assert activity.tools["Task"] == 3
     assert activity.categories["edit"] > 10
     assert any(path.endswith("components/TodoItem.tsx") for path in activity.files_touched)
@@ -162,5 +165,7 @@ def test_a_sibling_hears_what_a_real_session_did(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Empty Repo Setup: CLAUDE.md Foundation Created" in context
-    assert "40 messages" in context
+    # 40 replies and the person's one prompt, the slash command the session started with.
+    assert "41 messages" in context
+    assert '"/orchestrator create TODO app by Next.js" -> edited ' in context
     assert "edited todo-app/src/" in context

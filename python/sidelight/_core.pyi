@@ -48,7 +48,8 @@ DEFAULT_CATEGORIES: Final[dict[str, dict[str, str]]]
 #: decoders use them, and a described format's ``primary_keys`` defaults to them.
 PRIMARY_KEYS: Final[tuple[str, ...]]
 #: Prefixes of user text that a client wrote on the person's behalf (Claude Code's command and
-#: reminder blocks, "[Request interrupted by user"…): not prompts.
+#: reminder blocks, "[Request interrupted by user"…): not prompts. A Claude Code slash command sent
+#: to the model (``<command-message>`` first) is read as the prompt ``/name args`` instead.
 SYNTHETIC_PROMPT_PREFIXES: Final[tuple[str, ...]]
 #: Prefixes of Codex user messages that carry instructions or environment, not the person's words.
 CODEX_CONTEXT_PREFIXES: Final[tuple[str, ...]]

@@ -102,6 +102,32 @@ def claude_samples(out: Path) -> None:
             meta = sub.with_name(sub.stem + ".meta.json")
             if meta.exists():
                 copy(meta, out / "subagent" / "subagents" / meta.name)
+    claude_slash_samples(out)
+
+
+SLASH_ARGS = "create TODO app by Next.js"
+
+
+def claude_slash_samples(out: Path) -> None:
+    """A session of slash commands: a custom command with arguments, one without, and a built-in
+    local command (`/model`), which Claude Code answers itself without a model request."""
+    with MockAPI() as mock:
+        agents = env("claude-code-slash", mock)
+        commands = agents.project / ".claude" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "orchestrator.md").write_text(
+            "Split the task into subtasks and run them.\n\nTask: $ARGUMENTS\n"
+        )
+        (commands / "hello.md").write_text("Say hello to the user.\n")
+        target = agents.project / "todo.md"
+        mock.set_script(
+            [[write(str(target), "- [ ] a TODO app\n"), say("Planned the TODO app.")], [say("Hello!")]]
+        )
+        first = agents.claude(f"/orchestrator {SLASH_ARGS}")
+        assert first.session_id
+        agents.claude("/hello", resume=first.session_id)
+        agents.claude("/model", resume=first.session_id)
+        copy(first.transcript, out / "slash-commands.jsonl")
 
 
 def pi_samples(out: Path) -> None:

@@ -437,6 +437,34 @@ def claude_code_line(acc: Activity, line: dict[str, Any], kind: str | None) -> N
     # "attachment" and every other type: not counted.
 
 
+def _tag(text: str, tag: str, *, last_close: bool = False) -> str | None:
+    """The text between ``<tag>`` and ``</tag>`` (the last ``</tag>`` with ``last_close``), or None."""
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    close = f"</{tag}>"
+    end = text.rfind(close) if last_close else text.find(close, start)
+    return text[start:end] if end >= start else None
+
+
+def claude_slash_command(prompt: str) -> str:
+    """docs/activity.md, Claude Code, "A slash command the person typed that goes to the model": a
+    prompt that starts with ``<command-message>`` and names a ``<command-name>`` is ``/name args``; any
+    other prompt is returned as it is."""
+    if not prompt.lstrip().startswith("<command-message>"):
+        return prompt
+    name_at = prompt.find("<command-name>")
+    name = _tag(prompt, "command-name")
+    if name is None or not name.strip():
+        return prompt
+    name = name.strip()
+    after_name = prompt[prompt.find("</command-name>", name_at) + len("</command-name>") :]
+    args = (_tag(after_name, "command-args", last_close=True) or "").strip()
+    command = name if name.startswith("/") else "/" + name
+    return f"{command} {args}" if args else command
+
+
 def claude_code_user(acc: Activity, line: dict[str, Any]) -> None:
     if line.get("isMeta") is True or line.get("isCompactSummary") is True or line.get("isSidechain") is True:
         return
@@ -445,12 +473,12 @@ def claude_code_user(acc: Activity, line: dict[str, Any]) -> None:
         return
     content = message.get("content")
     if isinstance(content, str):
-        acc.prompt(content)
+        acc.prompt(claude_slash_command(content))
     elif isinstance(content, list):
         blocks = _blocks(content)
         if any(block.get("type") == "tool_result" for block in blocks):
             return
-        acc.prompt("\n".join(_texts(blocks, ("text",))))
+        acc.prompt(claude_slash_command("\n".join(_texts(blocks, ("text",)))))
 
 
 def claude_code_assistant(acc: Activity, line: dict[str, Any]) -> None:

@@ -3,8 +3,8 @@
 use super::message::{message, report_assistant, Message};
 use super::read::{line_end, object_value, Bad};
 use super::tools::ResultText;
-use crate::activity::{hash64, Category, Meta, Sink};
-use crate::json::{Flow, RawStr, Reader};
+use crate::activity::{hash64, Category, Meta, Sink, Text};
+use crate::json::{is_space, Flow, RawStr, Reader};
 
 /// Claude Code's tools by lowercase name and category; a tool not listed counts as `other`.
 pub(super) const TOOLS: &[(&str, Category)] = &[
@@ -133,13 +133,47 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let sidechain = sidechain && !(entries && sink.sidechain_is_own());
     if t == b"user" && has_message && role_ok && !(meta || sidechain || compact) {
         if let Some(text) = msg.prompt() {
-            sink.prompt(text, ts.as_ref());
+            sink.prompt(slash_command(&text).unwrap_or(text), ts.as_ref());
         }
     } else if t == b"assistant" && has_message && !msg.model.is_some_and(|m| m.is(b"<synthetic>")) {
         sink.assistant(msg.id.map(|i| hash64(i.raw)), ts.as_ref());
         report_assistant(&msg, ts.as_ref(), sink);
     }
     Ok(())
+}
+
+/// The slash command a person typed, as `/name args`, when `text` is the line Claude Code writes for
+/// one that goes to the model (a custom command, a skill, a prompt built-in such as `/init`): it starts
+/// with `<command-message>`, then `<command-name>` and, when there are arguments, `<command-args>`;
+/// the expanded prompt follows on an `isMeta` line. A built-in local command (`/clear`, `/model`,
+/// `/compact`: no model request, its output in a `<local-command-stdout>` line) is written with
+/// `<command-name>` first and stays synthetic, as in Claude Code's own readers of its transcripts.
+fn slash_command(text: &Text<'_>) -> Option<Text<'static>> {
+    const MESSAGE: &str = "<command-message>";
+    if !text.starts_with_any(&[MESSAGE]) {
+        return None;
+    }
+    let whole = match text {
+        Text::Raw(raw) => raw.decode(),
+        Text::Joined(s) => s.clone(),
+    };
+    let (_, rest) = whole.split_once("<command-name>")?;
+    let (name, rest) = rest.split_once("</command-name>")?;
+    let name = name.trim_matches(is_space);
+    if name.is_empty() {
+        return None;
+    }
+    let slash = if name.starts_with('/') { "" } else { "/" };
+    // The arguments are the last tag: they may hold anything, the closing tag included.
+    let args = rest
+        .split_once("<command-args>")
+        .and_then(|(_, a)| a.rsplit_once("</command-args>"))
+        .map_or("", |(a, _)| a.trim_matches(is_space));
+    Some(Text::Joined(if args.is_empty() {
+        format!("{slash}{name}")
+    } else {
+        format!("{slash}{name} {args}")
+    }))
 }
 
 #[cfg(test)]
@@ -178,6 +212,46 @@ mod tests {
             (Some("s"), Some("/p"))
         );
         assert_eq!(a.entry_types.get("attachment"), Some(&1));
+    }
+
+    #[test]
+    fn a_slash_command_for_the_model_is_one_prompt_a_local_command_none() {
+        // As Claude Code 2.1.330 writes them (`claude -p "/orchestrator create TODO app by Next.js"`,
+        // `/hello`, `/model`), and a 1.0 command line ("is running…", a text block).
+        let lines = [
+            r#"{"type":"user","message":{"role":"user","content":"<command-message>orchestrator</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>create TODO app by Next.js</command-args>"},"timestamp":"t1"}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"Split the task.\n\nTask: create TODO app by Next.js\n"}]},"isMeta":true,"timestamp":"t1"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"<command-message>hello</command-message>\n<command-name>/hello</command-name>"},"timestamp":"t2"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"<local-command-caveat>The command below was run directly in Claude Code</local-command-caveat>"},"isMeta":true,"timestamp":"t3"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"<command-name>/model</command-name>\n            <command-message>model</command-message>\n            <command-args></command-args>"},"timestamp":"t3"}"#,
+            r#"{"type":"system","content":"<local-command-stdout>Current model: Opus</local-command-stdout>","timestamp":"t3"}"#,
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<command-message>review is running…</command-message>\n<command-name>review</command-name>\n<command-args>  PR <42> </command-args> </command-args>"}]},"timestamp":"t4"}"#,
+            r#"{"type":"user","message":{"role":"user","content":"<command-message>x</command-message>\n<command-name> </command-name>"},"timestamp":"t5"}"#,
+        ];
+        let a = run(Format::ClaudeCode, &lines);
+        assert_eq!(a.user_messages, 3);
+        assert_eq!(
+            a.first_user_text.as_deref(),
+            Some("/orchestrator create TODO app by Next.js")
+        );
+        assert_eq!(
+            a.last_user_text.as_deref(),
+            Some("/review PR <42> </command-args>")
+        );
+        assert_eq!(
+            (a.first_timestamp.as_deref(), a.last_timestamp.as_deref()),
+            (Some("t1"), Some("t4"))
+        );
+        // The entry reader is told the same texts (the synthetic ones it leaves out itself).
+        let sink = results(Format::ClaudeCode, &lines);
+        let told: Vec<&str> = sink.prompts.iter().map(String::as_str).collect();
+        assert_eq!(
+            told[..2],
+            ["/orchestrator create TODO app by Next.js", "/hello"]
+        );
+        assert!(told[2].starts_with("<command-name>/model"));
+        assert_eq!(told[3], "/review PR <42> </command-args>");
+        assert!(told[4].starts_with("<command-message>x"));
     }
 
     #[test]
