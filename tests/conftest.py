@@ -318,6 +318,31 @@ def cli_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "sidelight"]
 
 
+def claude_prompt_context(transcript: Path, cwd: str, env: dict[str, str]) -> str:
+    """What ``sidelight hook claude-code`` (a process, as Claude Code runs it) adds to a prompt of the
+    session of ``transcript`` in ``cwd``: its ``additionalContext`` (``""``: nothing)."""
+    event = {
+        "session_id": transcript.stem,
+        "transcript_path": str(transcript),
+        "cwd": cwd,
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "what changed?",
+    }
+    done = subprocess.run(
+        [*cli_command(), "hook", "claude-code"],
+        input=json.dumps(event),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    if not done.stdout.strip():
+        return ""
+    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
 @pytest.fixture
 def run_cli():
     """``run_cli(*args, env={...}) -> CompletedProcess``: run the CLI in a subprocess, text output."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 import sidelight
 from sidelight.cli import main
-from tests.conftest import cli_command
+from tests.conftest import claude_prompt_context
 from tests.support.reference import reference_scan
 from tests.test_reference import assert_same, core_scan
 
@@ -125,24 +124,7 @@ def sibling_home(tmp_path: Path) -> tuple[dict[str, str], Path]:
 
 def test_a_siblings_digest_line_names_the_command(tmp_path: Path) -> None:
     env, transcript = sibling_home(tmp_path)
-    event = {
-        "session_id": transcript.stem,
-        "transcript_path": str(transcript),
-        "cwd": SAMPLE_CWD,
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "what changed?",
-    }
-    done = subprocess.run(
-        [*cli_command(), "hook", "claude-code"],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = claude_prompt_context(transcript, SAMPLE_CWD, env)
     line = next(line for line in context.splitlines() if SAMPLE_ID[:8] in line)
     assert f'5 messages): "{ORCHESTRATOR}" -> wrote todo.md' in line
 

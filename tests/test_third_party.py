@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import sidelight
 from sidelight.cli import main
-from tests.conftest import cli_command
+from tests.conftest import claude_prompt_context
 from tests.support.reference import reference_scan
 from tests.test_reference import assert_same, core_scan
 
@@ -143,27 +142,10 @@ def test_a_sibling_hears_what_a_real_session_did(tmp_path: Path) -> None:
         "message": {"content": "hi"},
     }
     transcript.write_text(json.dumps(first) + "\n", encoding="utf-8")
-    event = {
-        "session_id": me,
-        "transcript_path": str(transcript),
-        "cwd": "/path/to/Demo",
-        "hook_event_name": "UserPromptSubmit",
-        "prompt": "what changed?",
-    }
     env = {key: value for key, value in os.environ.items() if not key.startswith(("SIDELIGHT_", "XDG_"))}
     env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
     env.pop("CLAUDE_CONFIG_DIR", None)
-    done = subprocess.run(
-        [*cli_command(), "hook", "claude-code"],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    context = claude_prompt_context(transcript, "/path/to/Demo", env)
     assert "Empty Repo Setup: CLAUDE.md Foundation Created" in context
     # 40 replies and the person's one prompt, the slash command the session started with.
     assert "41 messages" in context
