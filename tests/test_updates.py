@@ -216,6 +216,29 @@ def test_only_a_few_siblings_left_out_for_room_are_kept_for_later(tmp_path: Path
     assert sorted(named, reverse=True) == sorted(f"s{n:02}" for n in range(30 - len(named), 30))[::-1]
 
 
+def test_siblings_busier_than_a_digest_holds_take_turns(tmp_path: Path) -> None:
+    # Ten siblings with news at every prompt and room for about four: the six left out wait, and the
+    # next prompt names them first, rather than the four most recent again (the same six were never
+    # named, their pending news re-read and growing at every prompt).
+    root = tmp_path / "sessions"
+    root.mkdir()
+    siblings = [session(root, f"s{n}") for n in range(10)]
+    plugins = Plugins(builtins=("sidelight.templates.default",), entry_points=False)
+    plugins.register(FakeHost([session(root, "main"), *siblings]), name="fake-host")
+    settings = replace(Settings.load(env={}, home=tmp_path), state_dir=tmp_path / "state")
+    assert get_session_updates("main", settings=settings, plugins=plugins, now=NOW) is None  # cursors at 0
+    named: list[set[str]] = []
+    for turn in range(3):
+        for n, sibling in enumerate(siblings):  # the later, the more recent
+            stamp = f"2027-01-15T07:{10 * turn + n:02}:00.000Z"
+            append(sibling.path, prompt(f"{sibling.name} round {turn} " + "at length " * 4, stamp=stamp))
+        digest = get_session_updates("main", settings=settings, plugins=plugins, now=NOW) or ""
+        assert "more session" in digest, digest  # more news than room, every time
+        named.append({line.split()[2] for line in digest.splitlines() if line.startswith("- ")})
+    assert named[0] and named[1] and not named[0] & named[1], named  # the second prompt: the others
+    assert set().union(*named) == {s.name for s in siblings}, named  # everyone in three prompts
+
+
 def test_each_reader_has_its_own_cursors(world) -> None:
     sessions, updates, _ = world
     append(sessions["discord"].path, prompt("news for everyone"))

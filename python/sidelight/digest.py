@@ -84,16 +84,20 @@ class DigestLine:
 
     ``text`` is what a summarizer returned (made one sanitized line here); ``last_timestamp`` is the
     sibling's last ISO-8601 timestamp and ``age_seconds`` the seconds since then (``None``: unknown);
-    ``conflict`` says the sibling changed a file the reading session touched too: such lines go first.
-    (A record written out, not a dataclass: :mod:`sidelight._record`.)
+    ``conflict`` says the sibling changed a file the reading session touched too: such lines go first;
+    ``waited`` how many digests in a row had no room for the sibling and kept its news for the next:
+    such lines come next, the longest waiting first, so that siblings busier than a digest holds take
+    turns. (A record written out, not
+    a dataclass: :mod:`sidelight._record`.)
     """
 
-    __slots__ = ("age_seconds", "conflict", "last_timestamp", "text")
+    __slots__ = ("age_seconds", "conflict", "last_timestamp", "text", "waited")
 
     text: str
     last_timestamp: str | None
     age_seconds: float | None
     conflict: bool
+    waited: int
 
     def __init__(
         self,
@@ -101,11 +105,13 @@ class DigestLine:
         last_timestamp: str | None = None,
         age_seconds: float | None = None,
         conflict: bool = False,
+        waited: int = 0,
     ) -> None:
         object.__setattr__(self, "text", text)
         object.__setattr__(self, "last_timestamp", last_timestamp)
         object.__setattr__(self, "age_seconds", age_seconds)
         object.__setattr__(self, "conflict", conflict)
+        object.__setattr__(self, "waited", waited)
 
 
 def ago(seconds: float) -> str:
@@ -154,12 +160,14 @@ def _more(count: int) -> str:
 
 
 def _ordered(lines: Sequence[DigestLine]) -> list[DigestLine]:
-    """Conflicts first, then the most recent: by age (unknown last), then by last timestamp (newest
-    first, unknown last), then by text, so that the order never depends on the input's."""
+    """Conflicts first, then the lines an earlier digest had no room for, then the most recent: by age
+    (unknown last), then by last timestamp (newest first, unknown last), then by text, so that the order
+    never depends on the input's."""
     out = sorted(lines, key=lambda line: line.text)
     out.sort(key=lambda line: line.last_timestamp or "", reverse=True)
     out.sort(key=lambda line: line.last_timestamp is None)
     out.sort(key=_age_key)
+    out.sort(key=lambda line: -line.waited)
     out.sort(key=lambda line: not line.conflict)
     return out
 
@@ -451,6 +459,13 @@ def _read_and_summarize(
     lines, keys, late = _summaries(
         everything[: len(reads)], results[: len(reads)], plugins, now, touched, deadline
     )
+    kept = mine.get("waiting") if mine is not None else None
+    before = {k: n for k, n in kept.items() if isinstance(n, int) and n > 0} if isinstance(kept, dict) else {}
+    if before:
+        lines = [
+            replace(line, waited=before[key]) if key in before else line
+            for line, key in zip(lines, keys, strict=True)
+        ]
     if late:
         # Read but not summarized in time: not reported, so not committed either (the next prompt).
         results = [None if r.session.key in late else x for r, x in zip(everything, results, strict=True)]
@@ -470,11 +485,19 @@ def _read_and_summarize(
         # Only the most relevant few: a thousand siblings seen for the first time would otherwise fill
         # the next hundreds of prompts with what they did before this session looked, re-read each time.
         ids = {id(line) for line in dropped[:CARRIED_OVER]}
-        waiting = {key for line, key in zip(lines, keys, strict=False) if id(line) in ids}
+        waiting = {
+            key: before.get(key, 0) + 1 for line, key in zip(lines, keys, strict=False) if id(line) in ids
+        }
         results = [None if r.session.key in waiting else x for r, x in zip(everything, results, strict=True)]
+    else:
+        waiting = {}
 
     def apply() -> None:
-        fields = {current.key: {"files": own_files}} if own else None
+        # The reader's own entry keeps the files it touched, and which siblings wait for their turn.
+        mine_now: dict[str, object] = {"waiting": dict(sorted(waiting.items()))}
+        if own:
+            mine_now["files"] = own_files
+        fields = {current.key: mine_now}
         engine.commit_reads(store, current, everything, results, saved, fields=fields)
         for resolver in (
             [] if commit_remote else remote

@@ -528,6 +528,13 @@ def commit_reads(
             if fields is not None and key in fields:
                 entry.update(fields[key])
             complete[key] = entry
+    for key, more in (fields or {}).items():
+        # Fields for an entry not read this time (the reader's own, when it wrote nothing new) go on the
+        # entry as it was saved; an entry never saved has no offset to go with them and waits.
+        before = saved.get(key)
+        if key not in complete and before is not None and isinstance(before.get("offset"), int):
+            if any(before.get(name) != value for name, value in more.items()):
+                complete[key] = {**before, **more}
     if not complete:
         return
     try:
