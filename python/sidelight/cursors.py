@@ -11,7 +11,8 @@ fields of :meth:`sidelight.Cursor.as_dict` (``offset``, ``dev``, ``inode``, ``he
 object mapping each further path to its own cursor dict. The store interprets nothing but ``offset``:
 any other JSON value in an entry is kept as given, and an old file with bare offsets loads as it is.
 A reader may keep an entry for itself (writer = reader): the digest's holds the reader's cursor into
-its own transcript and ``"files"``, the paths it edited, wrote or read (for conflicts first).
+its own transcript, ``"files"``, the paths it edited, wrote or read (for conflicts first), and
+``"waiting"``, the siblings a digest had no room for, each with the number of prompts it has waited.
 
 Safety, for many hooks running at once:
 
