@@ -379,6 +379,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("last_timestamp", "str | None", None),
             ("age_seconds", "float | None", None),
             ("conflict", "bool", False),
+            ("waited", "int", 0),
         ],
     ),
     (

@@ -532,9 +532,13 @@ def commit_reads(
         # Fields for an entry not read this time (the reader's own, when it wrote nothing new) go on the
         # entry as it was saved; an entry never saved has no offset to go with them and waits.
         before = saved.get(key)
-        if key not in complete and before is not None and isinstance(before.get("offset"), int):
-            if any(before.get(name) != value for name, value in more.items()):
-                complete[key] = {**before, **more}
+        if (
+            key not in complete
+            and before is not None
+            and isinstance(before.get("offset"), int)
+            and any(before.get(name) != value for name, value in more.items())
+        ):
+            complete[key] = {**before, **more}
     if not complete:
         return
     try:
