@@ -839,3 +839,48 @@ def test_each_line_makes_its_own_events_with_its_time_and_key_and_a_replay_logs_
     again._process(set(again._dirty))
     assert [e.key for e in events if e.kind != "session_start"] == keys
     assert log.read_bytes() == logged
+
+
+def test_a_source_changed_twice_within_one_tick_of_file_times_is_followed_again(
+    home: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file's time moves by the kernel's coarse ticks: a second write within one tick that keeps the
+    # size (SQLite reusing a page, as opencode's database does) leaves the stat the watcher saw after the
+    # first, and its change waited for the next reconcile (tests/test_opencode.py failed now and then).
+    from sidelight.records import ResolverSpec
+    from sidelight.watch import watcher as watching
+
+    source = home / "db"
+    source.write_bytes(b"one")
+    listings: list[float] = []
+
+    class Host:
+        @hookimpl
+        def sidelight_resolvers(self):
+            def listed(settings: Settings) -> list[Any]:
+                listings.append(time.monotonic())
+                return []
+
+            yield ResolverSpec(
+                name="db",
+                list_sessions=listed,
+                current=lambda event, settings: None,
+                sources=lambda settings: [str(source)],
+            )
+
+    plugins = Plugins(builtins=(), entry_points=False)
+    plugins.register(Host(), name="db-host")
+    watcher = make_watcher(settings, plugins)
+    watcher._note_sources()
+    stat = watching._source_stat(str(source))
+    assert stat is not None
+    monkeypatch.setattr(watching, "_source_stat", lambda path: (*stat[:3], stat[3] + 1))  # the first write
+    watcher._follow_sources()
+    assert len(listings) == 1
+    watcher._follow_sources()  # the second write, in the same tick: the same stat
+    assert len(listings) == 1
+    time.sleep(watching.SOURCE_SETTLE * 1.5)
+    watcher._follow_sources()
+    assert len(listings) == 2  # followed once more once the tick was surely over
+    watcher._follow_sources()
+    assert len(listings) == 2  # and only once

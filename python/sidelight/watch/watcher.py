@@ -338,6 +338,9 @@ class Watcher:
         #: Resolver -> the files its listing is made from (``ResolverSpec.sources``) and their stats as
         #: of its last listing (see _follow_sources).
         self._sources: dict[str, tuple[tuple[str, ...], list[tuple[int, int, int, int] | None]]] = {}
+        #: Resolver -> when to follow its sources once more although their stats did not change since
+        #: (see _follow_sources).
+        self._source_settle: dict[str, float] = {}
         self._dirty_state = False
         self._started_at = 0.0
         self._last_flush = 0.0
@@ -641,7 +644,12 @@ class Watcher:
                     how = "file events" if stat_period is None else f"a stat pass every {stat_period:g}s"
                     logger.info("appends found by %s", how)
                 now = time.monotonic()
-                due = min(next_reconcile, next_housekeeping, next_stat if stat_period else next_reconcile)
+                due = min(
+                    next_reconcile,
+                    next_housekeeping,
+                    next_stat if stat_period else next_reconcile,
+                    min(self._source_settle.values(), default=next_reconcile),
+                )
                 woke = self._wake.wait(max(0.0, due - now))
                 if self._stopping.is_set():
                     break
@@ -845,10 +853,19 @@ class Watcher:
         list its sessions again, which brings their transcripts up to date (opencode's export), and
         mark the transcripts that differ from the watcher's cursors, or are new, dirty."""
         changed: list[str] = []
+        now = time.monotonic()
         for name, (paths, seen) in list(self._sources.items()):
             stats = [_source_stat(p) for p in paths]
-            if stats == seen:
+            settle = self._source_settle.get(name)
+            if stats == seen and (settle is None or now < settle):
                 continue
+            if stats != seen:
+                # A file's time moves in ticks of the kernel's coarse clock (a few ms): a second write
+                # in the same tick that keeps the size (SQLite reusing a page) leaves the same stat, and
+                # would wait for the next reconcile. Follow once more when that tick is surely over.
+                self._source_settle[name] = now + SOURCE_SETTLE
+            else:
+                del self._source_settle[name]
             self._sources[name] = (paths, stats)
             resolver = self.plugins.resolvers().get(name)
             if resolver is None:
@@ -1502,6 +1519,11 @@ def _same_place(known: Session, found: Session) -> bool:
         and known.cursor_file == found.cursor_file
         and type(known) is type(found)
     )
+
+
+#: Seconds after a resolver's sources changed when the watcher follows them once more (see
+#: Watcher._follow_sources): well past the coarse clock's tick that file times move by.
+SOURCE_SETTLE: Final = 0.05
 
 
 def _source_stat(path: str) -> tuple[int, int, int, int] | None:
