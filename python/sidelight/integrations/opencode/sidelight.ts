@@ -118,12 +118,17 @@ function promptOf(parts: any[]): string | null {
 
 export const SidelightPlugin = async (ctx: any) => {
   const directory: string = ctx?.directory ?? process.cwd();
+  // The start hook of a session still running, by session: opencode runs its event and chat.message
+  // handlers at once, and the start keeps the session's handoff for its first prompt, so that prompt's
+  // hook waits for it (else it looked before the handoff was kept, and the handoff was lost).
+  const starting = new Map<string, Promise<string>>();
   return {
     "chat.message": async (input: any, output: any) => {
       try {
         const sessionID = input?.sessionID ?? output?.message?.sessionID;
         const messageID = output?.message?.id ?? input?.messageID;
         if (!sessionID || !messageID || !Array.isArray(output?.parts)) return;
+        await starting.get(sessionID);
         const text = (
           await runHook(
             {
@@ -176,10 +181,16 @@ export const SidelightPlugin = async (ctx: any) => {
         if (type !== "session.created" && type !== "session.deleted") return;
         const info = event?.properties?.info ?? {};
         if (!info.id || info.parentID) return; // a subagent's session is its parent's
-        await runHook(
+        const run = runHook(
           { event: type, session_id: info.id, message_id: null, cwd: info.directory ?? directory, prompt: null },
           directory,
         );
+        if (type === "session.created") starting.set(info.id, run);
+        try {
+          await run;
+        } finally {
+          if (starting.get(info.id) === run) starting.delete(info.id);
+        }
       } catch {
         // never break opencode
       }
