@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 
 from sidelight.errors import SidelightError
 from sidelight.statefile import load_json_state, private_dir, write_atomic
+from sidelight.warm import AGENT_FOLDER_VARIABLES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -1019,17 +1020,7 @@ SERVICE_MARKER = "sidelight-watch-service"
 #: The variables passed on to the service when set at install time: where the state, the config and the
 #: agents' sessions are. The watcher must use the state directory the hooks use (its snapshot, its
 #: socket), and find the sessions they find; a service does not inherit the shell's environment.
-SERVICE_ENVIRONMENT = (
-    "SIDELIGHT_STATE_DIR",
-    "SIDELIGHT_CONFIG",
-    "XDG_STATE_HOME",
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "PI_CODING_AGENT_DIR",
-    "GEMINI_CLI_HOME",
-    "QWEN_HOME",
-    "COPILOT_HOME",
-)
+SERVICE_ENVIRONMENT = ("SIDELIGHT_STATE_DIR", "SIDELIGHT_CONFIG", *AGENT_FOLDER_VARIABLES)
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30
 

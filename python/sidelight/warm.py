@@ -71,20 +71,20 @@ MAX_HEADER = 64
 MAX_META = 1 << 20
 MAX_PAYLOAD = 64 << 20
 
-#: Variables outside ``SIDELIGHT_*`` that change what a hook answers (where the agents keep their
-#: sessions, where the state is).
-HOST_VARIABLES = frozenset(
-    {
-        "HOME",
-        "XDG_STATE_HOME",
-        "CLAUDE_CONFIG_DIR",
-        "CODEX_HOME",
-        "PI_CODING_AGENT_DIR",
-        "GEMINI_CLI_HOME",
-        "QWEN_HOME",
-        "COPILOT_HOME",
-    }
+#: Variables outside ``SIDELIGHT_*`` that say where the state is and where the agents keep their
+#: sessions. One list for the warm path (below) and the watcher's service (``install.SERVICE_ENVIRONMENT``):
+#: an agent added here reaches both.
+AGENT_FOLDER_VARIABLES = (
+    "XDG_STATE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "PI_CODING_AGENT_DIR",
+    "GEMINI_CLI_HOME",
+    "QWEN_HOME",
+    "COPILOT_HOME",
 )
+#: Variables outside ``SIDELIGHT_*`` that change what a hook answers.
+HOST_VARIABLES = frozenset({"HOME", *AGENT_FOLDER_VARIABLES})
 #: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
 #: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.
 NOT_FOR_HOOKS = frozenset(
