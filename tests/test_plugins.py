@@ -319,6 +319,7 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
     assert through_pluggy.manager is not None
     assert FAMILIES and "formats" in FAMILIES
     for family in FAMILIES:
+        quick._import_family(family)  # the templates with this hook, imported on first ask
         assert quick._implementations(family) == through_pluggy._implementations(family), family
         mine, theirs = quick._collect(family), through_pluggy._collect(family)
         assert list(mine) == list(theirs), family
@@ -336,6 +337,204 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
         "pi",
         "claude-code",
     ]
+
+
+# --- the built-in templates, imported when something asks for what they provide -------------------
+
+DATA = Path(__file__).parent / "data"
+#: Each agent template with a root test, with the variable that moves its folder.
+AGENTS = {
+    "claude_code": "CLAUDE_CONFIG_DIR",
+    "pi": "PI_CODING_AGENT_DIR",
+    "codex": "CODEX_HOME",
+    "qwen": "QWEN_HOME",
+    "copilot": "COPILOT_HOME",
+    "gemini": "GEMINI_CLI_HOME",
+    "opencode": "XDG_DATA_HOME",
+}
+
+
+def test_the_table_of_what_each_template_provides_is_the_templates_own() -> None:
+    assert set(plugins_module._PROVIDES) == set(BUILTINS)
+    for name in BUILTINS:
+        hooks = plugins_module._plain_hooks(importlib.import_module(name))
+        assert hooks is not None, name  # each is called without pluggy, so its import can wait
+        provided = {hook.removeprefix("sidelight_"): tuple(s.name for s in f()) for hook, f in hooks.items()}
+        assert provided == plugins_module._PROVIDES[name], name
+        for spec in hooks.get("sidelight_formats", lambda: ())():
+            assert spec.decoder == spec.name, name  # categories(decoders) imports by decoder
+    assert set(plugins_module._SESSIONS_HERE) == {f"sidelight.templates.{a}" for a in AGENTS}
+    claude_code = importlib.import_module("sidelight.templates.claude_code")
+    assert claude_code._OTHER_HOSTS == plugins_module._NOT_CLAUDE_CODE
+
+
+def _agent_session(agent: str, folder: Path, cwd: Path) -> None:
+    """One session of ``agent`` where its resolver lists it, ``folder`` being the agent's own folder
+    (the one its variable names; for opencode, the data folder)."""
+    sid = "0000abcd-0000-4000-8000-00000000abcd"
+    if agent == "claude_code":
+        target = folder / "projects" / "-work-app" / f"{sid}.jsonl"
+        shutil.copy(DATA / "claude-code" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "pi":
+        target = folder / "sessions" / "--work-app--" / f"2026-01-01T00-00-00-000Z_{sid}.jsonl"
+        shutil.copy(DATA / "pi" / "four-tools-continue.jsonl", _parent(target))
+    elif agent == "codex":
+        target = folder / "sessions" / "2026" / "01" / "01" / f"rollout-2026-01-01T10-00-00-{sid}.jsonl"
+        shutil.copy(DATA / "codex" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "qwen":
+        target = folder / "projects" / "-work-app" / "chats" / f"{sid}.jsonl"
+        shutil.copy(DATA / "qwen" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "copilot":
+        target = folder / "session-state" / sid / "events.jsonl"
+        shutil.copy(DATA / "copilot" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "gemini":
+        target = folder / "tmp" / "app" / "chats" / "session-2026-01-01T10-00-0000abcd.jsonl"
+        shutil.copy(DATA / "gemini" / "four-tools-resume.jsonl", _parent(target))
+    else:
+        import sqlite3
+
+        db = _parent(folder / "opencode" / "opencode.db")
+        with sqlite3.connect(db) as connection:
+            connection.executescript((DATA / "opencode" / "opencode.sql").read_text())
+        connection.close()
+
+
+def _parent(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def _default_folder(agent: str, home: Path) -> Path:
+    return {
+        "claude_code": home / ".claude",
+        "pi": home / ".pi" / "agent",
+        "codex": home / ".codex",
+        "qwen": home / ".qwen",
+        "copilot": home / ".copilot",
+        "gemini": home / ".gemini",
+        "opencode": home / ".local" / "share",
+    }[agent]
+
+
+def _layouts() -> Iterator[tuple[str, str | None, str]]:
+    """(id, the agent given a session, where: its default folder, the folder its variable names, or
+    the default one while the variable names another; or only its folder without sessions)."""
+    yield "empty", None, ""
+    for agent in AGENTS:
+        yield f"{agent}-bare", agent, "bare"
+        yield f"{agent}-default", agent, "default"
+        yield f"{agent}-variable", agent, "variable"
+        yield f"{agent}-elsewhere", agent, "elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("agent", "where"), [(a, w) for _, a, w in _layouts()], ids=[i for i, _, _ in _layouts()]
+)
+def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str | None, where: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(tmp_path / "state")}
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    if agent is not None:
+        moved = tmp_path / "moved"
+        if where in ("variable", "elsewhere"):
+            value = str(moved / ".gemini" if agent == "gemini" else moved)
+            env[AGENTS[agent]] = str(moved) if agent == "gemini" else value
+            if agent == "opencode":
+                monkeypatch.setenv("XDG_DATA_HOME", str(moved))
+        folder = moved / ".gemini" if where == "variable" and agent == "gemini" else moved
+        if where in ("default", "elsewhere", "bare"):
+            folder = _default_folder(agent, home)
+        if where == "bare":
+            folder.mkdir(parents=True)  # the agent's folder, none of its sessions' folders
+        else:
+            _agent_session(agent, folder, tmp_path)
+    settings = Settings.load(env=env, home=home)
+    for name in AGENTS:
+        module = importlib.import_module(f"sidelight.templates.{name}")
+        here = plugins_module._SESSIONS_HERE[module.__name__](settings)
+        roots = module.roots(settings)
+        sessions = list(module.list_sessions(settings))
+        expected = name == agent and where in ("default", "variable")
+        assert here == expected, (name, here)
+        assert bool(sessions) == expected, (name, sessions)
+        assert bool(roots) <= here, (name, roots)
+        if name != "opencode":  # opencode's root is its export folder, made by its first listing
+            assert bool(roots) == expected, (name, roots)
+
+
+def test_the_hosts_a_template_names_a_new_session_for_are_in_the_table(tmp_path: Path) -> None:
+    # Without any agent's folder, a resolver's current() answers only for the hosts the table names
+    # (a new session's first prompt), so a hook of another host can leave its template out.
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = Settings.load(env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(tmp_path / "s")}, home=home)
+    hosts = {
+        *plugins_module._PROVIDES["sidelight.templates.hosts"]["injectors"],
+        "gemini",
+        "opencode",
+        "kiro",
+    }
+    named: set[tuple[str, str]] = set()
+    for name in AGENTS:
+        module = importlib.import_module(f"sidelight.templates.{name}")
+        for host in hosts:
+            event = HostEvent(
+                host=host,
+                event="UserPromptSubmit",
+                session_id="ses_0123456789abcdefABCDEFghij" if host == "opencode" else str(uuid.uuid4()),
+                cwd=tmp_path / "work",
+                transcript_path=None if host in ("opencode", "copilot") else tmp_path / "work" / "t.jsonl",
+            )
+            if module.current(event, settings) is not None:
+                named.add((name, host))
+                assert plugins_module._may_name_current(module.__name__, host), (name, host)
+    # (the test can fail: these hosts' templates do name a session here)
+    assert {("claude_code", "kiro"), ("claude_code", "agent-sdk"), ("copilot", "copilot")} <= named
+
+
+def test_a_prompt_imports_only_the_templates_it_can_need(tmp_path: Path) -> None:
+    # A fresh process (the templates already imported here would hide what a prompt imports): the
+    # resolvers a prompt asks for in a HOME with only ~/.claude give the sessions all of them give.
+    home = tmp_path / "home"
+    _agent_session("claude_code", home / ".claude", tmp_path)
+    code = (
+        "import json, sys\n"
+        "from sidelight.config import Settings\n"
+        "from sidelight.plugins import Plugins\n"
+        "plugins = Plugins(entry_points=False)\n"
+        "settings = Settings.load()\n"
+        "some = sorted(plugins.resolvers(settings, 'claude-code'))\n"
+        "plugins.injector('claude-code'); plugins.format('claude-code'); plugins.summarizers()\n"
+        "plugins.categories({'claude-code'})\n"
+        "loaded = sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith('sidelight.templates.'))\n"
+        "listed = lambda rs: sorted(str(s.path) for r in rs.values() for s in r.list_sessions(settings))\n"
+        "mine = listed(plugins.resolvers(settings))\n"
+        "every = listed(plugins.resolvers())\n"
+        "print(json.dumps([some, loaded, mine == every, len(every)]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_"))}
+    env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    some, loaded, same, count = json.loads(done.stdout)
+    assert some == ["claude-code", "redis-streams", "volute"]
+    assert loaded == ["claude_code", "default", "hosts", "redis_streams", "volute"]
+    assert same and count == 1
+
+
+def test_the_whole_family_imports_every_template_that_provides_it() -> None:
+    plugins = Plugins(entry_points=False)
+    through_pluggy = Plugins(entry_points=False)
+    assert through_pluggy.manager is not None
+    assert list(plugins.injectors()) == list(through_pluggy.injectors())
+    assert len(plugins.injectors()) == 8
+    assert plugins.injector("gemini") is plugins.injectors()["gemini"]
+    assert plugins.format("nope") is None and plugins.injector("nope") is None
+    assert list(plugins.formats()) == list(through_pluggy.formats())
+    assert list(plugins.sinks()) == list(through_pluggy.sinks()) == ["redis-streams", "handoff", "jsonl-log"]
+    assert plugins.categories({"opencode"}) == {"opencode": plugins.categories()["opencode"]}
 
 
 def test_registering_a_plugin_hands_the_hooks_to_pluggy() -> None:

@@ -389,7 +389,7 @@ def _plan(
         return None, DigestCommit()
     siblings = siblings_of(current, sessions, settings.scope)
     # Resolvers of siblings with no transcript here (a fleet's other machines, docs/fleet.md).
-    remote = [r for r in plugins.resolvers().values() if r.remote_activity is not None]
+    remote = [r for r in plugins.resolvers(settings).values() if r.remote_activity is not None]
     if not siblings and not remote:
         return None, DigestCommit()
     store = CursorStore(engine.cursor_file(current, settings))

@@ -108,7 +108,7 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     if listing is not None:
         return listing()
     by_path: dict[str, Session] = {}  # by text: a thousand Path hashes cost more than the texts
-    for resolver in plugins.resolvers().values():
+    for resolver in plugins.resolvers(settings).values():
         try:
             found = list(resolver.list_sessions(settings))
         except Exception:
@@ -154,7 +154,9 @@ def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Ses
         listed = _listed_session(event, listing())
         if listed is not None:
             return listed
-    resolvers = sorted(plugins.resolvers().values(), key=lambda r: r.name in GENERIC_RESOLVERS)
+    resolvers = sorted(
+        plugins.resolvers(settings, event.host).values(), key=lambda r: r.name in GENERIC_RESOLVERS
+    )
     for resolver in resolvers:
         try:
             found = resolver.current(event, settings)

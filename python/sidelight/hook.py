@@ -134,7 +134,7 @@ def _compose(
     if not isinstance(data, Mapping):
         logger.warning("%s hook input is not a JSON object; nothing injected", host)
         return None, None
-    injector = plugins.injectors().get(host)
+    injector = plugins.injector(host)
     if injector is None:
         logger.warning("no injector for host %r (known: %s)", host, ", ".join(plugins.injectors()))
         return None, None

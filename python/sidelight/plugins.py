@@ -12,6 +12,12 @@ exactly as pluggy would call them, and a prompt hook imports neither pluggy nor 
 else (a plugin installed or registered, :attr:`Plugins.manager` or :meth:`Plugins.info` asked for, a
 template with options pluggy would have to order) hands the hooks to pluggy's manager.
 
+A built-in template is imported when something first asks for what it provides (:data:`_PROVIDES`):
+a record by name, a whole family, or, for a prompt, the resolvers that can know a session there (the
+ones whose folders exist, and the hook's own host's). A prompt in a HOME with only ``~/.claude`` thus
+imports neither the other agents' templates nor the watcher's sinks. pluggy's manager, once made,
+has every template.
+
 The entry points found on ``sys.path`` are kept in the state directory, keyed by the modification
 times of ``sys.path``'s folders (installing or removing a distribution changes its folder's), so that
 a prompt hook does not read every installed distribution's metadata on every prompt.
@@ -33,11 +39,13 @@ from sidelight.logs import get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+    from pathlib import Path
     from typing import Any
 
     import pluggy
 
+    from sidelight.config import Settings
     from sidelight.records import (
         ChunkSummarizerSpec,
         EmbedderSpec,
@@ -78,6 +86,113 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.redis_streams",
     "sidelight.templates.default",
 )
+
+
+#: What each built-in template provides: its hooks' families, each with the names of its records. A
+#: template is imported when one of them is asked for by name, or a whole family it has a hook in
+#: (``tests/test_plugins.py`` checks this against the modules; a built-in format's decoder is its name).
+_PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
+    "sidelight.templates.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
+    "sidelight.templates.pi": {"formats": ("pi",), "resolvers": ("pi",)},
+    "sidelight.templates.codex": {"formats": ("codex",), "resolvers": ("codex",)},
+    "sidelight.templates.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
+    "sidelight.templates.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
+    "sidelight.templates.gemini": {
+        "formats": ("gemini",),
+        "resolvers": ("gemini",),
+        "injectors": ("gemini",),
+    },
+    "sidelight.templates.opencode": {
+        "formats": ("opencode",),
+        "resolvers": ("opencode",),
+        "injectors": ("opencode",),
+    },
+    "sidelight.templates.volute": {"resolvers": ("volute",)},
+    "sidelight.templates.hosts": {
+        "injectors": ("claude-code", "codex", "qwen", "copilot", "agent-sdk", "pi")
+    },
+    "sidelight.templates.eventlog": {"sinks": ("jsonl-log",)},
+    "sidelight.templates.handoff": {
+        "token_counters": ("estimate",),
+        "embedders": ("hashed-ngrams",),
+        "chunk_summarizers": ("extractive",),
+        "sinks": ("handoff",),
+    },
+    "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
+    "sidelight.templates.default": {"summarizers": ("default",)},
+}
+
+
+def _isdir(folder: Path, name: str) -> bool:
+    return os.path.isdir(os.path.join(folder, name))  # noqa: PTH112, PTH118
+
+
+def _claude_code_here(settings: Settings) -> bool:
+    return any(_isdir(folder, "projects") for folder in settings.claude_dirs)
+
+
+def _pi_here(settings: Settings) -> bool:
+    return settings.pi_dir is not None and _isdir(settings.pi_dir, "sessions")
+
+
+def _codex_here(settings: Settings) -> bool:
+    return settings.codex_dir is not None and _isdir(settings.codex_dir, "sessions")
+
+
+def _qwen_here(settings: Settings) -> bool:
+    return _isdir(settings.qwen_dir or settings.home / ".qwen", "projects")
+
+
+def _copilot_here(settings: Settings) -> bool:
+    return _isdir(settings.copilot_dir or settings.home / ".copilot", "session-state")
+
+
+def _gemini_here(settings: Settings) -> bool:
+    return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
+
+
+def _opencode_here(settings: Settings) -> bool:
+    # Its sessions are in opencode's database (exported on listing); its root is the export folder.
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")  # noqa: PTH118
+    database = os.path.join(data, "opencode", "opencode.db")  # noqa: PTH118
+    return os.path.isfile(database) or _isdir(settings.state_dir, "opencode")  # noqa: PTH113
+
+
+#: Where a built-in resolver finds sessions, tested without importing its template (a few ``stat``
+#: calls): where the test fails, its ``list_sessions`` gives nothing and its ``roots`` is empty
+#: (``tests/test_plugins.py`` checks both against each template's own for several HOME layouts). A
+#: resolver without an entry (volute's minds are found around the working directory, the fleet's has
+#: its remote activity) is always asked.
+_SESSIONS_HERE: dict[str, Callable[[Settings], bool]] = {
+    "sidelight.templates.claude_code": _claude_code_here,
+    "sidelight.templates.pi": _pi_here,
+    "sidelight.templates.codex": _codex_here,
+    "sidelight.templates.qwen": _qwen_here,
+    "sidelight.templates.copilot": _copilot_here,
+    "sidelight.templates.gemini": _gemini_here,
+    "sidelight.templates.opencode": _opencode_here,
+}
+
+#: The hosts whose events a built-in resolver's ``current`` may name a session for although none of
+#: its folders exists yet (a new session's first prompt). Claude Code's answers for every host but
+#: :data:`_NOT_CLAUDE_CODE` (``claude_code._OTHER_HOSTS``), the agent SDK's and volute's among them.
+_OWN_HOSTS: dict[str, frozenset[str]] = {
+    "sidelight.templates.pi": frozenset({"pi"}),
+    "sidelight.templates.codex": frozenset({"codex"}),
+    "sidelight.templates.qwen": frozenset({"qwen"}),
+    "sidelight.templates.copilot": frozenset({"copilot"}),
+    "sidelight.templates.gemini": frozenset({"gemini"}),
+    "sidelight.templates.opencode": frozenset({"opencode"}),
+}
+_NOT_CLAUDE_CODE = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
+
+
+def _may_name_current(module_name: str, host: str | None) -> bool:
+    if host is None:
+        return False
+    if module_name == "sidelight.templates.claude_code":
+        return host not in _NOT_CLAUDE_CODE
+    return host in _OWN_HOSTS.get(module_name, ())
 
 
 class PluginConflictError(SidelightError, ValueError):
@@ -201,18 +316,18 @@ class Plugins:
         self._versions: dict[str, str | None] = {}
         self._cache: dict[str, Any] = {}
         self._manager: pluggy.PluginManager | None = None
-        #: The built-in templates in registration order, with their hooks while pluggy is left out.
-        self._builtins: list[tuple[str, ModuleType]] = []
-        self._hooks: list[tuple[str, dict[str, FunctionType]]] | None = []
+        #: The built-in templates in registration order, each module once imported (``None`` before:
+        #: the ones in :data:`_PROVIDES` are imported when something asks for what they provide).
+        self._builtins: dict[str, ModuleType | None] = {}
+        #: The hooks of the imported templates while pluggy is left out (``None`` once it is not).
+        self._hooks: dict[str, dict[str, FunctionType]] | None = {}
+        #: The formats given to the native core (``None``) or that it refused (why), by name.
+        self._declared: dict[str, str | None] = {}
         for module_name in builtins:
-            module = _import(module_name)
-            self._builtins.append((module_name, module))
-            hooks = _plain_hooks(module)
-            if hooks is None or self._hooks is None:
-                self._hooks = None
-            else:
-                self._hooks.append((module_name, hooks))
-        self._builtin_names = {name for name, _ in self._builtins}
+            self._builtins[module_name] = None
+            if module_name not in _PROVIDES:
+                self._import_builtin(module_name)
+        self._builtin_names = set(self._builtins)
         if entry_points:
             if only is None and os.environ.get("SIDELIGHT_PLUGINS") is not None:
                 only = [n.strip() for n in os.environ["SIDELIGHT_PLUGINS"].split(",") if n.strip()]
@@ -232,16 +347,42 @@ class Plugins:
         if self._hooks is None:
             self.manager.check_pending()
 
+    def _import_builtin(self, module_name: str) -> ModuleType:
+        module = self._builtins[module_name]
+        if module is not None:
+            return module
+        module = self._builtins[module_name] = _import(module_name)
+        if self._hooks is not None:
+            hooks = _plain_hooks(module)
+            if hooks is None:
+                self._hooks = None  # pluggy orders this one's hooks; it gets every template
+                self._cache.clear()
+            else:
+                self._hooks[module_name] = hooks
+                for hook in hooks:  # its families' records are collected again, in registration order
+                    self._cache.pop(hook.removeprefix("sidelight_"), None)
+        return module
+
+    def _import_family(self, family: str, names: Collection[str] | None = None) -> None:
+        """Imports the built-in templates that have a hook of ``family`` (that provide one of
+        ``names``, when given)."""
+        for module_name, module in self._builtins.items():
+            if module is None:
+                provided = _PROVIDES[module_name].get(family)
+                if provided and (names is None or any(name in provided for name in names)):
+                    self._import_builtin(module_name)
+
     @property
     def manager(self) -> pluggy.PluginManager:
         """pluggy's plugin manager, with every plugin registered (made on first use)."""
         if self._manager is None:
             manager = _new_manager()
-            for module_name, module in self._builtins:
-                manager.register(module, name=module_name)
+            for module_name in self._builtins:
+                manager.register(self._import_builtin(module_name), name=module_name)
             manager.check_pending()
             self._manager = manager
             self._hooks = None
+            self._cache.clear()  # what was collected before may lack templates not imported then
         return self._manager
 
     def _load_entry_points(self, found: Sequence[EntryPoint]) -> None:
@@ -266,13 +407,20 @@ class Plugins:
         self.manager.register(plugin, name=name)
         self.manager.check_pending()
         self._cache.clear()
+        self._declared.clear()
 
     def _implementations(self, family: str) -> list[tuple[str, Any]]:
         """The implementations of ``sidelight_<family>`` with their plugins' names, in the order pluggy
-        calls them: the newest registered first (third-party plugins before the built-ins)."""
+        calls them: the newest registered first (third-party plugins before the built-ins). Without
+        pluggy, the built-in templates imported so far."""
         name = f"sidelight_{family}"
-        if self._hooks is not None:  # the built-in templates only, without pluggy
-            return [(plugin, hooks[name]) for plugin, hooks in reversed(self._hooks) if name in hooks]
+        hooks = self._hooks
+        if hooks is not None:  # the built-in templates only, without pluggy
+            return [
+                (plugin, hooks[plugin][name])
+                for plugin in reversed(self._builtins)
+                if plugin in hooks and name in hooks[plugin]
+            ]
         hook = getattr(self.manager.hook, name)
         return [(impl.plugin_name, impl.function) for impl in reversed(hook.get_hookimpls())]
 
@@ -305,55 +453,105 @@ class Plugins:
         self._cache[family] = found
         return found
 
+    def _family(self, family: str) -> dict[str, Any]:
+        self._import_family(family)
+        return self._collect(family)
+
+    def _named(self, family: str, name: str) -> Any:
+        self._import_family(family, (name,))
+        return self._collect(family).get(name)
+
     def formats(self) -> Mapping[str, FormatSpec]:
         """Every format; declared and Python-written ones are registered with the native core here
         (once per process). One the core refuses is skipped with a warning, like a broken plugin."""
-        found = self._collect("formats")
-        if "formats:registered" not in self._cache:
-            for name, spec in list(found.items()):
-                if spec.layout is None and spec.decode is None:
-                    continue  # read by a built-in decoder: nothing to register
-                # (not FormatDeclarationError by name: importing it costs a prompt sidelight._declared,
-                # and the built-in opencode format is registered here on every prompt)
-                from sidelight.formats import register_format
+        self._import_family("formats")
+        return self._declare_formats()
 
-                try:
-                    register_format(spec)
-                except ValueError as error:  # a FormatDeclarationError
-                    del found[name]
-                    self.broken.append(BrokenPlugin(name, f"sidelight_formats: {error}"))
-                    logger.warning("format %s was skipped: %s", name, error)
-            self._cache["formats:registered"] = True
+    def format(self, name: str) -> FormatSpec | None:
+        """The format ``name`` (``None``: none), as :meth:`formats` has it, importing no other agent's."""
+        self._import_family("formats", (name,))
+        return self._declare_formats().get(name)
+
+    def _declare_formats(self) -> dict[str, FormatSpec]:
+        """The formats of the plugins imported so far, each declared or Python-written one registered."""
+        found: dict[str, FormatSpec] = self._collect("formats")
+        for name, spec in list(found.items()):
+            if spec.layout is None and spec.decode is None:
+                continue  # read by a built-in decoder: nothing to register
+            if name in self._declared:
+                if self._declared[name] is not None:
+                    del found[name]  # refused once (and said so)
+                continue
+            # (not FormatDeclarationError by name: importing it costs a prompt sidelight._declared)
+            from sidelight.formats import register_format
+
+            try:
+                register_format(spec)
+            except ValueError as error:  # a FormatDeclarationError
+                del found[name]
+                self._declared[name] = str(error)
+                self.broken.append(BrokenPlugin(name, f"sidelight_formats: {error}"))
+                logger.warning("format %s was skipped: %s", name, error)
+            else:
+                self._declared[name] = None
         return found
 
-    def resolvers(self) -> Mapping[str, ResolverSpec]:
+    def resolvers(
+        self, settings: Settings | None = None, host: str | None = None
+    ) -> Mapping[str, ResolverSpec]:
+        """Every resolver; given the ``settings``, those that can list or name a session there.
+
+        That leaves out the built-in agent templates none of whose folders exist (their resolvers
+        would list nothing) unless one was imported already, or its resolver may name the session of
+        an event of ``host`` (the hook's own host: a new session has no file yet). What they give is
+        the same; a prompt does not import the other agents' templates."""
+        if settings is None:
+            self._import_family("resolvers")
+        else:
+            for module_name, module in self._builtins.items():
+                if module is not None or "resolvers" not in _PROVIDES[module_name]:
+                    continue
+                here = _SESSIONS_HERE.get(module_name)
+                if here is None or _may_name_current(module_name, host) or here(settings):
+                    self._import_builtin(module_name)
         return self._collect("resolvers")
 
     def summarizers(self) -> Mapping[str, SummarizerSpec]:
         """In the order they are asked: third-party plugins first, the built-in default last."""
-        return self._collect("summarizers")
+        return self._family("summarizers")
 
     def injectors(self) -> Mapping[str, InjectorSpec]:
-        return self._collect("injectors")
+        return self._family("injectors")
+
+    def injector(self, name: str) -> InjectorSpec | None:
+        """The injector ``name`` (a host; ``None``: none), importing no other host's template."""
+        found: InjectorSpec | None = self._named("injectors", name)
+        return found
 
     def sinks(self) -> Mapping[str, SinkSpec]:
-        return self._collect("sinks")
+        return self._family("sinks")
 
     def token_counters(self) -> Mapping[str, TokenCounterSpec]:
-        return self._collect("token_counters")
+        return self._family("token_counters")
 
     def embedders(self) -> Mapping[str, EmbedderSpec]:
-        return self._collect("embedders")
+        return self._family("embedders")
 
     def chunk_summarizers(self) -> Mapping[str, ChunkSummarizerSpec]:
         """In the order they are asked: third-party plugins first, the built-in ``extractive`` last."""
-        return self._collect("chunk_summarizers")
+        return self._family("chunk_summarizers")
 
-    def categories(self) -> dict[str, dict[str, str]]:
-        """Tool categories per native decoder, merged over the formats that use it."""
+    def categories(self, decoders: Collection[str] | None = None) -> dict[str, dict[str, str]]:
+        """Tool categories per native decoder, merged over the formats that use it (of ``decoders``
+        only, when given: the built-in templates of other formats are not imported)."""
+        if decoders is None:
+            self._import_family("formats")
+        else:
+            self._import_family("formats", decoders)  # a built-in format's decoder is its name
         merged: dict[str, dict[str, str]] = {}
-        for spec in self.formats().values():
-            merged.setdefault(spec.decoder, {}).update({k.lower(): v for k, v in spec.categories.items()})
+        for spec in self._declare_formats().values():
+            if decoders is None or spec.decoder in decoders:
+                merged.setdefault(spec.decoder, {}).update({k.lower(): v for k, v in spec.categories.items()})
         return merged
 
     def info(self) -> list[PluginInfo]:

@@ -10,7 +10,7 @@ fleet publisher, status, resume and the watcher read through it.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import sidelight._core as _core
 from sidelight._record import record
@@ -340,11 +340,11 @@ def scan_with_resets(
     return results
 
 
-def category_tables(plugins: Plugins) -> dict[str, dict[str, str]]:
+def category_tables(plugins: Plugins, decoders: Collection[str] | None = None) -> dict[str, dict[str, str]]:
     """The tool-category tables per native decoder for ``_core.scan_many``: the built-in defaults with
-    the format plugins' own names over them."""
+    the format plugins' own names over them (theirs for ``decoders`` only, when given)."""
     tables: dict[str, dict[str, str]] = {name: dict(table) for name, table in DEFAULT_CATEGORIES.items()}
-    for decoder, table in plugins.categories().items():
+    for decoder, table in plugins.categories(decoders).items():
         tables.setdefault(decoder, {}).update(table)
     return tables
 
@@ -354,7 +354,7 @@ def decoder_for(session: Session, plugins: Plugins | None = None) -> str:
     format's own name when the core knows it (built in or registered), else ``auto`` (judged from the
     file by the facade; ``_core.scan_many`` refuses it as an unknown format)."""
     if plugins is not None:
-        spec = plugins.formats().get(session.format)
+        spec = plugins.format(session.format)
         if spec is not None:
             return spec.decoder
     return session.format if is_known_format(session.format) else "auto"
@@ -365,7 +365,7 @@ def _scan_requests(
 ) -> tuple[list[tuple[str, str, Any]], dict[str, dict[str, str]]]:
     """The ``_core.scan_many`` requests for ``reads`` and the tool-category tables per decoder."""
     decoders = [decoder_for(r.session, plugins) for r in reads]
-    tables = category_tables(plugins)
+    tables = category_tables(plugins, set(decoders))
     requests = [
         (str(r.path), decoder, None if r.cursor is None else r.cursor.as_tuple())
         for r, decoder in zip(reads, decoders, strict=True)

@@ -184,7 +184,7 @@ def _entry_events(session: Session, plugins: Plugins) -> list[dict[str, Any]]:
         )
         for e in entries
     ]
-    return entry_events(rows, category_tables(plugins).get(decoder))
+    return entry_events(rows, category_tables(plugins, (decoder,)).get(decoder))
 
 
 def _base(session: Session) -> str | None:
