@@ -18,7 +18,6 @@ entry for itself), asks the summarizer plugins for one line each, and commits th
 
 from __future__ import annotations
 
-import math
 import os
 import posixpath
 import time
@@ -120,9 +119,9 @@ def ago(seconds: float) -> str:
     >>> ago(12), ago(185), ago(7300), ago(200000)
     ('just now', '3m ago', '2h ago', '2d ago')
     """
-    if math.isnan(seconds) or seconds < 60:
+    if seconds != seconds or seconds < 60:  # NaN (not math.isnan: one module less for every prompt)
         return "just now"
-    if math.isinf(seconds):
+    if seconds == _INFINITY:
         return "long ago"
     if seconds < 3600:
         return f"{int(seconds // 60)}m ago"
@@ -175,9 +174,12 @@ def _ordered(lines: Sequence[DigestLine]) -> list[DigestLine]:
     return out
 
 
+_INFINITY = float("inf")
+
+
 def _age_key(line: DigestLine) -> tuple[bool, float]:
     age = line.age_seconds
-    if age is None or math.isnan(age):
+    if age is None or age != age:  # NaN
         return (True, 0.0)
     return (False, age)
 

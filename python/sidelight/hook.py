@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from sidelight import jsonio
 from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
-from sidelight.discovery import current_session
+from sidelight.discovery import current_session, listed_once
 from sidelight.logs import file_handler, get_logger, hook_log
 from sidelight.plugins import get_plugins
 from sidelight.reads import CURSORS_DIR
@@ -151,7 +151,12 @@ def _compose(
         _record(settings, event)
         _drop_pending(event, settings, plugins)
         return None, None
-    plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    if event.event == "UserPromptSubmit":
+        # Its own session, the digest and a kept handoff each ask for the sessions: listed once.
+        with listed_once(settings, plugins):
+            plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    else:
+        plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
     try:
         return injector.render(event, apply_plan(plan)), plan
     except BaseException:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import unicodedata
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -155,7 +154,12 @@ def claude_sanitize(cwd: str) -> str:
 
 
 def _canonical_cwd(cwd: Path | str) -> str:
-    return unicodedata.normalize("NFC", real(os.fspath(cwd)))
+    path = real(os.fspath(cwd))
+    if path.isascii():
+        return path  # already NFC, without importing unicodedata for every prompt
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path)
 
 
 def claude_project_dir(projects: Path, cwd: Path | str) -> Path:
