@@ -111,3 +111,21 @@ def test_it_does_not_import_json() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_bad_document_raises_jsons_error_where_json_was_never_imported() -> None:
+    code = (
+        "import sys, sidelight.jsonio as j\n"
+        "for bad in ('{\"a\": [1, 2', '\"\\\\x\"', '[1] 2', ''):\n"
+        "    try:\n"
+        "        j.loads(bad)\n"
+        "    except ValueError as error:\n"
+        "        print(type(error).__module__, type(error).__name__, error.pos)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        "json.decoder JSONDecodeError 11",
+        "json.decoder JSONDecodeError 1",
+        "json.decoder JSONDecodeError 4",
+        "json.decoder JSONDecodeError 0",
+    ]

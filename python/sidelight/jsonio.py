@@ -56,8 +56,10 @@ def loads(data: str | bytes | bytearray) -> Any:
     start = len(text) - len(text.lstrip(_WHITESPACE))
     try:
         value, end = _scan(text, start)
-    except (StopIteration, ValueError):
-        return _json_module().loads(text)  # raises json's own error
+    except (StopIteration, ValueError, SystemError):
+        # json's own error, which it raises: the C scanner reports a syntax error with the error class of
+        # json.decoder, and says SystemError when that module was never imported (as here, on purpose).
+        return _json_module().loads(text)
     if end != len(text) and text[end:].strip(_WHITESPACE):
         return _json_module().loads(text)  # extra data: raises json's own error
     return value
