@@ -93,6 +93,10 @@ def test_a_raising_plugin_never_breaks_the_hook(world: HookWorld, where: str) ->
     plugins = Plugins(entry_points=False)
     plugins.register(Raising(where), name="raising")
     world.prompt(1, "news from one")
+    if where == "current":
+        # A prompt finds its session in the listing of every session; a start asks the resolvers.
+        start = world.payload(0, hook_event_name="SessionStart", source="startup")
+        handle_hook("claude-code", start, plugins=plugins)
     out = handle_hook("claude-code", world.payload(0), plugins=plugins)
     assert "boom" in world.log()
     # A plugin that fails is left out (a failing hookimpl is skipped by the plugin manager); the others

@@ -163,9 +163,11 @@ def test_a_prompt_imports_another_agents_template_once_its_sessions_folder_exist
     assert world.log().count("ERROR") == 0
 
 
-def test_the_hooks_own_process_imports_ipaddress_only_if_used(tmp_path: Path) -> None:
-    # pathlib imports urllib.parse, which imports ipaddress for URLs a hook never parses: the hook's
-    # own process (sys.argv, not main(argv)) defers it, and it is the real module once used.
+def test_the_hooks_own_process_imports_re_json_and_urls_only_if_used(tmp_path: Path) -> None:
+    # pathlib imports urllib.parse (which compiles a pattern as it is imported, and imports ipaddress for
+    # URLs a hook never parses), and re with it, and so do sidelight's modules for patterns a prompt
+    # seldom uses (sidelight.patterns); json's decoder imports re too (sidelight.jsonio does not). The
+    # hook's own process (sys.argv, not main(argv)) defers them, and each is the real module once used.
     world = HookWorld(tmp_path, sessions=2)
     assert world.run_hook(0).returncode == 0
     world.prompt(1, "news from the sibling")
@@ -174,10 +176,14 @@ def test_the_hooks_own_process_imports_ipaddress_only_if_used(tmp_path: Path) ->
         "sys.argv = ['sidelight', 'hook', 'claude-code']\n"
         "from sidelight.cli import main\n"
         "code = main()\n"
-        "loaded = 'pathlib' in sys.modules and '__file__' in vars(sys.modules['ipaddress'])\n"
-        "import ipaddress\n"
-        "used = str(ipaddress.ip_address('::1'))\n"
-        "sys.stderr.write(repr((code, loaded, used)))\n"
+        "real = lambda name: name in sys.modules and '__file__' in vars(sys.modules[name])\n"
+        "loaded = [n for n in ('re', 'enum', 'json', 'urllib.parse', 'ipaddress') if real(n)]\n"
+        "assert 'pathlib' in sys.modules and 'fnmatch' in sys.modules\n"
+        "import ipaddress, pathlib, re, urllib.parse\n"
+        "from urllib.parse import urlsplit\n"
+        "used = (str(ipaddress.ip_address('::1')), pathlib.PurePosixPath('/a b').as_uri(),\n"
+        "        re.sub('b+', 'c', 'abb'), urllib.parse.quote('a b'), urlsplit('http://h/p').netloc)\n"
+        "sys.stderr.write(repr((code, loaded, used, real('re'), real('urllib.parse'))))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code],
@@ -190,7 +196,9 @@ def test_the_hooks_own_process_imports_ipaddress_only_if_used(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert "news from the sibling" in (context_of(done.stdout) or "")
-    assert done.stderr.decode() == "(0, False, '::1')"
+    # enum: sidelight.formats' Format and Category are StrEnums.
+    expected = (0, ["enum"], ("::1", "file:///a%20b", "ac", "a%20b", "h"), True, True)
+    assert done.stderr.decode() == repr(expected)
 
 
 def run_python(code: str) -> str:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from sidelight import paths
 from sidelight.config import Settings
@@ -763,3 +766,27 @@ def test_a_listed_titled_session_is_the_one_the_keywords_make(tmp_path: Path) ->
     assert listed == made and hash(listed) == hash(made) and repr(listed) == repr(made)
     untitled = paths.TitledSession.listed(**{**fields, "path": tmp_path / "gone.jsonl"})
     assert untitled.name == "abc"
+
+
+# --- the file-name and head rules written without `re` (the hook's process defers it) ---------------
+
+_FIELD_PATTERN = re.compile(rb'"' + re.escape(b"k") + rb'":"((?:[^"\\]|\\.)*)"')
+
+
+@hypothesis.settings(max_examples=3000)
+@hypothesis.given(
+    st.lists(st.sampled_from([b'"', b"\\", b"\n", b"a", b":", b"k", b'"k":"', b'"k"']), max_size=14)
+)
+def test_a_heads_string_field_is_found_as_the_pattern_finds_it(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    match = _FIELD_PATTERN.search(data)
+    assert paths._string_after(data, b'"k":"') == (match.group(1) if match else None)
+
+
+@hypothesis.given(st.text(alphabet=st.sampled_from("aZ09/._-: \\é\U0001f600\u00a0")))
+def test_folder_names_are_made_as_the_agents_patterns_make_them(cwd: str) -> None:
+    claude = re.sub(r"[^a-zA-Z0-9]", lambda m: "--" if ord(m.group()) > 0xFFFF else "-", cwd)
+    made = paths.claude_sanitize(cwd)
+    assert made == claude if len(claude) <= 200 else made.startswith(claude[:200] + "-")
+    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
+    assert paths.pi_encode_cwd(cwd) == "--" + re.sub(r"[/\\:]", "-", stripped) + "--"

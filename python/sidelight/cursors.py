@@ -47,7 +47,6 @@ The locking is POSIX-only (``fcntl``).
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import sys
 import time
@@ -55,6 +54,7 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight.logs import get_logger
 from sidelight.statefile import CorruptStateError, SharedState
 
@@ -89,7 +89,7 @@ class CursorStore:
         #: The JSON file.
         self.path = Path(path)
         self._encode: Callable[[Any], bytes] = _dump
-        loads: Callable[[bytes], Any] = json.loads
+        loads: Callable[[bytes], Any] = jsonio.loads
         dump: Callable[[Any], bytes] = _dump
         if fast:
             import orjson
@@ -278,7 +278,7 @@ def _copy(state: _State) -> _State:
 
 
 def _dump(state: Mapping[str, Any]) -> bytes:
-    return json.dumps(state, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return jsonio.dumps(state, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
 
 def _entry_problem(entry: object) -> str | None:
@@ -292,7 +292,7 @@ def _entry_problem(entry: object) -> str | None:
     return None
 
 
-def _parse(data: bytes, path: Path, loads: Callable[[bytes], Any] = json.loads) -> _State:
+def _parse(data: bytes, path: Path, loads: Callable[[bytes], Any] = jsonio.loads) -> _State:
     """The state in ``data``; raises :class:`CorruptStateError` when the file's shape is wrong.
 
     Whole-file problems (not JSON, not an object of objects) are corruption; a single bad entry is

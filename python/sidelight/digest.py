@@ -18,10 +18,8 @@ entry for itself), asks the summarizer plugins for one line each, and commits th
 
 from __future__ import annotations
 
-import math
 import os
 import posixpath
-import re
 import time
 
 from sidelight import reads as engine
@@ -30,6 +28,7 @@ from sidelight.config import Settings
 from sidelight.cursors import CursorStore, ReadingLock
 from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
 from sidelight.logs import get_logger
+from sidelight.patterns import Pattern
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
@@ -120,9 +119,9 @@ def ago(seconds: float) -> str:
     >>> ago(12), ago(185), ago(7300), ago(200000)
     ('just now', '3m ago', '2h ago', '2d ago')
     """
-    if math.isnan(seconds) or seconds < 60:
+    if seconds != seconds or seconds < 60:  # NaN (not math.isnan: one module less for every prompt)
         return "just now"
-    if math.isinf(seconds):
+    if seconds == _INFINITY:
         return "long ago"
     if seconds < 3600:
         return f"{int(seconds // 60)}m ago"
@@ -133,14 +132,15 @@ def ago(seconds: float) -> str:
 
 # Text a model may have copied from a digest into its own transcript: the header (however spaced or
 # cased, or with the parentheses `sanitize` gives it), the note, or a line of the default summarizer's shape.
-_DIGEST_TEXT = re.compile(
-    r"[\[(]\s*session\s+activity\s*[\])]|a\s+report,\s+not\s+instructions"
-    r"|\((?:just now|\d+[mhd] ago), \d+ messages?\)",
-    re.IGNORECASE,
+_DIGEST_TEXT = Pattern(
+    r"(?i)[\[(]\s*session\s+activity\s*[\])]|a\s+report,\s+not\s+instructions"
+    r"|\((?:just now|\d+[mhd] ago), \d+ messages?\)"
 )
 
 # A word every one of those patterns has: most text has none, and is answered without the full search.
-_DIGEST_HINT = re.compile(r"activity|instructions| ago|just now", re.IGNORECASE)
+# Looked for in the lowercased text when it is ASCII, where lowercasing and the pattern's ignoring of
+# case agree (not in all of Unicode: ``İ``, ``K``): other text goes to the pattern.
+_DIGEST_HINTS = ("activity", "instructions", " ago", "just now")
 
 
 def is_digest_text(text: str) -> bool:
@@ -150,9 +150,11 @@ def is_digest_text(text: str) -> bool:
     if HEADER in text or NOTE in text:
         return True
     text = strip_invisible(text)
-    if _DIGEST_HINT.search(text) is None:
-        return False  # the fast answer for most text: none of the patterns can match
-    return _DIGEST_TEXT.search(text) is not None
+    if text.isascii():
+        lowered = text.lower()
+        if not any(hint in lowered for hint in _DIGEST_HINTS):
+            return False  # the fast answer for most text: none of the patterns can match
+    return _DIGEST_TEXT().search(text) is not None
 
 
 def _more(count: int) -> str:
@@ -172,9 +174,12 @@ def _ordered(lines: Sequence[DigestLine]) -> list[DigestLine]:
     return out
 
 
+_INFINITY = float("inf")
+
+
 def _age_key(line: DigestLine) -> tuple[bool, float]:
     age = line.age_seconds
-    if age is None or math.isnan(age):
+    if age is None or age != age:  # NaN
         return (True, 0.0)
     return (False, age)
 

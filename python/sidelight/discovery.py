@@ -93,6 +93,35 @@ class serving:  # a class, not contextlib.contextmanager: contextlib would be an
         _LISTING.reset(self._tokens.pop())
 
 
+class listed_once:  # a class, not contextlib.contextmanager: see serving
+    """Within this block (in this thread), the sessions are listed at most once: the prompt hook asks for
+    them to tell its own session, for the digest and for the handoff, and a project of a thousand
+    transcripts costs milliseconds to list. Nothing changes where a listing is already served (the
+    watcher's, :class:`serving`)."""
+
+    __slots__ = ("_plugins", "_sessions", "_settings", "_token")
+
+    def __init__(self, settings: Settings, plugins: Plugins) -> None:
+        self._settings = settings
+        self._plugins = plugins
+        self._sessions: list[Session] | None = None
+        self._token: Token[Any] | None = None
+
+    def __enter__(self) -> None:
+        if _LISTING.get() is None:
+            self._token = _LISTING.set(self._listing)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _LISTING.reset(self._token)
+            self._token = None
+
+    def _listing(self) -> list[Session]:
+        if self._sessions is None:
+            self._sessions = _list_all(self._settings, self._plugins)
+        return self._sessions
+
+
 def working_directory() -> str:
     """The directory the hook runs in: resolvers that look around it (volute's minds) ask this, not
     :func:`os.getcwd`, so that a hook the watcher answers sees the hook's directory."""
@@ -107,6 +136,10 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     listing = _LISTING.get()
     if listing is not None:
         return listing()
+    return _list_all(settings, plugins)
+
+
+def _list_all(settings: Settings, plugins: Plugins) -> list[Session]:
     by_path: dict[str, Session] = {}  # by text: a thousand Path hashes cost more than the texts
     for resolver in plugins.resolvers(settings).values():
         try:

@@ -4,15 +4,15 @@ handoff, the welcome back, the session's own context) into the answer to one hos
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import zlib
 from collections.abc import Mapping
 
+from sidelight import jsonio
 from sidelight.config import EVENTS_FILE, Settings, default_state_dir
 from sidelight.digest import plan_session_updates
-from sidelight.discovery import current_session
+from sidelight.discovery import current_session, listed_once
 from sidelight.logs import file_handler, get_logger, hook_log
 from sidelight.plugins import get_plugins
 from sidelight.reads import CURSORS_DIR
@@ -130,7 +130,7 @@ def _compose(
 ) -> tuple[str | None, Plan | None]:
     """The answer, and its plan with the effects due before delivery carried out."""
     plugins = plugins or get_plugins()
-    data = payload if isinstance(payload, Mapping) else json.loads(payload or "{}")
+    data = payload if isinstance(payload, Mapping) else jsonio.loads(payload or "{}")
     if not isinstance(data, Mapping):
         logger.warning("%s hook input is not a JSON object; nothing injected", host)
         return None, None
@@ -151,7 +151,12 @@ def _compose(
         _record(settings, event)
         _drop_pending(event, settings, plugins)
         return None, None
-    plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    if event.event == "UserPromptSubmit":
+        # Its own session, the digest and a kept handoff each ask for the sessions: listed once.
+        with listed_once(settings, plugins):
+            plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    else:
+        plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
     try:
         return injector.render(event, apply_plan(plan)), plan
     except BaseException:
@@ -520,7 +525,7 @@ def apply_plan(plan: Plan) -> str | None:
         kept = [h for h in plan.received if h not in sent] + sent
         try:
             private_dir(plan.received_file.parent)
-            write_atomic(plan.received_file, json.dumps(kept[-RECEIVED_KEPT:]).encode("utf-8"))
+            write_atomic(plan.received_file, jsonio.dumps(kept[-RECEIVED_KEPT:]).encode("utf-8"))
         except OSError:
             logger.info("cannot record the blocks %s received", plan.session, exc_info=True)
     return plan.text
@@ -555,7 +560,7 @@ def _received_file(event: HostEvent, session: Session | None, settings: Settings
 
 def _read_received(path: Path) -> list[str]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsonio.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     return [h for h in data if isinstance(h, str)] if isinstance(data, list) else []
@@ -590,7 +595,7 @@ def _record(settings: Settings, event: HostEvent) -> None:
     try:
         private_fd(fd)  # an events file an older version left 0644
         # Whole or not at all: a half line left by a full disk would swallow the next hook's line.
-        append_whole(fd, (json.dumps(line) + "\n").encode(), path)
+        append_whole(fd, (jsonio.dumps(line) + "\n").encode(), path)
     finally:
         os.close(fd)
 

@@ -11,16 +11,15 @@ process lists once; the watcher lists many times).
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 import sys
-import unicodedata
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from sidelight import jsonio
 from sidelight.logs import get_logger
+from sidelight.patterns import BytesPattern, Pattern
 from sidelight.records import Session
 
 TYPE_CHECKING = False
@@ -70,7 +69,8 @@ TAIL_BYTES = 64 * 1024
 #: How much of the head is searched for a title (older Claude Code wrote ``summary`` lines first).
 TITLE_HEAD_BYTES = 16 * 1024
 
-_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+#: Every ASCII character but a letter or a digit, as ``-`` (Claude Code's project folder names).
+_ASCII_DASHES = {c: "-" for c in range(128) if not chr(c).isalnum()}
 
 StatKey = tuple[str, int, int]
 
@@ -144,14 +144,22 @@ def claude_sanitize(cwd: str) -> str:
     ``-``; a name over 200 characters is cut to 200 and given ``-<hash>`` (see :func:`js_hash36`)."""
     # Claude Code is JavaScript: it replaces UTF-16 code units, so a character outside the BMP
     # becomes two dashes.
-    name = _NON_ALNUM.sub(lambda m: "--" if ord(m.group()) > 0xFFFF else "-", cwd)
+    if cwd.isascii():
+        name = cwd.translate(_ASCII_DASHES)
+    else:
+        name = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-" for c in cwd)
     if len(name) <= CLAUDE_MAX_SANITIZED:
         return name
     return f"{name[:CLAUDE_MAX_SANITIZED]}-{js_hash36(cwd)}"
 
 
 def _canonical_cwd(cwd: Path | str) -> str:
-    return unicodedata.normalize("NFC", real(os.fspath(cwd)))
+    path = real(os.fspath(cwd))
+    if path.isascii():
+        return path  # already NFC, without importing unicodedata for every prompt
+    import unicodedata
+
+    return unicodedata.normalize("NFC", path)
 
 
 def claude_project_dir(projects: Path, cwd: Path | str) -> Path:
@@ -185,11 +193,14 @@ def claude_project_dirs(claude_dir: Path) -> Iterator[os.DirEntry[str]]:
     yield from dirs
 
 
+_PI_SEPARATORS = str.maketrans("/\\:", "---")
+
+
 def pi_encode_cwd(cwd: str) -> str:
     """Pi's session folder name for ``cwd``: ``--`` + the path without its leading separator, with
     ``/``, ``\\`` and ``:`` turned into ``-``, + ``--``."""
     stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
+    return "--" + stripped.translate(_PI_SEPARATORS) + "--"
 
 
 def _read_head(path: Path | str, limit: int) -> bytes:
@@ -213,28 +224,42 @@ def _read_head(path: Path | str, limit: int) -> bytes:
         os.close(fd)
 
 
-_FIELD_PATTERNS: dict[str, re.Pattern[bytes]] = {}
-
-
 def head_string_field(
     path: Path | str, name: str, limit: int = HEAD_BYTES, data: bytes | None = None
 ) -> str | None:
     """The first JSON string value of a key ``name`` in the first ``limit`` bytes of ``path`` (or in
     ``data``), found without parsing whole lines. ``None`` if absent or blank."""
-    pattern = _FIELD_PATTERNS.get(name)
-    if pattern is None:
-        pattern = re.compile(rb'"' + re.escape(name.encode()) + rb'":"((?:[^"\\]|\\.)*)"')
-        _FIELD_PATTERNS[name] = pattern
     if data is None:
         data = _read_head(path, limit)
-    match = pattern.search(data)
-    if match is None:
+    raw = _string_after(data, b'"' + name.encode() + b'":"')
+    if raw is None:
         return None
     try:
-        value = json.loads(b'"' + match.group(1) + b'"')
+        value = jsonio.loads(b'"' + raw + b'"')
     except ValueError:
         return None
     return (value.strip() or None) if isinstance(value, str) else None
+
+
+def _string_after(data: bytes, key: bytes) -> bytes | None:
+    """The body of the first JSON string that follows an occurrence of ``key`` in ``data`` and ends
+    there: ``key((?:[^"\\]|\\.)*)"`` searched, without :mod:`re` (an escaped line break or a string
+    cut off ends that occurrence, and the next is tried)."""
+    at = data.find(key)
+    while at >= 0:
+        begin = position = at + len(key)
+        while True:
+            quote = data.find(b'"', position)
+            if quote < 0:
+                break
+            escape = data.find(b"\\", position, quote)
+            if escape < 0:
+                return data[begin:quote]
+            if escape + 1 >= len(data) or data[escape + 1] == 0x0A:
+                break
+            position = escape + 2
+        at = data.find(key, at + 1)
+    return None
 
 
 def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
@@ -248,7 +273,7 @@ def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
         stop = data.find(b"\n", start)
         line = data[start : stop if stop >= 0 else len(data)]
         try:
-            value = json.loads(line)
+            value = jsonio.loads(line)
         except (ValueError, RecursionError):  # a title line nested past the recursion limit is no title
             value = None
         if isinstance(value, dict):
@@ -501,7 +526,7 @@ _SET_FALLBACK = TitledSession.__dict__["_fallback"].__set__
 
 _claude_flat_parents: dict[tuple[str, int, int], str | None] = {}
 _pi_header_ids: dict[str, str | None] = {}
-_PI_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_PI_UUID = Pattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
 def claude_dirs(settings: Settings) -> list[Path]:
@@ -538,7 +563,7 @@ def claude_flat_parent(path: str) -> str | None:
     return _claude_flat_parents[key]
 
 
-_SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
+_SIDECHAIN = BytesPattern(rb'"isSidechain"\s*:\s*true')
 
 
 class ClaudeSubagent(NamedTuple):
@@ -561,14 +586,15 @@ def claude_subagent(path: Path | str) -> ClaudeSubagent | None:
     """
     head = _read_head(path, HEAD_BYTES)
     end = head.find(b"\n")
-    if not _SIDECHAIN.search(head if end < 0 else head[:end]):
+    first = head if end < 0 else head[:end]
+    if b'"isSidechain"' not in first or not _SIDECHAIN().search(first):
         return None
     meta: object = None
     text = os.fspath(path)
     if text.endswith(".jsonl"):
         # Read as a transcript's head is: a FIFO named like the meta file holds nothing up.
         try:  # noqa: SIM105 (contextlib: an import on every prompt)
-            meta = json.loads(_read_head(text[: -len(".jsonl")] + ".meta.json", HEAD_BYTES) or b"null")
+            meta = jsonio.loads(_read_head(text[: -len(".jsonl")] + ".meta.json", HEAD_BYTES) or b"null")
         except (ValueError, RecursionError):
             pass
     if not isinstance(meta, dict):
@@ -613,7 +639,7 @@ def pi_session_uuid(path: Path | str) -> str | None:
     stem = os.path.basename(os.fspath(path))  # noqa: PTH119 (a str or a path; as the Pi template read it)
     stem = stem[:-6] if stem.endswith(".jsonl") else stem
     tail = stem.rsplit("_", 1)[-1]
-    if _PI_UUID.fullmatch(tail):
+    if _PI_UUID().fullmatch(tail):
         return tail.lower()
     key = os.fspath(path)
     if key not in _pi_header_ids:

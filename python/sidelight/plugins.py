@@ -25,13 +25,13 @@ a prompt hook does not read every installed distribution's metadata on every pro
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 import zlib
 from types import FunctionType, ModuleType
 
+from sidelight import jsonio
 from sidelight._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._record import record
 from sidelight.errors import SidelightError
@@ -643,7 +643,7 @@ def _entry_points(group: str) -> list[EntryPoint]:
     which = zlib.crc32("\0".join(folders).encode("utf-8", "surrogateescape"))
     path = default_state_dir() / ENTRY_POINTS_FILE.format(path=f"{which:08x}")
     try:
-        kept = json.loads(path.read_bytes())
+        kept = jsonio.loads(path.read_bytes())
         if kept["key"] == key:
             return [EntryPoint(*fields) for fields in kept["entry_points"]]
     except (OSError, ValueError, KeyError, TypeError):
@@ -653,7 +653,7 @@ def _entry_points(group: str) -> list[EntryPoint]:
         data = {"key": key, "entry_points": [[e.name, e.value, e.dist_info] for e in found]}
         try:
             # Not durable: a cache lost to a power cut is found again.
-            write_atomic(path, json.dumps(data).encode("utf-8"), durable=False)
+            write_atomic(path, jsonio.dumps(data).encode("utf-8"), durable=False)
         except OSError:
             logger.debug("cannot keep the entry points in %s", path, exc_info=True)
     return found

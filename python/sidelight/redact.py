@@ -18,12 +18,16 @@ module to sanitize a few short lines, which most patterns never see.
 from __future__ import annotations
 
 import functools
-import re
-from collections.abc import Callable
+
+from sidelight.patterns import Pattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable
     from typing import Final, NamedTuple
+
+    _Replacement = str | Callable[[re.Match[str]], str]
 else:
     from sidelight._typing import NamedTuple
 
@@ -32,29 +36,9 @@ __all__ = ["MARKER", "defang", "escape_proof", "redact", "sanitize", "sanitize_l
 #: What a secret is replaced by (``[REDACTED:kind]`` where the kind is known).
 MARKER: Final = "[REDACTED]"
 
-_Replacement = str | Callable[[re.Match[str]], str]
-
 
 def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
-
-
-class _Pattern:
-    """A regular expression compiled when first used: ``_FRAME()`` is the compiled pattern. Compiling
-    them all at import cost every prompt hook some 10 ms, for patterns most hooks never use."""
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source = source
-        self._flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def __call__(self) -> re.Pattern[str]:
-        compiled = self._compiled
-        if compiled is None:  # two threads may both compile it: the same pattern either way
-            compiled = self._compiled = re.compile(self._source, self._flags)
-        return compiled
 
 
 # A token may only start where the previous character cannot belong to it.
@@ -69,7 +53,7 @@ _SOFT_EDGE = r"(?:(?<![A-Za-z0-9\-])|(?<=\\[ntr])|(?<=%[0-9A-Fa-f]{2}))"
 _VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'`;&|,<>(){}\[\]]+)"""
 
 #: Names in assignments that hold secrets (looked up in the lowercased name).
-_SECRET_NAME = _Pattern(
+_SECRET_NAME = Pattern(
     r"secret|token(?!s|iz|_?count|_?usage|_?limit)|passw(?:or)?d|api[_\-.]?key|private|credential|auth(?!or)"
     r"|account_?key|shared_?access_?(?:key(?!_?name)|signature)"
 )
@@ -79,8 +63,8 @@ _SECRET_PART = frozenset({"pass", "pwd", "pw"})
 _HARMLESS_VALUES = frozenset(
     {"true", "false", "none", "null", "nil", "yes", "no", "on", "off", "bearer", "basic", "token", "digest"}
 )
-_VARIABLE_REFERENCE = _Pattern(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
-_NAME_PARTS = _Pattern(r"[_.\-]+")
+_VARIABLE_REFERENCE = Pattern(r"\$\{?[A-Z_][A-Z0-9_]*\}?")
+_NAME_PARTS = Pattern(r"[_.\-]+")
 
 
 def _is_secret_name(name: str) -> bool:
@@ -129,20 +113,20 @@ _GITHUB = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
 
 
 class _Rule(NamedTuple):
-    pattern: _Pattern
+    pattern: Pattern
     replacement: _Replacement
     #: The rule runs only when one of these is in the lowercased text (a fast ``in`` test before the regex).
     triggers: tuple[str, ...]
 
 
 _RULES: Final[tuple[_Rule, ...]] = tuple(
-    _Rule(_Pattern(pattern, flags), replacement, triggers)
-    for pattern, flags, replacement, triggers in (
+    _Rule(Pattern("(?i)" + pattern if ignore_case else pattern), replacement, triggers)
+    for pattern, ignore_case, replacement, triggers in (
         # A private-key block, to its END line or, when cut off, to the end of the text.
         (
             r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
             r"[\s\S]*?(?:-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            0,
+            False,
             _marker("private-key"),
             ("private key",),
         ),
@@ -150,7 +134,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?i)(?<![A-Za-z0-9_\-])((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
             r"(?:(?:bearer|basic|token|digest|bot)\s+)?)[^\s\"']+",
-            0,
+            False,
             r"\1" + _marker("auth"),
             ("authorization",),
         ),
@@ -158,14 +142,14 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?i)(?<![A-Za-z0-9_\-])(bearer\s+)(?-i:(?=[A-Za-z0-9._~+/=\-]*[0-9A-Z._~+/=\-])"
             r"[A-Za-z0-9._~+/=\-]{8,})",
-            0,
+            False,
             r"\1" + _marker("bearer-token"),
             ("bearer",),
         ),
         # Anthropic: anywhere in its versioned shape (``sk-ant-api03-...``), or after an edge as before.
         (
             r"sk-ant-[a-z]{2,10}[0-9]{2}-[A-Za-z0-9_\-]{16,}|" + _TOKEN_EDGE + r"sk-ant-[A-Za-z0-9_\-]{16,}",
-            0,
+            False,
             _marker("anthropic-key"),
             ("sk-ant-",),
         ),
@@ -175,69 +159,69 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
             r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|"
             + _SOFT_EDGE
             + r"sk-(?=[A-Za-z0-9_\-]{0,200}?[0-9])[A-Za-z0-9_\-]{20,}",
-            0,
+            False,
             _marker("openai-key"),
             ("sk-",),
         ),
         (
             r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
-            0,
+            False,
             _marker("github-token"),
             _GITHUB,
         ),
-        (r"glpat-[A-Za-z0-9_\-]{20,}", 0, _marker("gitlab-token"), ("glpat-",)),
+        (r"glpat-[A-Za-z0-9_\-]{20,}", False, _marker("gitlab-token"), ("glpat-",)),
         (
             r"(?:xox[abposr]|xapp)-[0-9][A-Za-z0-9\-]{9,}|"
             + _TOKEN_EDGE
             + r"(?:xox[abposr]|xapp)-[A-Za-z0-9\-]{10,}",
-            0,
+            False,
             _marker("slack-token"),
             ("xox", "xapp-"),
         ),
         # Slack webhooks: the path is the secret.
         (
             r"(hooks\.slack(?:-gov)?\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/\-]{8,}",
-            re.IGNORECASE,
+            True,
             r"\1" + _marker("slack-webhook"),
             ("hooks.slack",),
         ),
         (
             r"(?<![A-Z])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-            0,
+            False,
             _marker("aws-key-id"),
             ("akia", "asia"),
         ),
-        (r"AIza[A-Za-z0-9_\-]{35,}", 0, _marker("google-key"), ("aiza",)),
+        (r"AIza[A-Za-z0-9_\-]{35,}", False, _marker("google-key"), ("aiza",)),
         (
             r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
-            0,
+            False,
             _marker("stripe-key"),
             ("_live_", "_test_"),
         ),
-        (r"npm_[A-Za-z0-9]{36,}", 0, _marker("npm-token"), ("npm_",)),
-        (r"hf_[A-Za-z0-9]{30,}", 0, _marker("hf-token"), ("hf_",)),
+        (r"npm_[A-Za-z0-9]{36,}", False, _marker("npm-token"), ("npm_",)),
+        (r"hf_[A-Za-z0-9]{30,}", False, _marker("hf-token"), ("hf_",)),
         (
             r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
-            0,
+            False,
             _marker("jwt"),
             ("eyj",),
         ),
         # ``scheme://user:password@host``: keeps the user and the host.
-        (r"(://[^\s:/@\"'<>]*):[^\s/\"'<>]+@", 0, r"\1:" + MARKER + "@", ("://",)),
+        (r"(://[^\s:/@\"'<>]*):[^\s/\"'<>]+@", False, r"\1:" + MARKER + "@", ("://",)),
         # ``mysql -pSECRET`` (an attached value: with a space, mysql prompts and the word is the database).
         (
             r"(?<![A-Za-z0-9_\-])((?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?\s-p)"
             r"(?:'[^'\n]*'?|\"[^\"\n]*\"?|[^\s'\"]+)",
-            0,
+            False,
             r"\1" + MARKER,
             ("mysql", "mariadb"),
         ),
-        (r"(?<![A-Za-z0-9_\-])(sshpass\s+-p\s*)" + _VALUE, 0, r"\1" + MARKER, ("sshpass",)),
+        (r"(?<![A-Za-z0-9_\-])(sshpass\s+-p\s*)" + _VALUE, False, r"\1" + MARKER, ("sshpass",)),
         # ``docker login -p VALUE`` (``--password VALUE`` is the rule below).
         (
             r"(?<![A-Za-z0-9_\-])((?:docker|podman|nerdctl|buildah)\s+login\b[^\n|;&]{0,200}?\s-p(?:\s+|=))"
             r"(?!-)" + _VALUE,
-            0,
+            False,
             r"\1" + MARKER,
             ("login",),
         ),
@@ -245,7 +229,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?<![A-Za-z0-9_\-])(aws\s+configure\s+set\s+(?:[A-Za-z0-9_\-]+\.)?"
             r"(?:aws_secret_access_key|aws_session_token|aws_security_token)\s+)" + _VALUE,
-            re.IGNORECASE,
+            True,
             r"\1" + MARKER,
             ("configure",),
         ),
@@ -253,7 +237,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?<![A-Za-z0-9_\-])(?P<lead>(?:-u|--user)[\s=]+(?P<quote>[\"']?))"
             r"(?P<user>[^\s:\"'@]+):(?P<password>[^\s\"']+)[\"']?",
-            0,
+            False,
             _keep_user,
             ("-u",),
         ),
@@ -261,7 +245,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?<![A-Za-z0-9_\-])(--(?:[a-z0-9]+-)*(?:password|passwd|secret|token|api-key|apikey)\s+)"
             r"(?!-)" + _VALUE,
-            re.IGNORECASE,
+            True,
             r"\1" + MARKER,
             ("--",),
         ),
@@ -269,7 +253,7 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
         (
             r"(?<![A-Za-z0-9_.\-])(?P<name>[A-Za-z0-9_.\-]+)(?P<sep>[\"']?[ \t]*(?:=|:(?!//))[ \t]*)"
             r"(?!=)(?P<value>" + _VALUE + ")",
-            0,
+            False,
             _assignment,
             (
                 *("secret", "token", "pass", "pw", "api", "private", "credential", "auth"),
@@ -280,7 +264,8 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
 )
 
 
-_ANY_TRIGGER: Final = _Pattern("|".join(re.escape(t) for rule in _RULES for t in rule.triggers))
+#: Every rule's triggers: text with none of them (most text) is left as it is.
+_TRIGGERS: Final = tuple(trigger for rule in _RULES for trigger in rule.triggers)
 
 
 def redact(text: str) -> str:
@@ -292,8 +277,8 @@ def redact(text: str) -> str:
     'psql postgres://app:[REDACTED]@db:5432/app'
     """
     lowered = text.lower()
-    # One pass over the text finds whether any rule's trigger is in it at all (most text has none).
-    if _ANY_TRIGGER().search(lowered) is None:
+    # Whether any rule's trigger is in it at all (most text has none): substring tests, no pattern.
+    if not any(trigger in lowered for trigger in _TRIGGERS):
         return text
     for pattern, replacement, triggers in _RULES:
         for trigger in triggers:
@@ -305,7 +290,7 @@ def redact(text: str) -> str:
 
 # Terminal escapes: CSI (also its 8-bit form), OSC to BEL or ST (or to the end when cut off), and the
 # two-character escapes.
-_ANSI = _Pattern(
+_ANSI = Pattern(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
     r"|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
     r"|\x1b[@-Z\\-_]?"
@@ -315,14 +300,14 @@ _ANSI = _Pattern(
 # Cf: soft hyphen, the Arabic letter mark, bidi marks, embeddings, overrides and isolates, zero-width
 # characters, invisible operators, the BOM, interlinear annotations, the tag characters of ASCII
 # smuggling, ...).
-_INVISIBLE = _Pattern(
+_INVISIBLE = Pattern(
     "[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff"
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f]+"
 )
 # Up to the last character that no token, key or URL password contains (greedy, then one step back).
-_LAST_BREAK = _Pattern(r"[\s\S]*[^A-Za-z0-9_\-.+/=~:@%]")
+_LAST_BREAK = Pattern(r"[\s\S]*[^A-Za-z0-9_\-.+/=~:@%]")
 
 
 def strip_invisible(text: str) -> str:
@@ -338,20 +323,18 @@ def strip_invisible(text: str) -> str:
 # The markers that frame injected blocks (sidelight's own, and the role frames of chat templates), in
 # square brackets: ``[END SESSION]`` in a sibling's text must not close a block early. Whitespace within
 # a marker may be any, line breaks included (``[END\nSESSION]``).
-_FRAME = _Pattern(
-    r"\[(\s*/?\s*(?:session\s+activity|session\s+context|end(?:\s+of)?(?:\s+session)?|long\s*-\s*term\s+context"
-    r"|handoff|previous\s+session|system|sys|inst|user|assistant|human|developer)\s*)\]",
-    re.IGNORECASE,
+_FRAME = Pattern(
+    r"(?i)\[(\s*/?\s*(?:session\s+activity|session\s+context|end(?:\s+of)?(?:\s+session)?|long\s*-\s*term\s+context"
+    r"|handoff|previous\s+session|system|sys|inst|user|assistant|human|developer)\s*)\]"
 )
 # Role tags and special tokens: a ``</system-reminder>`` in the text would end the wrapper Claude Code
 # puts around a hook's context, and what follows would read as the user's own words. A tag split by a
 # line break (``<\n/system-reminder>``, ``</system-\nreminder>``, ``<system-reminder\n>``) is a tag too.
-_TAG = _Pattern(
-    r"<(\s*/?\s*(?:system\s*-\s*reminder|system|user|assistant|human|developer|instructions?"
+_TAG = Pattern(
+    r"(?i)<(\s*/?\s*(?:system\s*-\s*reminder|system|user|assistant|human|developer|instructions?"
     r"|tool\s*_\s*result|user\s*-\s*prompt\s*-\s*submit\s*-\s*hook|function\s*_\s*calls|antml:[a-z_]+)\b"
     r"[^<>]{0,200})>"
-    r"|<(\|[A-Za-z0-9_]{1,40}\|)>",
-    re.IGNORECASE,
+    r"|<(\|[A-Za-z0-9_]{1,40}\|)>"
 )
 
 #: Look-alikes of the characters frame markers and role tags are made of, each folded to its ASCII
@@ -376,7 +359,7 @@ def _defang_frame(match: re.Match[str]) -> str:
 
 
 #: Whitespace around a tag name's joints, which a line break may have split (``system-\nreminder``).
-_JOINT = _Pattern(r" ?([\-_/:]) ?")
+_JOINT = Pattern(r" ?([\-_/:]) ?")
 
 
 def _defang_tag(match: re.Match[str]) -> str:

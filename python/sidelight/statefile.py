@@ -13,13 +13,13 @@ that the caller rebuilds its state; the damaged bytes stay on disk for whoever w
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import stat
 import time
 from _thread import get_ident  # not threading's: importing threading cost every prompt
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight.logs import get_logger, private_fd
 
 TYPE_CHECKING = False
@@ -91,7 +91,7 @@ def load_json_state(path: Path) -> Any:
     finally:
         os.close(fd)
     try:
-        return json.loads(data)
+        return jsonio.loads(data)
     except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         problem = f"not JSON: {error}"
     try:
@@ -297,7 +297,7 @@ def parse_json_object(data: bytes) -> dict[str, Any]:
     if not data.strip():
         return {}
     try:
-        value = json.loads(data)
+        value = jsonio.loads(data)
     except (ValueError, RecursionError) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise CorruptStateError(f"not JSON: {error}") from None
     if not isinstance(value, dict):
@@ -312,7 +312,7 @@ def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
 
 
 def _dump_indented(document: dict[str, Any]) -> bytes:
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
+    return jsonio.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
 
 
 def append_whole(fd: int, data: bytes, path: str | os.PathLike[str] | None = None) -> None:

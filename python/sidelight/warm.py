@@ -282,7 +282,10 @@ def ask_watcher(
         state = _state_dir(env)
         if state is None:
             return None
-        return _ask(os.path.join(state, SOCKET_NAME), host, payload, env, deliver)
+        path = os.path.join(state, SOCKET_NAME)
+        if not os.path.exists(path):
+            return None  # no watcher: nor the socket module, which a cold hook would import for nothing
+        return _ask(path, host, payload, env, deliver)
     except (OSError, ValueError, UnicodeError):
         return None
 

@@ -34,6 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "sidelight._record",
             "sidelight._typing",
+            "sidelight.jsonio",
+            "sidelight.patterns",
             "sidelight.logs",
             "sidelight.errors",
             "sidelight._declared",

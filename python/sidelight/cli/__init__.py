@@ -49,12 +49,22 @@ def _hook_process(arguments: Sequence[str]) -> int:
 
     from sidelight.cli.hooks import run_hook
 
-    _defer("ipaddress")
+    for name in _DEFERRED:
+        _defer(name)
+    _defer("urllib.parse", functions=("quote_from_bytes",))
     gc.disable()
     try:
         return run_hook(arguments)
     finally:
         gc.freeze()
+
+
+#: Modules the hook's own process imports on first use (see :func:`_defer`): ``re`` (with ``enum``,
+#: which it needs, some 3 ms, a quarter of a bare start), which ``pathlib``, ``fnmatch`` and
+#: ``urllib.parse`` import, and sidelight's modules import, for patterns a prompt seldom uses
+#: (:mod:`sidelight.patterns`); ``ipaddress``, which ``urllib.parse`` imports for URLs with a bracketed
+#: host, which a hook never parses (some 1.5 ms).
+_DEFERRED = ("ipaddress", "re")
 
 
 class _Deferred(type(sys)):  # type: ignore[misc]  # a module type, without importing types
@@ -64,17 +74,40 @@ class _Deferred(type(sys)):  # type: ignore[misc]  # a module type, without impo
     __name__: str
 
     def __getattr__(self, name: str) -> object:
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        real = __import__(self.__name__)
+        if name == "__path__":
+            # What the import system asks of a module (``from urllib.parse import x``): the stand-ins
+            # are of modules, not packages.
+            raise AttributeError(name)
+        return getattr(self._load(), name)
+
+    def _load(self) -> object:
+        name = self.__name__
+        if sys.modules.get(name) is self:
+            del sys.modules[name]
+        __import__(name)
+        real = sys.modules[name]
         self.__dict__.update(real.__dict__)
-        return getattr(real, name)
+        return real
 
 
-def _defer(name: str) -> None:
-    """Imports module ``name`` on its first use rather than when a module imports it. For
-    ``ipaddress`` in the hook's own process: ``pathlib`` imports ``urllib.parse``, which imports
-    ``ipaddress`` (some 1.5 ms, a tenth of a bare start) for URLs with a bracketed host, which a hook
-    never parses; whatever does use it later still gets the real module."""
-    if name not in sys.modules:
-        sys.modules[name] = _Deferred(name)
+def _defer(name: str, functions: tuple[str, ...] = ()) -> None:
+    """Imports module ``name`` on its first use rather than when a module imports it; whatever does use
+    it later still gets the real module. ``functions``: names a module takes from it as it is imported
+    (``pathlib`` takes ``urllib.parse.quote_from_bytes``, for ``as_uri``), given as functions that
+    import it when they are called."""
+    if name in sys.modules:
+        return
+    module = sys.modules[name] = _Deferred(name)
+    for function in functions:
+        setattr(module, function, _forward(module, function))
+    parent, _, child = name.rpartition(".")
+    if parent:
+        # ``import urllib.parse`` then ``urllib.parse.x`` looks the stand-in up on its package.
+        setattr(__import__(parent), child, module)
+
+
+def _forward(module: _Deferred, function: str) -> object:
+    def call(*args: object, **kwargs: object) -> object:
+        return getattr(module._load(), function)(*args, **kwargs)
+
+    return call

@@ -30,12 +30,12 @@ Importing this module is cheap (the hook loads it): the recap machinery is impor
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._record import NEW_DICT, record
 from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
@@ -169,7 +169,7 @@ def handoff_document(recap: Recap, session: Session | None = None, size: int | N
         "transcript": recap.path,
         "size": size,
     }
-    return f"{_MARKER} {json.dumps(meta, sort_keys=True)} -->\n{recap.text}"
+    return f"{_MARKER} {jsonio.dumps(meta, sort_keys=True)} -->\n{recap.text}"
 
 
 def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
@@ -190,7 +190,7 @@ def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
     if not first.startswith(_MARKER) or not first.endswith("-->"):
         return None
     try:
-        meta = json.loads(first[len(_MARKER) : -3])
+        meta = jsonio.loads(first[len(_MARKER) : -3])
     except (ValueError, RecursionError):
         return None
     return (meta, body) if isinstance(meta, dict) else None
@@ -346,7 +346,7 @@ def hook_lives(settings: Settings) -> dict[str, tuple[float, float]]:
         if not ended and b"SessionStart" not in raw and b"session_start" not in raw:
             continue
         try:  # (not a suppress(): contextlib would be an import on every prompt)
-            record = json.loads(raw)
+            record = jsonio.loads(raw)
             if not isinstance(record, dict) or not isinstance(record.get("session_id"), str):
                 continue
             moment = record.get("time")
@@ -403,8 +403,10 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
     except FileExistsError:
         return False
     with os.fdopen(fd, "w", encoding="utf-8") as file:
-        json.dump(
-            {"workspace": str(workspace), "session": source.key, "size": size, "time": time.time()}, file
+        file.write(
+            jsonio.dumps(
+                {"workspace": str(workspace), "session": source.key, "size": size, "time": time.time()}
+            )
         )
     _record_covered(folder, source.key, size)
     return True
@@ -619,7 +621,7 @@ def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planne
             if claim():
                 pending = _pending_file(settings, session)
                 private_dir(pending.parent)
-                write_atomic(pending, json.dumps(asdict(delivery)).encode("utf-8"))
+                write_atomic(pending, jsonio.dumps(asdict(delivery)).encode("utf-8"))
             return True
 
         return Planned(apply=keep)
@@ -667,7 +669,7 @@ def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Plann
         except FileNotFoundError:
             return Planned()
         try:
-            delivery = Delivery(**json.loads(raw))
+            delivery = Delivery(**jsonio.loads(raw))
         except (TypeError, ValueError):
             logger.warning("no pending handoff for the prompt", exc_info=True)
             return Planned(apply=lambda: _drop(pending))

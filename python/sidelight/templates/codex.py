@@ -24,7 +24,6 @@ yet), else the rollout whose id is ``event.session_id``, else ``None``.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from sidelight._hookimpl import hookimpl
@@ -38,6 +37,7 @@ from sidelight.paths import (
     real,
     working_group,
 )
+from sidelight.patterns import Pattern
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -61,7 +61,7 @@ FORMAT = FormatSpec(
     description="Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)",
 )
 
-_UUID_END = re.compile(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
+_UUID_END = Pattern(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
 #: The ``session_meta`` fields ``id`` and ``cwd`` come before its long instructions; at most this much
 #: of the head is read for them ...
 _META_BYTES = 64 * 1024
@@ -105,7 +105,7 @@ def _session_meta(path: str) -> tuple[str | None, str | None]:
 def rollout_id(path: str) -> str | None:
     stem = os.path.basename(path)
     stem = stem[:-6] if stem.endswith(".jsonl") else stem
-    match = _UUID_END.search(stem)
+    match = _UUID_END().search(stem)
     if match:
         return match.group(1).lower()
     return _session_meta(path)[0]

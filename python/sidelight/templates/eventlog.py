@@ -28,11 +28,11 @@ the file (:func:`sidelight.statefile.append_whole`), one line is logged, and the
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
@@ -96,7 +96,8 @@ def _session_record(session: Session) -> dict[str, Any]:
     }
 
 
-_encode = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
+def _encode(value: object) -> str:
+    return jsonio.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
 
 
 def _session_json(session: Session) -> str:

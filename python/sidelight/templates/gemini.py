@@ -36,10 +36,10 @@ leaves out, and gives the ``BeforeAgent`` hook the prompt with such a prefix, wh
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
@@ -119,7 +119,7 @@ def _project_dirs(gemini_dir: str) -> dict[str, str]:
     names: dict[str, str] = {}
     try:
         with open(path, encoding="utf-8") as file:
-            data = json.load(file)
+            data = jsonio.loads(file.read())
         projects = data.get("projects") if isinstance(data, dict) else None
         for directory, name in (projects or {}).items():
             if isinstance(directory, str) and isinstance(name, str):
@@ -308,7 +308,7 @@ def render_hook(event: HostEvent, text: str | None) -> str | None:
     if not text:
         return None
     text = escape_proof(text)
-    return json.dumps(
+    return jsonio.dumps(
         {"hookSpecificOutput": {"hookEventName": _OUTPUT_EVENTS[event.event], "additionalContext": text}},
         ensure_ascii=False,
     )

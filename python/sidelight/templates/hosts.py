@@ -21,12 +21,12 @@ digest text into what the hook prints:
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
+from sidelight.patterns import Pattern
 from sidelight.records import EventName, HostEvent, InjectorSpec
 
 TYPE_CHECKING = False
@@ -57,7 +57,7 @@ PI_EVENTS: Mapping[str, EventName] = {
     "session_shutdown": "SessionEnd",
 }
 
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_UUID = Pattern(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _text(value: Any) -> str | None:
@@ -101,7 +101,7 @@ def read_pi_event(payload: Mapping[str, Any]) -> HostEvent | None:
     session_id = _text(payload.get("session_id"))
     if session_id is None and session_file is not None:
         # Pi names its files `<timestamp>_<uuid>.jsonl`; the uuid is the session header's id.
-        match = _UUID.search(session_file.name)
+        match = _UUID().search(session_file.name)
         session_id = match.group(0) if match else None
     return HostEvent(
         host="pi",
@@ -147,14 +147,14 @@ def render_copilot_json(event: HostEvent, text: str | None) -> str | None:
     """``{"additionalContext": TEXT}`` (top level: Copilot ignores ``hookSpecificOutput``), or ``None``."""
     if text is None:
         return None
-    return json.dumps({"additionalContext": text}, ensure_ascii=False)
+    return jsonio.dumps({"additionalContext": text}, ensure_ascii=False)
 
 
 def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     """``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}``, or ``None``."""
     if text is None:
         return None
-    return json.dumps(
+    return jsonio.dumps(
         {"hookSpecificOutput": {"hookEventName": event.event, "additionalContext": text}},
         ensure_ascii=False,
     )

@@ -49,15 +49,15 @@ synthetic, ignored text part (``synthetic: true``: never counted as a prompt, ne
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.paths import real
+from sidelight.patterns import Pattern
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, write_atomic
 
@@ -118,7 +118,7 @@ _PRIMARY_BY_TOOL: dict[str, str] = {
     "skill": "name",
 }
 _PRIMARY_KEYS = ("filePath", "file_path", "path", "command", "pattern", "query", "url")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+_PATCH_FILE = Pattern(r"(?m)^\*\*\* (?:Add|Update|Delete) File: (.+)$")
 
 #: The host events the plugin sends, and what each one is.
 EVENTS: Mapping[str, EventName] = {
@@ -136,8 +136,8 @@ STALE_SECONDS = 30 * 60
 #: A tool's output or error is cut to this many characters in the export (the reader shows one line).
 OUTPUT_LIMIT = 2000
 #: The titles opencode gives a session before it has one of its own.
-_DEFAULT_TITLE = re.compile(r"^(New|Child) session - \d{4}-\d\d-\d\dT")
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
+_DEFAULT_TITLE = Pattern(r"^(New|Child) session - \d{4}-\d\d-\d\dT")
+_SESSION_ID = Pattern(r"^[A-Za-z0-9_-]{1,128}$")
 
 
 # --- Where things are ------------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def _stat_key(path: str) -> list[int] | None:
 def _read_index(folder: str) -> dict[str, Any]:
     try:
         with open(os.path.join(folder, "index.json"), "rb") as file:
-            index = json.loads(file.read())
+            index = jsonio.loads(file.read())
     except (OSError, ValueError):
         return {}
     return index if isinstance(index, dict) and isinstance(index.get("sessions"), dict) else {}
@@ -208,7 +208,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
         except Exception as error:  # busy, locked, damaged, another schema: this prompt goes without
             logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
             return dict(index.get("sessions") or {})
-        data = json.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
+        data = jsonio.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
         write_atomic(Path(folder, "index.json"), data, durable=False)
         return index["sessions"]  # type: ignore[no-any-return]
     finally:
@@ -239,7 +239,7 @@ def _export(db: str, folder: str, index: dict[str, Any], source: list[Any]) -> d
             "SELECT id, directory, title, parent_id, time_created, time_updated FROM session"
         ).fetchall()
         for sid, directory, title, parent, created, updated in rows:
-            if not isinstance(sid, str) or not _SESSION_ID.match(sid):
+            if not isinstance(sid, str) or not _SESSION_ID().match(sid):
                 continue
             known = sessions.get(sid)
             if known is not None and known.get("updated") == updated and not known.get("pending"):
@@ -252,7 +252,7 @@ def _export(db: str, folder: str, index: dict[str, Any], source: list[Any]) -> d
                 updated=updated,
             )
             lines: list[bytes] = []
-            shown = title if isinstance(title, str) and not _DEFAULT_TITLE.match(title) else None
+            shown = title if isinstance(title, str) and not _DEFAULT_TITLE().match(title) else None
             if known is None or entry.get("title") != shown:
                 entry["title"] = shown
                 lines.append(_session_line(sid, entry))
@@ -287,7 +287,7 @@ def _settled_messages(
     settled: list[tuple[str, int, dict[str, Any]]] = []
     for n, (mid, created, updated, data) in enumerate(rows):
         try:
-            info = json.loads(data)
+            info = jsonio.loads(data)
         except (TypeError, ValueError):
             info = None
         if not isinstance(info, dict):
@@ -316,7 +316,7 @@ def _parts(connection: Any, sid: str, message_ids: list[str]) -> dict[str, list[
             (sid, *chunk),
         ):
             try:
-                part = json.loads(data)
+                part = jsonio.loads(data)
             except (TypeError, ValueError):
                 continue
             if isinstance(part, dict):
@@ -385,7 +385,7 @@ def _message_line(sid: str, mid: str, created: int, info: dict[str, Any], parts:
         "info": {k: info[k] for k in _INFO_KEYS if k in info},
         "parts": parts,
     }
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return jsonio.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _session_line(sid: str, entry: Mapping[str, Any]) -> bytes:
@@ -397,7 +397,7 @@ def _session_line(sid: str, entry: Mapping[str, Any]) -> bytes:
         "parent_id": entry.get("parent"),
         "timestamp": iso(entry["created"]) if isinstance(entry.get("created"), int) else None,
     }
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return jsonio.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 def _append(path: str, data: bytes) -> None:
@@ -426,7 +426,7 @@ def _primary(tool: str, arguments: Mapping[str, Any]) -> str | None:
         return value
     patch = arguments.get("patchText")
     if isinstance(patch, str):
-        match = _PATCH_FILE.search(patch)
+        match = _PATCH_FILE().search(patch)
         if match:
             return match.group(1).strip()
     for key in _PRIMARY_KEYS:
@@ -440,7 +440,7 @@ def decode(line: bytes) -> list[Event]:
     """The events of one line of an export file (see the module docstring and docs/activity.md), as
     the tuples :class:`sidelight.formats.Event` names; ``ValueError`` for a line that is not a JSON
     object (counted as malformed)."""
-    entry = json.loads(line)
+    entry = jsonio.loads(line)
     if not isinstance(entry, dict):
         raise ValueError("not a JSON object")
     kind = entry.get("type")
@@ -500,7 +500,7 @@ def decode(line: bytes) -> list[Event]:
                 iso(started) if isinstance(started, (int, float)) else stamp,
                 call,
                 tool,
-                json.dumps(arguments, ensure_ascii=False),
+                jsonio.dumps(arguments, ensure_ascii=False),
                 _primary(tool.lower(), arguments),
                 False,
             )
@@ -577,7 +577,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
 def current(event: HostEvent, settings: Settings) -> Session | None:
     """The opencode session an event of the ``opencode`` host names (exported first, so that its own
     export is current when the hook reads what it touched)."""
-    if event.host != NAME or not event.session_id or not _SESSION_ID.match(event.session_id):
+    if event.host != NAME or not event.session_id or not _SESSION_ID().match(event.session_id):
         return None
     sessions = export(settings)
     entry = sessions.get(event.session_id)

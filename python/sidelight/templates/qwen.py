@@ -23,7 +23,6 @@ chat named ``event.session_id`` in the folder of ``event.cwd``, else ``None``.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from sidelight._hookimpl import hookimpl
@@ -36,6 +35,7 @@ from sidelight.paths import (
     quietly,
     real,
 )
+from sidelight.patterns import Pattern
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -60,7 +60,7 @@ FORMAT = FormatSpec(
     description="Qwen Code chats (~/.qwen/projects/<cwd>/chats/<session>.jsonl)",
 )
 
-_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+_NOT_ALNUM = Pattern(r"[^A-Za-z0-9]")
 
 _folder_cwds: dict[str, str] = {}
 
@@ -76,7 +76,7 @@ def roots(settings: Settings) -> list[Path]:
 
 def project_folder(cwd: str) -> str:
     """The name Qwen Code gives the project folder of ``cwd``."""
-    return _NOT_ALNUM.sub("-", cwd)
+    return _NOT_ALNUM().sub("-", cwd)
 
 
 def _folder_group(folder: str, chats: Iterable[str], fallback: Path | None = None) -> str:

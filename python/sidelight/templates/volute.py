@@ -32,10 +32,10 @@ path, preferring this more specific resolver, and asks it first for the current 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.discovery import working_directory
 from sidelight.logs import get_logger
@@ -100,7 +100,7 @@ def roots(settings: Settings) -> list[Path]:
 def _read_session_id(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+            data = jsonio.loads(f.read())
     except (OSError, ValueError) as error:
         logger.debug("volute: cannot read %s: %s", path, error)
         return None
