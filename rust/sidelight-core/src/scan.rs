@@ -5,7 +5,7 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
@@ -363,12 +363,30 @@ pub struct Request {
     pub options_index: usize,
 }
 
-/// Scans many files in parallel; one result per request, in order.
+/// Scans many files, in parallel when there is enough to read; one result per request, in order.
 pub fn scan_many(
     requests: &[Request],
     options: &[Options],
     cancel: &AtomicBool,
 ) -> Vec<Result<Scan, Error>> {
+    if unread_bytes(requests) < MIN_PARALLEL_BYTES {
+        // A prompt's news (a few appends): starting the thread pool, which a prompt hook's new process
+        // does not have yet, takes longer than reading them (about a millisecond here).
+        return requests
+            .iter()
+            .map(|r| {
+                scan(
+                    &r.path,
+                    r.format,
+                    r.cursor.as_ref(),
+                    &options[r.options_index],
+                    1,
+                    cancel,
+                )
+            })
+            .collect();
+    }
+    POOL_STARTED.store(true, Ordering::Relaxed);
     let threads = rayon::current_num_threads();
     requests
         .par_iter()
@@ -383,6 +401,26 @@ pub fn scan_many(
             )
         })
         .collect()
+}
+
+/// Whether this process started rayon's thread pool (a scan with enough to read did): [`file_identities`]
+/// never starts it for stats alone.
+static POOL_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// How much the requests have left to read, from one `stat` each (a file that cannot be stat-ed counts
+/// nothing: its scan says why).
+fn unread_bytes(requests: &[Request]) -> u64 {
+    requests
+        .iter()
+        .map(|r| {
+            std::fs::metadata(&r.path)
+                .map(|meta| {
+                    meta.len()
+                        .saturating_sub(r.cursor.as_ref().map_or(0, |c| c.offset))
+                })
+                .unwrap_or(0)
+        })
+        .sum()
 }
 
 /// One conversation entry for the reader.
@@ -611,8 +649,9 @@ pub fn file_identities<P: AsRef<Path> + Sync>(paths: &[P]) -> Vec<Option<(u64, u
             .ok()
             .map(|meta| (meta.len(), meta.ino(), meta.dev()))
     };
-    // A stat is a microsecond or two of system call: worth the pool's threads only for many.
-    if paths.len() < PARALLEL_IDENTITIES {
+    // A stat is a microsecond or two of system call: worth the pool's threads only for many, and only
+    // once a scan started them (a prompt hook's process would spend more starting them than stat-ing).
+    if paths.len() < PARALLEL_IDENTITIES || !POOL_STARTED.load(Ordering::Relaxed) {
         paths.iter().map(identity).collect()
     } else {
         paths.par_iter().map(identity).collect()
