@@ -734,7 +734,7 @@ def test_parse_keeps_exactly_the_entries_the_rule_accepts(tmp_path, caplog):
     values: list[Any] = [
         {"offset": 0},
         {"offset": 7, "dev": 1},
-        {"offset": 2**70},
+        {"offset": 2**64 - 1},
         {"offset": -1},
         {"offset": True},
         {"offset": False},
