@@ -26,9 +26,16 @@ Safety, for many hooks running at once:
 * :meth:`CursorStore.update` with ``expected`` (the entries the caller planned from) merges rather
   than overwrites: a writer whose entry another process moved meanwhile keeps the further of the two
   cursors into the same file, so a cursor never moves backwards.
-* Every write goes to ``PATH.tmp`` in the same directory, is flushed and fsynced, then renamed over
-  ``PATH`` with :func:`os.replace`, so the file is never seen half-written (even when the writer is
-  killed) and :meth:`CursorStore.read` needs no lock.
+* Every write goes to ``PATH.tmp`` in the same directory, then is renamed over ``PATH`` with
+  :func:`os.replace`, so the file is never seen half-written (even when the writer is killed) and
+  :meth:`CursorStore.read` needs no lock. It is not fsynced: a power cut that loses the last write
+  leaves a cursor behind, which repeats news and never loses any.
+* One parse and a small write per prompt: a process keeps the document it last read or wrote, with
+  the file's bytes, while the file is the same (device, inode, size, modification time; checked
+  again under the lock before a write), so a commit after a read parses nothing, and it edits in
+  those bytes only the entries it moves (:func:`_patch`). A file another process wrote meanwhile is
+  read again; a change an edit cannot make safely (a removal, several readers, a file another writer
+  spaced or escaped otherwise, one its parse dropped an entry from) is dumped whole.
 * Files are created ``0600``, and directories the store has to create ``0700``.
 * A file that is not a JSON object of objects is moved aside to ``PATH.corrupt-<UTC timestamp>`` with a
   warning on the ``sidelight.cursors`` logger and treated as empty; an entry whose ``offset`` is not a
