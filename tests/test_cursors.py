@@ -576,3 +576,206 @@ def test_a_kept_document_is_used_only_while_the_file_is_the_same(tmp_path):
     mine["discord"]["offset"] = 5
     mine["email"] = entry(3)
     assert store.read("main") == {"discord": entry(1)}
+
+
+# -- one parse and a small write per prompt ----------------------------------------------------------
+
+
+def _other_process_updates(path: Path, reader: str, entries: dict[str, dict[str, Any]]) -> None:
+    """``entries`` saved by another process (its own kept documents, its own write)."""
+    run_driver(
+        """
+        import json, sys
+        from sidelight.cursors import CursorStore
+        CursorStore(sys.argv[1]).update(sys.argv[2], json.loads(sys.argv[3]))
+        """,
+        path,
+        reader,
+        json.dumps(entries),
+    )
+
+
+def test_a_commit_after_another_writer_keeps_what_it_saved(tmp_path):
+    """The commit reuses the document its read parsed only while the file is the one it read: a
+    write by another process in between is read again and nothing it saved is lost."""
+    path = tmp_path / "cursors.json"
+    store = CursorStore(path)
+    store.update("main", {f"w{i}": entry(i) for i in range(50)})
+    saved = store.read("main", shared=True)
+    # Another hook of the session moves w1 on and saves a writer of its own, with the file's size
+    # unchanged by the first (the identity is the device, inode, size and modification time).
+    _other_process_updates(path, "main", {"w1": entry(1 + 8)})
+    _other_process_updates(path, "main", {"new": entry(7)})
+    store.update("main", {"w2": entry(20), "w3": entry(30)}, expected=saved)
+    on_disk = json.loads(path.read_bytes())["main"]
+    assert on_disk == {
+        **{f"w{i}": entry(i) for i in range(50)},
+        "w1": entry(9),
+        "new": entry(7),
+        "w2": entry(20),
+        "w3": entry(30),
+    }
+    assert store.read("main") == on_disk
+
+
+def test_a_commit_after_its_read_parses_nothing_and_dumps_only_what_it_moves(tmp_path, monkeypatch):
+    """A prompt's hook reads a thousand entries and moves a few: its commit neither parses the file
+    again nor dumps it whole, and the file it writes is the one a whole dump would have written."""
+    path = tmp_path / "cursors.json"
+    CursorStore(path).update("main", {f"claude-code:{i:04}": entry(24_000 + i) for i in range(1000)})
+    store = CursorStore(path)
+    saved = store.read("main", shared=True)
+    loads, dumps = json.loads, json.dumps
+    parsed: list[int] = []
+    dumped: list[int] = []
+
+    def counting_loads(data: Any, **options: Any) -> Any:
+        parsed.append(len(data))
+        return loads(data, **options)
+
+    def counting_dumps(value: Any, **options: Any) -> str:
+        text = dumps(value, **options)
+        dumped.append(len(text))
+        return text
+
+    monkeypatch.setattr(json, "loads", counting_loads)
+    monkeypatch.setattr(json, "dumps", counting_dumps)
+    moved = {f"claude-code:{i:04}": entry(30_000 + i) for i in (3, 500, 999)}
+    store.update("main", {**moved, "claude-code:new": entry(5)}, expected=saved)
+    monkeypatch.undo()
+    assert parsed == []
+    assert dumped and max(dumped) < 1000  # names and entries, never the document
+    data = path.read_bytes()
+    document = json.loads(data)
+    assert document == {"main": {**saved, **moved, "claude-code:new": entry(5)}}
+    assert data == json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_file_its_parse_dropped_an_entry_from_is_written_whole(tmp_path, caplog):
+    """An entry dropped on read (a bad offset) is not kept in the file by a commit that edits it."""
+    path = tmp_path / "cursors.json"
+    document = {"main": {"bad": {"offset": -1}, "a": entry(1), "b": entry(2)}}
+    path.write_text(json.dumps(document, separators=(",", ":")))  # as the store writes: editable
+    store = CursorStore(path)
+    saved = store.read("main", shared=True)
+    assert saved == {"a": entry(1), "b": entry(2)}
+    store.update("main", {"a": entry(5)}, expected=saved)
+    assert json.loads(path.read_bytes()) == {"main": {"a": entry(5), "b": entry(2)}}
+    caplog.clear()
+    assert store.read("main") == {"a": entry(5), "b": entry(2)}
+    assert warnings_of(caplog) == []
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        # Another writer's spacing, a name written with escapes, a name that is also a key inside
+        # another entry, two readers, a name after a backslash in a string: each is written whole
+        # (or edited where the edit is unambiguous) and reads back as the store's document.
+        lambda doc: json.dumps(doc, indent=1),
+        lambda doc: json.dumps(doc, separators=(",", ":")),
+        lambda doc: json.dumps(doc, separators=(",", ":"), ensure_ascii=False),
+    ],
+    ids=["indented", "ascii", "compact"],
+)
+def test_commits_in_any_order_write_the_document_the_model_says(tmp_path, written):
+    """A property test against a model: random saves, merges, additions and removals over files first
+    written by other writers, names with quotes, backslashes, braces and non-ASCII letters, an entry
+    holding another's name as a key: the file always reads back as the model, and is the store's own
+    whole dump whenever it wrote it."""
+    import random
+
+    rng = random.Random(18)
+    names = ["a", 'q"uote', "back\\slash", "br{a}ce,", "é", "claude-code:x", '":{', "w"]
+    path = tmp_path / "cursors.json"
+    model: dict[str, dict[str, Any]] = {
+        "main": {name: entry(i, extra={"/p": {"offset": i}}) for i, name in enumerate(names[:4])}
+    }
+    model["main"]["holder"] = entry(3, waiting={"claude-code:x": 2}, nested={"é": entry(4)})
+    path.write_text(written(model))
+    for step in range(120):
+        store = CursorStore(path)
+        readers = list(model)
+        reader = rng.choice([*readers, "other"] if step % 17 == 0 else readers)
+        saved = store.read(reader, shared=True)
+        assert saved == model.get(reader, {})
+        change = {
+            rng.choice(names): entry(rng.randrange(10**6), **({"files": ["x"]} if rng.random() < 0.2 else {}))
+            for _ in range(rng.randrange(1, 4))
+        }
+        gone = {rng.choice(names)} if rng.random() < 0.1 else set()
+        if rng.random() < 0.3:
+            # Another process moved an entry meanwhile, further into the same file.
+            moved = rng.choice(list(change))
+            further = {**change[moved], "offset": change[moved]["offset"] + 1}
+            _other_process_updates(path, reader, {moved: further})
+            model.setdefault(reader, {})[moved] = further
+            change[moved] = {**change[moved]}  # not further: the other process's cursor stays
+        store.update(reader, change, remove=gone, expected=saved)
+        mine = model.setdefault(reader, {})
+        for writer, new in change.items():
+            stored = mine.get(writer)
+            if stored is None or stored == saved.get(writer) or stored["offset"] < new["offset"]:
+                mine[writer] = new
+        for writer in gone:
+            mine.pop(writer, None)
+        if not mine:
+            model.pop(reader)
+        data = path.read_bytes()
+        assert json.loads(data) == model, step
+        assert data == json.dumps(model, ensure_ascii=False, separators=(",", ":")).encode(), step
+
+
+def test_parse_keeps_exactly_the_entries_the_rule_accepts(tmp_path, caplog):
+    """The inline check of a good entry on read gives _entry_problem's verdict on every kind of value
+    JSON can hold there."""
+    from sidelight.cursors import _entry_problem
+
+    values: list[Any] = [
+        {"offset": 0},
+        {"offset": 7, "dev": 1},
+        {"offset": 2**64 - 1},
+        {"offset": -1},
+        {"offset": True},
+        {"offset": False},
+        {"offset": 1.0},
+        {"offset": "1"},
+        {"offset": None},
+        {"offset": [1]},
+        {"offset": {"n": 1}},
+        {},
+        {"dev": 1},
+        [],
+        [1],
+        "x",
+        1,
+        None,
+        True,
+    ]
+    document = {"main": {f"w{i}": value for i, value in enumerate(values)}}
+    path = tmp_path / "cursors.json"
+    path.write_text(json.dumps(document))
+    kept = CursorStore(path).read("main")
+    assert kept == {f"w{i}": v for i, v in enumerate(values) if _entry_problem(v) is None}
+    assert len(warnings_of(caplog)) == sum(_entry_problem(v) is not None for v in values)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The same name and entry nested in an earlier entry: the match is not the only one.
+        '{"main":{"holder":{"offset":1,"nested":{"w":{"offset":4}}},"w":{"offset":4}}}',
+        # The name written with an escape by another writer, and another name that ends in it:
+        # the one match follows a backslash, inside that other name.
+        '{"main":{"x\\"w":{"offset":4},"\\u0077":{"offset":4}}}',
+    ],
+    ids=["nested", "escaped"],
+)
+def test_an_entry_is_edited_only_where_it_cannot_be_another(tmp_path, text):
+    path = tmp_path / "cursors.json"
+    path.write_text(text)
+    before = json.loads(text)["main"]
+    store = CursorStore(path)
+    saved = store.read("main", shared=True)
+    store.update("main", {"w": {"offset": 9}}, expected=saved)
+    assert json.loads(path.read_bytes()) == {"main": {**before, "w": {"offset": 9}}}

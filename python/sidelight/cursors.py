@@ -26,9 +26,16 @@ Safety, for many hooks running at once:
 * :meth:`CursorStore.update` with ``expected`` (the entries the caller planned from) merges rather
   than overwrites: a writer whose entry another process moved meanwhile keeps the further of the two
   cursors into the same file, so a cursor never moves backwards.
-* Every write goes to ``PATH.tmp`` in the same directory, is flushed and fsynced, then renamed over
-  ``PATH`` with :func:`os.replace`, so the file is never seen half-written (even when the writer is
-  killed) and :meth:`CursorStore.read` needs no lock.
+* Every write goes to ``PATH.tmp`` in the same directory, then is renamed over ``PATH`` with
+  :func:`os.replace`, so the file is never seen half-written (even when the writer is killed) and
+  :meth:`CursorStore.read` needs no lock. It is not fsynced: a power cut that loses the last write
+  leaves a cursor behind, which repeats news and never loses any.
+* One parse and a small write per prompt: a process keeps the document it last read or wrote, with
+  the file's bytes, while the file is the same (device, inode, size, modification time; checked
+  again under the lock before a write), so a commit after a read parses nothing, and it edits in
+  those bytes only the entries it moves (:func:`_patch`). A file another process wrote meanwhile is
+  read again; a change an edit cannot make safely (a removal, several readers, a file another writer
+  spaced or escaped otherwise, one its parse dropped an entry from) is dumped whole.
 * Files are created ``0600``, and directories the store has to create ``0700``.
 * A file that is not a JSON object of objects is moved aside to ``PATH.corrupt-<UTC timestamp>`` with a
   warning on the ``sidelight.cursors`` logger and treated as empty; an entry whose ``offset`` is not a
@@ -80,7 +87,7 @@ class CursorStore:
     stores (in any number of processes) may share one file.
     """
 
-    __slots__ = ("_encode", "_file", "path")
+    __slots__ = ("_dump", "_encode", "_file", "path")
 
     def __init__(self, path: str | os.PathLike[str], *, fast: bool | None = None) -> None:
         """``fast``: encode and decode with orjson (the watcher saves a thousand cursors a second; a
@@ -101,23 +108,35 @@ class CursorStore:
             # refuses NaN where orjson writes null.
             orjson = sys.modules["orjson"]
             loads, dump = orjson.loads, orjson.dumps
+        self._dump = dump
         # Not durable: a cursor that loses its last write to a power cut repeats one digest (see
         # write_atomic), and the fsync calls were the biggest part of a prompt hook's own work.
         self._file: SharedState[_State] = SharedState(
-            self.path, lambda data: _parse(data, self.path, loads), dump, logger, durable=False, copy=_copy
+            self.path,
+            lambda data: _parse(data, self.path, loads),
+            dump,
+            logger,
+            durable=False,
+            copy=_copy,
+            share=_share,
+            exact=_exact,
         )
 
     def __repr__(self) -> str:
         return f"CursorStore({self.path!r})"
 
-    def read(self, reader: str) -> dict[str, dict[str, Any]]:
+    def read(self, reader: str, *, shared: bool = False) -> dict[str, dict[str, Any]]:
         """A snapshot of ``reader``'s cursors: writer name -> entry (a fresh dict the caller may keep).
+
+        ``shared``: the entries are the ones this process keeps for the file (to be read, never
+        changed in place), not copies: a prompt's thousand entries are not copied for a digest that
+        only reads them.
 
         A missing file, or a reader the file does not mention, gives ``{}``. A corrupt file is moved
         aside (see the module docs) and gives ``{}``. Raises :class:`OSError` only when the file exists
         but cannot be read (for example, permission denied).
         """
-        return self._file.read().get(reader, {})
+        return self._file.read(shared=shared).get(reader, {})
 
     def readers(self) -> list[str]:
         """The names of the readers the file holds cursors for, sorted."""
@@ -188,15 +207,19 @@ class CursorStore:
         # Fail on values JSON cannot hold now, not after taking the lock.
         self._encode({reader: new})
 
+        written: list[str] = []
+
         def change(state: _State) -> _State:
             mine = state.get(reader, {})
             if expected is None:
                 mine.update(new)
+                written[:] = new
             else:
                 for writer, entry in new.items():
                     stored = mine.get(writer)
                     if stored is None or stored == expected.get(writer) or not _further(stored, entry):
                         mine[writer] = entry
+                        written.append(writer)
             for writer in gone:
                 mine.pop(writer, None)
             if mine:
@@ -205,7 +228,11 @@ class CursorStore:
                 state.pop(reader, None)
             return state
 
-        self._file.update(change)
+        def patch(data: bytes, before: _State, after: _State) -> bytes | None:
+            # Removals are rare (the watcher's forgotten sessions): those files are dumped whole.
+            return None if gone else _patch(data, before, after, reader, written, self._dump)
+
+        self._file.update(change, patch)
 
     def replace(self, reader: str, entries: Mapping[str, Mapping[str, Any]]) -> None:
         """Makes the file hold ``reader``'s ``entries`` and nothing else, without reading it first.
@@ -277,6 +304,83 @@ def _copy(state: _State) -> _State:
     }
 
 
+def _share(state: _State) -> _State:
+    """A copy of the readers' and writers' maps that shares the entries: for the store's own changes,
+    which replace an entry rather than change it (a copy of a thousand entries cost each prompt more
+    than the rest of a commit)."""
+    return {reader: dict(writers) for reader, writers in state.items()}
+
+
+class _Pruned(dict):  # type: ignore[type-arg]
+    """A state :func:`_parse` dropped something from (a bad entry, a reader with no writers): its bytes
+    are not the document, and are dumped again rather than patched."""
+
+    __slots__ = ()
+
+
+def _exact(state: _State) -> bool:
+    return type(state) is not _Pruned
+
+
+def _patch(
+    data: bytes, before: _State, after: _State, reader: str, written: list[str], dump: Callable[[Any], bytes]
+) -> bytes | None:
+    """The bytes of ``after`` made by editing ``data``, the bytes of ``before``, where ``after`` is
+    ``before`` with ``reader``'s entries of the writers ``written`` set (in that order) and nothing
+    else changed. ``None`` when an edit cannot be made safely: the whole document is dumped instead.
+
+    A prompt moves the cursors of the few siblings with news, and dumping a thousand entries cost a
+    cold hook more than any other part of its commit. Only a file of one reader is edited. An entry
+    is found by its writer's name and its old entry, dumped as the file's writer dumped it, preceded
+    by ``{`` or ``,``: a ``"`` there is no string's content (which escapes its quotes), so the match
+    is a name in an object, and it must be the only one; otherwise (another writer's spacing, a name
+    written with escapes), no edit.
+    """
+    old = before.get(reader)
+    new = after.get(reader)
+    if len(before) != 1 or len(after) != 1 or not old or new is None:
+        return None
+    edits: list[tuple[int, int, bytes]] = []
+    added: list[str] = []
+    for writer in written:
+        was = old.get(writer)
+        if was is None:
+            added.append(writer)
+            continue
+        span = _span(data, dump(writer), dump(was))
+        if span is None:
+            return None
+        edits.append((span[0], span[1], dump(new[writer])))
+    if added:
+        # New writers go last, where a dict puts them: after the last old entry.
+        last = next(reversed(old))
+        span = _span(data, dump(last), dump(old[last]))
+        if span is None:
+            return None
+        more = b"".join(b"," + dump(writer) + b":" + dump(new[writer]) for writer in added)
+        edits.append((span[1], span[1], more))
+    edits.sort()
+    parts: list[bytes] = []
+    at = 0
+    for start, end, text in edits:
+        if start < at:
+            return None
+        parts += (data[at:start], text)
+        at = end
+    parts.append(data[at:])
+    return b"".join(parts)
+
+
+def _span(data: bytes, name: bytes, entry: bytes) -> tuple[int, int] | None:
+    """Where in ``data`` the one entry ``entry`` of the writer ``name`` (both dumped) stands."""
+    needle = name + b":" + entry
+    at = data.find(needle)
+    if at < 1 or data[at - 1] not in b"{," or data.find(needle, at + 1) >= 0:
+        return None
+    start = at + len(name) + 1
+    return start, start + len(entry)
+
+
 def _dump(state: Mapping[str, Any]) -> bytes:
     return jsonio.dumps(state, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
 
@@ -296,7 +400,7 @@ def _parse(data: bytes, path: Path, loads: Callable[[bytes], Any] = jsonio.loads
     """The state in ``data``; raises :class:`CorruptStateError` when the file's shape is wrong.
 
     Whole-file problems (not JSON, not an object of objects) are corruption; a single bad entry is
-    dropped with a warning.
+    dropped with a warning (the state is then a :class:`_Pruned`).
     """
     if not data.strip():
         return {}
@@ -307,16 +411,28 @@ def _parse(data: bytes, path: Path, loads: Callable[[bytes], Any] = jsonio.loads
     if not isinstance(raw, dict):
         raise CorruptStateError(f"the top level is {type(raw).__name__}, not an object")
     state: _State = {}
+    pruned = False
     for reader, writers in raw.items():
         if not isinstance(writers, dict):
             raise CorruptStateError(f"reader {reader!r} maps to {type(writers).__name__}, not an object")
-        kept: dict[str, dict[str, Any]] = {}
+        bad = None
         for writer, entry in writers.items():
+            # _entry_problem's rule, told inline for the thousand good entries of a prompt's file.
+            if type(entry) is dict:
+                offset = entry.get("offset")
+                if type(offset) is int and offset >= 0:
+                    continue
             problem = _entry_problem(entry)
             if problem:
                 logger.warning("%s: dropping the cursor of %r -> %r: %s", path, reader, writer, problem)
-            else:
-                kept[writer] = entry
-        if kept:
-            state[reader] = kept
-    return state
+                if bad is None:
+                    bad = set()
+                bad.add(writer)
+        if bad is not None:
+            pruned = True
+            writers = {writer: entry for writer, entry in writers.items() if writer not in bad}
+        if writers:
+            state[reader] = writers
+        else:
+            pruned = True
+    return _Pruned(state) if pruned else state

@@ -433,7 +433,7 @@ def _read_and_summarize(
     deadline: float,
 ) -> tuple[str | None, Callable[[], None] | None]:
     """:func:`_plan` once the reader is known (and holds its lock): the digest, and what commits it."""
-    saved = store.read(current.key)
+    saved = store.read(current.key, shared=True)
     if cursors:
         saved = {**saved, **{k: dict(v) for k, v in cursors.items()}}
     # Under pressure (thousands of first looks), planning, scanning and summarizing share the time

@@ -122,7 +122,18 @@ class SharedState(Generic[T]):
     ``0600``; the directories it creates, ``0700``.
     """
 
-    __slots__ = ("_copy", "_dump", "_durable", "_lock_path", "_log", "_parse", "_tmp_path", "path")
+    __slots__ = (
+        "_copy",
+        "_dump",
+        "_durable",
+        "_exact",
+        "_lock_path",
+        "_log",
+        "_parse",
+        "_share",
+        "_tmp_path",
+        "path",
+    )
 
     def __init__(
         self,
@@ -133,14 +144,25 @@ class SharedState(Generic[T]):
         *,
         durable: bool = True,
         copy: Callable[[T], T] | None = None,
+        share: Callable[[T], T] | None = None,
+        exact: Callable[[T], bool] | None = None,
     ) -> None:
         """``durable=False``: writes skip the ``fsync`` calls (see :func:`write_atomic`). ``copy``: keep
         the last document of this path read or written in this process, and hand out copies of it
         while the file is that same file (device, inode, size, modification time): a long-lived
-        process (the watcher answering hooks) then parses a session's cursors once, not every prompt."""
+        process (the watcher answering hooks) then parses a session's cursors once, not every prompt,
+        and a hook's :meth:`update` after its :meth:`read` parses nothing.
+
+        ``share``: a cheaper copy (the default: ``copy``) for the document :meth:`update`'s ``change``
+        is given and the one kept after a write, for documents whose ``change`` functions replace the
+        values they change rather than change them in place. ``exact(document)``: the parsed document
+        is all its bytes say (the parser dropped nothing): the bytes are then kept with it, and
+        :meth:`update`'s ``patch`` may edit them rather than dump the whole document again."""
         self.path = path
         self._durable = durable
         self._copy = copy
+        self._share = share or copy
+        self._exact = exact
         self._parse = parse
         self._dump = dump
         self._log = log
@@ -150,36 +172,54 @@ class SharedState(Generic[T]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r})"
 
-    def read(self) -> T:
-        """The document. Raises :class:`OSError` only when the file exists but cannot be read."""
+    def read(self, *, shared: bool = False) -> T:
+        """The document. Raises :class:`OSError` only when the file exists but cannot be read.
+
+        ``shared``: through ``share`` rather than ``copy``, for a caller that only reads what the
+        cheaper copy shares with the kept document."""
+        copy = self._share if shared else self._copy
         try:
-            return self._read_document()
+            return self._read_document(copy)[0]
         except CorruptStateError:
             pass
         # Replaces are atomic, so a corrupt file was damaged from outside. Move it aside under the lock,
         # unless a writer replaced it meanwhile.
         try:
             with self._locked():
-                return self._load_locked()
+                return self._load_locked(copy)[0]
         except OSError as error:
             self._log.warning(
                 "%s is corrupt and cannot be moved aside (%s); reading it as empty", self.path, error
             )
             return self._parse(b"")
 
-    def update(self, change: Callable[[T], T | None]) -> T:
+    def update(
+        self,
+        change: Callable[[T], T | None],
+        patch: Callable[[bytes, T, T], bytes | None] | None = None,
+    ) -> T:
         """Applies ``change`` to the document under the lock and writes what it returns (``None``:
         nothing to write); returns the document as it now is. An :class:`OSError` from writing leaves
-        the previous file as it was."""
+        the previous file as it was.
+
+        ``patch(data, before, after)``: the bytes of ``after`` made from ``data``, the file's bytes,
+        which hold exactly ``before`` (``None``: dump ``after`` whole). Called only for a kept document
+        (``copy`` and ``exact``), with ``before`` the kept one, never changed: for a large document of
+        which a write changes a few values, an edit of the bytes costs less than dumping it all."""
         self._ensure_dir()
         with self._locked():
-            state = self._load_locked()
+            state, before, data = self._load_locked(self._share)
             new = change(state)
             if new is None:
                 return state
-            self._write(self._dump(new))
+            out = None
+            if patch is not None and data is not None and before is not None:
+                out = patch(data, before, new)
+            if out is None:
+                out = self._dump(new)
+            self._write(out)
             if self._copy is not None:
-                self._keep(new)
+                self._keep(new, out if self._exact is not None else None)
             return new
 
     def replace(self, data: bytes) -> None:
@@ -196,15 +236,17 @@ class SharedState(Generic[T]):
         except (FileNotFoundError, NotADirectoryError):
             return b""
 
-    def _read_document(self) -> T:
-        """The file's document (from the kept one, when the file did not change); raises
+    def _read_document(self, copy: Callable[[T], T] | None) -> tuple[T, T | None, bytes | None]:
+        """The file's document (from the kept one, when the file did not change, through ``copy``),
+        the kept document itself (never handed out to be changed; ``None`` when none is kept) and
+        the file's bytes when they hold exactly that document (else ``None``); raises
         :class:`CorruptStateError` for a damaged file."""
-        if self._copy is None:
-            return self._parse(self._read_bytes())
+        if self._copy is None or copy is None:
+            return self._parse(self._read_bytes()), None, None
         try:
             file = open(self.path, "rb")  # noqa: PTH123, SIM115 (the plain builtin is faster)
         except (FileNotFoundError, NotADirectoryError):
-            return self._parse(b"")
+            return self._parse(b""), None, None
         with file:
             found = os.fstat(file.fileno())
             if found.st_mode & 0o077:
@@ -217,32 +259,40 @@ class SharedState(Generic[T]):
             identity = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
             kept = _KEPT.get(self.path)
             if kept is not None and kept[0] == identity:
-                return self._copy(kept[1])
+                return copy(kept[1]), kept[1], kept[2]
             data = file.read()
         document = self._parse(data)
-        _remember(self.path, identity, self._copy(document))
-        return document
+        exact = self._exact is not None and self._exact(document)
+        # What update's change is given shares what it never changes with the kept one (copy is
+        # then the cheap share); what read hands out is the caller's own.
+        original = copy(document)
+        _remember(self.path, identity, original, data if exact else None)
+        return document, original, data if exact else None
 
-    def _keep(self, document: T) -> None:
-        """Keeps what was just written as the file's document (its identity as it is now)."""
-        assert self._copy is not None
+    def _keep(self, document: T, data: bytes | None) -> None:
+        """Keeps what was just written (``data``, when the bytes are to be kept too) as the file's
+        document (its identity as it is now)."""
+        assert self._share is not None
         try:
             found = self.path.stat()
         except OSError:
             return
         _remember(
-            self.path, (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns), self._copy(document)
+            self.path,
+            (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns),
+            self._share(document),
+            data,
         )
 
-    def _load_locked(self) -> T:
+    def _load_locked(self, copy: Callable[[T], T] | None) -> tuple[T, T | None, bytes | None]:
         try:
-            return self._read_document()
+            return self._read_document(copy)
         except CorruptStateError as error:
             aside = move_aside(self.path)
             self._log.warning(
                 "%s is corrupt (%s); moved it to %s and starting afresh", self.path, error, aside
             )
-            return self._parse(b"")
+            return self._parse(b""), None, None
 
     def _ensure_dir(self) -> None:
         _make_dirs(self.path.parent)
@@ -280,16 +330,17 @@ class _Locked:
         os.close(fd)  # releases the lock
 
 
-#: The documents :class:`SharedState` keeps (``copy=``): path -> (the file's identity, a private copy).
-_KEPT: dict[Path, tuple[tuple[int, int, int, int], Any]] = {}
+#: The documents :class:`SharedState` keeps (``copy=``): path -> (the file's identity, a private copy,
+#: the file's bytes when they hold exactly that document).
+_KEPT: dict[Path, tuple[tuple[int, int, int, int], Any, bytes | None]] = {}
 #: At most this many are kept (a watcher answers many sessions; each keeps only its latest).
 KEPT_DOCUMENTS = 64
 
 
-def _remember(path: Path, identity: tuple[int, int, int, int], document: Any) -> None:
+def _remember(path: Path, identity: tuple[int, int, int, int], document: Any, data: bytes | None) -> None:
     if path not in _KEPT and len(_KEPT) >= KEPT_DOCUMENTS:
         _KEPT.pop(next(iter(_KEPT)))  # the oldest first
-    _KEPT[path] = (identity, document)
+    _KEPT[path] = (identity, document, data)
 
 
 def parse_json_object(data: bytes) -> dict[str, Any]:
