@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from sidelight import Cursor
+from sidelight import Cursor, jsonio
 from sidelight.cursors import CursorStore
 from sidelight.statefile import SharedState, parse_json_object
 
@@ -625,7 +625,7 @@ def test_a_commit_after_its_read_parses_nothing_and_dumps_only_what_it_moves(tmp
     CursorStore(path).update("main", {f"claude-code:{i:04}": entry(24_000 + i) for i in range(1000)})
     store = CursorStore(path)
     saved = store.read("main", shared=True)
-    loads, dumps = json.loads, json.dumps
+    loads, dumps = jsonio.loads, jsonio.dumps
     parsed: list[int] = []
     dumped: list[int] = []
 
@@ -638,8 +638,8 @@ def test_a_commit_after_its_read_parses_nothing_and_dumps_only_what_it_moves(tmp
         dumped.append(len(text))
         return text
 
-    monkeypatch.setattr(json, "loads", counting_loads)
-    monkeypatch.setattr(json, "dumps", counting_dumps)
+    monkeypatch.setattr(jsonio, "loads", counting_loads)
+    monkeypatch.setattr(jsonio, "dumps", counting_dumps)
     moved = {f"claude-code:{i:04}": entry(30_000 + i) for i in (3, 500, 999)}
     store.update("main", {**moved, "claude-code:new": entry(5)}, expected=saved)
     monkeypatch.undo()
