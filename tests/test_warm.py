@@ -376,7 +376,15 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
     context = context_of(warm_output)
     assert context is not None and "session 1 ran make test" in context
     modules = set(probe.stderr.decode().split())
-    for heavy in ("pluggy", "sidelight.plugins", "sidelight.records", "sidelight.hook", "typing", "json"):
+    for heavy in (
+        "pluggy",
+        "sidelight.plugins",
+        "sidelight.records",
+        "sidelight.hook",
+        "typing",
+        "types",
+        "json",
+    ):
         assert heavy not in modules, f"the warm hook imported {heavy}"
     assert not any(m.startswith("sidelight.templates") for m in modules)
 

@@ -52,7 +52,7 @@ def _hook_process(arguments: Sequence[str]) -> int:
     _defer("ipaddress")
     gc.disable()
     try:
-        return run_hook(arguments)
+        return run_hook(arguments, own_process=True)
     finally:
         gc.freeze()
 
