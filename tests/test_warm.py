@@ -251,6 +251,54 @@ def test_a_commit_the_watcher_never_made_leaves_the_news_for_the_next_prompt(
     assert handle_hook("claude-code", world.payload(0)) == answer
 
 
+def test_a_warm_hook_whose_host_went_away_keeps_the_news_and_says_nothing(
+    world: HookWorld, server: HookServer
+) -> None:
+    """A real hook process answered warm, its stdout a pipe nobody reads any more: nothing moves, it
+    exits 0, and its stderr stays empty (no "Exception ignored" from a teardown flushing stdout again)."""
+    cursors = world.cursor_file(0).read_bytes()
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            world.command(),
+            input=world.payload(0),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=world.env(SIDELIGHT_WARM_TIMEOUT="5s"),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    assert server.settle(30) and server.answered == 1
+    assert world.cursor_file(0).read_bytes() == cursors
+    again = world.run_hook(0, SIDELIGHT_WARM_TIMEOUT="5s")
+    context = context_of(again.stdout)
+    assert context is not None and "session 1 ran make test" in context
+    assert server.answered == 2
+
+
+def test_a_watcher_out_of_threads_declines_and_serves_the_next_hook(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = threading.Thread
+
+    class NoThread(thread):
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading, "Thread", NoThread)
+    try:
+        assert warm.ask_watcher("claude-code", world.payload(0)) is None
+    finally:
+        monkeypatch.setattr(threading, "Thread", thread)
+    assert server.declined == 1 and server.settle(0)
+    answer = warm.ask_watcher("claude-code", world.payload(0), {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"})
+    assert answer and "session 1 ran make test" in answer
+
+
 def test_a_busy_or_silent_watcher_leaves_the_hook_to_answer_itself(
     world: HookWorld, server: HookServer
 ) -> None:

@@ -203,7 +203,15 @@ class HookServer:
             worker = threading.Thread(
                 target=self._serve, args=(connection,), name=f"{THREAD_PREFIX}-{self._sequence}", daemon=True
             )
-            worker.start()
+            try:
+                worker.start()
+            except RuntimeError:  # no thread to be had: the hook answers itself, and settle() still ends
+                self._decline(connection, "busy")
+                connection.close()
+                with self._idle:
+                    self._active -= 1
+                    self._idle.notify_all()
+                self._slots.release()
 
     def _serve(self, connection: socket.socket) -> None:
         try:
@@ -250,8 +258,6 @@ class HookServer:
         if not _said_go(reader):
             return
 
-        delivered = []
-
         def deliver(output: str | None) -> bool:
             # The cursors move only once the hook has printed the answer and said so (``K``): a hook
             # killed before that leaves the news for its next prompt.
@@ -261,10 +267,7 @@ class HookServer:
                 self.answered += 1
                 self.last_answered = time.time()
             connection.sendall(b"%d\n%s" % (len(body), body))
-            if not _said(reader, b"K"):
-                return False
-            delivered.append(True)
-            return True
+            return _said(reader, b"K")
 
         # The hook exits once it said K; the cursors move after that, under the session's reading lock,
         # which the next prompt of the session waits for (the protocol in sidelight.warm).
