@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from sidelight import hook as hook_module
 from sidelight import warm
 from sidelight.config import Settings
 from sidelight.hook import handle_hook
@@ -95,6 +96,7 @@ def test_the_watcher_answers_as_the_hook_itself_would(world: HookWorld, server: 
     assert warm_answer is not None
     context = context_of(warm_answer.encode())
     assert context is not None and "session 1 ran make test" in context
+    assert server.settle(30)  # the hook does not wait for the cursors to move
     warm_state = _state(world)
 
     _restore(world, before)
@@ -177,8 +179,124 @@ def test_a_hook_that_dies_before_printing_the_warm_answer_moves_nothing(
 
     again = warm.ask_watcher("claude-code", world.payload(0), deliver=deliver)
     assert again == answer and printed == [answer]
+    assert server.settle(30)
     assert world.cursor_file(0).read_bytes() != cursors  # printed and said so: now they moved
     assert warm.ask_watcher("claude-code", world.payload(0)) == ""
+
+
+def _slow_commits(monkeypatch: pytest.MonkeyPatch, seconds: float) -> list[float]:
+    """The watcher's commits (what moves the cursors once the hook said it printed) start ``seconds``
+    late; returns when each started."""
+    started: list[float] = []
+    finish = hook_module.finish_plan
+
+    def slow(plan: Any) -> None:
+        time.sleep(seconds)
+        started.append(time.monotonic())
+        finish(plan)
+
+    monkeypatch.setattr(hook_module, "finish_plan", slow)
+    return started
+
+
+def test_the_hook_exits_before_the_cursors_move_and_its_next_prompt_waits_for_them(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook leaves once it printed (K), not once the cursors moved; the session's reading lock, held
+    by the watcher until they did, keeps the next prompt, warm or in-process, from saying the news
+    again."""
+    commits = _slow_commits(monkeypatch, 0.5)
+    first = warm.ask_watcher("claude-code", world.payload(0))
+    assert first and "session 1 ran make test" in first
+    assert not commits and not server.settle(0)  # answered, the cursors not moved yet
+    returned = time.monotonic()
+    env = {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"}
+    assert warm.ask_watcher("claude-code", world.payload(0), env) == ""  # waited for them
+    assert commits and commits[0] >= returned
+    assert server.settle(30)
+
+    world.prompt(2, "session 2 deployed the parser")
+    again = warm.ask_watcher("claude-code", world.payload(0))
+    assert again and "session 2 deployed" in again and "session 1 ran make test" not in again
+    assert not server.settle(0)
+    assert handle_hook("claude-code", world.payload(0)) is None  # in-process: waited too
+    assert server.settle(30)
+
+
+def test_a_stopped_watcher_moves_the_cursors_it_owes_first(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cursors = world.cursor_file(0).read_bytes()
+    commits = _slow_commits(monkeypatch, 0.3)
+    answer = warm.ask_watcher("claude-code", world.payload(0))
+    assert answer and "session 1 ran make test" in answer and not commits
+    server.stop()  # what SIGTERM and the service manager's stop come to
+    assert commits and world.cursor_file(0).read_bytes() != cursors
+    assert handle_hook("claude-code", world.payload(0)) is None
+
+
+def test_a_commit_the_watcher_never_made_leaves_the_news_for_the_next_prompt(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watcher killed (``kill -9``) between the hook's K and the commit: the lock dies with it, the
+    cursors stay, and the next prompt says the same news (at least once, nothing lost)."""
+    cursors = world.cursor_file(0).read_bytes()
+    finish = hook_module.finish_plan
+    monkeypatch.setattr(hook_module, "finish_plan", lambda plan: plan.close())
+    answer = warm.ask_watcher("claude-code", world.payload(0))
+    assert answer and "session 1 ran make test" in answer
+    assert server.settle(30)
+    assert world.cursor_file(0).read_bytes() == cursors
+    monkeypatch.setattr(hook_module, "finish_plan", finish)
+    assert handle_hook("claude-code", world.payload(0)) == answer
+
+
+def test_a_warm_hook_whose_host_went_away_keeps_the_news_and_says_nothing(
+    world: HookWorld, server: HookServer
+) -> None:
+    """A real hook process answered warm, its stdout a pipe nobody reads any more: nothing moves, it
+    exits 0, and its stderr stays empty (no "Exception ignored" from a teardown flushing stdout again)."""
+    cursors = world.cursor_file(0).read_bytes()
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            world.command(),
+            input=world.payload(0),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            env=world.env(SIDELIGHT_WARM_TIMEOUT="5s"),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+    assert server.settle(30) and server.answered == 1
+    assert world.cursor_file(0).read_bytes() == cursors
+    again = world.run_hook(0, SIDELIGHT_WARM_TIMEOUT="5s")
+    context = context_of(again.stdout)
+    assert context is not None and "session 1 ran make test" in context
+    assert server.answered == 2
+
+
+def test_a_watcher_out_of_threads_declines_and_serves_the_next_hook(
+    world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    thread = threading.Thread
+
+    class NoThread(thread):
+        def start(self) -> None:
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading, "Thread", NoThread)
+    try:
+        assert warm.ask_watcher("claude-code", world.payload(0)) is None
+    finally:
+        monkeypatch.setattr(threading, "Thread", thread)
+    assert server.declined == 1 and server.settle(0)
+    answer = warm.ask_watcher("claude-code", world.payload(0), {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"})
+    assert answer and "session 1 ran make test" in answer
 
 
 def test_a_busy_or_silent_watcher_leaves_the_hook_to_answer_itself(
@@ -215,7 +333,7 @@ def test_the_socket_is_private_and_malformed_requests_are_declined(
     assert stat.S_ISSOCK(server.path.stat().st_mode)
     assert stat.S_IMODE(server.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(world.state.stat().st_mode) == 0o700
-    for junk in (b"GET / HTTP/1.1\r\n\r\n", b"SLH1 99999999999 0\n", b"SLH1 3 0\nab"):
+    for junk in (b"GET / HTTP/1.1\r\n\r\n", warm.MAGIC + b" 99999999999 0\n", warm.MAGIC + b" 3 0\nab"):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(10)
             sock.connect(str(server.path))
@@ -306,7 +424,15 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
     context = context_of(warm_output)
     assert context is not None and "session 1 ran make test" in context
     modules = set(probe.stderr.decode().split())
-    for heavy in ("pluggy", "sidelight.plugins", "sidelight.records", "sidelight.hook", "typing", "json"):
+    for heavy in (
+        "pluggy",
+        "sidelight.plugins",
+        "sidelight.records",
+        "sidelight.hook",
+        "typing",
+        "types",
+        "json",
+    ):
         assert heavy not in modules, f"the warm hook imported {heavy}"
     assert not any(m.startswith("sidelight.templates") for m in modules)
 

@@ -12,12 +12,14 @@ prompt and needs none of them, so ``import sidelight`` costs next to nothing.
 from __future__ import annotations
 
 import sys
-from types import ModuleType
 
-# Not ``typing``: the prompt hook imports this package on every prompt (see sidelight.warm).
+# Not ``typing``, nor ``types``: the prompt hook imports this package on every prompt (see sidelight.warm).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any
+else:
+    ModuleType = type(sys)
 
 __all__ = [
     "DEFAULT_CATEGORIES",

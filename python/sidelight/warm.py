@@ -8,7 +8,7 @@ loaded (``os``, ``time``) and the C module ``_socket``: no ``typing``, no ``path
 
 The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 0700 state directory):
 
-1. the hook sends ``SLH1 <meta bytes> <payload bytes>\\n``, the meta (NUL-separated: the build, the host,
+1. the hook sends ``SLH2 <meta bytes> <payload bytes>\\n``, the meta (NUL-separated: the build, the host,
    the working directory, then ``NAME=VALUE`` for each variable of :func:`environment`) and the host's
    payload as it came;
 2. the watcher answers ``A <seconds>\\n`` when it takes the request (then it has at most that long), or
@@ -18,11 +18,17 @@ The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 070
    that gave up waiting for step 2 (``SIDELIGHT_WARM_TIMEOUT``, default 50 ms) and runs in-process
    instead has closed the connection, and nothing moved twice;
 4. the watcher sends ``<length>\\n`` and the answer's bytes (length 0: print nothing);
-5. the hook prints the answer, flushes it, and says ``K``. Only then does the watcher move the cursors:
-   a hook killed before it printed (or that could not) leaves them where they were, and the next prompt
-   gets the same news (at least once);
-6. the watcher says ``C`` once they moved, and the hook exits: what a hook leaves behind is saved when
-   it ends, as in-process.
+5. the hook prints the answer, flushes it, says ``K`` and exits. Only then does the watcher move the
+   cursors: a hook killed before it printed (or that could not) leaves them where they were, and the
+   next prompt gets the same news (at least once).
+
+The hook does not wait for the cursors to move (``SLH1`` did: a ``C`` after them, 2-3 ms of every
+prompt). Nothing can read them too early: the watcher holds the session's reading lock
+(:meth:`sidelight.cursors.CursorStore.reading`) from before it composed the answer until they moved,
+so the session's next prompt, warm or in-process, waits for them; a watcher that is stopped finishes
+the commits it owes first (:meth:`sidelight.watch.serve.HookServer.stop`), and one killed before a
+commit leaves the news for the next prompt (at least once, as above). What the hook's exit no longer
+says, :meth:`sidelight.watch.serve.HookServer.settle` does: every commit owed was made.
 """
 
 from __future__ import annotations
@@ -56,7 +62,7 @@ __all__ = [
 #: The socket, in the state directory.
 SOCKET_NAME = "hook.sock"
 #: The first word of every request (the protocol's version).
-MAGIC = b"SLH1"
+MAGIC = b"SLH2"
 #: How long a hook waits for the watcher to take its request before it runs in-process (seconds).
 DEFAULT_TIMEOUT = 0.05
 #: ``SIDELIGHT_WARM_TIMEOUT``: that wait (``50ms``, ``0.1s``, ``0.05``); ``SIDELIGHT_WARM=off``: never ask.
@@ -328,11 +334,7 @@ def _ask(
         except Exception:  # stdout closed (the host went away): not delivered, nothing moves
             return ""
         if delivered:
-            sock.sendall(b"K")
-            try:  # noqa: SIM105 (contextlib would cost every prompt an import)
-                reader.exactly(1, answer_deadline)  # C: the cursors moved
-            except (OSError, ValueError):
-                pass  # the watcher's log says why
+            sock.sendall(b"K")  # the watcher moves the cursors; the hook need not wait (see above)
         return answer
     finally:
         sock.close()

@@ -54,7 +54,7 @@ def _hook_process(arguments: Sequence[str]) -> int:
     _defer("urllib.parse", functions=("quote_from_bytes",))
     gc.disable()
     try:
-        return run_hook(arguments)
+        return run_hook(arguments, own_process=True)
     finally:
         gc.freeze()
 

@@ -30,8 +30,9 @@ INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "o
 PROJECT_TARGETS = ("claude-code", "opencode", "skill")
 
 
-def run_hook(argv: Sequence[str]) -> int:
-    """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0."""
+def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
+    """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0.
+    ``own_process``: the process is the hook's (not a caller's), and ends here once a watcher answered."""
     host = argv[0] if argv else ""
     try:
         payload = sys.stdin.buffer.read()
@@ -48,6 +49,11 @@ def run_hook(argv: Sequence[str]) -> int:
             from sidelight.hook import handle_hook
 
             handle_hook(host, payload, deliver=_print)
+        elif own_process:
+            # Answered warm: printed and flushed, and nothing of this process is left to save (no
+            # thread, no log, no file). The interpreter's teardown would cost the prompt 1-2 ms, a
+            # tenth of a bare start, to free what the kernel frees anyway.
+            os._exit(0)
     except BaseException as error:  # the promise: a hook never breaks its host
         try:  # noqa: SIM105 (contextlib would cost every prompt an import)
             _log_failure(f"hook {host}: {type(error).__name__}: {error}")

@@ -98,6 +98,9 @@ class HookServer:
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._slots = threading.BoundedSemaphore(CONCURRENCY)
+        #: The hooks being answered (their cursors not yet moved), under a condition :meth:`settle` waits on.
+        self._active = 0
+        self._idle = threading.Condition()
         self._counter_lock = threading.Lock()
         self._log: logging.Handler | None = None
         self._sequence = 0
@@ -137,7 +140,9 @@ class HookServer:
         logger.info("answering hooks on %s", self.path)
 
     def stop(self) -> None:
-        """Stop accepting, remove the socket, and wait for the hooks being answered."""
+        """Stop accepting, remove the socket, and wait for the hooks being answered (up to
+        :data:`READ_TIMEOUT` each): a hook exits before its cursors move, and they move before this
+        returns (the protocol in :mod:`sidelight.warm`)."""
         self._stopping.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -156,6 +161,12 @@ class HookServer:
             with contextlib.suppress(OSError):
                 self._log.close()
             self._log = None
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Waits until no hook is being answered: every answer given has its cursors moved (a hook exits
+        before they do). ``False``: one still was after ``timeout`` seconds."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._active == 0, timeout)
 
     def stats(self) -> dict[str, Any]:
         """For the watcher's status snapshot (``sidelight status``)."""
@@ -187,10 +198,20 @@ class HookServer:
                 connection.close()
                 continue
             self._sequence += 1
+            with self._idle:
+                self._active += 1
             worker = threading.Thread(
                 target=self._serve, args=(connection,), name=f"{THREAD_PREFIX}-{self._sequence}", daemon=True
             )
-            worker.start()
+            try:
+                worker.start()
+            except RuntimeError:  # no thread to be had: the hook answers itself, and settle() still ends
+                self._decline(connection, "busy")
+                connection.close()
+                with self._idle:
+                    self._active -= 1
+                    self._idle.notify_all()
+                self._slots.release()
 
     def _serve(self, connection: socket.socket) -> None:
         try:
@@ -199,6 +220,9 @@ class HookServer:
         except Exception:
             logger.warning("a hook request failed", exc_info=True)
         finally:
+            with self._idle:
+                self._active -= 1
+                self._idle.notify_all()
             self._slots.release()
 
     def _converse(self, connection: socket.socket) -> None:
@@ -234,26 +258,21 @@ class HookServer:
         if not _said_go(reader):
             return
 
-        delivered = []
-
         def deliver(output: str | None) -> bool:
             # The cursors move only once the hook has printed the answer and said so (``K``): a hook
             # killed before that leaves the news for its next prompt.
             body = (output or "").encode("utf-8")
-            connection.sendall(b"%d\n%s" % (len(body), body))
+            # Counted before it is sent: a hook that has its answer finds it counted.
             with self._counter_lock:
                 self.answered += 1
                 self.last_answered = time.time()
-            if not _said(reader, b"K"):
-                return False
-            delivered.append(True)
-            return True
+            connection.sendall(b"%d\n%s" % (len(body), body))
+            return _said(reader, b"K")
 
+        # The hook exits once it said K; the cursors move after that, under the session's reading lock,
+        # which the next prompt of the session waits for (the protocol in sidelight.warm).
         with serving(self._listing(settings), request.cwd):
             answer_hook(request.host, request.payload, settings, self.plugins, deliver=deliver)
-        if delivered:
-            with contextlib.suppress(OSError):
-                connection.sendall(b"C")  # the cursors moved: the hook may exit
         if self.on_answer is not None:
             self.on_answer()
 
