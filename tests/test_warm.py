@@ -283,17 +283,13 @@ def test_a_warm_hook_whose_host_went_away_keeps_the_news_and_says_nothing(
 def test_a_watcher_out_of_threads_declines_and_serves_the_next_hook(
     world: HookWorld, server: HookServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    thread = threading.Thread
-
-    class NoThread(thread):
+    class NoThread(threading.Thread):
         def start(self) -> None:
             raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(threading, "Thread", NoThread)
-    try:
+    with monkeypatch.context() as patched:
+        patched.setattr(threading, "Thread", NoThread)
         assert warm.ask_watcher("claude-code", world.payload(0)) is None
-    finally:
-        monkeypatch.setattr(threading, "Thread", thread)
     assert server.declined == 1 and server.settle(0)
     answer = warm.ask_watcher("claude-code", world.payload(0), {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"})
     assert answer and "session 1 ran make test" in answer
