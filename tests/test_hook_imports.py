@@ -270,3 +270,38 @@ def test_the_run_time_named_tuple_is_typings() -> None:
     ours, theirs, refused = run_python(code).splitlines()
     assert ours == theirs
     assert refused == "refused"
+
+
+def test_the_hooks_own_process_ends_at_once_only_when_nothing_is_left_to_run(tmp_path: Path) -> None:
+    # The hook's process skips the interpreter's teardown once its answer is out (cli.hooks._end_process),
+    # unless something still has to run: an exit handler (a plugin's, logging's) runs as in any process.
+    world = HookWorld(tmp_path, sessions=2)
+    assert world.run_hook(0).returncode == 0
+    mark = tmp_path / "exit-handler-ran"
+    for handler in (False, True):
+        world.prompt(1, f"news {handler}")
+        code = (
+            "import atexit, sys\n"
+            f"if {handler}:\n"
+            f"    atexit.register(lambda: open({str(mark)!r}, 'w').write('ran'))\n"
+            # a buffered write nobody flushes: the interpreter's teardown writes it out, os._exit does not
+            f"unflushed = open({str(tmp_path / 'unflushed')!r}, 'w')\n"
+            "unflushed.write('teardown')\n"
+            "sys.argv = ['sidelight', 'hook', 'claude-code']\n"
+            "from sidelight.cli import main\n"
+            "raise SystemExit(main())\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            input=world.payload(0),
+            capture_output=True,
+            env=world.env(),
+            cwd=world.project,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"news {handler}" in (context_of(done.stdout) or "")
+        assert mark.exists() is handler
+        assert (tmp_path / "unflushed").read_text() == ("teardown" if handler else "")
+    assert world.log().count("ERROR") == 0

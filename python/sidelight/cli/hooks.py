@@ -32,7 +32,8 @@ PROJECT_TARGETS = ("claude-code", "opencode", "skill")
 
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
     """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0.
-    ``own_process``: the process is the hook's (not a caller's), and ends here once a watcher answered."""
+    ``own_process``: the process is the hook's (not a caller's), and ends here once it answered
+    (:func:`_end_process`)."""
     host = argv[0] if argv else ""
     try:
         payload = sys.stdin.buffer.read()
@@ -49,17 +50,35 @@ def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
             from sidelight.hook import handle_hook
 
             handle_hook(host, payload, deliver=_print)
-        elif own_process:
-            # Answered warm: printed and flushed, and nothing of this process is left to save (no
-            # thread, no log, no file). The interpreter's teardown would cost the prompt 1-2 ms, a
-            # tenth of a bare start, to free what the kernel frees anyway.
-            os._exit(0)
+        if own_process:
+            _end_process()
     except BaseException as error:  # the promise: a hook never breaks its host
         try:  # noqa: SIM105 (contextlib would cost every prompt an import)
             _log_failure(f"hook {host}: {type(error).__name__}: {error}")
         except BaseException:
             pass
     return 0
+
+
+def _end_process() -> None:
+    """Ends the hook's own process now that its answer is out and its cursors moved (or the watcher
+    moves them), when nothing of it is left to save: no other thread, no exit handler (a logger that
+    wrote registers logging's; a plugin may register its own), stdout and stderr flushed. The
+    interpreter's teardown would cost every prompt 1-2 ms, a tenth of a bare start, to free what the
+    kernel frees anyway. Otherwise the process ends as any does."""
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    import atexit
+
+    if atexit._ncallbacks():
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(0)
 
 
 def _print(output: str | None) -> bool:
