@@ -174,6 +174,9 @@ def test_the_hooks_own_process_imports_re_json_and_urls_only_if_used(tmp_path: P
     code = (
         "import sys\n"
         "sys.argv = ['sidelight', 'hook', 'claude-code']\n"
+        # an exit handler: the hook's process then returns from main rather than end at once
+        "import atexit\n"
+        "atexit.register(int)\n"
         "from sidelight.cli import main\n"
         "code = main()\n"
         "real = lambda name: name in sys.modules and '__file__' in vars(sys.modules[name])\n"

@@ -36,6 +36,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "COPILOT_HOME",
         "XDG_CONFIG_HOME",
         "XDG_STATE_HOME",
+        "XDG_DATA_HOME",
         "SIDELIGHT_BIN",
         "SIDELIGHT_CONFIG",
         "SIDELIGHT_STATE_DIR",

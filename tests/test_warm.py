@@ -113,14 +113,17 @@ def test_a_hook_of_other_settings_or_another_build_answers_itself(
     payload = world.payload(0)
     assert warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_PROMPT_BUDGET": "999"}) is None
     assert warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_WARM": "off"}) is None
+    # Where opencode keeps its database: another folder, other sessions.
+    data = str(world.root / "elsewhere")
+    assert warm.ask_watcher("claude-code", payload, {**os.environ, "XDG_DATA_HOME": data}) is None
     monkeypatch.setattr(server, "build", "another build")
     assert warm.ask_watcher("claude-code", payload) is None
-    assert server.declined == 2 and server.answered == 0
+    assert server.declined == 3 and server.answered == 0
     # A distribution installed since the watcher started (a plugin may have come): the hook loads it.
     monkeypatch.setattr(server, "build", warm.build_id())
     installed, server.installed = server.installed, []
     assert warm.ask_watcher("claude-code", payload) is None
-    assert server.declined == 3 and server.answered == 0
+    assert server.declined == 4 and server.answered == 0
     server.installed = installed
     # Options that only the watcher or the command line read do not matter.
     answer = warm.ask_watcher("claude-code", payload, {**os.environ, "SIDELIGHT_DEBOUNCE": "1s"})

@@ -82,6 +82,7 @@ MAX_PAYLOAD = 64 << 20
 #: an agent added here reaches both.
 AGENT_FOLDER_VARIABLES = (
     "XDG_STATE_HOME",
+    "XDG_DATA_HOME",  # opencode's database and sidelight's export of it
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "PI_CODING_AGENT_DIR",
