@@ -274,9 +274,19 @@ def main() -> int:
 
     settings = Settings.load(env=env, home=home)
 
-    def cursors_of(reader_id: str) -> dict[str, Any]:
+    def cursors_of(reader_id: str, settled: bool = False) -> dict[str, Any]:
+        """The reader's cursors; ``settled``: once they moved past what its last hook was told (a warm
+        hook exits before the watcher moves them, under the reader's reading lock, which is taken
+        here)."""
         key = f"claude-code:{reader_id}"
         reading = Session(key=key, name=key, path=folder, format="claude-code", group="", resolver="")
+        store = CursorStore(cursor_file(reading, settings))
+        if settled:
+            lock = store.reading(key, time.monotonic() + 60)
+            if lock is None:
+                problems.append(f"{reader_id[:8]}: its reading lock was still held after 60 s")
+            else:
+                lock.release()
         try:
             data = json.loads(cursor_file(reading, settings).read_bytes())
         except (OSError, ValueError):
@@ -326,7 +336,7 @@ def main() -> int:
     time.sleep(1.0)
     for reader_id in reader_ids:
         run_hook(reader_id)
-        cursors = cursors_of(reader_id)
+        cursors = cursors_of(reader_id, settled=True)
         for session_id in writer_ids:
             if session_id in writer.gone:
                 continue
