@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from sidelight import jsonio
 from sidelight.logs import get_logger
-from sidelight.patterns import BytesPattern, Pattern
+from sidelight.patterns import Pattern
 from sidelight.records import Session
 
 TYPE_CHECKING = False
@@ -563,7 +563,7 @@ def claude_flat_parent(path: str) -> str | None:
     return _claude_flat_parents[key]
 
 
-_SIDECHAIN = BytesPattern(rb'"isSidechain"\s*:\s*true')
+_SIDECHAIN = Pattern(rb'"isSidechain"\s*:\s*true')
 
 
 class ClaudeSubagent(NamedTuple):

@@ -12,40 +12,28 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from typing import AnyStr, Generic
+else:
+    from sidelight._typing import Generic
 
-__all__ = ["BytesPattern", "Pattern"]
+    AnyStr = None  # Generic[AnyStr] takes anything at run time (sidelight._typing)
+
+__all__ = ["Pattern"]
 
 
-class Pattern:
-    """A regular expression compiled when first used: ``PATTERN()`` is the compiled pattern."""
+class Pattern(Generic[AnyStr]):
+    """A regular expression (``str`` or ``bytes``) compiled when first used: ``PATTERN()`` is the
+    compiled pattern."""
 
     __slots__ = ("_compiled", "_source")
 
-    def __init__(self, source: str) -> None:
-        self._source = source
-        self._compiled: re.Pattern[str] | None = None
+    def __init__(self, source: AnyStr) -> None:
+        self._source: AnyStr = source
+        self._compiled: re.Pattern[AnyStr] | None = None
 
-    def __call__(self) -> re.Pattern[str]:
+    def __call__(self) -> re.Pattern[AnyStr]:
         compiled = self._compiled
         if compiled is None:  # two threads may both compile it: the same pattern either way
-            import re
-
-            compiled = self._compiled = re.compile(self._source)
-        return compiled
-
-
-class BytesPattern:
-    """:class:`Pattern` for ``bytes``."""
-
-    __slots__ = ("_compiled", "_source")
-
-    def __init__(self, source: bytes) -> None:
-        self._source = source
-        self._compiled: re.Pattern[bytes] | None = None
-
-    def __call__(self) -> re.Pattern[bytes]:
-        compiled = self._compiled
-        if compiled is None:
             import re
 
             compiled = self._compiled = re.compile(self._source)

@@ -113,7 +113,7 @@ _GITHUB = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
 
 
 class _Rule(NamedTuple):
-    pattern: Pattern
+    pattern: Pattern[str]
     replacement: _Replacement
     #: The rule runs only when one of these is in the lowercased text (a fast ``in`` test before the regex).
     triggers: tuple[str, ...]

@@ -369,38 +369,24 @@ pub fn scan_many(
     options: &[Options],
     cancel: &AtomicBool,
 ) -> Vec<Result<Scan, Error>> {
+    let one = |r: &Request, threads: usize| {
+        scan(
+            &r.path,
+            r.format,
+            r.cursor.as_ref(),
+            &options[r.options_index],
+            threads,
+            cancel,
+        )
+    };
     if unread_bytes(requests) < MIN_PARALLEL_BYTES {
         // A prompt's news (a few appends): starting the thread pool, which a prompt hook's new process
         // does not have yet, takes longer than reading them (about a millisecond here).
-        return requests
-            .iter()
-            .map(|r| {
-                scan(
-                    &r.path,
-                    r.format,
-                    r.cursor.as_ref(),
-                    &options[r.options_index],
-                    1,
-                    cancel,
-                )
-            })
-            .collect();
+        return requests.iter().map(|r| one(r, 1)).collect();
     }
     POOL_STARTED.store(true, Ordering::Relaxed);
     let threads = rayon::current_num_threads();
-    requests
-        .par_iter()
-        .map(|r| {
-            scan(
-                &r.path,
-                r.format,
-                r.cursor.as_ref(),
-                &options[r.options_index],
-                threads,
-                cancel,
-            )
-        })
-        .collect()
+    requests.par_iter().map(|r| one(r, threads)).collect()
 }
 
 /// Whether this process started rayon's thread pool (a scan with enough to read did): [`file_identities`]
