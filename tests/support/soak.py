@@ -50,6 +50,8 @@ SESSIONS = int(os.environ.get("SOAK_SESSIONS", "500"))
 READERS = int(os.environ.get("SOAK_READERS", "8"))
 #: Lines a second over all sessions (each session gets a random share).
 RATE = float(os.environ.get("SOAK_RATE", "1000"))
+#: Prompts a reader makes at the end, at most, until its hook has nothing more to say.
+LAST_LOOKS = 20
 
 
 def line(session_id: str, cwd: str, n: int) -> bytes:
@@ -238,7 +240,8 @@ def main() -> int:
     hooks = {"runs": 0, "failures": 0, "slowest": 0.0}
     hooks_lock = threading.Lock()
 
-    def run_hook(reader_id: str) -> None:
+    def run_hook(reader_id: str) -> bool:
+        """Runs the reader's prompt hook; whether it said anything."""
         payload = {
             "session_id": reader_id,
             "transcript_path": str(folder / f"{reader_id}.jsonl"),
@@ -271,6 +274,7 @@ def main() -> int:
                 problems.append(
                     f"hook of {reader_id[:8]}: exit {done.returncode}, stdout {done.stdout[:200]!r}"
                 )
+        return ok and bool(done.stdout.strip())
 
     settings = Settings.load(env=env, home=home)
 
@@ -332,10 +336,16 @@ def main() -> int:
             problems.append(f"{reader_id[:8]} -> {key}: cursor went back from {was} to {now}")
     figures["cursor_restarts_after_rotation"] = restarts
 
-    # Nothing lost: after a last look, each reader's cursor stands at each sibling's end.
+    # Nothing lost: once a reader's prompts have nothing more to say, its cursor stands at each sibling's
+    # end. A digest holds what fits in 500 characters, and the most relevant siblings it left out
+    # (digest.CARRIED_OVER) keep their news for the next prompts: a few last looks say it all.
     time.sleep(1.0)
     for reader_id in reader_ids:
-        run_hook(reader_id)
+        for _ in range(LAST_LOOKS):
+            if not run_hook(reader_id):
+                break
+        else:
+            problems.append(f"{reader_id[:8]}: still had news after {LAST_LOOKS} last looks")
         cursors = cursors_of(reader_id, settled=True)
         for session_id in writer_ids:
             if session_id in writer.gone:
