@@ -173,6 +173,13 @@ def test_names_are_cleaned_in_the_table():
     assert table.splitlines()[1].split()[:4] == ["evilname", "pi", "active", "-"]
 
 
+def _interruptible() -> None:
+    """In the child, before exec: Ctrl-C as a terminal sends it, also where these tests run with SIGINT
+    ignored (a background job of a shell without job control passes SIG_IGN on, and Python then makes
+    no KeyboardInterrupt of it: `sidelight status --watch` went on after the signal)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_status_watch_refreshes_until_interrupted(home):
     three_sessions(home, time.time())
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
@@ -184,6 +191,7 @@ def test_status_watch_refreshes_until_interrupted(home):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     ) as process:
         try:
             assert process.stdout is not None
@@ -220,6 +228,7 @@ def test_status_watch_on_a_terminal_draws_a_live_table(home):
         stdout=replica,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_interruptible,
     )
     os.close(replica)
     screen = b""
