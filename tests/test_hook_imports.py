@@ -77,20 +77,27 @@ NOT_FOR_A_PROMPT = (
 )
 
 
-def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
-    world = HookWorld(tmp_path, sessions=2)
-    assert world.run_hook(0).returncode == 0  # the first look: cursors are saved
-    world.prompt(1, "news from the sibling")
+def _prompt_in_python(world: HookWorld, code: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """Python running ``code`` in a process of its own, given session 0's prompt on stdin, in the hook
+    world's project and environment (``env`` added); it must exit 0."""
     done = subprocess.run(
-        [sys.executable, "-c", HOOK],
+        [sys.executable, "-c", code],
         input=world.payload(0),
         capture_output=True,
-        env=world.env(),
+        env=world.env(**env),
         cwd=world.project,
         timeout=60,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
+    world = HookWorld(tmp_path, sessions=2)
+    assert world.run_hook(0).returncode == 0  # the first look: cursors are saved
+    world.prompt(1, "news from the sibling")
+    done = _prompt_in_python(world, HOOK)
     context = context_of(done.stdout)
     assert context is not None and "news from the sibling" in context  # the whole prompt path ran
     loaded = set(json.loads(done.stderr))
@@ -123,16 +130,7 @@ AGENT_FOLDERS = {
 
 def _prompt_templates(world: HookWorld, **env: str) -> list[str]:
     world.prompt(1, "news from the sibling")
-    done = subprocess.run(
-        [sys.executable, "-c", HOOK],
-        input=world.payload(0),
-        capture_output=True,
-        env=world.env(**env),
-        cwd=world.project,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _prompt_in_python(world, HOOK, **env)
     assert "news from the sibling" in (context_of(done.stdout) or "")
     return sorted(m for m in json.loads(done.stderr) if m.startswith("sidelight.templates."))
 
@@ -188,16 +186,7 @@ def test_the_hooks_own_process_imports_re_json_and_urls_only_if_used(tmp_path: P
         "        re.sub('b+', 'c', 'abb'), urllib.parse.quote('a b'), urlsplit('http://h/p').netloc)\n"
         "sys.stderr.write(repr((code, loaded, used, real('re'), real('urllib.parse'))))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        input=world.payload(0),
-        capture_output=True,
-        env=world.env(),
-        cwd=world.project,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = _prompt_in_python(world, code)
     assert "news from the sibling" in (context_of(done.stdout) or "")
     # enum: sidelight.formats' Format and Category are StrEnums.
     expected = (0, ["enum"], ("::1", "file:///a%20b", "ac", "a%20b", "h"), True, True)
@@ -294,16 +283,7 @@ def test_the_hooks_own_process_ends_at_once_only_when_nothing_is_left_to_run(tmp
             "from sidelight.cli import main\n"
             "raise SystemExit(main())\n"
         )
-        done = subprocess.run(
-            [sys.executable, "-c", code],
-            input=world.payload(0),
-            capture_output=True,
-            env=world.env(),
-            cwd=world.project,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
+        done = _prompt_in_python(world, code)
         assert f"news {handler}" in (context_of(done.stdout) or "")
         assert mark.exists() is handler
         assert (tmp_path / "unflushed").read_text() == ("teardown" if handler else "")

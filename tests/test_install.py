@@ -27,20 +27,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for name in (
-        "CLAUDE_CONFIG_DIR",
-        "CODEX_HOME",
-        "PI_CODING_AGENT_DIR",
-        "GEMINI_CLI_HOME",
-        "QWEN_HOME",
-        "COPILOT_HOME",
-        "XDG_CONFIG_HOME",
-        "XDG_STATE_HOME",
-        "XDG_DATA_HOME",
-        "SIDELIGHT_BIN",
-        "SIDELIGHT_CONFIG",
-        "SIDELIGHT_STATE_DIR",
-    ):
+    # The service's variables (the agents' folders, the state and config), and the other install reads.
+    for name in (*install.SERVICE_ENVIRONMENT, "XDG_CONFIG_HOME", "SIDELIGHT_BIN"):
         monkeypatch.delenv(name, raising=False)
     return home
 
