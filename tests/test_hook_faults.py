@@ -672,20 +672,7 @@ def test_a_host_gone_before_the_answer_was_printed_keeps_the_news(world: HookWor
     assert ok(world.run_hook(0, SIDELIGHT_WARM="off")) is not None
     world.prompt(1, "news the host never saw")
     before = world.cursor_file(0).read_bytes()
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        done = subprocess.run(
-            world.command(),
-            input=world.payload(0),
-            stdout=write,
-            stderr=subprocess.PIPE,
-            env=world.env(SIDELIGHT_WARM="off"),
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(write)
+    done = world.run_hook_for_a_gone_host(0, SIDELIGHT_WARM="off")
     assert done.returncode == 0 and done.stderr == b""
     assert world.cursor_file(0).read_bytes() == before
     context = ok(world.run_hook(0, SIDELIGHT_WARM="off"))

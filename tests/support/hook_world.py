@@ -98,6 +98,24 @@ class HookWorld:
             check=False,
         )
 
+    def run_hook_for_a_gone_host(self, n: int, **env: str) -> subprocess.CompletedProcess[bytes]:
+        """:meth:`run_hook` with stdout a pipe nobody reads any more (the host went away): the answer
+        cannot be written. Its stderr is captured."""
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            return subprocess.run(
+                self.command(),
+                input=self.payload(n),
+                stdout=write,
+                stderr=subprocess.PIPE,
+                env=self.env(**env),
+                timeout=60,
+                check=False,
+            )
+        finally:
+            os.close(write)
+
     def cursor_file(self, n: int) -> Path:
         return self.state / "cursors" / f"claude-code_{session_id(n)}.json"
 
