@@ -378,6 +378,19 @@ class Settings:
         )
 
 
+def opencode_database(settings: Settings) -> str:
+    """opencode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, else under ``~/.local/share``. Here,
+    not in opencode's template: the plugin manager tells whether opencode has sessions without
+    importing it."""
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")  # noqa: PTH118
+    return os.path.join(data, "opencode", "opencode.db")  # noqa: PTH118
+
+
+def opencode_export_dir(settings: Settings) -> str:
+    """Where sidelight's export of opencode's sessions and its index live: ``<state dir>/opencode``."""
+    return os.path.join(settings.state_dir, "opencode")  # noqa: PTH118
+
+
 def _agent_dir(value: str | None, home: Path, default: str) -> Path:
     """An agent's folder from its variable as the agent reads it: ``~`` (alone or leading) is the home,
     a relative path is from the current directory; unset or empty: ``home / default``."""

@@ -153,9 +153,9 @@ def _gemini_here(settings: Settings) -> bool:
 
 def _opencode_here(settings: Settings) -> bool:
     # Its sessions are in opencode's database (exported on listing); its root is the export folder.
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")  # noqa: PTH118
-    database = os.path.join(data, "opencode", "opencode.db")  # noqa: PTH118
-    return os.path.isfile(database) or _isdir(settings.state_dir, "opencode")  # noqa: PTH113
+    from sidelight.config import opencode_database, opencode_export_dir
+
+    return os.path.isfile(opencode_database(settings)) or os.path.isdir(opencode_export_dir(settings))  # noqa: PTH112, PTH113
 
 
 #: Where a built-in resolver finds sessions, tested without importing its template (a few ``stat``
@@ -544,10 +544,7 @@ class Plugins:
     def categories(self, decoders: Collection[str] | None = None) -> dict[str, dict[str, str]]:
         """Tool categories per native decoder, merged over the formats that use it (of ``decoders``
         only, when given: the built-in templates of other formats are not imported)."""
-        if decoders is None:
-            self._import_family("formats")
-        else:
-            self._import_family("formats", decoders)  # a built-in format's decoder is its name
+        self._import_family("formats", decoders)  # a built-in format's decoder is its name
         merged: dict[str, dict[str, str]] = {}
         for spec in self._declare_formats().values():
             if decoders is None or spec.decoder in decoders:

@@ -55,6 +55,7 @@ from pathlib import Path
 
 from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
+from sidelight.config import opencode_database, opencode_export_dir
 from sidelight.logs import get_logger
 from sidelight.paths import real
 from sidelight.patterns import Pattern
@@ -143,15 +144,9 @@ _SESSION_ID = Pattern(r"^[A-Za-z0-9_-]{1,128}$")
 # --- Where things are ------------------------------------------------------------------------------
 
 
-def database_path(settings: Settings) -> str:
-    """opencode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, else under ``~/.local/share``."""
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")
-    return os.path.join(data, "opencode", "opencode.db")
-
-
-def export_dir(settings: Settings) -> str:
-    """Where the export files and their index live: ``<state dir>/opencode``."""
-    return os.path.join(settings.state_dir, NAME)
+#: opencode's database, and where sidelight's export of its sessions lives (``<state dir>/opencode``).
+database_path = opencode_database
+export_dir = opencode_export_dir
 
 
 def _export_file(folder: str, session_id: str) -> str:
