@@ -52,7 +52,7 @@ FIRST_PROMPT = "Create notes.txt with two lines, then change beta to gamma and s
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> None:
     """Resolver caches are keyed by path and live as long as the process: start each test empty."""
-    paths.find_volute_mind.cache_clear()
+    paths._find_volute_mind.cache_clear()
     paths.real.cache_clear()
     volute._seen_minds.clear()
 

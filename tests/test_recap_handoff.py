@@ -311,7 +311,7 @@ def test_a_volute_mind_s_handoff_is_in_its_workspace(home: Path, tmp_path: Path)
     mind = tmp_path / "minds" / "ada"
     (mind / ".volute" / "sessions").mkdir(parents=True)
     (mind / "home").mkdir()
-    settings = Settings.load()
+    settings = Settings.load(env={**os.environ, "VOLUTE_MIND_DIR": str(mind)})  # volute runs the hook
     assert (
         handoff.handoff_path((mind / "home").resolve(), settings) == (mind / "home").resolve() / "_handoff.md"
     )

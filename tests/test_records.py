@@ -344,6 +344,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("gemini_dir", "Path | None", None),
             ("qwen_dir", "Path | None", None),
             ("copilot_dir", "Path | None", None),
+            ("volute_minds_dir", "Path | None", None),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),
@@ -678,6 +679,7 @@ def test_settings_load_makes_the_settings_once() -> None:
         gemini_dir=defaults.gemini_dir,
         qwen_dir=defaults.qwen_dir,
         copilot_dir=defaults.copilot_dir,
+        volute_minds_dir=defaults.volute_minds_dir,
     )
 
 

@@ -48,7 +48,7 @@ def _fresh_caches() -> None:
     """Each test starts with empty process caches (they are keyed by path, and tmp paths differ)."""
     paths._titles.clear()
     paths.real.cache_clear()
-    paths.find_volute_mind.cache_clear()
+    paths._find_volute_mind.cache_clear()
     claude_code._project_cwds.clear()
     paths._claude_flat_parents.clear()
     pi._folder_cwds.clear()
@@ -562,7 +562,8 @@ def test_volute_mind_found_from_the_working_directory(
 ) -> None:
     home = tmp_path / "home"
     alice, transcripts = make_sdk_mind(tmp_path, home)
-    settings = settings_for(home)  # no volute_dirs configured
+    # No volute_dirs configured: the mind is found because it is in volute's minds folder.
+    settings = settings_for(home, VOLUTE_MINDS_DIR=str(tmp_path / "minds"))
     assert list(volute.list_sessions(settings)) == []
     # A hook runs in the session's working directory, <mind>/home.
     monkeypatch.chdir(alice / "home")
@@ -579,7 +580,9 @@ def test_a_volute_config_folder_in_home_is_not_a_mind(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".volute").mkdir(parents=True)  # volute's own config folder
     (home / "project").mkdir()
-    assert paths.find_volute_mind(str(home / "project")) is None
+    # Not even when the folder is vouched for (listed in volute_dirs).
+    settings = settings_for(home, SIDELIGHT_VOLUTE_DIRS=str(home))
+    assert paths.find_volute_mind(str(home / "project"), settings) is None
 
 
 def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Path) -> None:

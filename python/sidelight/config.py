@@ -198,6 +198,7 @@ class Settings:
         "state_dir",
         "time_budget",
         "volute_dirs",
+        "volute_minds_dir",
     )
 
     home: Path
@@ -220,8 +221,11 @@ class Settings:
     pi_dir: Path | None
     #: Codex's home (``CODEX_HOME``, else ``~/.codex``).
     codex_dir: Path | None
-    #: volute mind folders to list sessions of (each holds ``.volute/``); hooks also find the mind of
-    #: their own ``cwd``.
+    #: volute mind folders to list sessions of (each holds ``.volute/``): the config file's
+    #: ``volute_dirs`` or ``SIDELIGHT_VOLUTE_DIRS``, and ``VOLUTE_MIND_DIR`` (volute sets it for a
+    #: mind's processes). Hooks also find the mind of their own ``cwd`` when it is one of these or
+    #: directly in ``volute_minds_dir``; a ``.volute/`` anywhere else (a repository can ship one) is
+    #: no mind (:func:`sidelight.paths.find_volute_mind`).
     volute_dirs: tuple[Path, ...]
     #: The raw config file contents, for plugins' own settings (``[plugins.NAME]`` tables).
     extra: Mapping[str, Any]
@@ -249,6 +253,9 @@ class Settings:
     qwen_dir: Path | None
     #: GitHub Copilot CLI's folder (``$COPILOT_HOME``, else ``~/.copilot``).
     copilot_dir: Path | None
+    #: Where volute creates its minds (``VOLUTE_MINDS_DIR``, else ``$VOLUTE_HOME/minds``, else
+    #: ``~/.volute/minds``; ``None``: nowhere): a mind directly in it is volute's own.
+    volute_minds_dir: Path | None
 
     def __init__(
         self,
@@ -272,6 +279,7 @@ class Settings:
         gemini_dir: Path | None = None,
         qwen_dir: Path | None = None,
         copilot_dir: Path | None = None,
+        volute_minds_dir: Path | None = None,
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -293,6 +301,7 @@ class Settings:
         _set(self, "qwen_dir", qwen_dir)
         _set(self, "copilot_dir", copilot_dir)
         _set(self, "start_budget", start_budget)
+        _set(self, "volute_minds_dir", volute_minds_dir)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -325,6 +334,9 @@ class Settings:
         volute = setting("volute_dirs", "SIDELIGHT_VOLUTE_DIRS") or ()
         if isinstance(volute, str):
             volute = [p for p in volute.split(os.pathsep) if p.strip()]
+        volute_dirs = tuple(Path(str(p)).expanduser() for p in volute)
+        if env.get("VOLUTE_MIND_DIR"):  # volute runs this process for that mind: it vouches for it
+            volute_dirs += (Path(env["VOLUTE_MIND_DIR"]),)
         given: dict[str, Any] = {}  # the settings that are not left at their defaults
         scope = setting("scope", "SIDELIGHT_SCOPE")
         if scope is not None:
@@ -372,7 +384,10 @@ class Settings:
             # Qwen Code and Copilot CLI take QWEN_HOME and COPILOT_HOME as their folder itself.
             qwen_dir=_agent_dir(env.get("QWEN_HOME"), home, ".qwen"),
             copilot_dir=_agent_dir(env.get("COPILOT_HOME"), home, ".copilot"),
-            volute_dirs=tuple(Path(str(p)).expanduser() for p in volute),
+            volute_dirs=volute_dirs,
+            volute_minds_dir=Path(env["VOLUTE_MINDS_DIR"])
+            if env.get("VOLUTE_MINDS_DIR")
+            else Path(env.get("VOLUTE_HOME") or home / ".volute") / "minds",
             extra=data,
             **given,
         )

@@ -351,9 +351,9 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
 
 
 def is_volute_mind(path: str) -> bool:
-    """A folder is a volute mind if it holds ``.volute/`` and one of ``.volute/sessions/``,
+    """A folder is laid out as a volute mind if it holds ``.volute/`` and one of ``.volute/sessions/``,
     ``.volute/pi-sessions/`` or ``home/`` (a bare ``~/.volute`` config folder does not make the
-    user's home a mind)."""
+    user's home a mind). Whether it is trusted as one is :func:`find_volute_mind`'s question."""
     state = os.path.join(path, ".volute")
     if not os.path.isdir(state):
         return False
@@ -367,12 +367,25 @@ def is_volute_mind(path: str) -> bool:
     )
 
 
+def find_volute_mind(path: str, settings: Settings) -> str | None:
+    """The volute mind at or above ``path``, resolved, among the minds something outside the folder
+    vouches for; else ``None``. Vouched for: a folder of ``settings.volute_dirs`` (the config file's
+    ``volute_dirs``, ``SIDELIGHT_VOLUTE_DIRS``, or ``VOLUTE_MIND_DIR``, which volute sets for a mind's
+    processes), or a folder directly in ``settings.volute_minds_dir`` (where volute creates its minds).
+
+    Any repository can ship a ``.volute/`` whose session files speak as the user's sessions: a folder
+    nobody vouched for is passed over as if it had none. A few string compares per folder up the path
+    and a stat or two at a vouched one, remembered per path (no git, no walk of the repository)."""
+    vouched = frozenset(real(os.fspath(folder)) for folder in settings.volute_dirs)
+    minds_dir = settings.volute_minds_dir
+    return _find_volute_mind(path, vouched, real(os.fspath(minds_dir)) if minds_dir is not None else None)
+
+
 @lru_cache(maxsize=4096)
-def find_volute_mind(path: str) -> str | None:
-    """The volute mind folder (see :func:`is_volute_mind`) at or above ``path``, resolved; else ``None``."""
+def _find_volute_mind(path: str, vouched: frozenset[str], minds_dir: str | None) -> str | None:
     current = real(path)
     while True:
-        if is_volute_mind(current):
+        if (current in vouched or os.path.dirname(current) == minds_dir) and is_volute_mind(current):
             return current
         parent = os.path.dirname(current)
         if parent == current:

@@ -89,9 +89,12 @@ AGENT_FOLDER_VARIABLES = (
     "GEMINI_CLI_HOME",
     "QWEN_HOME",
     "COPILOT_HOME",
+    "VOLUTE_HOME",  # volute's minds folder (a mind in it is trusted as one)
+    "VOLUTE_MINDS_DIR",
 )
-#: Variables outside ``SIDELIGHT_*`` that change what a hook answers.
-HOST_VARIABLES = frozenset({"HOME", *AGENT_FOLDER_VARIABLES})
+#: Variables outside ``SIDELIGHT_*`` that change what a hook answers (``VOLUTE_MIND_DIR``: volute runs
+#: the hook for that mind, which vouches for it; a watcher without it would not list the mind).
+HOST_VARIABLES = frozenset({"HOME", "VOLUTE_MIND_DIR", *AGENT_FOLDER_VARIABLES})
 #: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
 #: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.
 NOT_FOR_HOOKS = frozenset(

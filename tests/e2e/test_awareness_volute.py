@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_volute_sessions_are_named(agents: AgentEnv) -> None:
-    mind = agents.root / "mind"
+    mind = agents.home / ".volute" / "minds" / "mind"  # where volute keeps its minds (so it is trusted)
     agents.project = mind / "home"  # volute runs its sessions in <mind>/home
     agents.project.mkdir(parents=True)
     sessions_dir = mind / ".volute" / "sessions"

@@ -212,7 +212,7 @@ def _workspace_key(workspace: Path) -> str:
 
 
 def _in_project(workspace: Path, settings: Settings) -> bool:
-    return settings.handoff_location == "project" or find_volute_mind(str(workspace)) is not None
+    return settings.handoff_location == "project" or find_volute_mind(str(workspace), settings) is not None
 
 
 def handoff_path(workspace: Path, settings: Settings) -> Path:

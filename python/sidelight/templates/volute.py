@@ -15,12 +15,19 @@ session, the agent-sdk one is kept.
 **Records.** ``key`` = ``volute:<mind path>:<NAME>``, ``name`` = NAME, ``group`` = the mind folder
 (resolved), ``cursor_file`` = ``<mind>/.volute/session-cursors.json`` (the seed's cursor file).
 
-**Which minds.** ``Settings.volute_dirs``, the mind at or above the process's working directory (a hook
-runs in the session's working directory, ``<mind>/home``), and every mind a ``current()`` call found
-in this process. ``current(event)`` looks at the mind at or above ``event.cwd`` and above
+**Which minds.** ``Settings.volute_dirs`` (the configured ones, and ``VOLUTE_MIND_DIR``, which volute
+sets for a mind's processes), the mind at or above the process's working directory (a hook runs in the
+session's working directory, ``<mind>/home``), and every mind a ``current()`` call found in this
+process. ``current(event)`` looks at the mind at or above ``event.cwd`` and above
 ``event.transcript_path``, then the configured ones, and returns the named session whose transcript is
 ``event.transcript_path`` (a pi transcript: any file of its ``pi-sessions/NAME/`` folder) or whose
 ``sessionId`` is ``event.session_id``.
+
+**Only minds something vouches for.** A mind found around a path is one of ``Settings.volute_dirs`` or
+directly in volute's minds folder (``Settings.volute_minds_dir``), never any folder with a
+``.volute/``: a repository can ship ``.volute/pi-sessions/*/*.jsonl`` whose "user" prompts would
+otherwise reach every digest as what the user's other sessions did
+(:func:`sidelight.paths.find_volute_mind`).
 
 **Plain Claude Code.** A volute transcript is also a file under ``~/.claude/projects``, so the
 ``claude-code`` resolver lists it too; :func:`sidelight.discovery.list_sessions` keeps one record per
@@ -76,7 +83,7 @@ def minds(settings: Settings) -> list[str]:
         else:
             logger.debug("volute: %s is not a mind (no .volute/ with sessions or home/)", folder)
     try:
-        here = find_volute_mind(working_directory())
+        here = find_volute_mind(working_directory(), settings)
     except OSError:
         here = None
     if here is not None:
@@ -220,7 +227,7 @@ def _candidate_minds(event: HostEvent, settings: Settings) -> Iterable[str]:
     found: dict[str, None] = {}
     for start in (event.cwd, event.transcript_path.parent if event.transcript_path else None):
         if start is not None:
-            mind = find_volute_mind(os.fspath(start))
+            mind = find_volute_mind(os.fspath(start), settings)
             if mind is not None:
                 found[mind] = None
     for folder in settings.volute_dirs:
