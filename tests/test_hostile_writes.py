@@ -12,21 +12,26 @@ shaped.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import random
 import subprocess
 from _thread import get_ident
 from typing import TYPE_CHECKING
 
 import pytest
 
+from sidelight import install as installer
 from sidelight.config import Settings
 from sidelight.discovery import list_sessions
 from sidelight.plugins import Plugins
 from sidelight.recap import handoff
 from sidelight.records import SinkEvent
+from sidelight.statefile import write_atomic
 from sidelight.templates import handoff as handoff_plugin
+from tests.conftest import cli_command
 from tests.test_recap_handoff import claude_transcript, context, start
 
 if TYPE_CHECKING:
@@ -228,3 +233,283 @@ def test_a_real_linked_worktree_is_still_excluded(
     exclude = (main / ".git" / "info" / "exclude").read_text(encoding="utf-8")
     assert "/_handoff.md" in exclude.splitlines()
     assert git(worktree, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+# -- item 4: dotfile links survive install and uninstall ----------------------------------------------
+
+#: For each target, the files install writes (as a dotfiles manager would link them) and what they
+#: held before install.
+LINKED: dict[str, dict[str, str]] = {
+    "claude-code": {".claude/settings.json": '{"theme": "dark"}\n'},
+    "codex": {
+        ".codex/hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}\n',
+        ".codex/config.toml": '# mine\nmodel = "o3"  # kept as is\n',
+    },
+    "gemini": {".gemini/settings.json": '{"theme": "Dracula"}\n'},
+    "qwen": {".qwen/settings.json": '{"security": {"auth": {"selectedType": "openai"}}}\n'},
+    "copilot": {".copilot/hooks/sidelight.json": ""},
+    "pi": {".pi/agent/extensions/sidelight.ts": "// my own extension\n"},
+    "opencode": {".config/opencode/plugin/sidelight.ts": "// my own plugin\n"},
+    "skill": {".claude/skills/sessions/SKILL.md": "---\nname: sessions\n---\nmine\n"},
+}
+
+
+def sidelight_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "CODEX_", "PI_", "QWEN_"))}
+    env.update(HOME=str(home), PATH=str(home / "no-service-managers") + os.pathsep + "/usr/bin:/bin")
+    env.pop("XDG_CONFIG_HOME", None)
+    env.pop("GEMINI_CLI_HOME", None)
+    env.pop("COPILOT_HOME", None)
+    return subprocess.run(
+        [*cli_command(), *args], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def link_dotfiles(home: Path, files: dict[str, str]) -> dict[Path, Path]:
+    """Each of ``files`` as a link in HOME to a file of ``~/dotfiles`` (stow's way): link -> target."""
+    links = {}
+    for name, text in files.items():
+        target = home / "dotfiles" / name.replace("/", "__")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        link = home / name
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(target)
+        links[link] = target
+    return links
+
+
+@pytest.mark.parametrize("target", sorted(LINKED))
+def test_install_writes_through_a_dotfile_link_and_uninstall_gives_it_back(home: Path, target: str) -> None:
+    links = link_dotfiles(home, LINKED[target])
+    installed = sidelight_cli(home, "install", target)
+    assert installed.returncode == 0, installed.stderr
+    for link, dotfile in links.items():
+        assert link.is_symlink() and link.readlink() == dotfile, f"install replaced the link {link}"
+    assert any(
+        dotfile.read_text(encoding="utf-8") != LINKED[target][str(link.relative_to(home))]
+        for link, dotfile in links.items()
+    )
+    assert sidelight_cli(home, "install", target).returncode == 0  # twice: still the link
+    removed = sidelight_cli(home, "uninstall", target)
+    assert removed.returncode == 0, removed.stderr
+    for link, dotfile in links.items():
+        assert link.is_symlink() and link.readlink() == dotfile, f"uninstall replaced the link {link}"
+        assert dotfile.read_text(encoding="utf-8") == LINKED[target][str(link.relative_to(home))]
+    assert sorted(p.name for p in (home / "dotfiles").iterdir()) == sorted(d.name for d in links.values())
+
+
+def test_a_dangling_dotfile_link_gets_its_file_and_loses_it_again(home: Path) -> None:
+    link = home / ".claude" / "settings.json"
+    link.parent.mkdir()
+    dotfile = home / "dotfiles" / "claude" / "settings.json"  # not made yet, nor its folders
+    link.symlink_to(dotfile)
+    assert sidelight_cli(home, "install", "claude-code").returncode == 0
+    assert link.is_symlink() and "hook claude-code" in dotfile.read_text(encoding="utf-8")
+    done = sidelight_cli(home, "uninstall", "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.readlink() == dotfile
+    assert not (home / "dotfiles").exists()  # the file and the folders install made for it
+
+
+def test_a_link_whose_target_cannot_be_written_is_refused_as_it_is(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ((link, dotfile),) = link_dotfiles(home, {".claude/settings.json": "{}\n"}).items()
+
+    def read_only(path: Path, *args: object, **kwargs: object) -> None:
+        if path.is_relative_to(home / "dotfiles"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        write_atomic(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("sidelight.install.write_atomic", read_only)
+    with pytest.raises(
+        installer.InstallError, match=r"is a link to .*cannot be written.*nothing was changed"
+    ):
+        installer.install("claude-code", home=home)
+    assert link.is_symlink() and dotfile.read_text(encoding="utf-8") == "{}\n"
+
+
+def test_the_service_file_stays_a_link(home: Path) -> None:
+    unit = ".config/systemd/user/sidelight-watch.service"
+    old = f"# {installer.SERVICE_MARKER}: an older one\n[Service]\nExecStart=/old/sidelight watch\n"
+    ((link, dotfile),) = link_dotfiles(home, {unit: old}).items()
+    done = sidelight_cli(home, "install", "service")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.readlink() == dotfile
+    assert "ExecStart=/old/sidelight" not in dotfile.read_text(encoding="utf-8")
+
+
+# -- item 11: JSONC settings --------------------------------------------------------------------------
+
+JSONC_SETTINGS = """// Gemini settings, managed by hand
+{
+  /* the look */
+  "theme": "Dracula", // dark, always
+  "security": {
+    "auth": {"selectedType": "gemini-api-key",}, // trailing comma: fine for the CLI
+  },
+  "hooks": {
+    // my own tool, before each prompt
+    "BeforeAgent": [
+      {"hooks": [{"type": "command", "command": "/usr/bin/other-tool", "timeout": 500}]},
+    ],
+  },
+}
+"""
+
+COMMENTS = [line.strip() for line in JSONC_SETTINGS.splitlines() if "//" in line or "/*" in line]
+
+
+def settings_of(home: Path, target: str) -> Path:
+    return home / f".{target}" / "settings.json"
+
+
+@pytest.mark.parametrize("target", ["gemini", "qwen"])
+def test_jsonc_settings_are_installed_into_keeping_their_comments(home: Path, target: str) -> None:
+    path = settings_of(home, target)
+    path.parent.mkdir()
+    path.write_text(JSONC_SETTINGS, encoding="utf-8")
+    (result,) = installer.install(target, home=home)
+    assert result.changed
+    text = path.read_text(encoding="utf-8")
+    for comment in COMMENTS:
+        assert any(comment in line for line in text.splitlines()), comment
+    data = installer.loads_jsonc(text)
+    assert data["theme"] == "Dracula" and data["security"] == {"auth": {"selectedType": "gemini-api-key"}}
+    events = installer.GEMINI_EVENTS if target == "gemini" else installer.QWEN_EVENTS
+    assert set(data["hooks"]) >= set(events)
+    assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "/usr/bin/other-tool"  # kept first
+    for event in events:
+        mine = [
+            h for g in data["hooks"][event] for h in g["hooks"] if h["command"].endswith(f"hook {target}")
+        ]
+        assert len(mine) == 1 and mine[0]["timeout"] == 10000
+    (again,) = installer.install(target, home=home)
+    assert not again.changed and path.read_text(encoding="utf-8") == text
+    (removed,) = installer.uninstall(target, home=home)
+    assert removed.changed and "restored as it was" in removed.message
+    assert path.read_text(encoding="utf-8") == JSONC_SETTINGS  # byte for byte
+
+
+@pytest.mark.parametrize("target", ["gemini", "qwen"])
+def test_jsonc_settings_edited_since_install_lose_only_sidelight_s_hooks(home: Path, target: str) -> None:
+    path = settings_of(home, target)
+    path.parent.mkdir()
+    path.write_text(JSONC_SETTINGS, encoding="utf-8")
+    installer.install(target, home=home)
+    mine = '"theme": "Dracula", // dark, always\n'
+    added = mine + '  // added after install\n  "vimMode": true,\n'
+    path.write_text(path.read_text(encoding="utf-8").replace(mine, added), encoding="utf-8")
+    (removed,) = installer.uninstall(target, home=home)
+    assert removed.changed and removed.backup is not None  # edited since: only sidelight's hooks go
+    # What was there before install, byte for byte, with what the user added since.
+    assert path.read_text(encoding="utf-8") == JSONC_SETTINGS.replace(mine, added)
+
+
+@pytest.mark.parametrize("target", ["gemini", "qwen"])
+def test_a_broken_jsonc_file_is_refused_with_one_line(home: Path, target: str) -> None:
+    path = settings_of(home, target)
+    path.parent.mkdir()
+    path.write_text('{"theme": "Dracula" /* never closed\n}\n', encoding="utf-8")
+    done = sidelight_cli(home, "install", target)
+    assert done.returncode != 0
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Unterminated comment: line 1" in lines[0] and "comments" in lines[0]
+    assert path.read_text(encoding="utf-8") == '{"theme": "Dracula" /* never closed\n}\n'
+
+
+def test_claude_code_settings_stay_strict_json(home: Path) -> None:
+    path = home / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"theme": "dark", // no\n}\n', encoding="utf-8")
+    with pytest.raises(installer.InstallError, match="not valid JSON"):
+        installer.install("claude-code", home=home)
+
+
+# -- JSONC (loads_jsonc, edit_jsonc) ------------------------------------------------------------------
+
+
+def test_jsonc_reads_comments_and_trailing_commas_and_nothing_else() -> None:
+    text = '{"a": "// not a comment", "b": "/* nor this */", "c": "say \\"hi\\" \\\\", /* x */ "d": [1,],}'
+    expected = {"a": "// not a comment", "b": "/* nor this */", "c": 'say "hi" \\', "d": [1]}
+    assert installer.loads_jsonc(text) == expected
+    assert installer.loads_jsonc('{"a": 1, "a": 2}') == {"a": 2}  # as JSON.parse
+    for bad, why in [
+        ("[,]", "Expecting value"),
+        ('{"a" 1}', "Expecting ':'"),
+        ('{"a": "b}', "Unterminated string"),
+        ("[NaN]", "Expecting value"),
+        ("{'a': 1}", "Expecting property name"),
+        ("[1] 2", "Extra data"),
+        ("[1 /* x", "Unterminated comment"),
+        ("", "Expecting value"),
+        ("[" * 1000 + "]" * 1000, "Nested deeper"),
+    ]:
+        with pytest.raises(ValueError, match=why):
+            installer.loads_jsonc(bad)
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> object:
+    roll = rng.random()
+    if depth > 3 or roll < 0.4:
+        return rng.choice([1, "s", True, None, 2.5, "a//b", "/*x*/"])
+    if roll < 0.7:
+        return {f"k{i}": _random_value(rng, depth + 1) for i in range(rng.randint(0, 4))}
+    return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+
+
+def _render(value: object, rng: random.Random, indent: str = "") -> str:
+    """``value`` as JSONC laid out by chance: comments, trailing commas, one line or many."""
+    if not isinstance(value, dict | list):
+        return json.dumps(value)
+    items = list(value.items()) if isinstance(value, dict) else [(None, v) for v in value]
+    many = rng.random() < 0.7
+    parts = []
+    for key, item in items:
+        before = ("// note\n" + indent + "  " if many else "/* n */ ") if rng.random() < 0.3 else ""
+        part = (json.dumps(key) + ": " if key is not None else "") + _render(item, rng, indent + "  ")
+        parts.append(before + part + (" /* after */" if rng.random() < 0.2 else ""))
+    trailing = "," if parts and rng.random() < 0.4 else ""
+    opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+    if not many:
+        return opening + ", ".join(parts) + trailing + closing
+    if not parts:
+        return opening + "\n" + indent + closing
+    body = (",\n" + indent + "  ").join(parts)
+    return opening + "\n" + indent + "  " + body + trailing + "\n" + indent + closing
+
+
+def _changed(value: object, rng: random.Random) -> object:
+    """``value`` with members and elements taken out, added and replaced by chance."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            roll = rng.random()
+            if roll < 0.15:
+                continue
+            out[key] = _random_value(rng) if roll < 0.25 else _changed(item, rng)
+        if rng.random() < 0.2:
+            out[f"new{rng.randint(0, 99)}"] = _random_value(rng)
+        return out
+    if isinstance(value, list):
+        items = [_changed(item, rng) for item in value]
+        if items and rng.random() < 0.3:
+            del items[rng.randrange(len(items))]
+        elif rng.random() < 0.3:
+            items.append(_random_value(rng))
+        return items
+    return value
+
+
+def test_jsonc_edits_hold_the_new_value_and_keep_what_did_not_change() -> None:
+    for seed in range(400):
+        rng = random.Random(seed)
+        value = {f"t{i}": _random_value(rng) for i in range(rng.randint(0, 4))}
+        text = "// header\n" + _render(value, rng) + "\n// footer\n"
+        assert installer.loads_jsonc(text) == value, text
+        new = _changed(value, rng)
+        out = installer.edit_jsonc(text, new)
+        assert installer.loads_jsonc(out) == new, (seed, text, out)
+        assert out.startswith("// header\n") and out.endswith("\n// footer\n")
+        assert installer.edit_jsonc(text, value) == text  # nothing to change: not a byte changed
