@@ -32,6 +32,7 @@ from sidelight.records import SinkEvent
 from sidelight.statefile import write_atomic
 from sidelight.templates import handoff as handoff_plugin
 from tests.conftest import cli_command
+from tests.test_install import TARGETS
 from tests.test_recap_handoff import claude_transcript, context, start
 
 if TYPE_CHECKING:
@@ -43,12 +44,17 @@ BASHRC = "export PATH=$HOME/bin:$PATH\n"
 
 
 @pytest.fixture
-def project(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A cloned repository whose handoff goes into the work tree (``handoff_location = project``)."""
+def in_project(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Handoffs go into the workspace (``handoff_location = project``)."""
+    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
+
+
+@pytest.fixture
+def project(in_project: None, tmp_path: Path) -> Path:
+    """A cloned repository whose handoff goes into the work tree."""
     repo = tmp_path / "clone"
     (repo / "proj").mkdir(parents=True)
     git(repo, "init", "-q")
-    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
     return (repo / "proj").resolve()
 
 
@@ -177,10 +183,7 @@ def test_a_symlinked_info_folder_gets_nothing_written(home: Path, project: Path)
     assert list(outside.iterdir()) == []
 
 
-def test_a_symlinked_git_folder_is_not_followed(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
+def test_a_symlinked_git_folder_is_not_followed(in_project: None, home: Path, tmp_path: Path) -> None:
     outside = home / "elsewhere"
     outside.mkdir()
     folder = (tmp_path / "shipped").resolve()
@@ -194,9 +197,8 @@ def test_a_symlinked_git_folder_is_not_followed(
 
 @pytest.mark.parametrize("points_to", ["home", "a fake worktree", "another repository"])
 def test_a_git_file_pointing_out_of_the_repository_is_not_followed(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, points_to: str
+    in_project: None, home: Path, tmp_path: Path, points_to: str
 ) -> None:
-    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
     folder = (tmp_path / "unpacked").resolve()
     folder.mkdir()
     if points_to == "home":
@@ -219,10 +221,7 @@ def test_a_git_file_pointing_out_of_the_repository_is_not_followed(
     assert (info.read_bytes() if info.exists() else None) == exclude_before
 
 
-def test_a_real_linked_worktree_is_still_excluded(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("SIDELIGHT_HANDOFF_LOCATION", "project")
+def test_a_real_linked_worktree_is_still_excluded(in_project: None, home: Path, tmp_path: Path) -> None:
     main = tmp_path / "main"
     main.mkdir()
     git(main, "init", "-q")
@@ -238,15 +237,9 @@ def test_a_real_linked_worktree_is_still_excluded(
 # -- item 4: dotfile links survive install and uninstall ----------------------------------------------
 
 #: For each target, the files install writes (as a dotfiles manager would link them) and what they
-#: held before install.
+#: held before install: test_install's for the settings files, a user's own for the rest.
 LINKED: dict[str, dict[str, str]] = {
-    "claude-code": {".claude/settings.json": '{"theme": "dark"}\n'},
-    "codex": {
-        ".codex/hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}\n',
-        ".codex/config.toml": '# mine\nmodel = "o3"  # kept as is\n',
-    },
-    "gemini": {".gemini/settings.json": '{"theme": "Dracula"}\n'},
-    "qwen": {".qwen/settings.json": '{"security": {"auth": {"selectedType": "openai"}}}\n'},
+    **{target: TARGETS[target] for target in ("claude-code", "codex", "gemini", "qwen")},
     "copilot": {".copilot/hooks/sidelight.json": ""},
     "pi": {".pi/agent/extensions/sidelight.ts": "// my own extension\n"},
     "opencode": {".config/opencode/plugin/sidelight.ts": "// my own plugin\n"},
