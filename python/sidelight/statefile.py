@@ -414,11 +414,15 @@ def write_atomic(
     writer is killed, and only a machine that loses power may come back with the previous version (or,
     on a file system that does not order a replaced file's data before its rename, a damaged one, which
     its reader moves aside). For files that say where a reader stopped (the cursors): losing the last
-    write repeats one digest, while the two ``fsync`` calls cost every prompt several milliseconds."""
+    write repeats one digest, while the two ``fsync`` calls cost every prompt several milliseconds.
+
+    The temporary file is always a new one (``O_CREAT | O_EXCL | O_NOFOLLOW``; one a killed writer left
+    is unlinked first), and the rename replaces the name ``path``, never what a symbolic link there
+    points to: nothing is written into a file that was there, even in a folder someone else filled (a
+    repository's work tree)."""
     if tmp is None:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{get_ident()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, mode)
+    fd = _new_file(tmp, mode)
     try:
         try:
             os.fchmod(fd, mode)  # an old temporary file may have been left with other bits
@@ -455,16 +459,38 @@ def write_atomic(
         pass
 
 
-def regular_file_target(path: str | os.PathLike[str]) -> Path:
+#: How :func:`write_atomic` makes its temporary file: a new one, never through a symbolic link.
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _new_file(tmp: Path, mode: int) -> int:
+    """A descriptor of ``tmp``, a file made now. A file or link of that name (a writer killed before
+    its rename, or something planted there) is unlinked and the file made again: never opened, so a
+    hard link to another file is not truncated and a symbolic link not followed."""
+    try:
+        return os.open(tmp, _NEW_FILE_FLAGS, mode)
+    except FileExistsError:
+        tmp.unlink()  # a folder of that name raises: write_atomic fails, nothing changed
+        return os.open(tmp, _NEW_FILE_FLAGS, mode)
+
+
+def regular_file_target(path: str | os.PathLike[str], *, follow: bool = True) -> Path:
     """Where to write a file a person named (``recap -w``, a skill's folder): ``path`` with its
     symbolic links followed, when that is a regular file or nothing yet. The one check of such paths.
 
     :func:`write_atomic` renames over what is there: over a FIFO, a device node or a socket that
     would replace it with a regular file (as root, a device file), and reading one first would block.
     Raises :class:`sidelight.errors.NotARegularFileError` (the command line exits 2) for those and a
-    link to one, :class:`OSError` when the path cannot be looked at."""
+    link to one, :class:`OSError` when the path cannot be looked at.
+
+    ``follow=False``: a path in a folder that someone else may have filled (a repository's work tree,
+    where sidelight writes ``_handoff.md``): no link is followed, and only a regular file this user
+    owns, or nothing, may be replaced; a symbolic link there (even to a regular file of the user's)
+    and a file of another user's are refused as well. The answer is then ``path`` itself."""
     from sidelight.errors import NotARegularFileError
 
+    if not follow:
+        return _own_file_target(Path(path))
     target = Path(os.path.realpath(path))
     try:
         mode = target.stat().st_mode
@@ -476,6 +502,27 @@ def regular_file_target(path: str | os.PathLike[str]) -> Path:
     shown = os.fspath(path) if os.fspath(path) == os.fspath(target) else f"{os.fspath(path)} (-> {target})"
     raise NotARegularFileError(
         f"{shown}: is {kind}; sidelight writes only regular files (or _handoff.md in a folder)"
+    )
+
+
+def _own_file_target(path: Path) -> Path:
+    """:func:`regular_file_target` with ``follow=False``."""
+    from sidelight.errors import NotARegularFileError
+
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    if stat.S_ISREG(found.st_mode) and found.st_uid == os.geteuid():
+        return path
+    if stat.S_ISREG(found.st_mode):
+        kind = f"a file of another user's (uid {found.st_uid})"
+    elif stat.S_ISLNK(found.st_mode):
+        kind = f"a symbolic link (to {path.readlink()})"
+    else:
+        kind = _FILE_KINDS.get(stat.S_IFMT(found.st_mode), "not a regular file")
+    raise NotARegularFileError(
+        f"{path}: is {kind}; sidelight writes there only a regular file of this user's, never through a link"
     )
 
 

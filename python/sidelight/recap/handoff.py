@@ -176,12 +176,14 @@ def read_handoff(path: Path) -> tuple[dict[str, object], str] | None:
     """``(meta, recap text)`` of the handoff file ``path`` (a folder: its ``_handoff.md``), or ``None``
     (none, or not ours)."""
     try:
-        if path.is_dir():
+        if stat.S_ISDIR(os.lstat(path).st_mode):
             path = path / HANDOFF_FILE
         # O_NONBLOCK: a FIFO named _handoff.md must not hold a hook until something writes into it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # O_NOFOLLOW: a link a repository ships as its _handoff.md is not read (nor written).
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as file:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            found = os.fstat(fd)
+            if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
                 return None
             text = file.read().decode("utf-8")
     except (OSError, UnicodeDecodeError):
@@ -223,40 +225,89 @@ def handoff_path(workspace: Path, settings: Settings) -> Path:
     return settings.state_dir / HANDOFFS_DIR / _workspace_key(workspace) / HANDOFF_FILE
 
 
-def store_handoff(workspace: Path, settings: Settings, document: str) -> Path:
+def store_handoff(workspace: Path, settings: Settings, document: str) -> Path | None:
     """Writes the handoff ``document`` of ``workspace`` (resolved) where :func:`handoff_path` says:
     ``0600`` in the state directory; ``0644`` in the workspace, listed in its repository's
-    ``.git/info/exclude`` so that it never shows in ``git status``."""
+    ``.git/info/exclude`` so that it never shows in ``git status``.
+
+    A workspace is a folder a repository filled, so nothing there is followed: the file is written only
+    where ``_handoff.md`` is nothing yet or a regular file this user owns (a new file renamed over the
+    name); a symbolic link, a FIFO, a folder or another user's file of that name is left as it is, the
+    handoff not written there (one line in the log; ``None``), and delivered all the same."""
     path = handoff_path(workspace, settings)
     if not _in_project(workspace, settings):
         # Our own file: written as every state file is (a link or FIFO put there is replaced, not
-        # followed); only a path in someone's workspace goes through write_handoff's check.
+        # followed).
         private_dir(path.parent)
         write_atomic(path, document.encode("utf-8"), mode=0o600)
         return path
     try:
+        regular_file_target(path, follow=False)
+    except (OSError, NotARegularFileError) as error:
+        logger.warning("handoff not written in the workspace: %s", error)
+        return None
+    try:
         exclude_from_git(path)
-    except OSError:
-        logger.info("could not list %s in the repository's info/exclude", path, exc_info=True)
-    return write_handoff(path, document)
+    except OSError as error:
+        logger.info("could not list %s in the repository's info/exclude: %s", path, error)
+    # A new file renamed over the name: a link put there since the check is replaced, not followed.
+    write_atomic(path, document.encode("utf-8"), mode=0o644)
+    return path
 
 
 def _git_dir(folder: Path) -> Path | None:
-    """The git directory whose ``info/exclude`` applies to the work tree at ``folder`` (the common
-    directory of a linked worktree), ``None`` when ``folder`` holds no ``.git``."""
+    """The git directory whose ``info/exclude`` applies to the work tree at ``folder``, ``None`` when
+    ``folder`` holds no ``.git``. Raises :class:`OSError` for a ``.git`` that is not followed: a
+    symbolic link, or a ``gitdir:`` file that points anywhere but to a git directory of a repository
+    that vouches for this work tree (:func:`_linked_git_dir`)."""
     dot = folder / ".git"
-    if dot.is_dir():
+    try:
+        found = os.lstat(dot)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISDIR(found.st_mode):
         return dot
-    if not dot.is_file():
-        return None
-    text = dot.read_text(encoding="utf-8").strip()
+    if not stat.S_ISREG(found.st_mode):
+        raise OSError(f"{dot}: neither a folder nor a gitdir file; not followed")
+    text = _read_small(dot)
     if not text.startswith("gitdir:"):
-        return None
-    git_dir = (folder / text[len("gitdir:") :].strip()).resolve()
-    common = git_dir / "commondir"
-    if common.is_file():
-        return (git_dir / common.read_text(encoding="utf-8").strip()).resolve()
-    return git_dir
+        raise OSError(f"{dot}: no gitdir line; not followed")
+    return _linked_git_dir(folder, dot, Path(os.path.realpath(folder / text[len("gitdir:") :].strip())))
+
+
+def _read_small(path: Path) -> str:
+    """The text of the small regular file ``path`` (a gitdir pointer), never through a link. Raises
+    :class:`OSError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file; not read")
+        return file.read(4096).decode("utf-8", "replace").strip()
+
+
+def _linked_git_dir(folder: Path, dot: Path, git_dir: Path) -> Path:
+    """The git directory that the ``.git`` file ``dot`` of the work tree ``folder`` names (resolved:
+    ``git_dir``), when it is one git made for it: a linked worktree's ``<common>/worktrees/<name>``
+    whose ``gitdir`` file names ``dot`` back (its ``info/exclude`` is the common directory's), or a
+    submodule's ``<superproject>/.git/modules/...`` in a repository that holds ``folder``. Anything
+    else (a ``.git`` file a folder was shipped with, pointing to ``~`` or to another repository) raises
+    :class:`OSError`: nothing is written there."""
+    if git_dir.parent.name == "worktrees":
+        try:
+            # Absolute, or relative to the worktree's git directory (worktree.useRelativePaths).
+            back = git_dir / _read_small(git_dir / "gitdir")
+            vouched = os.path.samestat(os.lstat(back), os.lstat(dot))
+        except OSError:
+            vouched = False
+        if vouched:
+            return git_dir.parent.parent  # the common directory, which git reads info/exclude from
+    for above in folder.parents:
+        modules = above / ".git" / "modules"
+        if git_dir.is_relative_to(modules) and git_dir != modules:
+            if stat.S_ISDIR(os.lstat(above / ".git").st_mode):
+                return git_dir
+            break
+    raise OSError(f"{dot} points to {git_dir}, which is no git directory of this work tree; not followed")
 
 
 def _exclude_pattern(relative: str) -> str:
@@ -267,9 +318,18 @@ def _exclude_pattern(relative: str) -> str:
     return "/" + escaped
 
 
+#: How a folder of a git directory is opened to list a file in its ``info/exclude``: never through a
+#: symbolic link.
+_GIT_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
 def exclude_from_git(path: Path) -> Path | None:
     """Lists ``path`` in the ``info/exclude`` of the git repository it is in (once); returns that file,
-    or ``None`` when ``path`` is not in a git work tree."""
+    or ``None`` when ``path`` is not in a git work tree.
+
+    Only the work tree's own git directory (:func:`_git_dir`) is written to, and never through a
+    symbolic link: ``.git``, its ``info`` and ``info/exclude`` must be what they say (a folder, a
+    folder, a regular file this user owns), or :class:`OSError` is raised and nothing is written."""
     parent = path.parent.resolve()
     for folder in (parent, *parent.parents):
         git_dir = _git_dir(folder)
@@ -277,19 +337,40 @@ def exclude_from_git(path: Path) -> Path | None:
             continue
         pattern = _exclude_pattern((parent / path.name).relative_to(folder).as_posix())
         exclude = git_dir / "info" / "exclude"
-        try:
-            current = exclude.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = ""
-        if pattern in current.splitlines():
-            return exclude
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a", encoding="utf-8") as file:
-            if current and not current.endswith("\n"):
-                file.write("\n")
-            file.write(f"# sidelight's handoff file\n{pattern}\n")
+        _append_exclude(git_dir, pattern)
         return exclude
     return None
+
+
+def _append_exclude(git_dir: Path, pattern: str) -> None:
+    """Appends ``pattern`` to ``git_dir``'s ``info/exclude`` unless it is there already: each level
+    opened with ``O_NOFOLLOW`` from the one above, so no link is followed out of the git directory."""
+    from sidelight.statefile import append_whole
+
+    top = os.open(git_dir, _GIT_DIR_FLAGS)
+    try:
+        try:  # noqa: SIM105 (contextlib: an import on the hook's path)
+            os.mkdir("info", 0o755, dir_fd=top)
+        except FileExistsError:
+            pass
+        info = os.open("info", _GIT_DIR_FLAGS, dir_fd=top)
+    finally:
+        os.close(top)
+    try:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open("exclude", flags, 0o644, dir_fd=info)
+    finally:
+        os.close(info)
+    with os.fdopen(fd, "r+b") as file:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_uid != os.geteuid():
+            raise OSError(f"{git_dir / 'info' / 'exclude'}: not a regular file of this user's; not written")
+        current = file.read().decode("utf-8", "replace")
+        if pattern in current.splitlines():
+            return
+        lead = "\n" if current and not current.endswith("\n") else ""
+        exclude = git_dir / "info" / "exclude"
+        append_whole(fd, f"{lead}# sidelight's handoff file\n{pattern}\n".encode(), exclude)
 
 
 def workspace_of(session: Session, recap_cwd: str | None = None) -> Path | None:
