@@ -314,14 +314,12 @@ _RULES: Final[tuple[_Rule, ...]] = tuple(
 #: Every rule's triggers: text with none of them (most text) is left as it is.
 _TRIGGERS: Final = tuple(trigger for rule in _RULES for trigger in rule.triggers if not trigger.isupper())
 _CASED_TRIGGERS: Final = tuple(trigger for rule in _RULES for trigger in rule.triggers if trigger.isupper())
-#: The triggers of the rules that replace a whole key (``[REDACTED:kind]``, nothing kept around it): the
-#: prefixes of keys that a line break may cut in two.
-_KEY_TRIGGERS: Final = tuple(
-    trigger
-    for rule in _RULES
-    if isinstance(rule.replacement, str) and rule.replacement.startswith("[REDACTED:")
-    for trigger in rule.triggers
+#: The rules that replace a whole key (``[REDACTED:kind]``, nothing kept around it), and their triggers:
+#: the prefixes of keys that a line break may cut in two.
+_KEY_RULES: Final = tuple(
+    rule for rule in _RULES if isinstance(rule.replacement, str) and rule.replacement.startswith("[REDACTED:")
 )
+_KEY_TRIGGERS: Final = tuple(trigger for rule in _KEY_RULES for trigger in rule.triggers)
 
 
 def redact(text: str) -> str:
@@ -349,9 +347,9 @@ def redact(text: str) -> str:
     return text
 
 
-def _apply_rules(text: str) -> str:
+def _apply_rules(text: str, rules: tuple[_Rule, ...] = _RULES) -> str:
     lowered = text.lower()
-    for pattern, replacement, triggers in _RULES:
+    for pattern, replacement, triggers in rules:
         if _triggered(text, lowered, triggers):
             text = pattern().sub(replacement, text)
     return text
@@ -381,10 +379,11 @@ def _join_cut_keys(text: str) -> str:
         rest = _WORD().match(text, cut.end())
         assert rest is not None  # the lookahead of _CUT saw it
         joined = first + rest.group(1)
-        redacted = _apply_rules(joined)
-        if redacted != joined and _apply_rules(first) == first:  # whole on its line: see _take_continuations
-            out += (text[position : cut.start()], redacted)
-            position = rest.end()
+        redacted = _apply_rules(joined, _KEY_RULES)
+        if redacted == joined or _apply_rules(first, _KEY_RULES) != first:  # whole: _take_continuations
+            continue
+        out += (text[position : cut.start()], redacted)
+        position = rest.end()
     return "".join(out) + text[position:] if out else text
 
 
