@@ -230,6 +230,26 @@ def test_the_secrets_of_issue_29_are_redacted_in_every_output(world: HookWorld) 
     assert not any(found.values()), {name: pieces for name, pieces in found.items() if pieces}
 
 
+def test_a_recap_line_never_shows_the_rest_of_a_cut_key() -> None:
+    """The recap quotes the first line of a failed tool's output, a delegated task's first line of report
+    and an edit's changed lines: each is redacted before the text is split into lines."""
+    from sidelight.recap.collapse import ToolCall, ToolResult, collapse_tool
+
+    cut = f"{GITHUB[:16]}\n{GITHUB[16:]}"
+    lines = [
+        collapse_tool(ToolCall("Bash", {"command": "deploy"}), ToolResult(f"error: {cut}", is_error=True)),
+        collapse_tool(ToolCall("Task", {"prompt": "look"}), ToolResult(f"found {cut}\ndone"), "other"),
+        collapse_tool(
+            ToolCall("Edit", {"file_path": "a.env", "old_string": "K=\nx", "new_string": f"K={cut}"}),
+            ToolResult("ok"),
+            "edit",
+        ),
+    ]
+    for line in lines:
+        assert line is not None
+        assert not _leaked(line.text, [GITHUB]), line.text
+
+
 # -- item 10: frame markers -----------------------------------------------------------------------------
 
 
