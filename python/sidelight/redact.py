@@ -348,17 +348,15 @@ def redact(text: str) -> str:
 
 
 def _apply_rules(text: str, rules: tuple[_Rule, ...] = _RULES) -> str:
-    lowered = text.lower()
+    lowered, original = text.lower(), text
     for pattern, replacement, triggers in rules:
-        if _triggered(text, lowered, triggers):
-            text = pattern().sub(replacement, text)
+        for trigger in triggers:
+            # A trigger in small letters is in the lowercased text when it is anywhere; one in capitals
+            # only in the text as it was.
+            if trigger in lowered or trigger in original:
+                text = pattern().sub(replacement, text)
+                break
     return text
-
-
-def _triggered(text: str, lowered: str, triggers: tuple[str, ...]) -> bool:
-    """Whether one of ``triggers`` is in ``lowered`` (``text`` lowercased) or, for one in capitals, in
-    ``text``."""
-    return any(trigger in (text if trigger.isupper() else lowered) for trigger in triggers)
 
 
 #: The last word of a line when the next line starts with a word: a key may be cut there.
@@ -374,7 +372,8 @@ def _join_cut_keys(text: str) -> str:
     position = 0
     for cut in _CUT().finditer(text):
         first = cut.group()
-        if cut.start() < position or not _triggered(first, first.lower(), _KEY_TRIGGERS):
+        lowered = first.lower()
+        if cut.start() < position or not any(t in lowered or t in first for t in _KEY_TRIGGERS):
             continue
         rest = _WORD().match(text, cut.end())
         assert rest is not None  # the lookahead of _CUT saw it
