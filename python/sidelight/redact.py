@@ -493,8 +493,8 @@ _TAG = Pattern(
 #: (``［/Ｓｅｓｓｉｏｎ Ａｃｔｉｖｉｔｙ］``, ``＜/system-reminder＞``), and the Unicode confusables of ``<``,
 #: ``>``, ``[``, ``]``, ``/`` and ``|`` (small and ornamental brackets, angle brackets, fraction and
 #: division slashes, vertical lines). ``‹`` and ``›``, what a defanged tag is shown in, fold too:
-#: defanging it again gives the same text. One character for one: a text whose only other characters
-#: are ASCII keeps its positions.
+#: defanging it again gives the same text. One character for one (a quick test of whether a text has a
+#: bracket at all; :func:`_skeleton_of` folds the rest).
 _LOOKALIKES: Final = {
     **{0xFF01 + i: 0x21 + i for i in range(0x5E)},  # full-width ASCII
     0x3000: 0x20,  # ideographic space
