@@ -10,18 +10,17 @@ they were. Each secret here is written in pieces, as in ``tests/fixtures/secrets
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import unicodedata
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from sidelight.redact import defang, redact, sanitize, sanitize_lines
-from tests.conftest import cli_command
 from tests.support.hook_world import HookWorld, context_of, session_id
+from tests.test_hostile import run_cli
+from tests.test_hostile import world as _world
 
 # -- item 6: secrets -------------------------------------------------------------------------------------
 
@@ -148,24 +147,12 @@ def test_ordinary_text_in_other_scripts_and_with_capitals_passes_redaction() -> 
 # -- every output ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
-    from sidelight.hook import handle_hook
-
-    world = HookWorld(tmp_path, sessions=2)
-    for name in list(os.environ):
-        if name.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(world.home))
-    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(world.state))
-    assert handle_hook("claude-code", world.payload(0)) is not None  # the first look is behind us
-    return world
+#: test_hostile's world: two sessions of a project, the first one's first look behind it.
+world = _world
 
 
 def _run_cli(world: HookWorld, *args: str) -> str:
-    done = subprocess.run(
-        [*cli_command(), *args], capture_output=True, text=True, env=world.env(), timeout=60, check=False
-    )
+    done = run_cli(world, *args)
     assert done.returncode == 0, (args, done.stderr)
     return done.stdout
 
