@@ -170,8 +170,9 @@ def test_a_siblings_secret_of_issue_29_never_reaches_the_digest(world: HookWorld
 
 
 def test_the_secrets_of_issue_29_are_redacted_in_every_output(world: HookWorld) -> None:
-    """``read``, ``history`` (text and JSON), ``recap``, ``scan``, the dashboard's session page and the
-    fleet's record of the session: every one goes through ``redact``."""
+    """``read``, ``history`` (text and JSON), ``recap``, ``scan``, ``context`` (the digest a prompt would
+    get, the context block of a start), the dashboard's session page and the fleet's record of the
+    session: every one goes through ``redact``."""
     from sidelight.config import Settings
     from sidelight.dashboard.data import Board
     from sidelight.fleet.streams import build_record
@@ -187,7 +188,12 @@ def test_the_secrets_of_issue_29_are_redacted_in_every_output(world: HookWorld) 
         "history --json": _run_cli(world, "history", session_id(1), "-n", "500", "-t", "1000000", "--json"),
         "recap": _run_cli(world, "recap", session_id(1), "-b", "100000"),
         "scan --json": _run_cli(world, "scan", "--json", str(world.transcript(1))),
+        "context": _run_cli(world, "context", session_id(0), "--json"),
+        "context of a start": _run_cli(
+            world, "context", session_id(1), "--event", "start", "--source", "compact"
+        ),
     }
+    assert session_id(1)[:8] in outputs["context"]
     assert "REDACTED" in outputs["read"] and "REDACTED" in outputs["history"]
     settings = Settings.load(env=world.env(), home=world.home)
     board = Board(settings, Plugins(entry_points=False))
