@@ -140,6 +140,9 @@ _TOKENS = [
     "sk-" + "ant-" + "api03-" + "FAKEfake0000TESTtest1111",
     "AK" + "IA" + "FAKEFAKE0000TEST",
     "ey" + "JhbGciOiJIUzI1NiJ9.ey" + "JzdWIiOiJGQUtFIn0.FAKEfake0000TESTtest1111",
+    "SG" + ".FAKEfake0000TEST_test1" + ".FAKEfake0000TESTtest1111FAKEfake2222TEST-_x",
+    "AGE-SECRET-" + "KEY-1" + "FAKEFAKE0000TESTFAKEFAKE1111TESTFAKEFAKE2222TESTFAKEFAKE33",
+    "S" + "K" + "0fa1ce0000abcdef1111abcdef2222ab",
 ]
 
 
@@ -196,6 +199,22 @@ _ADVERSARIAL = {
     "aws-configures": "aws configure set " * 55_000,
     "slack-webhooks": "hooks.slack.com/services/" * 40_000,
     "slack-tokens": "xoxb-1" * 160_000,
+    # Issue 29: secrets beside what names them, new prefixes, keys cut by a line break.
+    "aws-id-markers": "[REDACTED:aws-key-id]" * 47_000,
+    "aws-ids": "AKIAAAAAAAAAAAAAAAAA, " * 45_000,
+    "aws-ids-and-words": ("AKIAAAAAAAAAAAAAAAAA" + " x" * 50 + "\n") * 8_000,
+    "secret-access-key-labels": "secret access key " * 55_000,
+    "base64-words": ("A" * 39 + "/ ") * 24_000,
+    "base64-words-beside-an-id": "AKIAAAAAAAAAAAAAAAAA " + ("Ab1" * 13 + "x ") * 24_000,
+    "twilio-sids": ("SK" + "0" * 32 + " ") * 29_000,
+    "twilio-accounts": ("AC" + "0" * 32 + " ") * 29_000,
+    "sendgrid-prefixes": "SG." * 333_333,
+    "sendgrid-parts": "SG.aaaaaaaaaaaaaaaaaaaa." * 40_000,
+    "age-prefixes": "AGE-SECRET-KEY-1" * 62_500,
+    "cut-keys": "ghp_abc\n" * 125_000,
+    "markers-at-line-ends": "[REDACTED]\nabc123\n" * 50_000,
+    "marker-then-lines": "[REDACTED]" + "\nabcd1234" * 110_000,
+    "marker-then-blanks": "[REDACTED]\n" + " " * 1_000_000,
 }
 
 

@@ -47,7 +47,7 @@ from sidelight.formats import categories_for
 from sidelight.lines import KINDS, Chunk, Line, LineKind
 from sidelight.paths import ClaudeSubagent, claude_subagent
 from sidelight.reader import squeeze_blank_lines
-from sidelight.redact import sanitize, sanitize_lines
+from sidelight.redact import redact, sanitize, sanitize_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -150,8 +150,9 @@ _KEYS: Final = {
 
 
 def _snippet_pair(old: str, new: str) -> tuple[str, str]:
-    """The changed part of an edit: the lines that differ, common leading and trailing lines dropped."""
-    old_lines, new_lines = old.split("\n"), new.split("\n")
+    """The changed part of an edit: the lines that differ, common leading and trailing lines dropped
+    (secrets redacted first: a line may hold the rest of a key cut by a line break)."""
+    old_lines, new_lines = redact(old).split("\n"), redact(new).split("\n")
     start = 0
     while start < min(len(old_lines), len(new_lines)) - 1 and old_lines[start] == new_lines[start]:
         start += 1
@@ -185,14 +186,15 @@ _MARKUP_LINE: Final = re.compile(r"^\s*<([\w-]+)[^>]*>.*</\1>\s*$")
 
 
 def _result_lines(result: ToolResult | None) -> list[str]:
-    """The non-blank lines of a result, without lines that are only markup (``<tag>…</tag>``)."""
+    """The non-blank lines of a result, without lines that are only markup (``<tag>…</tag>``), secrets
+    redacted before the text is split (a key cut by a line break is redacted whole)."""
     if result is None:
         return []
-    return [line for line in result.text.split("\n") if line.strip() and not _MARKUP_LINE.match(line)]
+    return [line for line in redact(result.text).split("\n") if line.strip() and not _MARKUP_LINE.match(line)]
 
 
 def _error_line(result: ToolResult) -> str:
-    first = next((line for line in result.text.split("\n") if line.strip()), "")
+    first = next((line for line in redact(result.text).split("\n") if line.strip()), "")
     return sanitize(first, QUOTE_LIMIT)
 
 
