@@ -215,12 +215,12 @@ def test_a_state_directory_someone_else_made_hears_nothing_and_is_refused(
 
     # Every command refuses it with one line, and says what to do.
     for command in (["status"], ["watch"]):
-        done = subprocess.run(
+        said = subprocess.run(
             [*cli_command(), *command], capture_output=True, text=True, env=env, timeout=60, check=False
         )
-        assert done.returncode == 2, (command, done.stdout, done.stderr)
-        assert f"refusing the state directory {state}: it {reason}" in done.stderr
-        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert said.returncode == 2, (command, said.stdout, said.stderr)
+        assert f"refusing the state directory {state}: it {reason}" in said.stderr
+        assert len(said.stderr.strip().splitlines()) == 1 and "Traceback" not in said.stderr
     assert sorted(p.name for p in state.iterdir()) == ["config.toml"]
 
 
@@ -264,7 +264,8 @@ def test_a_config_file_someone_else_could_write_is_not_obeyed(
         Settings.load()
     assert refused_state() == [f"refusing the config file {config}: it {_reason(how, config)}"]
     world.prompt(1, "more news")
-    done = world.run_hook(0, **({"SIDELIGHT_CONFIG": str(config)} if where != "state-dir" else {}))
+    given = {"SIDELIGHT_CONFIG": str(config)} if where != "state-dir" else {}
+    done = world.run_hook(0, None, 60, **given)
     assert done.returncode == 0 and done.stderr == b"" and done.stdout == b""
     assert "refusing the config file" in world.log()
     # Made the user's own again, it is read.

@@ -311,7 +311,9 @@ class Settings:
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
-        """Settings from the environment and the config file."""
+        """Settings from the environment and the config file. Raises :class:`StateRefusedError` when
+        the state directory or the config file is another user's or others may write it (nothing
+        there is read or written then), :class:`ConfigError` for a setting it cannot use."""
         env = os.environ if env is None else env
         home = home or Path(env.get("HOME") or Path.home())
         state_dir = _default_state_dir(env, home)

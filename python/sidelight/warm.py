@@ -22,6 +22,13 @@ The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 070
    cursors: a hook killed before it printed (or that could not) leaves them where they were, and the
    next prompt gets the same news (at least once).
 
+A hook talks only to its own user's watcher: the state directory must be the user's and writable by
+nobody else (:func:`state_dir_problem`), and so must the config file read to find it; the socket must
+be the user's, and so must the process listening on it (``SO_PEERCRED``) before anything is sent. It
+believes the watcher's ``A <seconds>`` only up to its own time budget (:func:`answer_wait`), takes an
+answer only in the shape above, and on anything else closes the connection (nothing moves) and
+answers in-process. Whoever answers, the hook writes UTF-8 bytes (:func:`encode_answer`).
+
 The hook does not wait for the cursors to move (``SLH1`` did: a ``C`` after them, 2-3 ms of every
 prompt). Nothing can read them too early: the watcher holds the session's reading lock
 (:meth:`sidelight.cursors.CursorStore.reading`) from before it composed the answer until they moved,
