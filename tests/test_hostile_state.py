@@ -37,7 +37,10 @@ from sidelight.config import Settings, StateRefusedError
 from sidelight.watch.status import refused_state
 from tests.conftest import cli_command
 from tests.support import watching
-from tests.support.hook_world import HookWorld, context_of, session_id
+from tests.support.hook_world import HookWorld, context_of
+from tests.test_hook_faults import host_payload
+from tests.test_hostile import run_cli
+from tests.test_warm import world as world  # the fixture: sessions with news, this process in them
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,28 +121,6 @@ class FakeWatcher:
         self.path.unlink(missing_ok=True)
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> HookWorld:
-    """Two sessions; session 0 has looked once, session 1 has news since."""
-    world = HookWorld(tmp_path, sessions=2)
-    assert world.run_hook(0, SIDELIGHT_WARM="off").returncode == 0
-    world.prompt(1, "session 1 fixed the parser")
-    return world
-
-
-@pytest.fixture
-def in_world(world: HookWorld, monkeypatch: pytest.MonkeyPatch) -> HookWorld:
-    """The world, with this process in its environment (for in-process calls)."""
-    env = world.env()
-    for name in list(os.environ):
-        if name not in env:
-            monkeypatch.delenv(name)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(world.project)
-    return world
-
-
 def fallback_log(world: HookWorld) -> str:
     """The log of the default state directory under HOME, where a hook says it refused another one."""
     path = world.home / ".local" / "state" / "sidelight" / "sidelight.log"
@@ -172,13 +153,14 @@ def shared_state(tmp_path: Path, named_by: str, how: str) -> tuple[Path, dict[st
     return state, variables
 
 
-STATE_CASES = [
+#: How a folder or file is someone else's: another user owns it (root only: chown), or others may write it.
+CASES = [
     pytest.param("others-can-write", id="others-can-write"),
     pytest.param("another-user", id="another-user", marks=needs_root),
 ]
 
 
-@pytest.mark.parametrize("how", STATE_CASES)
+@pytest.mark.parametrize("how", CASES)
 @pytest.mark.parametrize("named_by", ["SIDELIGHT_STATE_DIR", "XDG_STATE_HOME"])
 def test_a_state_directory_someone_else_made_hears_nothing_and_is_refused(
     world: HookWorld, tmp_path: Path, named_by: str, how: str
@@ -238,18 +220,11 @@ def test_a_state_directory_sidelight_makes_is_private(tmp_path: Path) -> None:
     assert stat.S_IMODE(world.state.stat().st_mode) == 0o700
 
 
-CONFIG_CASES = [
-    pytest.param("others-can-write", id="others-can-write"),
-    pytest.param("another-user", id="another-user", marks=needs_root),
-]
-
-
-@pytest.mark.parametrize("how", CONFIG_CASES)
+@pytest.mark.parametrize("how", CASES)
 @pytest.mark.parametrize("where", ["state-dir", "SIDELIGHT_CONFIG"])
 def test_a_config_file_someone_else_could_write_is_not_obeyed(
-    in_world: HookWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, where: str
+    world: HookWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, where: str
 ) -> None:
-    world = in_world
     if where == "state-dir":
         config = world.state / "config.toml"
     else:
@@ -292,12 +267,12 @@ def _entry_point_cache(state: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("how", CONFIG_CASES)
-def test_an_entry_point_cache_someone_else_could_write_is_not_read(in_world: HookWorld, how: str) -> None:
-    cache = _entry_point_cache(in_world.state)
+@pytest.mark.parametrize("how", CASES)
+def test_an_entry_point_cache_someone_else_could_write_is_not_read(world: HookWorld, how: str) -> None:
+    cache = _entry_point_cache(world.state)
     # The user's own cache, as sidelight keeps it, is read (the test's cache is the one looked up).
     assert "planted" in [e.name for e in plugins._entry_points("sidelight")]
-    cache = _entry_point_cache(in_world.state)
+    cache = _entry_point_cache(world.state)
     if how == "another-user":
         os.chown(cache, STRANGER, STRANGER)
     else:
@@ -338,8 +313,7 @@ print(heard, flush=True)
 
 
 @needs_root
-def test_a_watcher_another_user_runs_hears_nothing(in_world: HookWorld) -> None:
-    world = in_world
+def test_a_watcher_another_user_runs_hears_nothing(world: HookWorld) -> None:
     path = world.state / warm.SOCKET_NAME
     stranger = subprocess.Popen(
         [sys.executable, "-c", STRANGER_WATCHER, str(path)],
@@ -361,12 +335,11 @@ def test_a_watcher_another_user_runs_hears_nothing(in_world: HookWorld) -> None:
     # The hook answers itself.
     done = world.run_hook(0, SIDELIGHT_WARM_TIMEOUT="5s")
     context = context_of(done.stdout)
-    assert context is not None and "session 1 fixed the parser" in context
+    assert context is not None and "session 1 ran make test" in context
 
 
 @needs_root
-def test_a_socket_file_another_user_owns_is_not_used(in_world: HookWorld) -> None:
-    world = in_world
+def test_a_socket_file_another_user_owns_is_not_used(world: HookWorld) -> None:
     fake = FakeWatcher(world.state / warm.SOCKET_NAME)
     try:
         os.chown(fake.path, STRANGER, STRANGER, follow_symlinks=False)
@@ -379,14 +352,7 @@ def test_a_socket_file_another_user_owns_is_not_used(in_world: HookWorld) -> Non
             f"the hook socket {fake.path} belongs to another user (uid {STRANGER}): hooks do not use it "
             "(they answer in-process); remove it"
         ]
-        status = subprocess.run(
-            [*cli_command(), "status"],
-            capture_output=True,
-            text=True,
-            env=world.env(),
-            timeout=60,
-            check=False,
-        )
+        status = run_cli(world, "status")
         assert status.returncode == 0, status.stderr
         assert f"problem: the hook socket {fake.path} belongs to another user" in status.stdout
     finally:
@@ -405,9 +371,8 @@ def test_a_socket_file_another_user_owns_is_not_used(in_world: HookWorld) -> Non
     ids=["inf", "nan", "negative", "overflow", "not-utf8"],
 )
 def test_a_peer_that_breaks_the_protocol_leaves_the_hook_to_answer_itself(
-    in_world: HookWorld, reply: bytes, answer: bytes
+    world: HookWorld, reply: bytes, answer: bytes
 ) -> None:
-    world = in_world
     fake = FakeWatcher(world.state / warm.SOCKET_NAME, reply, answer)
     try:
         env = {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"}
@@ -417,11 +382,10 @@ def test_a_peer_that_breaks_the_protocol_leaves_the_hook_to_answer_itself(
         fake.close()
     assert done.returncode == 0 and done.stderr == b""
     context = context_of(done.stdout)
-    assert context is not None and "session 1 fixed the parser" in context  # answered in-process
+    assert context is not None and "session 1 ran make test" in context  # answered in-process
 
 
-def test_an_answer_of_a_length_that_is_no_count_is_none(in_world: HookWorld) -> None:
-    world = in_world
+def test_an_answer_of_a_length_that_is_no_count_is_none(world: HookWorld) -> None:
     for length in (b"-5", b"abc", b" 3", str(warm.MAX_ANSWER + 1).encode()):
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         path = world.state / warm.SOCKET_NAME
@@ -451,13 +415,12 @@ def test_an_answer_of_a_length_that_is_no_count_is_none(in_world: HookWorld) -> 
 
 
 def test_a_peer_that_announces_100_seconds_holds_the_prompt_no_longer_than_its_budget(
-    in_world: HookWorld, monkeypatch: pytest.MonkeyPatch
+    world: HookWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``A 100`` held a prompt 102 s. The wait is the hook's own budget (and margins, made small here):
     the hook gives up long before the join below would, and answers itself."""
     monkeypatch.setattr(warm, "WATCHER_MARGIN", 0.0)
     monkeypatch.setattr(warm, "ANSWER_MARGIN", 0.0)
-    world = in_world
     fake = FakeWatcher(world.state / warm.SOCKET_NAME, b"A 100\n")
     fake.answer = b""
 
@@ -526,20 +489,8 @@ def looked(world: HookWorld) -> HookWorld:
     return world
 
 
-def pi_payload(world: HookWorld) -> bytes:
-    return json.dumps(
-        {
-            "event": "before_agent_start",
-            "session_file": str(world.transcript(0)),
-            "session_id": session_id(0),
-            "cwd": str(world.project),
-            "prompt": "what did the others do?",
-        }
-    ).encode()
-
-
 def _hook(world: HookWorld, host: str, locale: str, **env: str) -> subprocess.CompletedProcess[bytes]:
-    payload = pi_payload(world) if host == "pi" else world.payload(0)
+    payload = host_payload(world, host)
     return subprocess.run(
         world.command(host),
         input=payload,
