@@ -12,7 +12,15 @@ from pathlib import Path
 
 from sidelight._record import NEW_DICT, record
 from sidelight.errors import UsageError
-from sidelight.warm import config_file, configured_state_dir, duration_seconds
+from sidelight.warm import (
+    CONFIG,
+    DEFAULT_TIME_BUDGET,
+    config_file,
+    configured_state_dir,
+    duration_seconds,
+    read_own_file,
+    state_dir_problem,
+)
 from sidelight.warm import default_state_dir as warm_state_dir
 
 TYPE_CHECKING = False
@@ -25,6 +33,7 @@ __all__ = [
     "HANDOFF_LOCATIONS",
     "ConfigError",
     "Settings",
+    "StateRefusedError",
     "check_number",
     "default_state_dir",
     "parse_count",
@@ -42,6 +51,12 @@ HANDOFF_LOCATIONS: Final = ("state", "project")
 
 class ConfigError(UsageError):
     """A setting has a value sidelight cannot use (the command line exits 2)."""
+
+
+class StateRefusedError(ConfigError):
+    """The state directory or the config file is another user's, or others may write it
+    (:func:`sidelight.warm.untrusted`): sidelight uses nothing there (the command line exits 2, a hook
+    prints nothing)."""
 
 
 #: The longest duration any setting or option takes (a year): past it is a typo, and a timer that long
@@ -263,7 +278,7 @@ class Settings:
         state_dir: Path,
         scope: str | frozenset[str] = "project",
         first_look_bytes: int = 512 * 1024,
-        time_budget: float = 2.0,
+        time_budget: float = DEFAULT_TIME_BUDGET,
         idle_timeout: float = 1800.0,
         claude_dirs: tuple[Path, ...] = (),
         pi_dir: Path | None = None,
@@ -305,18 +320,26 @@ class Settings:
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
-        """Settings from the environment and the config file."""
+        """Settings from the environment and the config file. Raises :class:`StateRefusedError` when
+        the state directory or the config file is another user's or others may write it (nothing
+        there is read or written then), :class:`ConfigError` for a setting it cannot use."""
         env = os.environ if env is None else env
         home = home or Path(env.get("HOME") or Path.home())
         state_dir = _default_state_dir(env, home)
+        _refuse(state_dir_problem(os.fspath(state_dir)))
         config_path = Path(config_file(env, os.fspath(state_dir)))
         data: dict[str, Any] = {}
-        if config_path.is_file():
+        try:
+            text, refused = read_own_file(os.fspath(config_path), CONFIG)
+        except OSError as error:
+            raise ConfigError(f"{config_path}: cannot read the config file ({error})") from None
+        _refuse(refused)
+        if text is not None:
             import tomllib  # only with a config file: it costs a prompt hook some 7 ms to import
 
             try:
-                data = tomllib.loads(config_path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+                data = tomllib.loads(text.decode("utf-8"))
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
                 raise ConfigError(f"{config_path}: cannot read the config file ({error})") from None
 
         def setting(name: str, env_name: str) -> Any:
@@ -325,6 +348,7 @@ class Settings:
         configured = configured_state_dir(env, data)
         if configured is not None:
             state_dir = Path(configured)
+            _refuse(state_dir_problem(configured))
         claude = env.get("CLAUDE_CONFIG_DIR")
         claude_dirs = (
             tuple(Path(p).expanduser() for p in claude.split(",") if p.strip())
@@ -391,6 +415,11 @@ class Settings:
             extra=data,
             **given,
         )
+
+
+def _refuse(problem: str | None) -> None:
+    if problem is not None:
+        raise StateRefusedError(problem)
 
 
 def opencode_database(settings: Settings) -> str:

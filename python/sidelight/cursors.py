@@ -63,7 +63,7 @@ from pathlib import Path
 
 from sidelight import jsonio
 from sidelight.logs import get_logger
-from sidelight.statefile import CorruptStateError, SharedState
+from sidelight.statefile import CorruptStateError, SharedState, private_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ class CursorStore:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except FileNotFoundError:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.path.parent)  # each missing level 0700: the state directory too
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             pause = 0.001

@@ -10,13 +10,14 @@ import zlib
 from collections.abc import Mapping
 
 from sidelight import jsonio
-from sidelight.config import EVENTS_FILE, Settings, default_state_dir
+from sidelight.config import EVENTS_FILE, Settings, StateRefusedError
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session, listed_once
-from sidelight.logs import file_handler, get_logger, hook_log
+from sidelight.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.plugins import get_plugins
 from sidelight.reads import CURSORS_DIR
 from sidelight.statefile import append_whole, private_dir, private_fd, safe_name, write_atomic
+from sidelight.warm import failure_log_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,9 +65,16 @@ def handle_hook(
     try:
         settings = settings or Settings.load()
     except Exception as error:
-        # Said in the log of the state directory the environment names, as the hook's client finds it.
-        with hook_log(str(default_state_dir() / LOG_FILE)):
-            logger.error("cannot load the settings, so the hook does nothing until they are fixed: %s", error)
+        # Said in the log of the state directory the environment names, as the hook's client finds it;
+        # when sidelight refuses that one (another user's), in the default one under HOME.
+        folder = failure_log_dir(os.environ)
+        message = f"cannot load the settings, so the hook does nothing until they are fixed: {error}"
+        if folder is not None:
+            log = os.path.join(folder, LOG_FILE)  # noqa: PTH118 (a str, as hook_log takes)
+            # A refused state directory is said once, not at every prompt.
+            if not (isinstance(error, StateRefusedError) and last_line_says(log, message)):
+                with hook_log(log):
+                    logger.error("%s", message)
         return None
     with hook_log(str(settings.state_dir / LOG_FILE)):
         _private_state(settings)

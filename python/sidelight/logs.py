@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import logging
     from typing import Any
 
-__all__ = ["LOG_FORMAT", "file_handler", "get_logger", "hook_log", "private_fd"]
+__all__ = ["LOG_FORMAT", "file_handler", "get_logger", "hook_log", "last_line_says", "private_fd"]
 
 #: How the log file's lines look.
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -155,6 +155,25 @@ def file_handler(path: str) -> logging.Handler | None:
         return None
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     return handler
+
+
+def last_line_says(path: str, message: str) -> bool:
+    """Whether the log file ``path`` ends with a line whose message is ``message``: a problem that
+    stands (a refused state directory) is said once, not at every prompt. Reads the log's last few KiB,
+    never through a symbolic link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, 8192, max(0, size - 8192))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    last = tail.rstrip(b"\n").rpartition(b"\n")[2]
+    return last.endswith(b": " + message.encode("utf-8", "replace"))
 
 
 class _HookLog:

@@ -629,9 +629,12 @@ def _entry_points(group: str) -> list[EntryPoint]:
     folder that holds it, and a new ``.pth`` or a changed ``PYTHONPATH`` changes ``sys.path`` itself.
     A folder changed in the last :data:`_RACY_SECONDS` is not trusted to show its next change: what is
     found then is not kept. Nor is anything kept before the state directory exists (a hook makes it
-    for its log). A cache that cannot be read or written is only slower."""
+    for its log). A cache that cannot be read or written is only slower; one another user could have
+    written (:func:`sidelight.warm.untrusted`: it names the modules a hook imports) is not read, and
+    none is written in a state directory sidelight refuses."""
     from sidelight.config import default_state_dir
     from sidelight.statefile import write_atomic
+    from sidelight.warm import read_own_file, state_dir_problem
 
     installed = installed_key()
     folders = [folder for folder, _changed in installed]
@@ -640,13 +643,21 @@ def _entry_points(group: str) -> list[EntryPoint]:
     which = zlib.crc32("\0".join(folders).encode("utf-8", "surrogateescape"))
     path = default_state_dir() / ENTRY_POINTS_FILE.format(path=f"{which:08x}")
     try:
-        kept = jsonio.loads(path.read_bytes())
-        if kept["key"] == key:
-            return [EntryPoint(*fields) for fields in kept["entry_points"]]
+        text, refused = read_own_file(os.fspath(path), "the entry-point cache")
+        if refused is not None:
+            logger.warning("%s", refused)
+        if text is not None:
+            kept = jsonio.loads(text)
+            if kept["key"] == key:
+                return [EntryPoint(*fields) for fields in kept["entry_points"]]
     except (OSError, ValueError, KeyError, TypeError):
         pass
     found = find_entry_points(group)
-    if time.time_ns() - newest > _RACY_SECONDS * 1e9 and path.parent.is_dir():
+    if (
+        time.time_ns() - newest > _RACY_SECONDS * 1e9
+        and path.parent.is_dir()
+        and state_dir_problem(os.fspath(path.parent)) is None
+    ):
         data = {"key": key, "entry_points": [[e.name, e.value, e.dist_info] for e in found]}
         try:
             # Not durable: a cache lost to a power cut is found again.

@@ -22,6 +22,13 @@ The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 070
    cursors: a hook killed before it printed (or that could not) leaves them where they were, and the
    next prompt gets the same news (at least once).
 
+A hook talks only to its own user's watcher: the state directory must be the user's and writable by
+nobody else (:func:`state_dir_problem`), and so must the config file read to find it; the socket must
+be the user's, and so must the process listening on it (``SO_PEERCRED``) before anything is sent. It
+believes the watcher's ``A <seconds>`` only up to its own time budget (:func:`answer_wait`), takes an
+answer only in the shape above, and on anything else closes the connection (nothing moves) and
+answers in-process. Whoever answers, the hook writes UTF-8 bytes (:func:`encode_answer`).
+
 The hook does not wait for the cursors to move (``SLH1`` did: a ``C`` after them, 2-3 ms of every
 prompt). Nothing can read them too early: the watcher holds the session's reading lock
 (:meth:`sidelight.cursors.CursorStore.reading`) from before it composed the answer until they moved,
@@ -34,6 +41,8 @@ says, :meth:`sidelight.watch.serve.HookServer.settle` does: every commit owed wa
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import time
 
 TYPE_CHECKING = False
@@ -43,7 +52,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "DEFAULT_TIME_BUDGET",
     "SOCKET_NAME",
+    "WATCHER_MARGIN",
     "Reader",
     "Request",
     "ask_watcher",
@@ -54,9 +65,14 @@ __all__ = [
     "decode_request",
     "default_state_dir",
     "duration_seconds",
+    "encode_answer",
     "encode_request",
     "environment",
+    "failure_log_dir",
+    "read_own_file",
     "short_address",
+    "state_dir_problem",
+    "untrusted",
 ]
 
 #: The socket, in the state directory.
@@ -72,6 +88,13 @@ MAX_TIMEOUT = 60.0
 SWITCH_VARIABLE = "SIDELIGHT_WARM"
 #: Beyond the watcher's own time budget, how long a hook waits for an answer it was promised.
 ANSWER_MARGIN = 2.0
+#: How long an answer may take beyond the hook's time budget: what the watcher announces (``A <seconds>``
+#: is the budget plus this), and the most a hook believes of what it announces.
+WATCHER_MARGIN = 5.0
+#: A hook's time budget (``time_budget``, ``SIDELIGHT_TIME_BUDGET``) when none is set.
+DEFAULT_TIME_BUDGET = 2.0
+#: The longest answer a hook takes from the watcher (bytes).
+MAX_ANSWER = 16 << 20
 #: What a request may hold (bytes): its header line, its meta, its payload.
 MAX_HEADER = 64
 MAX_META = 1 << 20
@@ -175,6 +198,13 @@ def encode_request(
     return b"%s %d %d\n%s%s" % (MAGIC, len(meta), len(payload), meta, payload)
 
 
+def encode_answer(text: str) -> bytes:
+    """An answer as it leaves sidelight, from the watcher to the hook and from the hook to its host:
+    UTF-8 whatever the locale (every host reads its hook's output as UTF-8; an ASCII or Latin-1 stdout
+    cannot hold the digest's dashes), a character UTF-8 cannot hold (a lone surrogate) as ``?``."""
+    return text.encode("utf-8", "replace")
+
+
 def decode_header(line: bytes) -> tuple[int, int]:
     """The meta's and the payload's lengths from a request's first line (``ValueError``: not one)."""
     parts = line.split()
@@ -241,6 +271,10 @@ def _timeout(env: Mapping[str, str]) -> float:
     return seconds
 
 
+#: What :func:`read_own_file` calls the config file.
+CONFIG = "the config file"
+
+
 def config_file(env: Mapping[str, str], state_dir: str) -> str:
     """The config file: ``SIDELIGHT_CONFIG``, else ``config.toml`` in the state directory."""
     return env.get("SIDELIGHT_CONFIG") or os.path.join(state_dir, "config.toml")
@@ -254,25 +288,145 @@ def configured_state_dir(env: Mapping[str, str], data: Mapping[str, object]) -> 
     return None
 
 
-def _state_dir(env: Mapping[str, str]) -> str | None:
-    """The state directory as :meth:`sidelight.config.Settings.load` finds it (the rules above are its
-    rules); a config file is parsed only when it mentions ``state_dir`` (``None``: it cannot be read:
-    the hook runs in-process, which says why in its log)."""
-    state = default_state_dir(env)
+# --- whose state: a folder in a shared place (/tmp) may have been made first by someone else --------------
+
+
+def untrusted(found: os.stat_result) -> str | None:
+    """Why a folder or file sidelight would use (``found``: its ``stat``) must not be used: it belongs to
+    another user, or users other than its owner may write it; ``None``: it may be used. The one rule for
+    the state directory, its socket, its config file and its caches: someone who made them first could
+    read what a hook sends, answer in its place, or name the modules it imports."""
+    if found.st_uid != os.geteuid():
+        return f"belongs to another user (uid {found.st_uid})"
+    if found.st_mode & 0o022:
+        return f"can be written by other users (mode {stat.S_IMODE(found.st_mode):o})"
+    return None
+
+
+def state_dir_problem(path: str) -> str | None:
+    """Why sidelight refuses the state directory ``path`` (:func:`untrusted`), as one line that says what
+    to do; ``None``: it may be used, or it does not exist yet (sidelight makes it ``0700``). One
+    ``stat``: every process checks it before it reads or writes anything there, and ``sidelight
+    status`` says it (as a ``doctor`` would)."""
     try:
-        with open(config_file(env, state), "rb") as file:
-            text = file.read()
+        found = os.stat(path)
     except OSError:
+        return None  # nothing there yet, or nothing to judge: using it fails on its own
+    reason = untrusted(found)
+    if reason is None:
+        return None
+    if found.st_uid != os.geteuid():
+        fix = "set SIDELIGHT_STATE_DIR to a folder of your own"
+    else:
+        fix = f"check what is in it, then chmod go-w {path}"
+    return f"refusing the state directory {path}: it {reason}; {fix}"
+
+
+def read_own_file(path: str, what: str) -> tuple[bytes | None, str | None]:
+    """The bytes of ``what`` (``"the config file"``) at ``path``, and why sidelight refuses it, as one
+    line that says what to do: ``(bytes, None)``; ``(None, None)``: there is none, or it is no regular
+    file; ``(None, reason)``: it is refused (:func:`untrusted`, judged on the file opened, so what is
+    read is what was judged). Raises :class:`OSError` when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+    except (FileNotFoundError, NotADirectoryError):
+        return None, None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            return None, None  # a folder, a FIFO: none (as it always was)
+        reason = untrusted(found)
+        if reason is not None:
+            if found.st_uid != os.geteuid():
+                fix = "remove it, or use one of your own"
+            else:
+                fix = f"check it, then chmod go-w {path}"
+            return None, f"refusing {what} {path}: it {reason}; {fix}"
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks), None
+    finally:
+        os.close(fd)
+
+
+def failure_log_dir(env: Mapping[str, str]) -> str | None:
+    """Where a hook that cannot load its settings says why: the state directory the environment names,
+    or, when sidelight refuses that one (:func:`state_dir_problem`), the default one under ``HOME``;
+    ``None``: that one is refused too."""
+    state = default_state_dir(env)
+    if state_dir_problem(state) is None:
         return state
-    if b"state_dir" not in text or "SIDELIGHT_STATE_DIR" in env:
-        return state
+    home = default_state_dir({"HOME": env.get("HOME") or os.path.expanduser("~")})
+    if home != state and state_dir_problem(home) is None:
+        return home
+    return None
+
+
+def _state_dir(env: Mapping[str, str]) -> tuple[str, bytes | None] | None:
+    """The state directory as :meth:`sidelight.config.Settings.load` finds it (the rules above are its
+    rules), and the config file's bytes; a config file is parsed only when it mentions ``state_dir``.
+    ``None``: a state directory or config file sidelight refuses, or a config file that cannot be
+    parsed: the hook runs in-process, which says why in its log."""
+    state = default_state_dir(env)
+    if state_dir_problem(state) is not None:
+        return None
+    try:
+        text, refused = read_own_file(config_file(env, state), CONFIG)
+    except OSError:
+        return state, None
+    if refused is not None:
+        return None
+    if text is None or b"state_dir" not in text or "SIDELIGHT_STATE_DIR" in env:
+        return state, text
+    data = _toml(text)
+    if data is None:
+        return None
+    moved = configured_state_dir(env, data)
+    if moved is not None and state_dir_problem(moved) is not None:
+        return None
+    return moved or state, text
+
+
+def _toml(text: bytes) -> dict[str, object] | None:
+    """A config file's settings (``None``: it cannot be parsed)."""
     import tomllib
 
     try:
-        data = tomllib.loads(text.decode("utf-8"))
+        return tomllib.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    return configured_state_dir(env, data) or state
+
+
+def _time_budget(env: Mapping[str, str], config: bytes | None) -> float:
+    """The hook's own time budget, as :meth:`sidelight.config.Settings.load` reads it (a value it would
+    refuse: the default, and the watcher declines anyway)."""
+    given: object = env.get("SIDELIGHT_TIME_BUDGET")
+    if given is None and config is not None and b"time_budget" in config:
+        given = (_toml(config) or {}).get("time_budget")
+    if given is None or isinstance(given, bool):
+        return DEFAULT_TIME_BUDGET
+    seconds = given if isinstance(given, int | float) else duration_seconds(str(given))
+    if seconds is None or not 0 <= seconds < float("inf"):
+        return DEFAULT_TIME_BUDGET
+    return float(seconds)
+
+
+def answer_wait(reply: bytes, env: Mapping[str, str], config: bytes | None = None) -> float:
+    """How long to wait for an answer the watcher took (``reply``: its ``A <seconds>``): what it
+    announced, at most what the hook's own time budget allows (its budget and the watcher's margin:
+    a peer that says ``A 100`` does not hold a prompt for 100 s). ``ValueError``: no such reply
+    (``A inf``, ``A nan``, ``A -1`` among them). The config file is parsed only for an announcement
+    past the default budget's wait, when it sets ``time_budget``."""
+    if not reply.startswith(b"A "):
+        raise ValueError("not an acceptance")
+    seconds = float(reply[2:])
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"not a time to wait: {reply[2:]!r}")
+    limit = DEFAULT_TIME_BUDGET + WATCHER_MARGIN
+    if seconds > limit and (env.get("SIDELIGHT_TIME_BUDGET") is not None or config is not None):
+        limit = _time_budget(env, config) + WATCHER_MARGIN
+    return min(seconds, limit)
 
 
 def ask_watcher(
@@ -282,21 +436,31 @@ def ask_watcher(
     deliver: Callable[[str], bool] | None = None,
 ) -> str | None:
     """The watcher's answer to a hook (``""``: print nothing), or ``None`` when no watcher took it
-    within the timeout (none runs, it is of another build or environment, it is busy, it failed):
-    then the hook runs in-process. Never raises. ``deliver`` writes the answer out and says whether it
-    did; the watcher moves the cursors only once it did (without it: once the answer arrived)."""
+    within the timeout (none runs, it is of another build or environment, it is busy, it failed, it
+    said something else than the protocol): then the hook runs in-process. Never raises. ``deliver``
+    writes the answer out and says whether it did; the watcher moves the cursors only once it did
+    (without it: once the answer arrived).
+
+    Nothing is sent to a socket that is not this user's: the state directory is not another user's nor
+    writable by others (:func:`state_dir_problem`), the socket belongs to this user, and so does the
+    process listening on it (``SO_PEERCRED``, where the platform says)."""
     env = os.environ if env is None else env
     if env.get(SWITCH_VARIABLE, "").strip().lower() in _OFF:
         return None
     try:
-        state = _state_dir(env)
-        if state is None:
+        found = _state_dir(env)
+        if found is None:
             return None
+        state, config = found
         path = os.path.join(state, SOCKET_NAME)
-        if not os.path.exists(path):
+        try:
+            socket_file = os.lstat(path)
+        except OSError:
             return None  # no watcher: nor the socket module, which a cold hook would import for nothing
-        return _ask(path, host, payload, env, deliver)
-    except (OSError, ValueError, UnicodeError):
+        if not stat.S_ISSOCK(socket_file.st_mode) or socket_file.st_uid != os.geteuid():
+            return None
+        return _ask(path, host, payload, env, deliver, config)
+    except Exception:  # OSError, a reply that is no number (ValueError, OverflowError)...: in-process
         return None
 
 
@@ -306,6 +470,7 @@ def _ask(
     payload: bytes,
     env: Mapping[str, str],
     deliver: Callable[[str], bool] | None = None,
+    config: bytes | None = None,
 ) -> str | None:
     import _socket
 
@@ -319,29 +484,51 @@ def _ask(
         finally:
             if folder is not None:
                 os.close(folder)
+        peer = _peer_uid(sock)
+        if peer is not None and peer != os.geteuid():
+            return None  # another user's process listens there: it hears nothing
         sock.sendall(encode_request(host, payload, os.getcwd(), environment(env), build_id()))
         reader = Reader(sock)
         reply = reader.line(deadline)
         if not reply.startswith(b"A "):
             return None  # declined ("D <reason>"), or the connection closed
-        answer_deadline = time.monotonic() + float(reply[2:]) + ANSWER_MARGIN
+        answer_deadline = time.monotonic() + answer_wait(reply, env, config) + ANSWER_MARGIN
         sock.sendall(b"G")
-        # From here on the watcher answers: a lost answer is an empty one (the watcher's hook log says
-        # why), and the cursors stay where they were until the hook says it printed the answer.
-        try:
-            length = int(reader.line(answer_deadline))
-            answer = reader.exactly(length, answer_deadline).decode("utf-8")
-        except (OSError, ValueError, UnicodeError):
-            return ""
+        # From here on the watcher composes the answer; the cursors stay where they were until the hook
+        # says it printed it. One that does not come in time, or not as the protocol says, is none:
+        # the connection closes (the watcher moves nothing) and the hook answers itself.
+        length = reader.line(answer_deadline)
+        if not length.isdigit() or int(length) > MAX_ANSWER:
+            return None
+        answer = reader.exactly(int(length), answer_deadline).decode("utf-8")
         try:
             delivered = deliver is None or deliver(answer)
         except Exception:  # stdout closed (the host went away): not delivered, nothing moves
             return ""
         if delivered:
-            sock.sendall(b"K")  # the watcher moves the cursors; the hook need not wait (see above)
+            try:  # noqa: SIM105 (contextlib would cost every prompt an import)
+                sock.sendall(b"K")  # the watcher moves the cursors; the hook need not wait (see above)
+            except OSError:
+                pass  # printed all the same: not a second time in-process (the news comes again)
         return answer
     finally:
         sock.close()
+
+
+def _peer_uid(sock: _socket.socket) -> int | None:
+    """The user id of the process listening at the other end of ``sock`` (``None``: the platform does
+    not say; the socket file's owner was checked)."""
+    import _socket
+
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is not None:  # Linux: struct ucred {pid, uid, gid}
+        credentials = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+        return int.from_bytes(credentials[4:8], sys.byteorder)
+    option = getattr(_socket, "LOCAL_PEERCRED", None)
+    if option is not None:  # macOS, the BSDs: struct xucred {version, uid, ...} at SOL_LOCAL (0)
+        credentials = sock.getsockopt(0, option, 76)
+        return int.from_bytes(credentials[4:8], sys.byteorder)
+    return None
 
 
 class Reader:

@@ -82,18 +82,26 @@ def _end_process() -> None:
 
 
 def _print(output: str | None) -> bool:
-    """Writes the hook's answer to stdout and flushes it (raises when it cannot: nothing moves then)."""
+    """Writes the hook's answer to stdout as UTF-8 bytes, whatever the locale's encoding
+    (:func:`sidelight.warm.encode_answer`), and flushes it (raises when it cannot: nothing moves
+    then)."""
     if output:
-        sys.stdout.write(output if output.endswith("\n") else output + "\n")
-        sys.stdout.flush()
+        from sidelight.warm import encode_answer  # loaded already: the hook asked the watcher first
+
+        sys.stdout.flush()  # nothing written through the text layer may come after the answer
+        out = sys.stdout.buffer
+        out.write(encode_answer(output if output.endswith("\n") else output + "\n"))
+        out.flush()
     return True
 
 
 def _log_failure(message: str) -> None:
     """Append one line to ``<state dir>/sidelight.log`` without importing the rest of sidelight."""
-    from sidelight.warm import default_state_dir
+    from sidelight.warm import failure_log_dir
 
-    state_dir = default_state_dir(os.environ)
+    state_dir = failure_log_dir(os.environ)
+    if state_dir is None:
+        return  # the state directory is refused (another user's), and so is the default one
     os.makedirs(state_dir, mode=0o700, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     line = " ".join(message.split())

@@ -45,7 +45,7 @@ synthetic, ignored text part (``synthetic: true``: never counted as a prompt, ne
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
 # templates import; sqlite3 only when there is a database to read.
-# ruff: noqa: PTH103, PTH116, PTH118, PTH123
+# ruff: noqa: PTH116, PTH118, PTH123
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ from sidelight.logs import get_logger
 from sidelight.paths import real
 from sidelight.patterns import Pattern
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
-from sidelight.statefile import append_whole, write_atomic
+from sidelight.statefile import append_whole, private_dir, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -186,7 +186,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
     if index.get("source") == source and not index.get("pending"):
         return index["sessions"]  # type: ignore[no-any-return]
     try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        private_dir(folder)  # each missing level 0700: the state directory too
         lock = os.open(os.path.join(folder, "index.json.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError as error:
         logger.warning("opencode: cannot write the export in %s: %s", folder, error)

@@ -32,10 +32,12 @@ from sidelight.plugins import installed_key
 from sidelight.statefile import private_dir
 from sidelight.warm import (
     SOCKET_NAME,
+    WATCHER_MARGIN,
     Reader,
     build_id,
     decode_header,
     decode_request,
+    encode_answer,
     environment,
     short_address,
 )
@@ -55,8 +57,6 @@ logger = logging.getLogger(__name__)
 CONCURRENCY: Final = 4
 #: How long a connected hook may take to send its request, or to say it still wants the answer.
 READ_TIMEOUT: Final = 2.0
-#: How long the answer may take beyond the hook's time budget (what the hook is told to wait).
-ANSWER_MARGIN: Final = 5.0
 #: How long a listing of the sessions serves the hooks while no file was created, deleted or moved: the
 #: names in it (transcript titles, read once per listing) are at most this old.
 LISTING_KEPT: Final = 60.0
@@ -252,7 +252,7 @@ class HookServer:
         except Exception as error:
             self._decline(connection, f"settings: {error}")
             return
-        connection.sendall(b"A %.3f\n" % (settings.time_budget + ANSWER_MARGIN))
+        connection.sendall(b"A %.3f\n" % (settings.time_budget + WATCHER_MARGIN))
         # Nothing moves until the hook says it still wants the answer: one that gave up waiting runs
         # in-process, and must find the cursors where they were.
         if not _said_go(reader):
@@ -261,7 +261,7 @@ class HookServer:
         def deliver(output: str | None) -> bool:
             # The cursors move only once the hook has printed the answer and said so (``K``): a hook
             # killed before that leaves the news for its next prompt.
-            body = (output or "").encode("utf-8")
+            body = encode_answer(output or "")
             # Counted before it is sent: a hook that has its answer finds it counted.
             with self._counter_lock:
                 self.answered += 1

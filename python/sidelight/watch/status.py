@@ -13,6 +13,7 @@ The hooks are answered warm when a watcher runs, its snapshot has a ``hooks`` re
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -45,6 +46,7 @@ __all__ = [
     "collect_status",
     "hook_serving",
     "nothing_found",
+    "refused_state",
     "render_table",
     "session_state",
     "transcript_rows",
@@ -178,7 +180,7 @@ def collect_status(settings: Settings, plugins: Plugins, now: float | None = Non
     pid = running_watcher(settings)
     snapshot = read_snapshot(settings)
     hooks = hook_serving(pid, snapshot)
-    problems = state_problems(settings)
+    problems = refused_state(settings) + state_problems(settings)
     if pid is not None and snapshot is not None and snapshot.get("sessions"):
         rows = _rows_from_snapshot(snapshot)
         return StatusReport("watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems)
@@ -234,6 +236,38 @@ def state_problems(settings: Settings) -> list[str]:
                 "digest; " + fix.format(path=path)
             )
     return problems
+
+
+def refused_state(settings: Settings | None = None) -> list[str]:
+    """What of its state sidelight refuses to use, one line each that says what to do: the state
+    directory and the config file (:class:`sidelight.config.StateRefusedError`: with them refused,
+    nothing else is used), the hook socket and the entry-point caches (another user's, or others may
+    write them: :func:`sidelight.warm.untrusted`). ``[]``: nothing. ``sidelight status`` shows these
+    (as a ``doctor`` would); ``settings``: the ones loaded (without: loaded here)."""
+    from sidelight.config import Settings, StateRefusedError
+    from sidelight.plugins import ENTRY_POINTS_FILE
+    from sidelight.warm import SOCKET_NAME, untrusted
+
+    if settings is None:
+        try:
+            settings = Settings.load()
+        except StateRefusedError as error:
+            return [str(error)]
+    state = settings.state_dir
+    found = []
+    socket = state / SOCKET_NAME
+    with contextlib.suppress(OSError):
+        reason = untrusted(socket.lstat())
+        if reason is not None:
+            found.append(
+                f"the hook socket {socket} {reason}: hooks do not use it (they answer in-process); remove it"
+            )
+    for cache in sorted(state.glob(ENTRY_POINTS_FILE.format(path="*"))):
+        with contextlib.suppress(OSError):
+            reason = untrusted(cache.lstat())
+            if reason is not None:
+                found.append(f"the entry-point cache {cache} {reason}: it is not read; remove it")
+    return found
 
 
 def hook_serving(pid: int | None, snapshot: dict[str, Any] | None) -> HookServing:
