@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight import _core
 from sidelight.digest import _touched, absolute_path
 from sidelight.discovery import list_sessions, resolve_session
+from sidelight.paths import open_regular
 from sidelight.reads import first_look, scan_reads
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
@@ -709,7 +710,7 @@ def minute_counts(
 
     counts: dict[str, Any] = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
     offset = _core.tail_offset(os.fspath(path), TIMELINE_BYTES)
-    with path.open("rb") as file:
+    with open_regular(path) as file:
         file.seek(offset)
         data = file.read(TIMELINE_BYTES + (1 << 20))
     data = data[: data.rfind(b"\n") + 1]
@@ -872,7 +873,7 @@ def _tail_lines(path: Path, size: int) -> list[dict[str, Any]]:
     """The JSON objects of the whole lines in the last ``size`` bytes of ``path`` (none when it cannot be
     read; lines that are no JSON object are skipped)."""
     try:
-        with path.open("rb") as file:
+        with open_regular(path) as file:
             end = file.seek(0, os.SEEK_END)
             file.seek(max(0, end - size))
             data = file.read(size)
