@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
+from sidelight.dashboard.limits import check_descriptors, out_of_descriptors
 from sidelight.digest import _touched, absolute_path
-from sidelight.discovery import list_sessions, resolve_session
+from sidelight.discovery import SessionNotFoundError, list_sessions
 from sidelight.paths import open_regular
 from sidelight.reads import first_look, scan_reads
 from sidelight.records import SessionActivity
@@ -51,6 +52,7 @@ __all__ = [
     "COLLISIONS_SHOWN",
     "COLLISION_SESSIONS_SHOWN",
     "LIVE_STATES",
+    "NOT_LISTED",
     "RECAPS_DIR",
     "TIMELINE_HOURS",
     "Board",
@@ -83,6 +85,8 @@ LIFECYCLE_KINDS: Final = frozenset(
 )
 #: In the state directory: where the dashboard's "recap to a file" writes (one Markdown file a session).
 RECAPS_DIR: Final = "recaps"
+#: What a request for a session that is not one of the rows gets (a 404), whatever it names.
+NOT_LISTED: Final = "no such session on this dashboard (it shows the sessions its overview lists)"
 #: How many entries of a session's conversation its page shows (as ``sidelight read``'s default).
 READ_ENTRIES: Final = 50
 #: Fleet sessions are asked of Redis at most this often.
@@ -361,6 +365,9 @@ class Board:
         return out
 
     def _listed(self, now: float) -> None:
+        # A listing made without file descriptors is empty or short, not the truth: the old one stays
+        # and the caller gets the EMFILE (a page: 503).
+        check_descriptors()
         self._sessions = {s.key: s for s in list_sessions(self.settings, self.plugins)}
         self._paths = [os.fspath(p) for s in self._sessions.values() for p in (s.path, *s.extra_paths)]
         self._listed_at = now
@@ -381,9 +388,18 @@ class Board:
         return {s.key: tuple(next(found) for _ in range(1 + len(s.extra_paths))) for s in sessions}
 
     def session(self, key: str) -> Session:
-        """The session ``key`` names (a name, id or prefix too, as the CLI takes them)."""
-        found = self.sessions().get(key)
-        return found if found is not None else resolve_session(key, self.settings, self.plugins)
+        """The listed session whose key is ``key`` (a row's ``id``): the dashboard opens no other file.
+        Anything else, a path among them, raises :class:`~sidelight.discovery.SessionNotFoundError`
+        with :data:`NOT_LISTED`, the same words whether a file of that name exists or not."""
+        with self._lock:
+            found = self.sessions().get(key)
+            if found is None and self.row(key) is not None:  # a row newer than the last listing
+                self._listed(self.clock())
+                found = self._sessions.get(key)
+        if found is None:
+            check_descriptors()  # not "no such session" when it could not be looked for
+            raise SessionNotFoundError(NOT_LISTED)
+        return found
 
     # -- collisions --------------------------------------------------------------------------------------
 
@@ -584,6 +600,8 @@ class Board:
                 for entry in entries
             ]
         except (OSError, ValueError, LookupError) as error:
+            if out_of_descriptors(error):
+                raise  # the page would be wrong, not short of a part: a 503
             out["conversation"] = []
             out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
         spec = self.plugins.formats().get(session.format)
@@ -599,12 +617,16 @@ class Board:
             finally:
                 plan.close()
         except Exception as error:  # a plugin's failure costs this part of the page, not the page
+            if out_of_descriptors(error):
+                raise
             out["next_context"] = None
             out["next_context_error"] = sanitize(str(error), TEXT_LIMIT)
         try:
             recap = build_for_session(session, self.settings, self.plugins)
             out["recap"] = _own_text(recap.text)
         except Exception as error:
+            if out_of_descriptors(error):
+                raise
             out["recap"] = None
             out["recap_error"] = sanitize(str(error), TEXT_LIMIT)
         return out

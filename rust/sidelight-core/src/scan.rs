@@ -759,56 +759,6 @@ mod tests {
         assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
-    /// Every way the core opens a transcript refuses a FIFO at once with [`Error::NotRegularFile`]
-    /// (none waits for a writer), a scan from a cursor (whose path is not stat-ed first) included.
-    #[test]
-    fn every_open_refuses_a_fifo() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("fifo.jsonl");
-        let status = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let never = AtomicBool::new(false);
-        let real = dir.path().join("t.jsonl");
-        append(&real, prompt(1).as_bytes());
-        let cursor = run(&real, None, 1).cursor;
-        let limits = crate::entries::Limits {
-            max_entries: 10,
-            max_bytes: 1 << 20,
-            max_line_bytes: 1 << 20,
-            text_limit: 100,
-            result_limit: 100,
-            sidechain: false,
-        };
-        let options = Options::default();
-        let errors = [
-            scan(
-                &path,
-                Format::ClaudeCode,
-                Some(&cursor),
-                &options,
-                1,
-                &never,
-            )
-            .err(),
-            detect_format(&path).err(),
-            file_cursor(&path, 0).err(),
-            tail_offset(&path, 10).err(),
-            recent_entries(&path, Format::ClaudeCode, 5, &options).err(),
-            crate::entries::read_entries(&path, Format::ClaudeCode, 0, &limits, &never).err(),
-        ];
-        for error in errors {
-            let error = error.expect("a FIFO is not a transcript");
-            assert!(matches!(error, Error::NotRegularFile(_)), "{error}");
-            assert_eq!(
-                error.to_string(),
-                format!("{}: {}", crate::error::NOT_REGULAR, path.display())
-            );
-        }
-    }
-
     #[test]
     fn a_resumed_scan_reads_ahead_and_still_checks_the_head() {
         let dir = tempfile::tempdir().unwrap();
