@@ -193,6 +193,32 @@ def test_a_flood_of_half_sent_requests_leaves_the_pages_answering(home, alpha):
     assert len(errors.splitlines()) <= 2, errors
 
 
+def test_over_the_cap_of_live_connections_a_new_one_gets_503(home, alpha):
+    """Event streams count in the cap and are never closed to make room (only a connection still
+    waiting for its head is): with the cap full of streams, one more connection gets a 503 at once.
+    The cap is a quarter of the descriptors the process may open: 12 of 48."""
+    process, url, port = _start_dashboard(home, open_files=48)
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    opener.open(url, timeout=30).close()
+    streams = []
+    try:
+        for _ in range(12):
+            stream = opener.open(f"http://127.0.0.1:{port}/events", timeout=30)
+            streams.append(stream)
+            assert stream.readline() == b"retry: 1000\n"
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            received = b""
+            while chunk := sock.recv(4096):
+                received += chunk
+        assert received.startswith(b"HTTP/1.1 503"), received
+        assert all(not stream.closed for stream in streams)
+    finally:
+        for stream in streams:
+            stream.close()
+        errors = _stop(process)
+    assert "Traceback" not in errors
+
+
 _EXHAUSTED = textwrap.dedent(
     """
     import json, logging, os, resource, sys

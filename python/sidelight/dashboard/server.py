@@ -152,8 +152,9 @@ def guarded_protocol(cap: int, head_seconds: float, alarm: Alarm) -> type[asynci
     """uvicorn's HTTP/1.1 protocol (h11) held to these rules, for one server:
 
     - a connection has ``head_seconds`` to send its whole request head, from when it opened or its
-      last response ended (kept alive); then it gets a 408 and is closed. What comes after the head
-      (the app's answer, an event stream that lasts as long as its page) has no such limit;
+      last response ended (kept alive); then it is closed, with a 408 when it sent part of one. What
+      comes after the head (the app's answer, an event stream that lasts as long as its page) has no
+      such limit;
     - at most ``cap`` connections at once, event streams included: one more closes the connection
       that has waited longest for its head (a client that sends half a request holds nothing), or,
       when none waits, gets a 503 and is closed itself.
@@ -166,6 +167,7 @@ def guarded_protocol(cap: int, head_seconds: float, alarm: Alarm) -> type[asynci
     class Guarded(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
         _cycle_seen: object = None
+        _partial = False  # part of a request head came while it waited
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
@@ -181,6 +183,7 @@ def guarded_protocol(cap: int, head_seconds: float, alarm: Alarm) -> type[asynci
 
         def _await_head(self) -> None:
             self._head_done()
+            self._partial = False
             waiting[self] = None
             self._head_timer = self.loop.call_later(head_seconds, self._head_late)
 
@@ -193,8 +196,13 @@ def guarded_protocol(cap: int, head_seconds: float, alarm: Alarm) -> type[asynci
         def _head_late(self) -> None:
             self._head_done()
             if not self.transport.is_closing():
-                self.transport.write(_LATE)
+                if self._partial:
+                    self.transport.write(_LATE)
                 self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            self._partial = self._partial or self in waiting
+            super().data_received(data)
 
         def handle_events(self) -> None:
             super().handle_events()

@@ -297,7 +297,8 @@ mod tests {
     use crate::activity::hash64;
 
     /// Every way the core opens a transcript refuses a FIFO at once with [`Error::NotRegularFile`]
-    /// (none waits for a writer), a scan from a cursor (whose path is not stat-ed first) included.
+    /// (none waits for a writer: opening a FIFO for reading blocks until one comes), a scan from a
+    /// cursor (whose path is not stat-ed first) included.
     #[test]
     fn every_open_refuses_a_fifo() {
         use crate::scan::{detect_format, file_cursor, recent_entries, scan, tail_offset};
@@ -322,6 +323,7 @@ mod tests {
             .unwrap()
             .cursor;
         let errors = [
+            scan(&path, Format::ClaudeCode, None, &options, 1, &never).err(),
             scan(
                 &path,
                 Format::ClaudeCode,

@@ -738,28 +738,6 @@ mod tests {
     }
 
     #[test]
-    fn a_fifo_fails_at_once_instead_of_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("fifo.jsonl");
-        let status = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let Err(error) = scan(
-            &path,
-            Format::ClaudeCode,
-            None,
-            &Options::default(),
-            1,
-            &AtomicBool::new(false),
-        ) else {
-            panic!("a FIFO is not a transcript");
-        };
-        assert!(error.to_string().contains("not a regular file"), "{error}");
-    }
-
-    #[test]
     fn a_resumed_scan_reads_ahead_and_still_checks_the_head() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.jsonl");
