@@ -33,7 +33,7 @@ import pytest
 
 from sidelight.config import Settings
 from sidelight.dashboard.app import TOKEN_HEADER, create_app
-from sidelight.dashboard.limits import HEAD_SECONDS
+from sidelight.dashboard.data import HEAD_SECONDS
 from sidelight.plugins import Plugins
 from tests.conftest import cli_command
 from tests.support.hook_world import HookWorld, session_id
@@ -290,7 +290,7 @@ def test_accepts_that_fail_for_lack_of_descriptors_are_said_once(caplog):
     import asyncio
     import errno
 
-    from sidelight.dashboard.limits import Alarm
+    from sidelight.dashboard.data import Alarm
     from sidelight.dashboard.server import _loop_errors
 
     handle = _loop_errors(Alarm())
@@ -315,7 +315,7 @@ def test_a_request_past_its_deadline_is_a_503_and_the_stream_is_exempt():
     from starlette.testclient import TestClient
 
     from sidelight.dashboard.app import Limits
-    from sidelight.dashboard.limits import Alarm
+    from sidelight.dashboard.data import Alarm
 
     release = threading.Event()
 

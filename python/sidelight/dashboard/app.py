@@ -10,8 +10,8 @@ The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) r
 - an action (``POST``) without the ``Origin`` or without the token in ``X-Sidelight-Token`` (CSRF).
 
 Within it, :class:`Limits` gives each request but the event stream
-:data:`~sidelight.dashboard.limits.REQUEST_SECONDS` to be answered (else a 503), and a 503 when the
-process can open no file for lack of descriptors (said once in the log, :class:`~.limits.Alarm`). A
+:data:`~sidelight.dashboard.data.REQUEST_SECONDS` to be answered (else a 503), and a 503 when the
+process can open no file for lack of descriptors (said once in the log, :class:`~.data.Alarm`). A
 session is only ever one of the rows (:meth:`Board.session <sidelight.dashboard.data.Board.session>`):
 anything else is the same 404.
 
@@ -43,8 +43,16 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sidelight.dashboard.data import CATEGORIES_SHOWN, COLLISION_SESSIONS_SHOWN, COLLISIONS_SHOWN, Board
-from sidelight.dashboard.limits import REQUEST_SECONDS, Alarm, check_descriptors, out_of_descriptors
+from sidelight.dashboard.data import (
+    CATEGORIES_SHOWN,
+    COLLISION_SESSIONS_SHOWN,
+    COLLISIONS_SHOWN,
+    REQUEST_SECONDS,
+    Alarm,
+    Board,
+    check_descriptors,
+    out_of_descriptors,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable

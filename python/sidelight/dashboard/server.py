@@ -2,9 +2,10 @@
 made for it), prints the one URL line, opens the browser when asked, and serves with uvicorn until
 SIGINT or SIGTERM.
 
-uvicorn serves with its HTTP/1.1 protocol held to :mod:`.limits` (:func:`guarded_protocol`): a request
-head has :data:`~sidelight.dashboard.limits.HEAD_SECONDS`, connections are capped, and running out of
-file descriptors is one warning line, not a traceback for each connection the system could not accept.
+uvicorn serves with its HTTP/1.1 protocol held to the dashboard's limits (:func:`guarded_protocol`): a
+request head has :data:`~sidelight.dashboard.data.HEAD_SECONDS`, connections are capped, and running
+out of file descriptors is one warning line, not a traceback for each connection the system could not
+accept.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from sidelight.config import Settings
-    from sidelight.dashboard.limits import Alarm
+    from sidelight.dashboard.data import Alarm
     from sidelight.plugins import Plugins
 
 __all__ = ["guarded_protocol", "is_loopback", "listen", "serve", "url_line"]
@@ -70,7 +71,7 @@ def serve(settings: Settings, plugins: Plugins, sock: socket.socket, host: str, 
     import uvicorn
 
     from sidelight.dashboard.app import create_app
-    from sidelight.dashboard.limits import HEAD_SECONDS, max_connections
+    from sidelight.dashboard.data import HEAD_SECONDS, max_connections
 
     host = host.strip("[]")
     bound = sock.getsockname()[1]
@@ -124,7 +125,7 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 def _loop_errors(alarm: Alarm) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
     """The event loop's handler of errors nothing else handles: a connection the system could not
     accept for lack of file descriptors raises the alarm (one line, once); the rest as asyncio says."""
-    from sidelight.dashboard.limits import out_of_descriptors
+    from sidelight.dashboard.data import out_of_descriptors
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         error = context.get("exception")
