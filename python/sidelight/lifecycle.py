@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, cast
 
 from sidelight.digest import is_digest_text
-from sidelight.paths import short_id
+from sidelight.paths import open_regular, short_id
 from sidelight.records import Session, SinkEvent
 from sidelight.redact import redact, sanitize, strip_invisible
 from sidelight.statefile import write_atomic
@@ -1395,7 +1395,7 @@ def archive_session(
 
         def compress(fd: int) -> None:
             with (
-                Path(transcript).open("rb") as source,
+                open_regular(transcript) as source,
                 os.fdopen(os.dup(fd), "wb") as raw,
                 gzip.GzipFile(filename=Path(transcript).name, mode="wb", fileobj=raw, mtime=0) as target,
             ):

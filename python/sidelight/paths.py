@@ -7,7 +7,7 @@ process lists once; the watcher lists many times).
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH100, PTH112, PTH116, PTH118, PTH120, PTH123
+# ruff: noqa: PTH100, PTH112, PTH116, PTH118, PTH120
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from sidelight.records import Session
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, NamedTuple
+    from typing import Any, BinaryIO, NamedTuple
 
     from sidelight.config import Settings
     from sidelight.records import HostEvent
@@ -48,6 +48,7 @@ __all__ = [
     "head_string_field",
     "is_volute_mind",
     "js_hash36",
+    "open_regular",
     "pi_encode_cwd",
     "pi_session_uuid",
     "read_title",
@@ -203,25 +204,43 @@ def pi_encode_cwd(cwd: str) -> str:
     return "--" + stripped.translate(_PI_SEPARATORS) + "--"
 
 
+#: Why :func:`open_regular` refuses a path (the core's words for it too).
+NOT_REGULAR = "not a regular file (a FIFO, socket or device)"
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """``path`` open for reading (binary), when it is a regular file: the one way sidelight opens a
+    transcript, its head or tail, or a file beside it that an agent wrote.
+
+    The open is non-blocking (a FIFO with no writer would hold it forever, a hook with it) and without
+    a controlling terminal; what it opened is checked with ``fstat``, so a swap after a look cannot slip
+    a FIFO in. A directory raises :class:`IsADirectoryError`, anything else that is no regular file an
+    :class:`OSError` (no ``errno``) saying :data:`NOT_REGULAR`; a failed open its own ``OSError``."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            if stat.S_ISDIR(mode):
+                import errno  # (only here: a hook reads regular files)
+
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+            raise OSError(None, NOT_REGULAR, os.fspath(path))
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
 def _read_head(path: Path | str, limit: int) -> bytes:
-    # Non-blocking, and only a regular file: a FIFO or a device named like a transcript must not hold
-    # up a hook (opening a FIFO with no writer blocks forever).
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        logger.debug("cannot read %s: %s", path, error)
-        return b""
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            logger.debug("not a regular file: %s", path)
-            return b""
-        with os.fdopen(fd, "rb", closefd=False) as f:
+        with open_regular(path) as f:
             return f.read(limit)
     except OSError as error:
         logger.debug("cannot read %s: %s", path, error)
         return b""
-    finally:
-        os.close(fd)
 
 
 def head_string_field(
@@ -318,7 +337,7 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
         return _titles[key]
     size = key[1]
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             if size <= TITLE_HEAD_BYTES + TAIL_BYTES:
                 parts = [f.read()]
             else:

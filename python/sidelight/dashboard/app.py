@@ -9,6 +9,12 @@ The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) r
 - an ``Origin`` that is not the page's own (another site's script), or a cross-site ``Sec-Fetch-Site``;
 - an action (``POST``) without the ``Origin`` or without the token in ``X-Sidelight-Token`` (CSRF).
 
+Within it, :class:`Limits` gives each request but the event stream
+:data:`~sidelight.dashboard.data.REQUEST_SECONDS` to be answered (else a 503), and a 503 when the
+process can open no file for lack of descriptors (said once in the log, :class:`~.data.Alarm`). A
+session is only ever one of the rows (:meth:`Board.session <sidelight.dashboard.data.Board.session>`):
+anything else is the same 404.
+
 The pages are Jinja2 templates with autoescape; the script sets text with ``textContent`` only. Every
 asset, the chart library included (uPlot, MIT, in ``static/vendor``), is served from the package.
 """
@@ -37,7 +43,16 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sidelight.dashboard.data import CATEGORIES_SHOWN, COLLISION_SESSIONS_SHOWN, COLLISIONS_SHOWN, Board
+from sidelight.dashboard.data import (
+    CATEGORIES_SHOWN,
+    COLLISION_SESSIONS_SHOWN,
+    COLLISIONS_SHOWN,
+    REQUEST_SECONDS,
+    Alarm,
+    Board,
+    check_descriptors,
+    out_of_descriptors,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
@@ -48,7 +63,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
 
-__all__ = ["LOOPBACK_NAMES", "TOKEN_HEADER", "Guard", "allowed_hosts", "create_app"]
+__all__ = ["LOOPBACK_NAMES", "TOKEN_HEADER", "Guard", "Limits", "allowed_hosts", "create_app"]
 
 logger = logging.getLogger("sidelight")
 
@@ -192,7 +207,8 @@ def create_app(
     templates.filters["url"] = lambda value: quote(str(value), safe="")
 
     async def run(function: Any, *args: Any) -> Any:
-        return await anyio.to_thread.run_sync(lambda: function(*args))
+        # Past its deadline the request answers 503 at once; the thread ends on its own.
+        return await anyio.to_thread.run_sync(lambda: function(*args), abandon_on_cancel=True)
 
     def page(name: str, request: Request, **context: Any) -> HTMLResponse:
         html = templates.get_template(name).render(token=token, **context)
@@ -301,13 +317,16 @@ def create_app(
         except (OSError, ValueError) as error:
             from sidelight.errors import describe
 
+            if out_of_descriptors(error):
+                raise  # Limits: a 503
+
             return JSONResponse({"error": describe(error)}, status_code=500)
         return JSONResponse({"error": f"no action {what!r}"}, status_code=404)
 
     async def events(request: Request) -> Any:
         since = _version(request.headers.get("last-event-id")) or _version(request.query_params.get("since"))
         return StreamingResponse(
-            _stream(board, since, request),
+            _stream(board, since, request, alarm),
             media_type="text/event-stream",
             headers={"cache-control": "no-store", "x-accel-buffering": "no"},
         )
@@ -326,11 +345,64 @@ def create_app(
         Route("/events", events),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
+    alarm = Alarm()
     app = Starlette(routes=routes)
     app.state.board = board
+    app.state.alarm = alarm
+    app.add_middleware(Limits, alarm=alarm, streams=("/events",))
     app.add_middleware(_Headers)
     app.add_middleware(Guard, token=token, hosts=allowed_hosts(host, port), cookie=cookie)
     return app
+
+
+class Limits:
+    """Each request but the ``streams`` (long-lived by design) has ``seconds`` to be answered, else a
+    503. A request gets a 503 too when the process can open no file for lack of descriptors, before it
+    starts (what it would read would be wrong: an empty list, a missing session) or when its work
+    raised so; the ``alarm`` says so once in the log, and no traceback is written."""
+
+    def __init__(
+        self, app: ASGIApp, alarm: Alarm, streams: Iterable[str] = (), seconds: float = REQUEST_SECONDS
+    ) -> None:
+        self.app = app
+        self.alarm = alarm
+        self.streams = frozenset(streams)
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            check_descriptors()
+            self.alarm.clear()
+            if scope["path"] in self.streams:
+                await self.app(scope, receive, sending)
+                return
+            with anyio.fail_after(self.seconds):
+                await self.app(scope, receive, sending)
+        except TimeoutError:
+            logger.info("%s %s: no answer after %.0f s (503)", scope["method"], scope["path"], self.seconds)
+            if not started:
+                await _unavailable("the dashboard took too long to answer; try again")(scope, receive, send)
+        except OSError as error:
+            if not out_of_descriptors(error) or started:
+                raise
+            self.alarm.raise_(error)
+            await _unavailable("the dashboard is out of file descriptors; try again shortly")(
+                scope, receive, send
+            )
+
+
+def _unavailable(reason: str) -> PlainTextResponse:
+    return PlainTextResponse(f"{reason}\n", status_code=503, headers={"retry-after": "5"})
 
 
 class _Headers:
@@ -363,10 +435,11 @@ def _version(text: str | None) -> int:
         return 0
 
 
-async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[str]:
+async def _stream(board: Board, since: int, request: Request, alarm: Alarm) -> AsyncIterator[str]:
     """Server-sent events: ``sessions`` with the rows changed since the version the page had (and the ids
     gone), then again whenever a refresh finds changes; ``collisions`` when those change (the newest
-    :data:`~sidelight.dashboard.data.COLLISIONS_SHOWN` and how many there are)."""
+    :data:`~sidelight.dashboard.data.COLLISIONS_SHOWN` and how many there are). A look that runs out of
+    file descriptors raises the ``alarm`` and is tried again a second later (the stream stays)."""
     version = since
     collisions: list[dict[str, Any]] | None = None
     last_collisions = 0.0
@@ -374,24 +447,32 @@ async def _stream(board: Board, since: int, request: Request) -> AsyncIterator[s
     loop = asyncio.get_running_loop()
     yield "retry: 1000\n\n"
     while True:
-        await anyio.to_thread.run_sync(board.refresh_soon)
-        version, rows, removed = await anyio.to_thread.run_sync(board.changes_since, version)
+        pause = POLL_SECONDS
+        try:
+            await anyio.to_thread.run_sync(board.refresh_soon)
+            version, rows, removed = await anyio.to_thread.run_sync(board.changes_since, version)
+            found = None
+            if (rows or removed) and loop.time() - last_collisions >= COLLISIONS_SECONDS:
+                last_collisions = loop.time()
+                found = await anyio.to_thread.run_sync(board.collisions)
+        except OSError as error:
+            if not out_of_descriptors(error):
+                raise
+            alarm.raise_(error)
+            rows, removed, found, pause = [], [], None, 1.0
         if rows or removed:
             payload = json.dumps({"version": version, "rows": rows, "removed": removed}, ensure_ascii=False)
             yield f"id: {version}\nevent: sessions\ndata: {payload}\n\n"
             quiet = 0.0
-            if loop.time() - last_collisions >= COLLISIONS_SECONDS:
-                last_collisions = loop.time()
-                found = await anyio.to_thread.run_sync(board.collisions)
-                if found != collisions:
-                    if collisions is not None:
-                        shown = {"collisions": found[:COLLISIONS_SHOWN], "total": len(found)}
-                        yield f"event: collisions\ndata: {json.dumps(shown, ensure_ascii=False)}\n\n"
-                    collisions = found
+            if found is not None and found != collisions:
+                if collisions is not None:
+                    shown = {"collisions": found[:COLLISIONS_SHOWN], "total": len(found)}
+                    yield f"event: collisions\ndata: {json.dumps(shown, ensure_ascii=False)}\n\n"
+                collisions = found
         elif quiet >= KEEPALIVE_SECONDS:
             yield ": keepalive\n\n"
             quiet = 0.0
         if await request.is_disconnected():
             return
-        await asyncio.sleep(POLL_SECONDS)
-        quiet += POLL_SECONDS
+        await asyncio.sleep(pause)
+        quiet += pause

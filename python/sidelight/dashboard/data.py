@@ -5,14 +5,19 @@ of ``sidelight context``, the recap of ``sidelight recap``, and the digest's rul
 Nothing here imports the web framework: :class:`Board` is plain Python, kept by the app and refreshed
 about once a second by the live updates (:meth:`Board.refresh` returns the rows that changed). Every
 text that comes from a transcript is redacted and defanged here (:func:`sidelight.redact.sanitize`,
-:func:`sidelight.redact.sanitize_lines`) before the templates escape it.
+:func:`sidelight.redact.sanitize_lines`) before the templates escape it. A session is only ever one of
+the rows (:meth:`Board.session`). The limits that keep it answering under a local user's load (a request
+head's time, the connections, a request's deadline, running out of file descriptors) are here too.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
 import re
+import resource
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -22,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
 from sidelight.digest import _touched, absolute_path
-from sidelight.discovery import list_sessions, resolve_session
+from sidelight.discovery import SessionNotFoundError, list_sessions
+from sidelight.paths import open_regular
 from sidelight.reads import first_look, scan_reads
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
@@ -49,13 +55,22 @@ __all__ = [
     "CATEGORIES_SHOWN",
     "COLLISIONS_SHOWN",
     "COLLISION_SESSIONS_SHOWN",
+    "HEAD_SECONDS",
     "LIVE_STATES",
+    "NOT_LISTED",
     "RECAPS_DIR",
+    "REQUEST_SECONDS",
     "TIMELINE_HOURS",
+    "Alarm",
     "Board",
     "Changes",
+    "check_descriptors",
     "iso",
+    "max_connections",
+    "out_of_descriptors",
 ]
+
+logger = logging.getLogger("sidelight")
 
 #: A session in one of these states is live: its shared files are collisions.
 LIVE_STATES: Final = frozenset({"active", "idle", "suspended"})
@@ -82,6 +97,8 @@ LIFECYCLE_KINDS: Final = frozenset(
 )
 #: In the state directory: where the dashboard's "recap to a file" writes (one Markdown file a session).
 RECAPS_DIR: Final = "recaps"
+#: What a request for a session that is not one of the rows gets (a 404), whatever it names.
+NOT_LISTED: Final = "no such session on this dashboard (it shows the sessions its overview lists)"
 #: How many entries of a session's conversation its page shows (as ``sidelight read``'s default).
 READ_ENTRIES: Final = 50
 #: Fleet sessions are asked of Redis at most this often.
@@ -101,6 +118,75 @@ STAT_SECONDS: Final = 0.5
 NAME_LIMIT: Final = 80
 PATH_LIMIT: Final = 300
 TEXT_LIMIT: Final = 300
+
+
+# -- limits ------------------------------------------------------------------------------------------------
+# What keeps the dashboard answering when a local user (any process that can connect to its port, token
+# or not) tries to wear it out: :mod:`.server` applies the connection rules to uvicorn's protocol,
+# :mod:`.app` the deadline and the 503, :meth:`Board._listed` the check before it lists the sessions.
+
+#: A connection that has not sent its whole request head this long after it opened (or after its last
+#: response, kept alive) is closed: a client that sends half a request holds nothing for longer.
+HEAD_SECONDS: Final = 5.0
+#: A request that has no answer after this long gets a 503 (its work, in a thread, is left to end on
+#: its own). The event stream is exempt: it is long-lived by design, and ends when its page goes.
+REQUEST_SECONDS: Final = 30.0
+#: At most this many connections at once (event streams count: each open page holds one), and never
+#: more than a quarter of the descriptors the process may open: the rest are for reading transcripts.
+MAX_CONNECTIONS: Final = 512
+#: The errors that say the process may open no more files: its own limit, or the system's.
+NO_DESCRIPTORS: Final = frozenset({errno.EMFILE, errno.ENFILE})
+#: Running out of descriptors again after this long without is said again (a new episode).
+QUIET_SECONDS: Final = 60.0
+
+
+def max_connections() -> int:
+    """How many connections the dashboard serves at once: :data:`MAX_CONNECTIONS`, or a quarter of the
+    process's limit on open files (``ulimit -n``) when that is lower (at least 8)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return MAX_CONNECTIONS
+    return max(8, min(MAX_CONNECTIONS, soft // 4))
+
+
+def out_of_descriptors(error: BaseException) -> bool:
+    """Whether ``error`` says that no file could be opened for lack of descriptors."""
+    return isinstance(error, OSError) and error.errno in NO_DESCRIPTORS
+
+
+def check_descriptors() -> None:
+    """Raises the :class:`OSError` (``EMFILE`` or ``ENFILE``) of a process that cannot open a file
+    now: what it read meanwhile (an empty listing, a missing session) would be wrong, not missing."""
+    os.close(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+
+
+class Alarm:
+    """Says once, in one warning line without a traceback, that the dashboard ran out of file
+    descriptors: again only once it could open files for :data:`QUIET_SECONDS` since (a new episode).
+    Thread-safe."""
+
+    def __init__(self) -> None:
+        self._last: float | None = None  # when it last ran out, while the alarm is raised
+        self._lock = threading.Lock()
+
+    def raise_(self, error: BaseException) -> None:
+        """Notes that ``error`` (an ``EMFILE``) happened; the first of an episode is logged."""
+        with self._lock:
+            first = self._last is None
+            self._last = time.monotonic()
+        if first:
+            reason = os.strerror(error.errno) if isinstance(error, OSError) and error.errno else str(error)
+            logger.warning(
+                "the dashboard is out of file descriptors (%s): requests get 503 and new connections "
+                "wait until others close (said once)",
+                reason,
+            )
+
+    def clear(self) -> None:
+        """Notes that a file could be opened: the episode ends after :data:`QUIET_SECONDS` of those."""
+        with self._lock:
+            if self._last is not None and time.monotonic() - self._last >= QUIET_SECONDS:
+                self._last = None
 
 
 def iso(moment: float | None) -> str | None:
@@ -360,6 +446,9 @@ class Board:
         return out
 
     def _listed(self, now: float) -> None:
+        # A listing made without file descriptors is empty or short, not the truth: the old one stays
+        # and the caller gets the EMFILE (a page: 503).
+        check_descriptors()
         self._sessions = {s.key: s for s in list_sessions(self.settings, self.plugins)}
         self._paths = [os.fspath(p) for s in self._sessions.values() for p in (s.path, *s.extra_paths)]
         self._listed_at = now
@@ -380,9 +469,18 @@ class Board:
         return {s.key: tuple(next(found) for _ in range(1 + len(s.extra_paths))) for s in sessions}
 
     def session(self, key: str) -> Session:
-        """The session ``key`` names (a name, id or prefix too, as the CLI takes them)."""
-        found = self.sessions().get(key)
-        return found if found is not None else resolve_session(key, self.settings, self.plugins)
+        """The listed session whose key is ``key`` (a row's ``id``): the dashboard opens no other file.
+        Anything else, a path among them, raises :class:`~sidelight.discovery.SessionNotFoundError`
+        with :data:`NOT_LISTED`, the same words whether a file of that name exists or not."""
+        with self._lock:
+            found = self.sessions().get(key)
+            if found is None and self.row(key) is not None:  # a row newer than the last listing
+                self._listed(self.clock())
+                found = self._sessions.get(key)
+        if found is None:
+            check_descriptors()  # not "no such session" when it could not be looked for
+            raise SessionNotFoundError(NOT_LISTED)
+        return found
 
     # -- collisions --------------------------------------------------------------------------------------
 
@@ -583,6 +681,8 @@ class Board:
                 for entry in entries
             ]
         except (OSError, ValueError, LookupError) as error:
+            if out_of_descriptors(error):
+                raise  # the page would be wrong, not short of a part: a 503
             out["conversation"] = []
             out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
         spec = self.plugins.formats().get(session.format)
@@ -598,12 +698,16 @@ class Board:
             finally:
                 plan.close()
         except Exception as error:  # a plugin's failure costs this part of the page, not the page
+            if out_of_descriptors(error):
+                raise
             out["next_context"] = None
             out["next_context_error"] = sanitize(str(error), TEXT_LIMIT)
         try:
             recap = build_for_session(session, self.settings, self.plugins)
             out["recap"] = _own_text(recap.text)
         except Exception as error:
+            if out_of_descriptors(error):
+                raise
             out["recap"] = None
             out["recap_error"] = sanitize(str(error), TEXT_LIMIT)
         return out
@@ -709,7 +813,7 @@ def minute_counts(
 
     counts: dict[str, Any] = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
     offset = _core.tail_offset(os.fspath(path), TIMELINE_BYTES)
-    with path.open("rb") as file:
+    with open_regular(path) as file:
         file.seek(offset)
         data = file.read(TIMELINE_BYTES + (1 << 20))
     data = data[: data.rfind(b"\n") + 1]
@@ -872,7 +976,7 @@ def _tail_lines(path: Path, size: int) -> list[dict[str, Any]]:
     """The JSON objects of the whole lines in the last ``size`` bytes of ``path`` (none when it cannot be
     read; lines that are no JSON object are skipped)."""
     try:
-        with path.open("rb") as file:
+        with open_regular(path) as file:
             end = file.seek(0, os.SEEK_END)
             file.seek(max(0, end - size))
             data = file.read(size)

@@ -19,7 +19,7 @@ yet), else the rollout whose id is ``event.session_id``, else ``None``.
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH119, PTH123
+# ruff: noqa: PTH119
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from sidelight.logs import get_logger
 from sidelight.paths import (
     head_string_field,
     id_session,
+    open_regular,
     own_transcript,
     quietly,
     real,
@@ -86,7 +87,7 @@ def _session_meta(path: str) -> tuple[str | None, str | None]:
     if cached is not None:
         return cached
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             head = f.read(_META_SMALL)
             if b'"cwd":"' not in head and b"\n" not in head and len(head) == _META_SMALL:
                 head += f.read(_META_BYTES - _META_SMALL)

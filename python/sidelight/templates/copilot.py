@@ -26,7 +26,7 @@ from pathlib import Path
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, id_session, real, working_group
+from sidelight.paths import head_string_field, id_session, open_regular, real, working_group
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -73,7 +73,7 @@ def _cwd(path: str) -> str | None:
     if cached is not None:
         return cached
     try:
-        with open(path, "rb") as f:  # noqa: PTH123
+        with open_regular(path) as f:
             line = f.read(_HEAD_BYTES).split(b"\n", 1)[0]
     except OSError:
         return None

@@ -32,7 +32,7 @@ leaves out, and gives the ``BeforeAgent`` hook the prompt with such a prefix, wh
 """
 
 # Hot path (every prompt): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH116, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH116, PTH118, PTH119, PTH120
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import TitledSession, own_transcript, quietly, real
+from sidelight.paths import TitledSession, open_regular, own_transcript, quietly, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -118,7 +118,7 @@ def _project_dirs(gemini_dir: str) -> dict[str, str]:
         return cached[1]
     names: dict[str, str] = {}
     try:
-        with open(path, encoding="utf-8") as file:
+        with open_regular(path) as file:
             data = jsonio.loads(file.read())
         projects = data.get("projects") if isinstance(data, dict) else None
         for directory, name in (projects or {}).items():
@@ -134,8 +134,8 @@ def _project_root(folder: str) -> str:
     cached = _project_roots.get(folder)
     if cached is None:
         try:
-            with open(os.path.join(folder, ".project_root"), encoding="utf-8") as file:
-                cached = file.read(4096).strip()
+            with open_regular(os.path.join(folder, ".project_root")) as file:
+                cached = file.read(4096).decode("utf-8").strip()
         except (OSError, ValueError):
             cached = ""
         _project_roots[folder] = cached

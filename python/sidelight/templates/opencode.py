@@ -45,7 +45,7 @@ synthetic, ignored text part (``synthetic: true``: never counted as a prompt, ne
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
 # templates import; sqlite3 only when there is a database to read.
-# ruff: noqa: PTH116, PTH118, PTH123
+# ruff: noqa: PTH116, PTH118
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ from sidelight import jsonio
 from sidelight._hookimpl import hookimpl
 from sidelight.config import opencode_database, opencode_export_dir
 from sidelight.logs import get_logger
-from sidelight.paths import real
+from sidelight.paths import open_regular, real
 from sidelight.patterns import Pattern
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
@@ -166,7 +166,7 @@ def _stat_key(path: str) -> list[int] | None:
 
 def _read_index(folder: str) -> dict[str, Any]:
     try:
-        with open(os.path.join(folder, "index.json"), "rb") as file:
+        with open_regular(os.path.join(folder, "index.json")) as file:
             index = jsonio.loads(file.read())
     except (OSError, ValueError):
         return {}

@@ -35,7 +35,7 @@ path, preferring this more specific resolver, and asks it first for the current 
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH118, PTH120, PTH123
+# ruff: noqa: PTH118, PTH120
 
 from __future__ import annotations
 
@@ -52,6 +52,7 @@ from sidelight.paths import (
     claude_subagent_paths,
     find_volute_mind,
     is_volute_mind,
+    open_regular,
     pi_session_uuid,
     real,
 )
@@ -106,7 +107,7 @@ def roots(settings: Settings) -> list[Path]:
 
 def _read_session_id(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open_regular(path) as f:
             data = jsonio.loads(f.read())
     except (OSError, ValueError) as error:
         logger.debug("volute: cannot read %s: %s", path, error)

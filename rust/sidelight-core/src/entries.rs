@@ -296,6 +296,59 @@ mod tests {
     use super::*;
     use crate::activity::hash64;
 
+    /// Every way the core opens a transcript refuses a FIFO at once with [`Error::NotRegularFile`]
+    /// (none waits for a writer: opening a FIFO for reading blocks until one comes), a scan from a
+    /// cursor (whose path is not stat-ed first) included.
+    #[test]
+    fn every_open_refuses_a_fifo() {
+        use crate::scan::{detect_format, file_cursor, recent_entries, scan, tail_offset};
+        use crate::Options;
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fifo.jsonl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let never = AtomicBool::new(false);
+        let real = dir.path().join("t.jsonl");
+        std::fs::write(
+            &real,
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let options = Options::default();
+        let cursor = scan(&real, Format::ClaudeCode, None, &options, 1, &never)
+            .unwrap()
+            .cursor;
+        let errors = [
+            scan(&path, Format::ClaudeCode, None, &options, 1, &never).err(),
+            scan(
+                &path,
+                Format::ClaudeCode,
+                Some(&cursor),
+                &options,
+                1,
+                &never,
+            )
+            .err(),
+            detect_format(&path).err(),
+            file_cursor(&path, 0).err(),
+            tail_offset(&path, 10).err(),
+            recent_entries(&path, Format::ClaudeCode, 5, &options).err(),
+            read_entries(&path, Format::ClaudeCode, 0, &LIMITS, &never).err(),
+        ];
+        for error in errors {
+            let error = error.expect("a FIFO is not a transcript");
+            assert!(matches!(error, Error::NotRegularFile(_)), "{error}");
+            assert_eq!(
+                error.to_string(),
+                format!("{}: {}", crate::error::NOT_REGULAR, path.display())
+            );
+        }
+    }
+
     const LIMITS: Limits = Limits {
         max_entries: 1000,
         max_bytes: 1 << 20,

@@ -4,11 +4,17 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+/// Why a path that is no regular file is refused (Python's `sidelight.paths.NOT_REGULAR` says the same).
+pub const NOT_REGULAR: &str = "not a regular file (a FIFO, socket or device)";
+
 #[derive(Debug)]
 pub enum Error {
     NotFound(PathBuf),
     PermissionDenied(PathBuf),
     IsADirectory(PathBuf),
+    /// A FIFO, socket or device where a transcript was expected: refused, never read (reading a FIFO
+    /// blocks until a writer comes).
+    NotRegularFile(PathBuf),
     /// The caller asked the scan to stop (Ctrl-C).
     Interrupted,
     UnknownFormat(String),
@@ -35,6 +41,7 @@ impl fmt::Display for Error {
             Error::IsADirectory(p) => {
                 write!(f, "is a directory, not a transcript file: {}", p.display())
             }
+            Error::NotRegularFile(p) => write!(f, "{NOT_REGULAR}: {}", p.display()),
             Error::Interrupted => write!(f, "scan interrupted"),
             Error::UnknownFormat(name) => {
                 write!(

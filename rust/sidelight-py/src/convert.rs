@@ -27,6 +27,12 @@ pub(crate) fn to_py_err(error: Error) -> PyErr {
         Error::IsADirectory(p) => {
             PyIsADirectoryError::new_err((21, message, p.display().to_string()))
         }
+        // An OSError without an errno: its words are the reason (sidelight.errors.describe says them).
+        Error::NotRegularFile(p) => PyOSError::new_err((
+            None::<i32>,
+            sidelight_core::error::NOT_REGULAR,
+            p.display().to_string(),
+        )),
         Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::UnknownFormat(_) => PyValueError::new_err(message),
         Error::Io(p, e) => PyOSError::new_err((
