@@ -1,7 +1,7 @@
 """Seed the fuzz corpora from the real transcripts (`make fuzz` runs this; nothing here is committed).
 
 Each target gets pieces of the sample sessions written by the real agent CLIs (tests/data) and, when
-present, the public Pi sessions in /work/shared/corpus/pi (SIDELIGHT_FUZZ_EXTRA adds directories),
+the real Pi sessions of pi-mono in tests/data/pi-mono (SIDELIGHT_FUZZ_EXTRA adds directories),
 encoded the way the target reads its input:
 
 - decode_declared: a layout byte (even: Pi's, odd: Gemini's), then what decode_<format> gets;
@@ -29,7 +29,7 @@ def transcripts(root: Path) -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {name: [] for name in FORMATS}
     for name in FORMATS:
         found[name] += sorted((root / "tests" / "data" / name).rglob("*.jsonl"))
-    extra = [Path("/work/shared/corpus/pi")]
+    extra = [root / "tests" / "data" / "pi-mono"]
     extra += [Path(p) for p in os.environ.get("SIDELIGHT_FUZZ_EXTRA", "").split(os.pathsep) if p]
     for directory in extra:
         if directory.is_dir():

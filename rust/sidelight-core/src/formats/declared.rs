@@ -1466,12 +1466,9 @@ mod tests {
             root.join("tests/fixtures/older-shapes/pi/v1-session.jsonl"),
             root.join("tests/fixtures/older-shapes/pi/v3-session.jsonl"),
         ];
-        // The real sessions of the shared corpus, where the checkout has them beside it.
+        // Real Pi sessions of the pi-mono project (MIT), kept in the repository.
         for name in ["before-compaction.jsonl", "large-session.jsonl"] {
-            let p = root.join("../shared/corpus/pi").join(name);
-            if p.exists() {
-                files.push(p);
-            }
+            files.push(root.join("tests/data/pi-mono").join(name));
         }
         let mut compared = 0;
         for file in files {
@@ -1777,11 +1774,10 @@ mod tests {
     fn pi_declared_reports_the_results_the_built_in_reports_on_real_sessions() {
         let pi = declared("pi-results", &samples::pi());
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let mut files = vec![root.join("tests/data/pi/four-tools-continue.jsonl")];
-        let corpus = root.join("../shared/corpus/pi/large-session.jsonl");
-        if corpus.exists() {
-            files.push(corpus);
-        }
+        let files = [
+            root.join("tests/data/pi/four-tools-continue.jsonl"),
+            root.join("tests/data/pi-mono/large-session.jsonl"),
+        ];
         let mut compared = 0;
         for file in files {
             let text = std::fs::read(&file).unwrap();
