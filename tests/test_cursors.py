@@ -339,8 +339,8 @@ def test_write_failure_raises_and_leaves_the_old_file(tmp_path, monkeypatch, how
 
 
 def test_cursor_files_skip_fsync_and_durable_state_files_fail_whole_on_it(tmp_path, monkeypatch):
-    """Cursor files are renamed into place without fsync (README, guarantee 2); a durable state file
-    whose fsync fails raises and keeps its old version."""
+    """Cursor files are renamed into place without fsync (docs/guarantees.md, guarantee 2); a durable
+    state file whose fsync fails raises and keeps its old version."""
     synced: list[int] = []
     monkeypatch.setattr(os, "fsync", synced.append)
     CursorStore(tmp_path / "cursors.json").update("main", {"discord": entry(1)})

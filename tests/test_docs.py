@@ -1,8 +1,10 @@
-"""Executable docs: the README's Python blocks run, and its command output blocks match the real output.
+"""Executable docs: the Python API's blocks run, and the command output blocks match the real output.
 
-A fenced block preceded by ``<!-- output: sidelight ARGS -->`` must equal what ``sidelight ARGS`` prints
-(run beside the files the README's Python example wrote). When one differs, the test rewrites the block
-in place (not under CI) and fails, so ``git diff README.md`` shows the change to review.
+The README is the front door (at most 300 lines, a digest on its first screen); the manual is in docs/.
+A fenced block preceded by ``<!-- output: sidelight ARGS -->``, in the README or any docs/*.md, must equal
+what ``sidelight ARGS`` prints (run beside the files the Python example of docs/python.md wrote). When one
+differs, the test rewrites the block in place (not under CI) and fails, so ``git diff`` shows the change
+to review.
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ import pytest
 from tests.conftest import ROOT, cli_command
 
 README = ROOT / "README.md"
+#: The README and the manual: every document whose blocks are checked.
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+#: The Python API's story: its blocks run in order, in one namespace.
+PYTHON_API = ROOT / "docs" / "python.md"
+#: Where every command's --help is shown.
+CLI = ROOT / "docs" / "cli.md"
+#: The README's most: a front door, not a manual.
+README_MAX_LINES = 300
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```\n", re.M | re.S)
 OUTPUT = re.compile(r"^<!-- output: (?P<command>[^>]*?) -->\n```text\n(?P<body>.*?)^```\n", re.M | re.S)
 # argparse's layout of options changed in Python 3.13; the help blocks are written by 3.11 and 3.12.
@@ -38,14 +48,14 @@ def python_blocks(text: str) -> list[tuple[int, str]]:
 
 @pytest.fixture(scope="module")
 def readme_namespace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Run the README's Python blocks in order, in one namespace (they tell one story)."""
-    text = README.read_text(encoding="utf-8")
+    """Run the Python API's blocks in order, in one namespace (they tell one story)."""
+    text = PYTHON_API.read_text(encoding="utf-8")
     namespace: dict[str, Any] = {"__name__": "__readme__"}
     cwd = Path.cwd()
     os.chdir(tmp_path_factory.mktemp("readme"))
     try:
         for line, source in python_blocks(text):
-            code = compile("\n" * (line - 1) + source, str(README), "exec")
+            code = compile("\n" * (line - 1) + source, str(PYTHON_API), "exec")
             exec(code, namespace)
     finally:
         os.chdir(cwd)
@@ -59,18 +69,68 @@ def test_readme_opens_with_the_two_commands():
     assert commands == ["make run", "make test"]
 
 
-def test_readme_python_examples(readme_namespace):
-    assert python_blocks(README.read_text(encoding="utf-8")), "the README has no Python example"
+def test_the_readme_is_a_front_door():
+    """At most 300 lines, a real digest on its first screen, and a link to every document of the manual."""
+    text = README.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines: move the manual to docs/"
+    assert any(line.startswith("[Session Activity]") for line in lines[:60]), (
+        "no digest in the first 60 lines"
+    )
+    first = EXAMPLE.search(text)
+    assert first is not None and "[Session Activity]" in first["body"], "the digest shown is no checked run"
+    unlinked = [doc.name for doc in DOCS[1:] if f"](docs/{doc.name})" not in text]
+    assert unlinked == [], f"documents the README does not link: {unlinked}"
+
+
+#: A relative link of a document: ``[text](path)``, ``[text](path#anchor)`` or ``[text](#anchor)``.
+LINK = re.compile(r"\]\((?P<path>(?!https?:|mailto:)[^)#\s]*)(?:#(?P<anchor>[^)\s]+))?\)")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a document's headings."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    return {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.*)$", text, re.M)
+    }
+
+
+def test_every_link_between_the_documents_leads_somewhere():
+    broken = []
+    for doc in DOCS:
+        for m in LINK.finditer(FENCE.sub("", doc.read_text(encoding="utf-8"))):
+            target = (doc.parent / m["path"]).resolve() if m["path"] else doc
+            if not target.exists():
+                broken.append(f"{doc.relative_to(ROOT)}: {m[0]}")
+            elif m["anchor"] and target.suffix == ".md" and m["anchor"] not in anchors(target):
+                broken.append(f"{doc.relative_to(ROOT)}: {m[0]} (no such heading)")
+    assert broken == []
+
+
+def test_python_api_examples(readme_namespace):
+    assert python_blocks(PYTHON_API.read_text(encoding="utf-8")), "docs/python.md has no Python example"
     assert readme_namespace["activity"].messages.total == 2
 
 
-def output_blocks() -> list[Any]:
-    text = README.read_text(encoding="utf-8")
-    return [pytest.param(m["command"], m["body"], id=m["command"]) for m in OUTPUT.finditer(text)]
+def blocks(pattern: re.Pattern[str]) -> list[Any]:
+    """``(document, command, body)`` of each block ``pattern`` finds, in the README and docs/."""
+    return [
+        pytest.param(doc, m["command"], m["body"], id=f"{doc.name}: {m['command']}")
+        for doc in DOCS
+        for m in pattern.finditer(doc.read_text(encoding="utf-8"))
+    ]
 
 
-@pytest.mark.parametrize(("command", "expected"), output_blocks())
-def test_readme_command_output(command, expected, readme_namespace):
+def rewrite(doc: Path, marker: str, expected: str, shown: str) -> None:
+    """Put what the command really printed in place of what ``doc`` said (not under CI)."""
+    if not os.environ.get("CI"):
+        text = doc.read_text(encoding="utf-8")
+        doc.write_text(text.replace(marker + expected, marker + shown), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("doc", "command", "expected"), blocks(OUTPUT))
+def test_command_output(doc, command, expected, readme_namespace):
     args = shlex.split(command)
     assert args[0] == "sidelight"
     if "--help" in args and not HELP_LAYOUT_STABLE:
@@ -89,32 +149,35 @@ def test_readme_command_output(command, expected, readme_namespace):
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    if result.stdout != expected and not os.environ.get("CI"):
-        text = README.read_text(encoding="utf-8")
-        marker = f"<!-- output: {command} -->\n```text\n"
-        README.write_text(text.replace(marker + expected, marker + result.stdout), encoding="utf-8")
-    assert result.stdout == expected, f"README.md output of `{command}` was out of date: rewritten, review it"
+    if result.stdout != expected:
+        rewrite(doc, f"<!-- output: {command} -->\n```text\n", expected, result.stdout)
+    assert result.stdout == expected, (
+        f"{doc.name}: output of `{command}` was out of date: rewritten, review it"
+    )
 
 
 def test_every_command_is_documented():
-    """Each subcommand's --help is in the README."""
+    """Each subcommand's --help is in docs/cli.md."""
     from sidelight.cli import build_parser
 
     parser = build_parser()
     subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    documented = {m["command"] for m in OUTPUT.finditer(README.read_text(encoding="utf-8"))}
+    documented = {m["command"] for m in OUTPUT.finditer(CLI.read_text(encoding="utf-8"))}
     assert "sidelight --help" in documented
     for name in subcommands._name_parser_map:
         assert f"sidelight {name} --help" in documented
 
 
 # ---------------------------------------------------------------------------------------------------
-# Every command the README shows exists: the install commands work from a clone, and every
-# `sidelight ...` command in a code block (or a code span) parses with the real parser.
+# Every command the README and docs/ show exists: the README's install commands work from a clone, and
+# every `sidelight ...` command in a code block (or a code span) parses with the real parser.
 
 INSTALL_BLOCK = re.compile(r"^<!-- install commands: [^>]*-->\n```sh\n(?P<body>.*?)^```\n", re.M | re.S)
-#: `sidelight ...` in a code span of the prose (placeholders such as NAME parse as any value would).
-SPAN = re.compile(r"`(?P<command>sidelight(?: [^`]*)?)`")
+#: `sidelight ...` in a code span of the prose (placeholders such as NAME parse as any value would; a
+#: line sidelight prints, such as `sidelight dashboard: URL`, is no command).
+SPAN = re.compile(r"`(?P<command>sidelight(?: (?![\w-]+:)[^`]*)?)`")
+#: An optional part of a usage synopsis, `[--budget N]`: left out (each command's --help is checked whole).
+OPTIONAL = re.compile(r" \[[^\]]*\]")
 #: Installing sidelight by name, from an index where it is not published.
 FROM_AN_INDEX = re.compile(r"\bpipx? install (?:-\S+ )*['\"]?sidelight\b")
 
@@ -127,6 +190,7 @@ def parse_error(command: str) -> str | None:
     from sidelight.cli import build_parser
 
     # `sidelight sessions | head -1`, `sidelight completion bash > FILE`: the command before the shell's part
+    command = OPTIONAL.sub("", command)
     args = shlex.split(re.split(r" (?:\||>>?|2>&1|&&) ", command, maxsplit=1)[0], comments=True)
     assert args[0] == "sidelight", command
     said = io.StringIO()
@@ -159,15 +223,17 @@ def commands_in_code(text: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(found)), list(dict.fromkeys(spans))
 
 
-def test_every_sidelight_command_in_the_readme_parses():
-    blocks, spans = commands_in_code(README.read_text(encoding="utf-8"))
-    assert len(blocks) > 10 and len(spans) > 20, (blocks, spans)
-    refused = {command: why for command in blocks if (why := parse_error(command)) is not None}
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: doc.name)
+def test_every_sidelight_command_in_the_docs_parses(doc):
+    in_blocks, spans = commands_in_code(doc.read_text(encoding="utf-8"))
+    if doc == README:
+        assert len(in_blocks) > 10 and len(spans) > 10, (in_blocks, spans)
+    refused = {command: why for command in in_blocks if (why := parse_error(command)) is not None}
     for command in spans:  # `sidelight recap` names the command: only its missing arguments are fine
         why = parse_error(command)
         if why is not None and "arguments are required" not in why:
             refused[command] = why
-    assert refused == {}, "README commands the parser refuses"
+    assert refused == {}, f"{doc.name}: commands the parser refuses"
 
 
 def test_the_parse_check_refuses_what_does_not_exist():
@@ -209,14 +275,14 @@ def test_readme_install_commands_work_from_a_clone():
         else:
             problems.append(f"{command}: not a command this test knows how to check")
     assert problems == []
-    for path in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+    for path in DOCS:
         assert FROM_AN_INDEX.search(path.read_text(encoding="utf-8")) is None, (
             f"{path}: pip install sidelight"
         )
 
 
 # ---------------------------------------------------------------------------------------------------
-# The README's examples of read, history, recap, sessions, status and context are real runs: each
+# The docs' examples of read, history, recap, sessions, status and context are real runs: each
 # block after ``<!-- example: [VAR=value ...] sidelight ARGS -->`` is ``$ COMMAND`` and what the command
 # printed, run on the project's sample transcripts (tests/data, written by the real CLIs), placed
 # where each agent keeps its sessions in a fresh HOME, with the clock at EXAMPLE_NOW and TZ=UTC. The
@@ -245,11 +311,6 @@ FIXED_CLOCK = (
 )
 
 
-def example_blocks() -> list[Any]:
-    text = README.read_text(encoding="utf-8")
-    return [pytest.param(m["command"], m["body"], id=m["command"]) for m in EXAMPLE.finditer(text)]
-
-
 @pytest.fixture(scope="module")
 def example_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A HOME holding the sample transcripts where their agents keep them, modified when they ended."""
@@ -262,15 +323,17 @@ def example_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def test_readme_has_examples_of_every_reading_command():
+def test_the_docs_have_examples_of_every_reading_command():
     shown = {
-        shlex.split(m["command"].split("sidelight ", 1)[1])[0] for m in EXAMPLE.finditer(README.read_text())
+        shlex.split(m["command"].split("sidelight ", 1)[1])[0]
+        for doc in DOCS
+        for m in EXAMPLE.finditer(doc.read_text(encoding="utf-8"))
     }
     assert shown >= {"read", "history", "recap", "sessions", "status", "context"}
 
 
-@pytest.mark.parametrize(("command", "expected"), example_blocks())
-def test_readme_example(command, expected, example_home, tmp_path):
+@pytest.mark.parametrize(("doc", "command", "expected"), blocks(EXAMPLE))
+def test_example(doc, command, expected, example_home, tmp_path):
     words = shlex.split(command)
     assignments = dict(word.split("=", 1) for word in words[: words.index("sidelight")])
     args = words[words.index("sidelight") + 1 :]
@@ -294,8 +357,6 @@ def test_readme_example(command, expected, example_home, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     shown = f"$ {command}\n" + result.stdout.replace(str(example_home), "/home/me")
-    if shown != expected and not os.environ.get("CI"):
-        text = README.read_text(encoding="utf-8")
-        marker = f"<!-- example: {command} -->\n```text\n"
-        README.write_text(text.replace(marker + expected, marker + shown), encoding="utf-8")
-    assert shown == expected, f"README.md example `{command}` was out of date: rewritten, review it"
+    if shown != expected:
+        rewrite(doc, f"<!-- example: {command} -->\n```text\n", expected, shown)
+    assert shown == expected, f"{doc.name}: example `{command}` was out of date: rewritten, review it"

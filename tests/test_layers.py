@@ -1,16 +1,14 @@
 """The structure of the house: layers that point one way, no import cycle, no module loop in the core
-crate, every module placed in a layer and listed in the README's Layout (``tests/support/layers.py``)."""
+crate, every module placed in a layer (``tests/support/layers.py``), and docs/architecture.md's layout
+true to the code: every module listed, nothing listed that does not exist."""
 
 from __future__ import annotations
 
 import re
 import textwrap
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from tests.support import layers
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 
 def test_python_layers_point_one_way_without_cycles() -> None:
@@ -21,24 +19,91 @@ def test_the_core_crate_has_no_module_loop() -> None:
     assert layers.rust_findings() == []
 
 
-def test_every_module_is_listed_in_the_readme_layout() -> None:
-    readme = (layers.ROOT / "README.md").read_text(encoding="utf-8")
-    layout = readme[readme.index("## Layout") : readme.index("## Development")]
-    listed = set(re.findall(r"[\w/]+\.(?:py|pyi)\b", layout))
-    names = {path.name for path in layers.PACKAGE.rglob("*.py")}
-    folders = {f"{path.parent.name}/" for path in layers.PACKAGE.rglob("*.py")}
-    missing = []
-    for path in sorted(layers.PACKAGE.rglob("*.py")):
-        relative = path.relative_to(layers.PACKAGE).as_posix()
-        top = relative.split("/", 1)[0]
-        # A wing's modules are listed one by one; templates/, integrations/ and testing/ as folders.
-        if relative in listed or (relative.endswith("__init__.py") and relative != "__init__.py"):
+ARCHITECTURE = layers.ROOT / "docs" / "architecture.md"
+#: The layout tree: the first ```text block after the "## Layout" heading.
+TREE = re.compile(r"^## Layout\n.*?^```text\n(?P<body>.*?)^```\n", re.M | re.S)
+#: Folders of the package listed whole, not module by module.
+LISTED_WHOLE = ("templates", "integrations", "testing")
+
+
+def listed_paths(text: str) -> list[str]:
+    """Every path the layout tree lists, relative to the repository: a line at the left margin names a
+    path, a line indented by two a path in the folder above it; a line that ends with a colon is a
+    layer's heading, one indented further the rest of an explanation."""
+    tree = TREE.search(text)
+    assert tree is not None, "no layout tree under '## Layout'"
+    listed, folder = [], ""
+    for line in tree["body"].splitlines():
+        entry = re.match(r"( *)(\S+)", line)
+        if entry is None or len(entry[1]) > 2 or line.rstrip().endswith(":"):
             continue
-        if top in ("templates", "integrations", "testing") and f"{top}/" in layout:
+        if entry[1]:
+            listed.append(folder + entry[2])
+        else:
+            folder = entry[2] if entry[2].endswith("/") else ""
+            listed.append(entry[2])
+    return listed
+
+
+def architecture_findings(text: str, root: Path) -> list[str]:
+    """What the layout tree gets wrong about the code under ``root``: a listed path that does not exist,
+    a Python module (or stub) or a Rust source file of either crate that is not listed."""
+    listed = listed_paths(text)
+    findings = [f"listed but not in the repository: {path}" for path in listed if not (root / path).exists()]
+    package = root / "python" / "sidelight"
+    modules = [*package.rglob("*.py"), *package.rglob("*.pyi")]
+    crates = [*(root / "rust").glob("*/src/**/*.rs")]
+    for path in sorted([*modules, *crates]):
+        relative = path.relative_to(root).as_posix()
+        inside = path.relative_to(package).parts if path.is_relative_to(package) else ()
+        if relative in listed:
             continue
-        missing.append(relative)
-    assert missing == [], f"not in the README's Layout: {missing}"
-    assert names and folders  # the walk found the package
+        # A subpackage's __init__.py goes with its modules; templates/, integrations/, testing/ as folders.
+        whole = len(inside) > 1 and inside[0] in LISTED_WHOLE and f"python/sidelight/{inside[0]}/" in listed
+        if whole or (len(inside) > 1 and inside[-1] == "__init__.py"):
+            continue
+        findings.append(f"not listed: {relative}")
+    return findings
+
+
+def test_docs_architecture_lists_every_module_and_nothing_else() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    assert architecture_findings(text, layers.ROOT) == []
+    assert len(listed_paths(text)) > 100  # the tree was read
+
+
+def test_the_architecture_check_finds_a_missing_and_an_unlisted_module(tmp_path: Path) -> None:
+    for name in (
+        "python/sidelight/__init__.py",
+        "python/sidelight/digest.py",
+        "python/sidelight/fleet/__init__.py",
+        "python/sidelight/fleet/resp.py",
+        "python/sidelight/templates/pi.py",
+        "rust/core/src/lib.rs",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    text = textwrap.dedent(
+        """\
+        ## Layout
+
+        ```text
+        rust/core/src/                the core
+          lib.rs                      its modules
+        python/sidelight/             the package
+          __init__.py                 the public API
+          features:
+          fleet/resp.py               the Redis client,
+                                      said on two lines: reader.py is no entry
+          reader.py                   sidelight read
+          templates/                  the built-in plugins
+        ```
+        """
+    )
+    assert architecture_findings(text, tmp_path) == [
+        "listed but not in the repository: python/sidelight/reader.py",
+        "not listed: python/sidelight/digest.py",
+    ]
 
 
 def _package(tmp_path: Path, modules: dict[str, str]) -> Path:
