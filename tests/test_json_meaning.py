@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from sidelight import paths
 from sidelight.config import Settings
@@ -189,3 +192,15 @@ def test_the_byte_scan_reads_keys_not_look_alikes() -> None:
     assert paths.has_field(line, "type", "x")
     assert not paths.has_field(line, "type", "session_meta")
     assert paths.head_string_field("", "cwd", data=b'{"cwd" : 1, "x": {"cwd": "/nested"}}') == "/nested"
+
+
+@hypothesis.settings(max_examples=3000)
+@hypothesis.given(
+    st.lists(
+        st.sampled_from([b'"', b"\\", b":", b"k", b"v", b" ", b"\t", b'"k"', b'"v"', b'"k": "v"']),
+        max_size=14,
+    )
+)
+def test_a_field_is_found_as_the_pattern_finds_it(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    assert paths.has_field(data, "k", "v") == (re.search(rb'"k"[ \t\n\r]*:[ \t\n\r]*"v"', data) is not None)

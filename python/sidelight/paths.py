@@ -271,7 +271,7 @@ def has_field(data: bytes, name: str, value: str) -> bool:
     while at >= 0:
         if _is_value_of(data, at, key):
             return True
-        at = data.rfind(token, 0, at)
+        at = data.rfind(token, 0, at + len(token) - 1)  # (one that ends in this one's first quote too)
     return False
 
 
@@ -343,7 +343,7 @@ def _last_line_with(data: bytes, anchor: bytes, key: bytes | None, field: tuple[
             return None
         marked = _is_value_of(data, at, quoted) if key is not None else _value_at(data, at + len(token)) >= 0
         if not marked:
-            end = at
+            end = at + len(token) - 1
             continue
         start = data.rfind(b"\n", 0, at) + 1
         stop = data.find(b"\n", at)
