@@ -328,6 +328,10 @@ def _string_after(data: bytes, key: bytes) -> bytes | None:
     return None
 
 
+#: A path's end not found (``None`` is a value a title field may hold).
+_MISSING = object()
+
+
 def _last_line_with(data: bytes, anchor: bytes, key: bytes | None, field: tuple[str, ...]) -> object:
     """The value at ``field`` (a path of keys) of the newest complete line of ``data`` that is a JSON
     object holding that path and whose top-level ``key`` is the string ``anchor`` (with no ``key``: in
@@ -358,8 +362,6 @@ def _last_line_with(data: bytes, anchor: bytes, key: bytes | None, field: tuple[
                 return value
         end = start
 
-
-_MISSING = object()
 
 #: Per format: the title lines, in order of precedence, as (the string that marks the line, the
 #: top-level key whose value it is, or ``None`` when it is a key itself; the path to the title).
