@@ -1,4 +1,4 @@
-"""One composer (DESIGN.md §8): every block of a host event in one budget, in one order, never twice in a
+"""One composer: every block of a host event in one budget, in one order, never twice in a
 session, and ``sidelight context`` shows the answer without moving anything."""
 
 from __future__ import annotations

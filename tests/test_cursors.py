@@ -1,4 +1,4 @@
-"""The cursor store (DESIGN section 5): seed-compatible, merging, atomic, locked, self-healing, private.
+"""The cursor store: seed-compatible, merging, atomic, locked, self-healing, private.
 
 The crash and concurrency tests run a driver script in a fresh interpreter that forks its writers, so
 many processes start in milliseconds and no fork happens inside pytest.

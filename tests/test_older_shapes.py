@@ -1,4 +1,4 @@
-"""Older real shapes of each format (tests/fixtures/older-shapes, hand-written from FORMATS.md).
+"""Older real shapes of each format (tests/fixtures/older-shapes, hand-written from docs/agent-formats.md).
 
 The expected values are typed in from docs/activity.md for these tiny files; when the plain-Python
 reference reader is importable, the core is also compared with it.

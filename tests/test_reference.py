@@ -97,7 +97,7 @@ def write(tmp_path: Path) -> Callable[..., Path]:
     return write
 
 
-# -- line builders, in the shapes of the real files (FORMATS.md sections 0, 2, 4, 5) -------------
+# -- line builders, in the shapes of the real files (docs/agent-formats.md §0, 2, 4, 5) -------
 
 SID = "0b6f1c52-5d1e-4d8e-9a53-9f1d7b0c1a11"
 

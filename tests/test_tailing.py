@@ -631,8 +631,8 @@ def test_replay_after_many_messages_counts_once(tmp_path: Path) -> None:
 
 
 def test_pi_migration_rewrites_in_place(tmp_path: Path, pi_corpus: Path) -> None:
-    """Pi migrates a v1 session to v3 by rewriting the file in place (FORMATS.md §4): a real v1 file,
-    scanned, then migrated the way Pi does it (header version, id/parentId on every entry)."""
+    """Pi migrates a v1 session to v3 by rewriting the file in place (docs/agent-formats.md §4): a real
+    v1 file, scanned, then migrated the way Pi does it (header version, id/parentId on every entry)."""
     path = tmp_path / "session.jsonl"
     original = (pi_corpus / "large-session.jsonl").read_bytes()
     path.write_bytes(original)

@@ -1,4 +1,4 @@
-"""The warm path (DESIGN §9): a running watcher answers hooks on ``<state dir>/hook.sock``.
+"""The warm path: a running watcher answers hooks on ``<state dir>/hook.sock``.
 
 In-process tests drive :class:`sidelight.watch.serve.HookServer` and :func:`sidelight.warm.ask_watcher`
 directly (the test process's environment is the world's); the subprocess tests run the real

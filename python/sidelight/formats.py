@@ -1,6 +1,6 @@
 """The transcript formats sidelight reads, their default settings, and how a plugin declares its own.
 
-Sources for the built-in names: ``FORMATS.md`` §6 in the shared design notes and ``docs/activity.md``.
+Sources for the built-in names: ``docs/agent-formats.md`` §6 and ``docs/activity.md``.
 
 A third-party format is either **declared** (a :class:`Layout`: where role, text, tool calls and
 timestamps live in a line; the native core compiles it once and decodes it at close to a built-in

@@ -45,6 +45,7 @@ __all__ = [
     "claude_subagent_paths",
     "claude_subagents_under",
     "find_volute_mind",
+    "has_field",
     "head_string_field",
     "is_volute_mind",
     "js_hash36",
@@ -247,10 +248,11 @@ def head_string_field(
     path: Path | str, name: str, limit: int = HEAD_BYTES, data: bytes | None = None
 ) -> str | None:
     """The first JSON string value of a key ``name`` in the first ``limit`` bytes of ``path`` (or in
-    ``data``), found without parsing whole lines. ``None`` if absent or blank."""
+    ``data``), found without parsing whole lines, whatever whitespace JSON allows around the colon.
+    ``None`` if absent or blank."""
     if data is None:
         data = _read_head(path, limit)
-    raw = _string_after(data, b'"' + name.encode() + b'":"')
+    raw = _string_after(data, b'"' + name.encode() + b'"')
     if raw is None:
         return None
     try:
@@ -260,59 +262,118 @@ def head_string_field(
     return (value.strip() or None) if isinstance(value, str) else None
 
 
+def has_field(data: bytes, name: str, value: str) -> bool:
+    """Whether ``data`` holds a key ``name`` whose value is the JSON string ``value`` (as
+    ``"name"\\s*:\\s*"value"`` would find it), whatever whitespace JSON allows around the colon."""
+    key = b'"' + name.encode() + b'"'
+    token = b'"' + value.encode() + b'"'
+    at = data.rfind(token)
+    while at >= 0:
+        if _is_value_of(data, at, key):
+            return True
+        at = data.rfind(token, 0, at + len(token) - 1)  # (one that ends in this one's first quote too)
+    return False
+
+
+#: What JSON allows between tokens.
+_SPACE = b" \t\n\r"
+
+
+def _value_at(data: bytes, end: int) -> int:
+    """Where the value of a key whose name ends at ``end`` begins: past the colon and the whitespace
+    around it; ``-1`` when no colon follows (the string was a value, not a key)."""
+    size = len(data)
+    while end < size and data[end] in _SPACE:
+        end += 1
+    if end >= size or data[end] != 0x3A:  # ':'
+        return -1
+    end += 1
+    while end < size and data[end] in _SPACE:
+        end += 1
+    return end
+
+
+def _is_value_of(data: bytes, at: int, key: bytes) -> bool:
+    """Whether the value that begins at ``at`` is the value of the key ``key`` (quoted) before it."""
+    while at > 0 and data[at - 1] in _SPACE:
+        at -= 1
+    if at == 0 or data[at - 1] != 0x3A:  # ':'
+        return False
+    at -= 1
+    while at > 0 and data[at - 1] in _SPACE:
+        at -= 1
+    return data.endswith(key, 0, at)
+
+
 def _string_after(data: bytes, key: bytes) -> bytes | None:
-    """The body of the first JSON string that follows an occurrence of ``key`` in ``data`` and ends
-    there: ``key((?:[^"\\]|\\.)*)"`` searched, without :mod:`re` (an escaped line break or a string
-    cut off ends that occurrence, and the next is tried)."""
+    """The body of the first JSON string that is the value of a key ``key`` (quoted) in ``data`` and
+    ends there: ``key\\s*:\\s*"((?:[^"\\]|\\.)*)"`` searched, without :mod:`re` (an escaped line break or
+    a string cut off ends that occurrence, and the next is tried)."""
     at = data.find(key)
     while at >= 0:
-        begin = position = at + len(key)
-        while True:
-            quote = data.find(b'"', position)
-            if quote < 0:
-                break
-            escape = data.find(b"\\", position, quote)
-            if escape < 0:
-                return data[begin:quote]
-            if escape + 1 >= len(data) or data[escape + 1] == 0x0A:
-                break
-            position = escape + 2
+        begin = _value_at(data, at + len(key))
+        if begin >= 0 and data[begin : begin + 1] == b'"':
+            begin = position = begin + 1
+            while True:
+                quote = data.find(b'"', position)
+                if quote < 0:
+                    break
+                escape = data.find(b"\\", position, quote)
+                if escape < 0:
+                    return data[begin:quote]
+                if escape + 1 >= len(data) or data[escape + 1] == 0x0A:
+                    break
+                position = escape + 2
         at = data.find(key, at + 1)
     return None
 
 
-def _last_line_with(data: bytes, marker: bytes) -> dict[str, object] | None:
-    """The newest complete line of ``data`` that starts with ``marker``, parsed."""
+#: A path's end not found (``None`` is a value a title field may hold).
+_MISSING = object()
+
+
+def _last_line_with(data: bytes, anchor: bytes, key: bytes | None, field: tuple[str, ...]) -> object:
+    """The value at ``field`` (a path of keys) of the newest complete line of ``data`` that is a JSON
+    object holding that path and whose top-level ``key`` is the string ``anchor`` (with no ``key``: in
+    which ``anchor`` is a key); ``None`` if no line is. Whitespace and key order are the writer's: a
+    line is found by its quoted ``anchor`` with the key before it (or the colon after it), and only
+    such a line is parsed."""
+    token = b'"' + anchor + b'"'
+    quoted = b'"' + key + b'"' if key is not None else b""
     end = len(data)
     while True:
-        at = data.rfind(b"\n" + marker, 0, end)
-        start = at + 1 if at >= 0 else (0 if data.startswith(marker) else -1)
-        if start < 0:
-            return None
-        stop = data.find(b"\n", start)
-        line = data[start : stop if stop >= 0 else len(data)]
-        try:
-            value = jsonio.loads(line)
-        except (ValueError, RecursionError):  # a title line nested past the recursion limit is no title
-            value = None
-        if isinstance(value, dict):
-            return value
+        at = data.rfind(token, 0, end)
         if at < 0:
             return None
-        end = at
+        marked = _is_value_of(data, at, quoted) if key is not None else _value_at(data, at + len(token)) >= 0
+        if not marked:
+            end = at + len(token) - 1
+            continue
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        try:
+            value: object = jsonio.loads(data[start : stop if stop >= 0 else len(data)])
+        except (ValueError, RecursionError):  # a title line nested past the recursion limit is no title
+            value = None
+        if isinstance(value, dict) and (key is None or value.get(key.decode()) == anchor.decode()):
+            for step in field:
+                value = value.get(step, _MISSING) if isinstance(value, dict) else _MISSING
+            if value is not _MISSING:
+                return value
+        end = start
 
 
-#: Per format: the title lines, in order of precedence, as (line prefix, field, or the path to a
-#: nested one).
-_TITLE_LINES: dict[str, tuple[tuple[bytes, str | tuple[str, ...]], ...]] = {
+#: Per format: the title lines, in order of precedence, as (the string that marks the line, the
+#: top-level key whose value it is, or ``None`` when it is a key itself; the path to the title).
+_TITLE_LINES: dict[str, tuple[tuple[bytes, bytes | None, tuple[str, ...]], ...]] = {
     "claude-code": (
-        (b'{"type":"custom-title"', "customTitle"),
-        (b'{"type":"ai-title"', "aiTitle"),
-        (b'{"type":"summary"', "summary"),
+        (b"custom-title", b"type", ("customTitle",)),
+        (b"ai-title", b"type", ("aiTitle",)),
+        (b"summary", b"type", ("summary",)),
     ),
-    "pi": ((b'{"type":"session_info"', "name"),),
+    "pi": ((b"session_info", b"type", ("name",)),),
     # The Gemini CLI saves the summary it makes of a chat as a metadata update line.
-    "gemini": ((b'{"$set":{"summary"', ("$set", "summary")),),
+    "gemini": ((b"summary", None, ("$set", "summary")),),
 }
 
 _titles: dict[StatKey, str | None] = {}
@@ -351,13 +412,11 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
         logger.debug("cannot read %s: %s", path, error)
         return None
     title: str | None = None
-    for marker, field in rules:
-        if not any(marker in part for part in parts):
+    for anchor, holder, field in rules:
+        if not any(anchor in part for part in parts):
             continue
         for part in parts:  # the tail first: it holds the newest line
-            value: object = _last_line_with(part, marker)
-            for step in (field,) if isinstance(field, str) else field:
-                value = value.get(step) if isinstance(value, dict) else None
+            value = _last_line_with(part, anchor, holder, field)
             if isinstance(value, str) and value.strip():
                 title = value.strip()
                 break

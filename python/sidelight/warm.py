@@ -1,4 +1,4 @@
-"""The warm path's client and its wire format (DESIGN §9).
+"""The warm path's client and its wire format.
 
 A running ``sidelight watch`` has every module loaded and every session listed; a hook process that asks
 it, rather than importing all of that itself, costs about a bare interpreter start. This module is the

@@ -1,6 +1,6 @@
 """A seeded generator of Claude-Code-shaped JSONL transcripts for the benchmarks.
 
-The lines have the shapes of real Claude Code 2.1.x transcripts (FORMATS.md sections 0 and 2): a
+The lines have the shapes of real Claude Code 2.1.x transcripts (docs/agent-formats.md sections 0 and 2): a
 ``queue-operation`` pair, a typed prompt as a plain string, about a dozen ``attachment`` lines per prompt
 (some large: skill listings, file contents), assistant responses written one content block per line
 sharing a ``message.id`` (thinking, text, tool_use), user ``tool_result`` lines with a ``toolUseResult``

@@ -5,14 +5,14 @@ Peers in one group (``hook``), each a fresh process per round:
 - ``python -c pass``: bare interpreter start-up, the floor;
 - ``1 sibling``: a project with the current session and one sibling that has news every round;
 - ``N siblings``: 1,000 siblings (20 in smoke mode) of which 10 have news every round;
-- the same two ``warm``: a ``sidelight watch`` runs on the state and answers the hooks (DESIGN §9); every
+- the same two ``warm``: a ``sidelight watch`` runs on the state and answers the hooks (the warm path); every
   round must have been answered by it (its snapshot counts them), not by the hook falling back.
 
 The sessions live in a throwaway HOME and are Claude-Code-shaped; a first, untimed hook run creates the
 cursors, so every timed round reads only the news appended just before it (``pedantic`` setup). Each
 round's output is checked (a digest naming the sessions with news); the medians' ratios go to
-``extra_info`` (``n_siblings_vs_1_sibling``, ``vs_bare_python``). DESIGN §7's target is that 1,000 siblings
-cost at most 2x one sibling; issue 18's, that a warm hook costs at most 2x a bare start and a cold one
+``extra_info`` (``n_siblings_vs_1_sibling``, ``vs_bare_python``). The target is that 1,000 siblings cost
+at most 2x one sibling; issue 18's, that a warm hook costs at most 2x a bare start and a cold one
 at most 4x. No time is asserted.
 """
 

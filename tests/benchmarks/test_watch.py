@@ -1,4 +1,4 @@
-"""The watcher under load (DESIGN §7, issue 4): 1,000 sessions each appended to a few lines a second.
+"""The watcher under load (issue 4): 1,000 sessions each appended to a few lines a second.
 
 A writer process appends Claude-Code-shaped lines to every session's transcript (open, append, close,
 as the agents do) at ``RATE`` lines a second per session for ``SECONDS``; a watcher process

@@ -72,7 +72,7 @@ PATCH_FILE_HEADERS = ("*** Add File: ", "*** Update File: ", "*** Delete File: "
 # Whitespace that makes a line "empty or only whitespace" (ASCII whitespace but \x0b, as Rust's).
 LINE_WHITESPACE = b" \t\n\x0c\r"
 
-# FORMATS.md section 6, used only until `sidelight.formats.DEFAULT_CATEGORIES` exists.
+# docs/agent-formats.md section 6, used only until `sidelight.formats.DEFAULT_CATEGORIES` exists.
 _FALLBACK_CATEGORIES: dict[str, dict[str, str]] = {
     "claude-code": {
         **dict.fromkeys(("edit", "multiedit", "write", "notebookedit"), "edit"),

@@ -41,7 +41,7 @@ def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
             _log_failure(f"hook: expected one HOST argument, got {list(argv)!r}")
             return 0
         # A running watcher answers in a few milliseconds what this process would take tens of ms to
-        # import its way to (DESIGN §9); without one, the hook answers itself. Either way the answer is
+        # import its way to (sidelight.warm); without one, the hook answers itself. Either way the answer is
         # written and flushed before the cursors move (at least once: a hook killed in between leaves
         # the news for the next prompt).
         from sidelight.warm import ask_watcher

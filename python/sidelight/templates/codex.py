@@ -30,6 +30,7 @@ from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
 from sidelight.paths import (
+    has_field,
     head_string_field,
     id_session,
     open_regular,
@@ -63,8 +64,8 @@ FORMAT = FormatSpec(
 )
 
 _UUID_END = Pattern(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")
-#: The ``session_meta`` fields ``id`` and ``cwd`` come before its long instructions; at most this much
-#: of the head is read for them ...
+#: The ``session_meta`` line's ``type`` and its fields ``id`` and ``cwd`` come before its long
+#: instructions (in the order Codex writes them); at most this much of the head is read for them ...
 _META_BYTES = 64 * 1024
 #: ... and usually the first few hundred bytes do.
 _META_SMALL = 4096
@@ -89,18 +90,23 @@ def _session_meta(path: str) -> tuple[str | None, str | None]:
     try:
         with open_regular(path) as f:
             head = f.read(_META_SMALL)
-            if b'"cwd":"' not in head and b"\n" not in head and len(head) == _META_SMALL:
+            if len(head) == _META_SMALL and b"\n" not in head and not _meta_seen(path, head):
                 head += f.read(_META_BYTES - _META_SMALL)
     except OSError as error:
         logger.debug("codex: cannot read %s: %s", path, error)
         return (None, None)
     line = head.split(b"\n", 1)[0]
-    if b'"type":"session_meta"' not in line:
+    if not has_field(line, "type", "session_meta"):  # (or one whose type lies past what was read)
         return (None, None)
     found = (head_string_field(path, "id", data=line), head_string_field(path, "cwd", data=line))
     if found[1] is not None:  # complete enough to keep
         _meta[path] = found
     return found
+
+
+def _meta_seen(path: str, head: bytes) -> bool:
+    """Whether the start of a first line shows it a ``session_meta`` line with its ``cwd``."""
+    return has_field(head, "type", "session_meta") and head_string_field(path, "cwd", data=head) is not None
 
 
 def rollout_id(path: str) -> str | None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from sidelight._hookimpl import hookimpl
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.logs import get_logger
-from sidelight.paths import head_string_field, id_session, open_regular, real, working_group
+from sidelight.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -77,7 +77,7 @@ def _cwd(path: str) -> str | None:
             line = f.read(_HEAD_BYTES).split(b"\n", 1)[0]
     except OSError:
         return None
-    if b'"session.start"' not in line:
+    if not has_field(line, "type", "session.start"):
         return None
     cwd = head_string_field(path, "cwd", data=line)
     if cwd is not None:

@@ -1,4 +1,4 @@
-"""The watcher's hook server: the warm path's other side (DESIGN §9, the protocol in :mod:`sidelight.warm`).
+"""The watcher's hook server: the warm path's other side (the protocol in :mod:`sidelight.warm`).
 
 A hook that finds ``<state dir>/hook.sock`` sends its host's payload there, and the watcher answers it
 with the same composer, settings and cursor store the hook would have used itself

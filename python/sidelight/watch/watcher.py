@@ -1,4 +1,4 @@
-"""The watcher (`sidelight watch`): follows every session's transcript as it grows (DESIGN §2).
+"""The watcher (`sidelight watch`): follows every session's transcript as it grows.
 
 Threads and their jobs:
 

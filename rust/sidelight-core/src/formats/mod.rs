@@ -410,6 +410,114 @@ mod tests {
         );
     }
 
+    /// `line` with the whitespace JSON allows around every structural character (a space and a tab,
+    /// as `json.dumps` writes a space after each colon and comma), its strings as they were.
+    fn spaced(line: &str) -> String {
+        let mut out = String::with_capacity(line.len() * 2);
+        let (mut in_string, mut escaped) = (false, false);
+        for c in line.chars() {
+            if in_string {
+                out.push(c);
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == '"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            if matches!(c, '}' | ']' | ':' | ',') {
+                out.push_str(" \t");
+            }
+            out.push(c);
+            if matches!(c, '{' | '[' | ':' | ',') {
+                out.push_str("\t ");
+            }
+            in_string = c == '"';
+        }
+        out
+    }
+
+    #[test]
+    fn whitespace_between_tokens_changes_no_guess_and_no_count() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data");
+        for (format, sample) in [
+            (Format::ClaudeCode, "claude-code/four-tools-resume.jsonl"),
+            (Format::Pi, "pi/four-tools-continue.jsonl"),
+            (Format::Codex, "codex/four-tools-resume.jsonl"),
+            (Format::Qwen, "qwen/four-tools-resume.jsonl"),
+            (Format::Copilot, "copilot/four-tools-resume.jsonl"),
+            (Format::Gemini, "gemini/four-tools-resume.jsonl"),
+        ] {
+            let text = std::fs::read_to_string(root.join(sample)).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            let wide: Vec<String> = lines.iter().map(|line| spaced(line)).collect();
+            assert_ne!(wide[0], lines[0]);
+            assert_eq!(Format::guess(wide[0].as_bytes()), Some(format), "{sample}");
+            for (line, wide) in lines.iter().zip(&wide) {
+                assert_eq!(
+                    Format::guess(wide.as_bytes()),
+                    Format::guess(line.as_bytes())
+                );
+            }
+            let (a, b) = (
+                run(format, &lines),
+                run(format, &wide.iter().map(String::as_str).collect::<Vec<_>>()),
+            );
+            assert!(a.user_messages > 0 && a.skipped == b.skipped, "{sample}");
+            assert_eq!(
+                (
+                    a.user_messages,
+                    a.assistant_messages,
+                    &a.tools,
+                    a.categories
+                ),
+                (
+                    b.user_messages,
+                    b.assistant_messages,
+                    &b.tools,
+                    b.categories
+                ),
+                "{sample}"
+            );
+            assert_eq!(
+                (
+                    &a.first_user_text,
+                    &a.last_user_text,
+                    &a.last_assistant_text
+                ),
+                (
+                    &b.first_user_text,
+                    &b.last_user_text,
+                    &b.last_assistant_text
+                ),
+                "{sample}"
+            );
+            assert_eq!(
+                (
+                    &a.session_id,
+                    &a.cwd,
+                    a.title(),
+                    &a.files_touched,
+                    &a.entry_types
+                ),
+                (
+                    &b.session_id,
+                    &b.cwd,
+                    b.title(),
+                    &b.files_touched,
+                    &b.entry_types
+                ),
+                "{sample}"
+            );
+            assert_eq!(
+                (&a.first_timestamp, &a.last_timestamp),
+                (&b.first_timestamp, &b.last_timestamp)
+            );
+        }
+    }
+
     #[test]
     fn decoders_never_panic_on_arbitrary_bytes() {
         use proptest::prelude::*;
