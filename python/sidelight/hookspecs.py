@@ -243,7 +243,7 @@ def sidelight_installers() -> Iterable[InstallerSpec]:
             from sidelight.install import hook_command, install_file
 
             hooks = {"_comment": MARKER, "onPrompt": [{"command": hook_command("my-agent")}]}
-            text = json.dumps(hooks, indent=2) + "\n"
+            text = json.dumps(hooks, indent=2) + "\\n"
             yield install_file("my-agent", hooks_file(), text, "my-agent hooks", lambda t: MARKER in t)
 
         def uninstall(scope):
