@@ -302,5 +302,6 @@ def test_hook_sidelight_installers(installed: Path, tmp_path: Path) -> None:
     # The plugin's target is listed where a wrong one is refused, beside the built-ins.
     wrong = _sidelight(installed, home, "install", "nohost")
     assert wrong.returncode == 2 and "'kiro'" in wrong.stderr and "'claude-code'" in wrong.stderr
+    assert "kiro" in _sidelight(installed, home, "install", "--help").stdout
     project = _sidelight(installed, home, "install", "kiro", "--scope", "project")
     assert project.returncode == 2 and "kiro is set up for the user" in project.stderr

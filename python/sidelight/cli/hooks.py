@@ -198,7 +198,8 @@ def register(commands: Any) -> None:
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
 
 
-_TARGET_HELP = "claude-code, codex, pi, gemini, qwen, copilot, opencode, skill, service, or a plugin's"
+#: The registered installers (the built-ins' and the installed plugins'), named in ``--help``.
+_TARGET_HELP = "%(choices)s"
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 

@@ -6,7 +6,6 @@ does the work), registered through ``sidelight_installers`` as a plugin's are.
 
 from __future__ import annotations
 
-from sidelight import install as _install
 from sidelight._hookimpl import hookimpl
 from sidelight.records import InstallerSpec
 
@@ -33,10 +32,10 @@ TARGETS: dict[str, tuple[tuple[str, ...], str]] = {
 
 
 def _step(target: str, *, install: bool) -> Callable[[str], list[InstallResult]]:
-    action = _install.install if install else _install.uninstall
-
     def run(scope: str) -> list[InstallResult]:
-        return action(target, scope=scope)
+        from sidelight import install as installer  # the work, only when it is asked for
+
+        return (installer.install if install else installer.uninstall)(target, scope=scope)
 
     return run
 
