@@ -46,6 +46,8 @@ ScanItem: TypeAlias = PathArg | tuple[PathArg, FormatArg, Cursor | None]
 #: (what the core's detection reads too: 64 KiB, 20 lines).
 _DETECT_BYTES = 64 << 10
 _DETECT_ENTRIES = 20
+#: The entries of :func:`sidelight._core.read_entries` that tell a format reads a file's lines.
+_CONVERSATION = frozenset({"user", "assistant", "tool", "result"})
 
 
 def detect_format(path: PathArg) -> Format | None:
@@ -53,8 +55,9 @@ def detect_format(path: PathArg) -> Format | None:
 
     The built-in formats are asked first (by the native core). When none knows the file, the formats
     of the installed plugins that decode lines themselves (a :class:`~sidelight.formats.Layout` or a
-    ``decode`` function) each read its first lines: the one that finds the most entries in them wins
-    (of two that find as many, the first registered).
+    ``decode`` function) each read its first lines: the one that finds the most conversation entries
+    in them (prompts, replies, tool calls and results; not a session id alone) wins (of two that find
+    as many, the first registered).
 
     Raises :class:`FileNotFoundError`, :class:`PermissionError` or :class:`IsADirectoryError` when the
     file cannot be read.
@@ -82,8 +85,9 @@ def _detect_plugin_format(path: str) -> Format | None:
             raise _with_path(error, path) from None
         except Exception:  # a plugin's decoder that fails on this file does not know it
             continue
-        if len(entries) > most:
-            best, most = name, len(entries)
+        found = sum(entry[0] in _CONVERSATION for entry in entries)
+        if found > most:
+            best, most = name, found
     return None if best is None else Format(best)
 
 
