@@ -74,9 +74,12 @@ def detect_format(path: PathArg) -> Format | None:
 
 def _detect_plugin_format(path: str) -> Format | None:
     """The plugin format that reads the most entries in the first lines of ``path`` (``None``: none)."""
-    _plugin_formats()
+    from sidelight.plugins import get_plugins
+
     best, most = None, 0
-    for name in _core.declared_formats():
+    for name, spec in get_plugins().formats().items():
+        if spec.layout is None and spec.decode is None:
+            continue  # read by a built-in decoder, whose detection said no
         try:
             entries = _core.read_entries(
                 path, name, 0, _DETECT_ENTRIES, _DETECT_BYTES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, 0
