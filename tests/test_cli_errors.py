@@ -40,7 +40,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("history", "x", "--max-messages", "0"), ("--max-messages", "at least 1")),
     (("history", "x", "--max-tokens", "-5"), ("--max-tokens",)),
     (("recap", "no-such-session"), ("no session matches",)),
-    (("recap", "{bin}"), ("not a Claude Code, Pi or Codex transcript",)),
+    (("recap", "{bin}"), ("cannot detect the format", "--format", "claude-code")),
     (("recap", "x", "--budget", "0"), ("--budget", "at least 1")),
     (("suspend", "no-such-session"), ("no session matches",)),
     (("resume", "no-such-session"), ("no session matches",)),

@@ -229,3 +229,79 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     assert '"session": "kiro:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
     assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in handed
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in handed
+
+
+# --- A plugin agent is first-class: its transcripts by path, its format by name, its installer --------
+
+
+def _sample(tmp_path: Path) -> Path:
+    """A sample transcript outside every resolver's folder: what tells its format is its lines."""
+    sample = sorted((EXAMPLE / "src" / "sidelight_kiro" / "samples").glob("*.jsonl"))[0]
+    copy = tmp_path / "elsewhere" / "session.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(sample, copy)
+    return copy
+
+
+def test_the_installed_plugin_s_transcripts_are_read_by_path(installed: Path, tmp_path: Path) -> None:
+    home, path = tmp_path / "home", str(_sample(tmp_path))
+    home.mkdir()
+    for how in ((), ("--format", "kiro"), ("-f", "KIRO")):
+        scanned = _sidelight(installed, home, "scan", "--json", *how, path)
+        assert scanned.returncode == 0, scanned.stderr
+        assert json.loads(scanned.stdout)["messages"]["user"] == 1, scanned.stdout
+        read = _sidelight(installed, home, "read", *how, path)
+        assert read.returncode == 0, read.stderr
+        assert "[write /work/app/src/env.py → Successfully modified file]" in read.stdout, read.stdout
+        recap = _sidelight(installed, home, "recap", "--json", *how, path)
+        assert recap.returncode == 0, recap.stderr
+        assert json.loads(recap.stdout)["format"] == "kiro"
+        history = _sidelight(installed, home, "history", *how, path)
+        assert history.returncode == 0, history.stderr
+        assert "The build fails on the env loader" in history.stdout, history.stdout
+
+
+def test_errors_name_the_installed_plugin_s_format(installed: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"hello": 1}\n')
+    for command in ("scan", "read", "recap", "history"):
+        result = _sidelight(installed, home, command, str(other))
+        assert result.returncode != 0
+        assert "cannot detect the format" in result.stderr and "kiro" in result.stderr, result.stderr
+    refused = _sidelight(installed, home, "scan", "--format", "nope", str(other))
+    assert refused.returncode == 2
+    assert "unknown format 'nope'" in refused.stderr and "claude-code" in refused.stderr
+    assert "kiro" in refused.stderr, refused.stderr
+
+
+def test_hook_sidelight_installers(installed: Path, tmp_path: Path) -> None:
+    """``sidelight install kiro`` writes the plugin's agent file through the install ledger;
+    ``uninstall kiro`` puts back exactly what was there (here: nothing, and no folder it made)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    agent = home / ".kiro" / "agents" / "sidelight.json"
+    done = _sidelight(installed, home, "install", "kiro", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["path"] == str(agent)
+    hooks = json.loads(agent.read_text())["hooks"]
+    assert hooks["userPromptSubmit"][0]["command"].endswith(" hook kiro")
+    again = _sidelight(installed, home, "install", "kiro")
+    assert again.returncode == 0 and again.stdout.startswith("already installed"), again.stdout
+    assert (home / "state" / "installs" / "kiro.json").is_file()
+    undone = _sidelight(installed, home, "uninstall", "kiro")
+    assert undone.returncode == 0, undone.stderr
+    assert not (home / ".kiro").exists(), undone.stdout
+    # A file that was there before install gets its bytes back.
+    agent.parent.mkdir(parents=True)
+    agent.write_text('{"name": "mine"}\n')
+    assert _sidelight(installed, home, "install", "kiro").returncode == 0
+    assert _sidelight(installed, home, "uninstall", "kiro").returncode == 0
+    assert agent.read_text() == '{"name": "mine"}\n'
+    # The plugin's target is listed where a wrong one is refused, beside the built-ins.
+    wrong = _sidelight(installed, home, "install", "nohost")
+    assert wrong.returncode == 2 and "'kiro'" in wrong.stderr and "'claude-code'" in wrong.stderr
+    assert "kiro" in _sidelight(installed, home, "install", "--help").stdout
+    project = _sidelight(installed, home, "install", "kiro", "--scope", "project")
+    assert project.returncode == 2 and "kiro is set up for the user" in project.stderr

@@ -403,4 +403,5 @@ def test_a_file_of_claude_code_usage_lines_without_a_type_is_detected() -> None:
 
 def test_an_opencode_export_is_not_read_as_pi() -> None:
     export = Path(__file__).parent / "data" / "opencode" / "four-tools-continue.jsonl"
-    assert sidelight.detect_format(export) is None  # opencode's own decoder reads it (a plugin's)
+    # Not Pi's (the core's detection knows none of it): opencode's own decoder, a plugin's format, reads it.
+    assert sidelight.detect_format(export) == "opencode"

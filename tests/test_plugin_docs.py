@@ -33,6 +33,7 @@ from sidelight.records import (
     FormatSpec,
     HostEvent,
     InjectorSpec,
+    InstallerSpec,
     ResolverSpec,
     Session,
     SessionActivity,
@@ -58,6 +59,7 @@ def test_there_are_hooks() -> None:
         "sidelight_embedders",
         "sidelight_formats",
         "sidelight_injectors",
+        "sidelight_installers",
         "sidelight_resolvers",
         "sidelight_sinks",
         "sidelight_summarizers",
@@ -162,6 +164,15 @@ def exercise(name: str, plugins: Plugins, tmp_path: Path) -> None:
             assert isinstance(host_event, HostEvent)
             assert record.render(host_event, None) is None
             assert isinstance(record.render(host_event, "[Session Activity]"), str)
+        elif isinstance(record, InstallerSpec):
+            home = tmp_path / "installer-home"
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("HOME", str(home))
+                patch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "installer-state"))
+                (done,) = record.install("user")
+                assert done.changed and done.path is not None and done.path.is_file()
+                (undone,) = record.uninstall("user")
+                assert undone.changed and not home.exists()  # the folders install made are gone too
         elif isinstance(record, SinkSpec):
             record.emit(SinkEvent(kind="activity", session=session))
         elif isinstance(record, TokenCounterSpec):

@@ -19,6 +19,7 @@ from sidelight.records import (  # noqa: TC001
     EmbedderSpec,
     FormatSpec,
     InjectorSpec,
+    InstallerSpec,
     ResolverSpec,
     SinkSpec,
     SummarizerSpec,
@@ -212,5 +213,47 @@ def sidelight_chunk_summarizers() -> Iterable[ChunkSummarizerSpec]:
         @hookimpl
         def sidelight_chunk_summarizers():
             yield ChunkSummarizerSpec(name="edits-only", summarize=edits_only)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_installers() -> Iterable[InstallerSpec]:
+    """What ``sidelight install NAME`` and ``sidelight uninstall NAME`` set up: a host's hooks or
+    extension. Write the host's files with :func:`sidelight.install.install_file` and take them out
+    with :func:`sidelight.install.uninstall_file`: the first backs up what was there and records what
+    it wrote, the second puts back exactly what was there before (and removes the folders install
+    made, once empty), so ``uninstall`` undoes ``install`` whatever was there before. Import
+    :mod:`sidelight.install` inside the functions: a prompt hook loads the plugin too, and needs none
+    of it.
+
+    Example::
+
+        import json
+        from pathlib import Path
+        from sidelight import hookimpl
+        from sidelight.records import InstallerSpec
+
+        MARKER = "sidelight-my-agent-hooks"
+
+        def hooks_file():
+            return Path.home() / ".my-agent" / "hooks" / "sidelight.json"
+
+        def install(scope):
+            from sidelight.install import hook_command, install_file
+
+            hooks = {"_comment": MARKER, "onPrompt": [{"command": hook_command("my-agent")}]}
+            text = json.dumps(hooks, indent=2) + "\\n"
+            yield install_file("my-agent", hooks_file(), text, "my-agent hooks", lambda t: MARKER in t)
+
+        def uninstall(scope):
+            from sidelight.install import uninstall_file
+
+            yield uninstall_file("my-agent", hooks_file(), lambda t: MARKER in t)
+
+        @hookimpl
+        def sidelight_installers():
+            yield InstallerSpec(name="my-agent", install=install, uninstall=uninstall,
+                                description="hooks in ~/.my-agent/hooks/sidelight.json")
     """
     raise NotImplementedError

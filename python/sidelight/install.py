@@ -56,11 +56,11 @@ import shutil
 import sys
 import time
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sidelight.errors import SidelightError
+from sidelight.records import InstallResult
 from sidelight.statefile import load_json_state, private_dir, write_atomic
 from sidelight.warm import AGENT_FOLDER_VARIABLES
 
@@ -83,6 +83,7 @@ __all__ = [
     "InstallResult",
     "claude_plugin_dir",
     "edit_jsonc",
+    "hook_command",
     "install",
     "install_claude_code",
     "install_codex",
@@ -139,18 +140,6 @@ class InstallError(SidelightError, ValueError):
     """An install or uninstall could not be done; nothing was changed."""
 
 
-@dataclass(frozen=True, slots=True)
-class InstallResult:
-    """What one install or uninstall step did."""
-
-    target: str
-    path: Path | None
-    changed: bool
-    message: str
-    backup: Path | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-
 # ---------------------------------------------------------------------------------------------------
 # Finding sidelight
 
@@ -181,7 +170,9 @@ def sidelight_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "sidelight"]
 
 
-def _hook_command(host: str) -> str:
+def hook_command(host: str) -> str:
+    """The shell command a host's hook runs: ``sidelight hook HOST``, sidelight by absolute path
+    (:func:`sidelight_command`), quoted for a shell."""
     return " ".join(shlex.quote(part) for part in [*sidelight_command(), "hook", host])
 
 
@@ -990,7 +981,7 @@ def _install_hooks(
     """Adds sidelight's command hooks for ``events`` to the settings file ``path`` (``target`` is
     also the hook's host), recording what it did. ``comments``: the host reads the file as JSONC."""
     data = _read_json(path, f"{what} settings file", comments=comments)
-    if not _add_hooks(data, path, target, events, _hook_command(target), timeout):
+    if not _add_hooks(data, path, target, events, hook_command(target), timeout):
         return InstallResult(target, path, False, f"already installed in {path}")
     return _Ledger(target, path).save(
         path,
@@ -1130,7 +1121,7 @@ def install_codex(*, home: Path | None = None) -> list[InstallResult]:
     new_config = _enable_codex_hooks(config_text, config_path)  # checked before anything is written
     results = []
     ledger = _Ledger("codex", hooks_path)
-    if _add_hooks(data, hooks_path, "codex", CODEX_EVENTS, _hook_command("codex")):
+    if _add_hooks(data, hooks_path, "codex", CODEX_EVENTS, hook_command("codex")):
         verb = "installed the Codex hooks in"
         results.append(
             ledger.save(hooks_path, _dump(data), verb, ours=lambda t: _holds_hooks(t, "codex"), whole=False)
@@ -1421,7 +1412,7 @@ def install_copilot(*, home: Path | None = None) -> InstallResult:
     data = _read_json(path, "Copilot hooks file")
     if data and not _copilot_is_ours(data):
         raise InstallError(f"{path} was not written by sidelight; not replacing it")
-    wanted = copilot_hooks(_hook_command("copilot"))
+    wanted = copilot_hooks(hook_command("copilot"))
     if data == wanted:
         return InstallResult("copilot", path, False, f"already installed in {path}")
     verb = "installed the Copilot CLI hooks in"

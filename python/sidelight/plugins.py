@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         EmbedderSpec,
         FormatSpec,
         InjectorSpec,
+        InstallerSpec,
         ResolverSpec,
         SinkSpec,
         SummarizerSpec,
@@ -84,6 +85,7 @@ BUILTINS: tuple[str, ...] = (
     "sidelight.templates.eventlog",
     "sidelight.templates.handoff",
     "sidelight.templates.redis_streams",
+    "sidelight.templates.installers",
     "sidelight.templates.default",
 )
 
@@ -119,6 +121,9 @@ _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
         "sinks": ("handoff",),
     },
     "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
+    "sidelight.templates.installers": {
+        "installers": ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "service")
+    },
     "sidelight.templates.default": {"summarizers": ("default",)},
 }
 
@@ -527,6 +532,10 @@ class Plugins:
         """The injector ``name`` (a host; ``None``: none), importing no other host's template."""
         found: InjectorSpec | None = self._named("injectors", name)
         return found
+
+    def installers(self) -> Mapping[str, InstallerSpec]:
+        """What ``sidelight install NAME`` sets up: the built-in hosts' and the plugins'."""
+        return self._family("installers")
 
     def sinks(self) -> Mapping[str, SinkSpec]:
         return self._family("sinks")

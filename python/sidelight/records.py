@@ -36,6 +36,8 @@ __all__ = [
     "FormatSpec",
     "HostEvent",
     "InjectorSpec",
+    "InstallResult",
+    "InstallerSpec",
     "ResolverSpec",
     "Session",
     "SessionActivity",
@@ -648,6 +650,70 @@ class ChunkSummarizerSpec:
         _set(self, "name", name)
         _set(self, "summarize", summarize)
         _set(self, "description", description)
+
+
+@record(frozen=True)
+class InstallResult:
+    """What one install or uninstall step did: to ``path`` (``None``: no file, a service manager's
+    step), whether it ``changed`` anything, the line said to the person, the ``backup`` made of the
+    file before it changed, and ``notes`` (warnings: what the person still has to do)."""
+
+    __slots__ = ("backup", "changed", "message", "notes", "path", "target")
+
+    target: str
+    path: Path | None
+    changed: bool
+    message: str
+    backup: Path | None
+    notes: tuple[str, ...]
+
+    def __init__(
+        self,
+        target: str,
+        path: Path | None,
+        changed: bool,
+        message: str,
+        backup: Path | None = None,
+        notes: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "target", target)
+        _set(self, "path", path)
+        _set(self, "changed", changed)
+        _set(self, "message", message)
+        _set(self, "backup", backup)
+        _set(self, "notes", notes)
+
+
+@record(frozen=True)
+class InstallerSpec:
+    """Sets sidelight up in a host, and takes it out again: ``sidelight install NAME`` calls
+    ``install(scope)``, ``sidelight uninstall NAME`` calls ``uninstall(scope)``; each returns what it
+    did, one :class:`InstallResult` per file or step. ``scope`` is ``"user"`` or ``"project"`` (this
+    working directory's settings), one of ``scopes``. Write a host's files through
+    :func:`sidelight.install.install_file` and :func:`sidelight.install.uninstall_file`: install backs
+    up what was there and records what it wrote, so that uninstall puts back exactly that."""
+
+    __slots__ = ("description", "install", "name", "scopes", "uninstall")
+
+    name: str
+    install: Callable[[str], Iterable[InstallResult]]
+    uninstall: Callable[[str], Iterable[InstallResult]]
+    description: str
+    scopes: tuple[str, ...]
+
+    def __init__(
+        self,
+        name: str,
+        install: Callable[[str], Iterable[InstallResult]],
+        uninstall: Callable[[str], Iterable[InstallResult]],
+        description: str = "",
+        scopes: tuple[str, ...] = ("user",),
+    ) -> None:
+        _set(self, "name", name)
+        _set(self, "install", install)
+        _set(self, "uninstall", uninstall)
+        _set(self, "description", description)
+        _set(self, "scopes", scopes)
 
 
 def _may_tell_failure(use: ToolUse) -> bool:

@@ -23,7 +23,17 @@ from sidelight.types import Activity, Cursor, CursorTuple, Entry, ScanFailure
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-__all__ = ["FormatArg", "PathArg", "ScanItem", "detect_format", "recent_entries", "scan", "scan_many"]
+__all__ = [
+    "FormatArg",
+    "PathArg",
+    "ScanItem",
+    "detect_format",
+    "format_names",
+    "recent_entries",
+    "resolve_format",
+    "scan",
+    "scan_many",
+]
 
 #: A transcript path.
 PathArg: TypeAlias = str | os.PathLike[str]
@@ -32,11 +42,22 @@ FormatArg: TypeAlias = Format | Literal["auto", "claude-code", "pi", "codex", "g
 #: One file for :func:`scan_many`: a path, or ``(path, format, cursor)``.
 ScanItem: TypeAlias = PathArg | tuple[PathArg, FormatArg, Cursor | None]
 
-_FORMAT_CHOICES = ", ".join(f.value for f in Format)
+#: How far into a file a plugin's format looks for entries when the built-in decoders know none of it
+#: (what the core's detection reads too: 64 KiB, 20 lines).
+_DETECT_BYTES = 64 << 10
+_DETECT_ENTRIES = 20
+#: The entries of :func:`sidelight._core.read_entries` that tell a format reads a file's lines.
+_CONVERSATION = frozenset({"user", "assistant", "tool", "result"})
 
 
 def detect_format(path: PathArg) -> Format | None:
     """The format of the transcript at ``path``, judged from its first lines; ``None`` if unrecognised.
+
+    The built-in formats are asked first (by the native core). When none knows the file, the formats
+    of the installed plugins that decode lines themselves (a :class:`~sidelight.formats.Layout` or a
+    ``decode`` function) each read its first lines: the one that finds the most conversation entries
+    in them (prompts, replies, tool calls and results; not a session id alone) wins (of two that find
+    as many, the first registered).
 
     Raises :class:`FileNotFoundError`, :class:`PermissionError` or :class:`IsADirectoryError` when the
     file cannot be read.
@@ -46,7 +67,46 @@ def detect_format(path: PathArg) -> Format | None:
         detected = _core.detect_format(name)
     except OSError as error:
         raise _with_path(error, name) from None
-    return None if detected is None else Format(detected)
+    if detected is not None:
+        return Format(detected)
+    return _detect_plugin_format(name)
+
+
+def _detect_plugin_format(path: str) -> Format | None:
+    """The plugin format that reads the most entries in the first lines of ``path`` (``None``: none)."""
+    from sidelight.plugins import get_plugins
+
+    best, most = None, 0
+    for name, spec in get_plugins().formats().items():
+        if spec.layout is None and spec.decode is None:
+            continue  # read by a built-in decoder, whose detection said no
+        try:
+            entries = _core.read_entries(
+                path, name, 0, _DETECT_ENTRIES, _DETECT_BYTES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, 0
+            )[0]
+        except OSError as error:
+            raise _with_path(error, path) from None
+        except Exception:  # a plugin's decoder that fails on this file does not know it
+            continue
+        found = sum(entry[0] in _CONVERSATION for entry in entries)
+        if found > most:
+            best, most = name, found
+    return None if best is None else Format(best)
+
+
+def _plugin_formats() -> dict[str, str]:
+    """The formats of the installed plugins, each registered with the core (the plugin manager does it
+    once per process): each name with the built-in decoder that reads it (its own name when it
+    decodes lines itself)."""
+    from sidelight.plugins import get_plugins
+
+    return {name: spec.decoder for name, spec in get_plugins().formats().items()}
+
+
+def format_names() -> list[str]:
+    """Every format ``format=`` (``--format``) takes: the built-in ones, then the installed plugins'."""
+    builtin = [f.value for f in Format]
+    return [*builtin, *(name for name in _plugin_formats() if name not in builtin)]
 
 
 def scan(
@@ -71,7 +131,7 @@ def scan(
     :class:`ValueError`) when the format is unknown or cannot be detected.
     """
     name = _fspath(path)
-    fmt = _resolve_format(name, format)
+    fmt = resolve_format(name, format)
     _check_limits(max_line_bytes=max_line_bytes, text_limit=text_limit)
     if threads is None:
         threads = os.cpu_count() or 1
@@ -117,7 +177,7 @@ def scan_many(
             item_path, item_format, item_cursor = item, format, None
         name = os.fspath(item_path)
         try:
-            fmt = _resolve_format(_fspath(name), item_format)
+            fmt = resolve_format(_fspath(name), item_format)
         except (OSError, ValueError) as error:
             results.append(ScanFailure(name, error))
             continue
@@ -148,7 +208,7 @@ def recent_entries(
     to its root, not the branches left by ``/tree`` or a fork. Raises the same errors as :func:`scan`.
     """
     name = _fspath(path)
-    fmt = _resolve_format(name, format)
+    fmt = resolve_format(name, format)
     _check_limits(max_line_bytes=max_line_bytes, text_limit=text_limit)
     if limit < 0:
         raise ValueError(f"limit must not be negative, not {limit}")
@@ -165,12 +225,21 @@ def _outcome(name: str, outcome: dict[str, Any] | Exception) -> Activity | ScanF
     return Activity.from_core(outcome)
 
 
-def _resolve_format(path: str, format: FormatArg) -> Format:
+def resolve_format(path: str, format: FormatArg) -> Format:
+    """The format to read ``path`` with: ``format`` itself (a built-in format, or an installed plugin's:
+    one read by a built-in decoder is that decoder's), or for ``"auto"`` the one :func:`detect_format`
+    finds. Raises :class:`~sidelight.UnknownFormatError` naming every format there is when ``format``
+    is none of them or the file's cannot be detected, and the errors of :func:`detect_format`."""
     if format != "auto":
         try:
             return Format(format)
         except ValueError:
-            raise UnknownFormatError(f"unknown format {format!r}; use auto, {_FORMAT_CHOICES}") from None
+            decoder = _plugin_formats().get(str(format))
+            if decoder is None:
+                raise UnknownFormatError(
+                    f"unknown format {format!r}; use auto, {', '.join(format_names())}"
+                ) from None
+            return Format(decoder)
     detected = detect_format(path)
     if detected is not None:
         return detected
@@ -186,7 +255,8 @@ def _resolve_format(path: str, format: FormatArg) -> Format:
         raise transcript_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path), path)
     what = "the file is empty" if size == 0 else "no agent's transcript starts like this"
     raise UnknownFormatError(
-        f"{path}: cannot detect the format ({what}); pass --format (format= in Python): {_FORMAT_CHOICES}",
+        f"{path}: cannot detect the format ({what}); pass --format (format= in Python): "
+        f"{', '.join(format_names())}",
         path,
     )
 

@@ -21,7 +21,7 @@ from sidelight.errors import SidelightError, UsageError, describe
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
 __all__ = [
     "EXIT_FAILED",
@@ -30,6 +30,7 @@ __all__ = [
     "EXIT_USAGE",
     "EXPECTED_ERRORS",
     "FORMAT_CHOICES",
+    "RegisteredNames",
     "configure_colour",
     "env_flag",
     "fail",
@@ -56,7 +57,8 @@ MAX_ENTRIES: Final = 1_000_000
 #: The most tokens a budget option may give (``number_option(maximum=MAX_TOKENS, what=TOKENS)``).
 MAX_TOKENS: Final = 100_000_000
 
-#: What ``--format`` takes on every command that reads a transcript.
+#: What ``--format`` takes on every command that reads a transcript without asking the plugins: the
+#: built-in formats. An installed plugin's format is taken too (:func:`format_option`).
 FORMAT_CHOICES: Final = ("auto", "claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 
 #: Every command's output beside its results goes through the package logger (``-v``/``-q``).
@@ -127,15 +129,22 @@ def run(
 
 
 def format_option(command: argparse.ArgumentParser, what: str = "the transcript's format") -> None:
-    """``-f/--format`` on ``command``: one of :data:`FORMAT_CHOICES`, ``SIDELIGHT_FORMAT`` by default
-    (checked like the option: a wrong one is a usage error, exit 2)."""
+    """``-f/--format`` on ``command``: ``auto``, a built-in format (:data:`FORMAT_CHOICES`) or an
+    installed plugin's, ``SIDELIGHT_FORMAT`` by default (checked like the option: a wrong one is a
+    usage error, exit 2, that lists every registered format). The plugins are loaded only for a name
+    that is not built in: building the parser (``--help``, completion) does not load them."""
     import argparse
 
     def parse(text: str) -> str:
         value = text.strip().lower()
-        if value not in FORMAT_CHOICES:
+        if value in FORMAT_CHOICES:
+            return value
+        from sidelight.scanning import format_names
+
+        registered = format_names()
+        if value not in registered:
             raise argparse.ArgumentTypeError(
-                f"unknown format {text!r}; use one of {', '.join(FORMAT_CHOICES)}"
+                f"unknown format {text!r}; use one of auto, {', '.join(registered)}"
             )
         return value
 
@@ -145,9 +154,33 @@ def format_option(command: argparse.ArgumentParser, what: str = "the transcript'
         type=parse,
         default=os.environ.get("SIDELIGHT_FORMAT", "auto"),  # a string default goes through type=
         metavar="FORMAT",
-        help=f"{what}: auto (detect from the first lines), claude-code, pi, codex, gemini, qwen or "
-        "copilot [env: SIDELIGHT_FORMAT; default: auto]",
+        help=f"{what}: auto (detect from the first lines), claude-code, pi, codex, gemini, qwen, "
+        "copilot, or an installed plugin's (sidelight plugins) [env: SIDELIGHT_FORMAT; default: auto]",
     )
+
+
+class RegisteredNames:
+    """``choices=`` for an argument whose names come from the plugins (``sidelight install NAME``):
+    ``load()`` gives them, called when the argument is checked or listed (an error, completion), not
+    when the parser is built (``--help`` does not load the plugins)."""
+
+    def __init__(self, load: Callable[[], list[str]]) -> None:
+        self._load = load
+        self._names: list[str] | None = None
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = self._load()
+        return self._names
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
 
 
 def json_line(record: Any, out: TextIO | None = None) -> None:

@@ -20,14 +20,28 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["HOOK_HOSTS", "INSTALL_TARGETS", "register", "run_hook"]
+__all__ = ["HOOK_HOSTS", "install_targets", "register", "run_hook"]
 
 #: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
 HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "agent-sdk")
-#: What ``sidelight install`` / ``uninstall`` know how to set up.
-INSTALL_TARGETS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "skill", "service")
-#: The targets that can be set up for one project (``--scope project``); the others are the user's.
-PROJECT_TARGETS = ("claude-code", "opencode", "skill")
+#: ``sidelight install skill``: the reader's SKILL.md, in a folder ``--dir`` may name; every other
+#: target is a registered installer (``sidelight_installers``: the built-in hosts' and the plugins').
+SKILL = "skill"
+
+
+def install_targets() -> list[str]:
+    """What ``sidelight install`` / ``uninstall`` know how to set up: every registered installer and
+    ``skill``."""
+    from sidelight.plugins import get_plugins
+
+    return [*get_plugins().installers(), SKILL]
+
+
+def _project_targets() -> list[str]:
+    """The targets that can be set up for one project (``--scope project``); the others are the user's."""
+    from sidelight.plugins import get_plugins
+
+    return [name for name, spec in get_plugins().installers().items() if "project" in spec.scopes] + [SKILL]
 
 
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
@@ -129,6 +143,10 @@ def register(commands: Any) -> None:
     hook.add_argument("host", metavar="HOST", help=f"the host's hook protocol: {', '.join(HOOK_HOSTS)}")
     hook.set_defaults(run=_hook_command, parser=hook)
 
+    from sidelight.cli.common import RegisteredNames
+
+    # The registered installers, asked for when TARGET is checked (not to build the parser).
+    targets = RegisteredNames(install_targets)
     install = commands.add_parser(
         "install",
         help="install sidelight's hooks into an agent host, or the watcher as a service",
@@ -139,10 +157,11 @@ def register(commands: Any) -> None:
         "~/.copilot/hooks/sidelight.json; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
         "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
         "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
-        "manager answers. Running it twice changes nothing; a changed file is backed up first, to <state "
+        "manager answers; an installed plugin's host: what its installer sets up (sidelight plugins). "
+        "Running it twice changes nothing; a changed file is backed up first, to <state "
         "dir>/backups/TARGET/. The hooks and the service call sidelight by absolute path.",
     )
-    install.add_argument("target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS))
+    install.add_argument("target", metavar="TARGET", choices=targets, help=_TARGET_HELP)
     install.add_argument(
         "--scope",
         choices=("user", "project"),
@@ -165,9 +184,7 @@ def register(commands: Any) -> None:
         "file edited since install is backed up to <state dir>/backups/TARGET/ first. service: stop and "
         "disable the watcher's service and remove its file.",
     )
-    uninstall.add_argument(
-        "target", metavar="TARGET", choices=INSTALL_TARGETS, help=", ".join(INSTALL_TARGETS)
-    )
+    uninstall.add_argument("target", metavar="TARGET", choices=targets, help=_TARGET_HELP)
     uninstall.add_argument(
         "--scope",
         choices=("user", "project"),
@@ -181,6 +198,8 @@ def register(commands: Any) -> None:
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
 
 
+#: The registered installers (the built-ins' and the installed plugins'), named in ``--help``.
+_TARGET_HELP = "%(choices)s"
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 
@@ -212,18 +231,18 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
         if os.path.exists(folder) and not os.path.isdir(folder):
             parser.error(f"--dir {args.dir}: not a folder; give the folder SKILL.md goes in")
     if args.scope is not None:
-        if args.scope == "project" and target not in PROJECT_TARGETS:
+        if args.scope == "project" and target not in _project_targets():
             parser.error(
-                f"--scope project applies to {', '.join(PROJECT_TARGETS)}; {target} is set up for the user"
+                f"--scope project applies to {', '.join(_project_targets())}; {target} is set up for the user"
             )
         return str(args.scope)
     scope = os.environ.get("SIDELIGHT_INSTALL_SCOPE", "").strip() or "user"
     if scope not in ("user", "project"):
         parser.error(f"SIDELIGHT_INSTALL_SCOPE={scope} is no scope; use user or project")
-    if scope == "project" and target not in PROJECT_TARGETS:
+    if scope == "project" and target not in _project_targets():
         logger.warning(
             "SIDELIGHT_INSTALL_SCOPE=project applies to %s; %s is set up for the user",
-            ", ".join(PROJECT_TARGETS),
+            ", ".join(_project_targets()),
             target,
         )
         return "user"
@@ -235,13 +254,14 @@ def _install_or_uninstall(
 ) -> int:
     from sidelight import install as installer
     from sidelight.cli.common import fail, json_line, logger
+    from sidelight.plugins import get_plugins
 
     try:
-        if target == "skill":
+        if target == SKILL:
             results = [_skill(scope, directory, install=install)]
         else:
-            action = installer.install if install else installer.uninstall
-            results = action(target, scope=scope)
+            spec = get_plugins().installers()[target]
+            results = list((spec.install if install else spec.uninstall)(scope))
     except (installer.InstallError, OSError, ValueError) as error:
         return fail(error)
     for result in results:

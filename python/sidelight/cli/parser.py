@@ -18,7 +18,6 @@ from sidelight.cli.common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
-    FORMAT_CHOICES,
     configure_colour,
     env_flag,
     format_option,
@@ -185,8 +184,6 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     from sidelight.scanning import scan, scan_many
     from sidelight.types import ScanFailure
 
-    if args.format not in FORMAT_CHOICES:
-        parser.error(f"unknown format {args.format!r}; use one of {', '.join(FORMAT_CHOICES)}")
     if args.json is None:
         try:
             args.json = env_flag("SIDELIGHT_JSON")

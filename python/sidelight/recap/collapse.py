@@ -678,16 +678,9 @@ class TranscriptLog:
         #: Where reading starts (the start of a line): a recap of a huge transcript may read its tail only.
         self.start_offset = start_offset
         if format == "auto":
-            from sidelight.scanning import detect_format
+            from sidelight.scanning import resolve_format
 
-            detected = detect_format(self.path)
-            if detected is None:
-                from sidelight.errors import UnknownFormatError
-
-                raise UnknownFormatError(
-                    f"{self.path}: not a Claude Code, Pi or Codex transcript", str(self.path)
-                )
-            format = detected.value
+            format = resolve_format(str(self.path), format).value
         known = (*_core.FORMATS, *_core.declared_formats())
         if format not in known:
             from sidelight.errors import UnknownFormatError

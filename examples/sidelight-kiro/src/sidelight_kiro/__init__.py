@@ -1,4 +1,4 @@
-"""sidelight plugin: Kiro CLI sessions (format ``kiro``, resolver ``kiro``).
+"""sidelight plugin: Kiro CLI sessions (format ``kiro``, resolver ``kiro``, installer ``kiro``).
 
 Everything here uses sidelight's public plugin API only: the ``hookimpl`` marker, the records of
 ``sidelight.records`` and the format description classes of ``sidelight.formats``.
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 from sidelight import hookimpl
 from sidelight.formats import Blocks, Event, Layout
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import FormatSpec, HostEvent, InstallerSpec, InstallResult, ResolverSpec, Session
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "LAYOUT", "NAME", "decode_line", "list_sessions"]
+__all__ = ["FORMAT", "LAYOUT", "NAME", "agent_file", "agent_text", "decode_line", "list_sessions"]
 
 NAME = "kiro"
 SAMPLES = Path(__file__).parent / "samples"
@@ -235,4 +235,58 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
         current=current,
         roots=roots,
         description="Kiro CLI sessions under ~/.kiro/sessions/cli (SIDELIGHT_KIRO_DIR overrides ~/.kiro)",
+    )
+
+
+# --- The installer: ``sidelight install kiro`` / ``sidelight uninstall kiro`` ---------------------------
+
+#: In the agent file sidelight writes, so that uninstall removes only a file that is sidelight's.
+MARKER = "sidelight-kiro-agent"
+
+
+def agent_file() -> Path:
+    """``~/.kiro/agents/sidelight.json`` (``SIDELIGHT_KIRO_DIR`` overrides ``~/.kiro``): a Kiro CLI agent
+    of sidelight's own (ASSUMED, README.md "The installer")."""
+    override = os.environ.get("SIDELIGHT_KIRO_DIR")
+    return (Path(override) if override else Path.home() / ".kiro") / "agents" / "sidelight.json"
+
+
+def agent_text() -> str:
+    """The agent: every tool, and sidelight's hook on each prompt (its output joins the context)."""
+    from sidelight.install import hook_command
+
+    command = hook_command(NAME)
+    agent = {
+        "name": "sidelight",
+        "description": f"Kiro's default tools, with sibling sessions' activity on each prompt ({MARKER})",
+        "tools": ["*"],
+        "hooks": {"agentSpawn": [{"command": command}], "userPromptSubmit": [{"command": command}]},
+    }
+    return json.dumps(agent, indent=2) + "\n"
+
+
+def _ours(text: str) -> bool:
+    return MARKER in text
+
+
+# sidelight.install is imported only here: a prompt hook loads this module too, and needs none of it.
+def install(scope: str) -> Iterator[InstallResult]:
+    from sidelight.install import install_file
+
+    yield install_file(NAME, agent_file(), agent_text(), "Kiro CLI agent", _ours)
+
+
+def uninstall(scope: str) -> Iterator[InstallResult]:
+    from sidelight.install import uninstall_file
+
+    yield uninstall_file(NAME, agent_file(), _ours)
+
+
+@hookimpl
+def sidelight_installers() -> Iterator[InstallerSpec]:
+    yield InstallerSpec(
+        name=NAME,
+        install=install,
+        uninstall=uninstall,
+        description="a Kiro CLI agent with sidelight's hooks, ~/.kiro/agents/sidelight.json",
     )
