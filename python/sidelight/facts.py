@@ -26,7 +26,8 @@ import unicodedata
 from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.logs import get_logger
-from sidelight.statefile import private_dir, safe_name, shared_json
+from sidelight.statefile import private_dir, shared_json
+from sidelight.statelayout import FACTS_FILE, GIVEN_DIR, session_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from sidelight.records import HostEvent
 
 __all__ = [
-    "FACTS_FILE",
     "HEADER",
     "SCOPES",
     "Fact",
@@ -67,8 +67,6 @@ else:
     Scope = str  # the Literal above, without importing typing at run time
 SCOPES: Final[tuple[Scope, ...]] = ("user", "agent")
 
-#: The store's file name, in the state directory.
-FACTS_FILE: Final = "facts.json"
 #: A fact is at most this many characters (after cleaning).
 FACT_LIMIT: Final = 500
 #: What the injected block starts with (text that starts with it is never reported back as conversation).
@@ -396,8 +394,6 @@ def long_term_context(
 
 # -- injection at a session's start ---------------------------------------------------------------------
 
-#: Marker files (one per session, in the state directory) saying the block was given to that session.
-GIVEN_DIR: Final = "long-term-given"
 #: Hosts whose hook output at session start reaches no model (their first prompt gets the block, and
 #: a handoff): Pi's extension and opencode's plugin hear the start but cannot add to the conversation.
 NO_START_INJECTION: Final = frozenset({"pi", "opencode"})
@@ -482,5 +478,4 @@ def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -
 
 
 def _given_marker(settings: Settings, session_key: str) -> Path:
-    safe = safe_name(session_key)
-    return settings.state_dir / GIVEN_DIR / safe[-200:]
+    return session_path(settings.state_dir, GIVEN_DIR, session_key)

@@ -10,13 +10,13 @@ import zlib
 from collections.abc import Mapping
 
 from sidelight import jsonio
-from sidelight.config import EVENTS_FILE, Settings, StateRefusedError
+from sidelight.config import Settings, StateRefusedError
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session, listed_once
 from sidelight.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.plugins import get_plugins
-from sidelight.reads import CURSORS_DIR
-from sidelight.statefile import append_whole, private_dir, private_fd, safe_name, write_atomic
+from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
+from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
 from sidelight.warm import failure_log_dir
 
 TYPE_CHECKING = False
@@ -32,7 +32,6 @@ else:
     from sidelight._typing import NamedTuple
 
 __all__ = [
-    "LOG_FILE",
     "Block",
     "LeftOut",
     "Plan",
@@ -46,9 +45,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-#: The hook's log file, in the state directory.
-LOG_FILE = "sidelight.log"
 
 
 def handle_hook(
@@ -178,8 +174,6 @@ def _compose(
 BLOCK_ORDER: Final = ("digest", "long-term", "handoff", "welcome-back", "session-context")
 #: How many hashes of the blocks it was given a session keeps (the oldest go first).
 RECEIVED_KEPT: Final = 64
-#: The folder, in the state directory, of the hashes of the blocks each session was given.
-RECEIVED_DIR: Final = "received"
 
 
 class Block(NamedTuple):
@@ -562,8 +556,7 @@ def _received_file(event: HostEvent, session: Session | None, settings: Settings
     ident = session.key if session is not None else (event.session_id and f"{event.host}:{event.session_id}")
     if not ident:
         return None
-    safe = safe_name(ident)
-    return settings.state_dir / RECEIVED_DIR / safe[-200:]
+    return session_path(settings.state_dir, RECEIVED_DIR, ident)
 
 
 def _read_received(path: Path) -> list[str]:

@@ -37,13 +37,20 @@ from pathlib import Path
 
 from sidelight import jsonio
 from sidelight._record import NEW_DICT, record
-from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
 from sidelight.errors import NotARegularFileError
 from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
-from sidelight.reads import COVERED_DIR, covered_until, cursor_entry, cursor_file, decoder_for
-from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
+from sidelight.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
+from sidelight.statefile import private_dir, regular_file_target, write_atomic
+from sidelight.statelayout import (
+    DELIVERED_DIR,
+    EVENTS_FILE,
+    HANDOFF_FILE,
+    HANDOFFS_DIR,
+    PENDING_HANDOFFS_DIR,
+    session_path,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,8 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRAME",
-    "HANDOFFS_DIR",
-    "HANDOFF_FILE",
     "Delivery",
     "Planned",
     "at_session_start",
@@ -83,12 +88,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-#: The handoff's file name in a workspace.
-HANDOFF_FILE: Final = "_handoff.md"
-#: The state directory's folder of handoffs (one folder per workspace), deliveries and pending ones.
-HANDOFFS_DIR: Final = "handoffs"
-
 
 #: A hook reads at most this much of the previous session's transcript (its end) to build a recap.
 HOOK_TAIL_BYTES: Final = 16 * 1024 * 1024
@@ -477,7 +476,7 @@ def _delivery(workspace: Path, source: Session, size: int) -> str:
 def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     """True once per (workspace, previous session, transcript size): records the delivery."""
     digest = _delivery(workspace, source, size)
-    folder = settings.state_dir / HANDOFFS_DIR / "delivered"
+    folder = settings.state_dir / DELIVERED_DIR
     try:
         private_dir(folder)
         fd = os.open(folder / digest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -489,15 +488,15 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
                 {"workspace": str(workspace), "session": source.key, "size": size, "time": time.time()}
             )
         )
-    _record_covered(folder, source.key, size)
+    _record_covered(settings, source.key, size)
     return True
 
 
-def _record_covered(folder: Path, key: str, size: int) -> None:
+def _record_covered(settings: Settings, key: str, size: int) -> None:
     """Notes that a handoff covering ``key``'s transcript up to ``size`` was delivered (never less than
     one noted before): a later session's first look at ``key`` starts there (``digest._past_handoffs``),
     so no session is told again what the recap said. A failure only costs that repeat."""
-    path = folder / COVERED_DIR / safe_name(key)
+    path = covered_file(settings, key)
     try:
         if (covered_until(path) or 0) >= size:
             return
@@ -509,7 +508,7 @@ def _record_covered(folder: Path, key: str, size: int) -> None:
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     digest = _delivery(workspace, source, size)
-    return (settings.state_dir / HANDOFFS_DIR / "delivered" / digest).exists()
+    return (settings.state_dir / DELIVERED_DIR / digest).exists()
 
 
 @record(frozen=True)
@@ -636,8 +635,7 @@ def _has_prompts(session: Session, plugins: Plugins) -> bool:
 
 
 def _pending_file(settings: Settings, session: Session) -> Path:
-    safe = safe_name(session.key)
-    return settings.state_dir / HANDOFFS_DIR / "pending" / safe
+    return session_path(settings.state_dir, PENDING_HANDOFFS_DIR, session.key)
 
 
 def _nothing_to_apply() -> bool:
