@@ -9,8 +9,8 @@ longer than a file name may be. Every per-session folder names its files by :fun
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,11 +147,12 @@ def test_the_cursor_file_of_a_long_key_an_older_version_wrote_is_read(tmp_path: 
 
 def _layout_names() -> tuple[set[str], set[str]]:
     """The layout's file names (with a dot) and folder names (each part of its paths)."""
-    files, folders = set(), set()
+    files: set[str] = set()
+    folders: set[str] = set()
     for name, value in vars(statelayout).items():
         if not name.isupper() or not isinstance(value, str) or name == "TYPE_CHECKING":
             continue
-        *parents, last = value.split(os.sep)
+        *parents, last = Path(value).parts
         folders.update(parents)
         (files if "." in last else folders).add(last)
     return files, folders
@@ -228,3 +229,38 @@ def test_the_check_finds_a_name_spelled_elsewhere(tmp_path: Path) -> None:
     )
     found = _spelled(module, tmp_path, files, folders)
     assert [line.split(": ", 1)[1] for line in found] == ["'sidelight.log'", "'cursors'"]
+
+
+# --- the session of a host event, resolved once ------------------------------------------------------
+
+
+def test_a_host_event_resolves_its_session_once_and_hands_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidelight import discovery, hook
+    from sidelight.hook import handle_hook
+    from sidelight.plugins import Plugins
+    from sidelight.recap import handoff
+    from tests.test_resume import claude_event, claude_session
+
+    asked: list[str] = []
+    resolve = discovery.current_session
+
+    def counted(event: Any, settings: Settings, plugins: Plugins) -> Session | None:
+        asked.append(event.event)
+        return resolve(event, settings, plugins)
+
+    for module in (discovery, hook, handoff):
+        monkeypatch.setattr(module, "current_session", counted)
+    path, session_id, cwd = claude_session(tmp_path)
+    settings, plugins = settings_for(tmp_path), Plugins(entry_points=False)
+    for name in ("SessionStart", "UserPromptSubmit"):
+        handle_hook(
+            "claude-code",
+            claude_event(path, session_id, cwd, name, prompt="hi"),
+            settings=settings,
+            plugins=plugins,
+        )
+    # the digest, the long-term facts, the handoff and the welcome back all had it from the hook
+    assert asked == ["SessionStart", "UserPromptSubmit"]
+    assert not hasattr(discovery, "_last_current")  # no memo of the last event's session

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.records import HostEvent
+    from sidelight.records import HostEvent, Session
 
 __all__ = [
     "HEADER",
@@ -404,7 +404,15 @@ def with_long_term(
 ) -> str | None:
     """``text`` (what a hook injects) with the ``[Long-term context]`` block before it, when this event
     is where the session gets it (:func:`plan_long_term`, applied); never raises (it runs in hooks)."""
-    block, apply = plan_long_term(event, settings, plugins)
+    from sidelight.discovery import current_session
+    from sidelight.plugins import get_plugins
+
+    try:
+        session = current_session(event, settings, plugins or get_plugins())
+    except Exception:
+        logger.warning("cannot tell which session this is", exc_info=True)
+        session = None
+    block, apply = plan_long_term(event, session, settings)
     try:
         apply()
     except Exception:
@@ -415,7 +423,7 @@ def with_long_term(
 
 
 def plan_long_term(
-    event: HostEvent, settings: Settings, plugins: Plugins | None
+    event: HostEvent, session: Session | None, settings: Settings
 ) -> tuple[str | None, Callable[[], None]]:
     """The ``[Long-term context]`` block due at this event (``None``: none), decided without changing
     anything, and what records that the session got it; never raises (it runs in hooks).
@@ -426,10 +434,11 @@ def plan_long_term(
     cannot inject at start, and the Agent SDK callback, which sees prompts only). A session is known by
     its host and id (else transcript path); a marker in ``<state dir>/long-term-given/`` records that it
     got the block, so later prompts cost one ``stat``. Applying it at a session start also records a
-    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`).
+    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`):
+    ``session``, the event's (``None``: not known), as the hook resolved it.
     """
     try:
-        return _block_for(event, settings, plugins)
+        return _block_for(event, session, settings)
     except Exception:
         logger.warning("cannot add the long-term context", exc_info=True)
         return None, _nothing
@@ -440,7 +449,7 @@ def _nothing() -> None:
 
 
 def _block_for(
-    event: HostEvent, settings: Settings, plugins: Plugins | None
+    event: HostEvent, session: Session | None, settings: Settings
 ) -> tuple[str | None, Callable[[], None]]:
     ident = event.session_id or (str(event.transcript_path) if event.transcript_path else None)
     if ident is None:
@@ -448,14 +457,14 @@ def _block_for(
     marker = _given_marker(settings, f"{event.host}:{ident}")
     start = event.event == "SessionStart"
     if start and event.host in NO_START_INJECTION:
-        return None, lambda: _note_start(event, settings, plugins)
+        return None, lambda: _note_start(session, settings)
     if not start and (event.event != "UserPromptSubmit" or marker.exists()):
         return None, _nothing
     text = long_term_context(settings=settings)
 
     def apply() -> None:
         if start:
-            _note_start(event, settings, plugins)
+            _note_start(session, settings)
         if text is None:
             return
         try:
@@ -467,12 +476,9 @@ def _block_for(
     return text, apply
 
 
-def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -> None:
-    from sidelight.discovery import current_session
+def _note_start(session: Session | None, settings: Settings) -> None:
     from sidelight.history import note_session
-    from sidelight.plugins import get_plugins
 
-    session = current_session(event, settings, plugins or get_plugins())
     if session is not None:
         note_session(session, settings)
 

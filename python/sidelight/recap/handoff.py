@@ -610,19 +610,16 @@ def _is_new(event: HostEvent) -> bool:
 
 
 def _start(
-    event: HostEvent, settings: Settings, plugins: Plugins
-) -> tuple[Session | None, tuple[Delivery, Callable[[], bool]] | None]:
-    session = current_session(event, settings, plugins)
-    if session is None or not _is_new(event):
-        return session, None
+    event: HostEvent, session: Session, settings: Settings, plugins: Plugins
+) -> tuple[Delivery, Callable[[], bool]] | None:
     if _has_prompts(session, plugins):
         # A session whose transcript already holds prompts is going on (it ran alongside the previous
         # session, or Pi starts a continued session as a new process with no "resume" in its event).
-        return session, None
+        return None
     workspace = Path(event.cwd) if event.cwd is not None else workspace_of(session)
     if workspace is None or not workspace.is_dir():
-        return session, None
-    return session, find_handoff(session, workspace.resolve(), settings, plugins)
+        return None
+    return find_handoff(session, workspace.resolve(), settings, plugins)
 
 
 def _has_prompts(session: Session, plugins: Plugins) -> bool:
@@ -666,21 +663,22 @@ class Planned:
         object.__setattr__(self, "apply", apply)
 
 
-def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
+def plan_start(event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins) -> Planned:
     """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi and opencode,
     which cannot inject at start (``facts.NO_START_INJECTION``), applying it keeps the handoff for
-    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. Never raises."""
+    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. ``session``: the
+    event's (``None``: not known), as the hook resolved it. Never raises."""
     from sidelight.facts import NO_START_INJECTION
 
     if not is_enabled():
         return Planned()
     try:
-        session, found = _start(event, settings, plugins)
         if session is None:
             return Planned()
         if not _is_new(event):
             pending = _pending_file(settings, session)
             return Planned(apply=lambda: _drop(pending))  # it has its own context
+        found = _start(event, session, settings, plugins)
         if found is None:
             return Planned()
         delivery, claim = found
@@ -716,7 +714,7 @@ def _drop(pending: Path) -> bool:
 
 def at_session_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
     """:func:`plan_start`, applied: the handoff to inject now, or ``None``. Never raises."""
-    planned = plan_start(event, settings, plugins)
+    planned = plan_start(event, _session_of(event, settings, plugins), settings, plugins)
     try:
         return planned.text if planned.apply() else None
     except Exception:
@@ -731,15 +729,14 @@ def _advance(session: Session, delivery: Delivery, settings: Settings) -> None:
         logger.warning("could not move %s's digest past the handoff", session.name, exc_info=True)
 
 
-def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
-    """A handoff kept for this session's first prompt (Pi, opencode): its text, the digest cursor
-    entries it moves (a digest planned before it is applied must start from them) and, to apply, taking
-    it (once, even when it cannot be read: a plain-text one of an older version) and moving the cursor.
-    Never raises."""
+def plan_prompt(session: Session | None, settings: Settings) -> Planned:
+    """A handoff kept for the first prompt of ``session`` (Pi, opencode; ``None``: the session is not
+    known): its text, the digest cursor entries it moves (a digest planned before it is applied must
+    start from them) and, to apply, taking it (once, even when it cannot be read: a plain-text one of an
+    older version) and moving the cursor. Never raises."""
     if not is_enabled():
         return Planned()
     try:
-        session = current_session(event, settings, plugins)
         if session is None:
             return Planned()
         pending = _pending_file(settings, session)
@@ -769,11 +766,20 @@ def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Plann
 def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
     """:func:`plan_prompt`, applied: a handoff kept for this session's first prompt (Pi), once; it moves
     the session's digest cursor past what it covers, so call it before the digest. Never raises."""
-    planned = plan_prompt(event, settings, plugins)
+    planned = plan_prompt(_session_of(event, settings, plugins), settings)
     try:
         return planned.text if planned.apply() else None
     except Exception:
         logger.warning("no pending handoff for the prompt", exc_info=True)
+        return None
+
+
+def _session_of(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    """The session of ``event``, for the helpers that apply a plan at once (never raises)."""
+    try:
+        return current_session(event, settings, plugins)
+    except Exception:
+        logger.warning("cannot tell which session this is", exc_info=True)
         return None
 
 
