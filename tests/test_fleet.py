@@ -37,6 +37,7 @@ from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from sidelight.records import SessionActivity
+from sidelight.statelayout import FLEET_CURSORS_FILE
 from sidelight.templates import redis_streams
 from sidelight.watch.watcher import Watcher
 from tests import conftest
@@ -384,7 +385,7 @@ def test_a_record_is_summarized_redacted_and_moves_the_publishers_cursor(fleet_o
     assert len(record["first_user_text"]) <= fleet.TEXT_LIMIT
     assert "\x1b" not in record["last_assistant_text"]
     # Only the publisher's own cursor moved, to the end of what it published.
-    saved = CursorStore(a.state / fleet.PUBLISHER_CURSORS).read("redis:host-a")
+    saved = CursorStore(a.state / FLEET_CURSORS_FILE).read("redis:host-a")
     assert saved[session.key]["offset"] == size
     # Nothing new: nothing published.
     publisher.note([session])
@@ -408,7 +409,7 @@ def test_a_failed_publish_keeps_the_cursor_and_the_retry_covers_everything(fleet
     with pytest.raises(fleet._transient()):
         publisher.publish_pending(timeout=0.5)
     assert publisher.pending == 1
-    assert CursorStore(a.state / fleet.PUBLISHER_CURSORS).read("redis:host-a") == {}
+    assert CursorStore(a.state / FLEET_CURSORS_FILE).read("redis:host-a") == {}
     a.prompt(0, "second")
     # The same publisher's cursors, now with Redis there: one record for both prompts.
     up = fleet.Publisher(a.settings(SIDELIGHT_REDIS_URL=server.url), a.plugins)

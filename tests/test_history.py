@@ -20,7 +20,6 @@ from sidelight import paths, scanning
 from sidelight.config import Settings
 from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError
 from sidelight.history import (
-    KEYS_FILE,
     MESSAGE_OVERHEAD,
     TOOL_RUN_KEPT,
     Message,
@@ -34,6 +33,7 @@ from sidelight.history import (
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import TokenCounterSpec
+from sidelight.statelayout import HISTORY_KEYS_FILE
 from sidelight.templates import volute
 from sidelight.tokens import estimate_tokens
 from sidelight.types import Entry
@@ -564,7 +564,7 @@ def test_restart_seeding_with_real_claude_code_runs(home: Path, tmp_path: Path) 
     plugins = get_plugins()
     before = history(("discord", "1234"), settings=settings, plugins=plugins)
     assert [m.content for m in before][::2] == [FIRST_PROMPT, "What does notes.txt say now?"]
-    assert (settings.state_dir / KEYS_FILE).stat().st_mode & 0o777 == 0o600
+    assert (settings.state_dir / HISTORY_KEYS_FILE).stat().st_mode & 0o777 == 0o600
 
     # Restart: the host starts a new Agent SDK session for the channel; its transcript is not written yet.
     new_id = "0a0a0a0a-0000-4000-8000-000000000001"

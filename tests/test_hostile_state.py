@@ -34,6 +34,7 @@ import pytest
 
 from sidelight import plugins, warm
 from sidelight.config import Settings, StateRefusedError
+from sidelight.statelayout import ENTRY_POINTS_FILE, HOOK_SOCKET
 from sidelight.watch.status import refused_state
 from tests.conftest import cli_command
 from tests.support import watching
@@ -166,9 +167,9 @@ def test_a_state_directory_someone_else_made_hears_nothing_and_is_refused(
     world: HookWorld, tmp_path: Path, named_by: str, how: str
 ) -> None:
     state, variables = shared_state(tmp_path, named_by, how)
-    fake = FakeWatcher(state / warm.SOCKET_NAME)
+    fake = FakeWatcher(state / HOOK_SOCKET)
     if how == "another-user":
-        os.chown(state / warm.SOCKET_NAME, STRANGER, STRANGER, follow_symlinks=False)
+        os.chown(state / HOOK_SOCKET, STRANGER, STRANGER, follow_symlinks=False)
     env = world.env(SIDELIGHT_REDIS_URL=REDIS_URL, SIDELIGHT_WARM_TIMEOUT="5s", **variables)
     if named_by != "SIDELIGHT_STATE_DIR":
         del env["SIDELIGHT_STATE_DIR"]
@@ -260,7 +261,7 @@ def _entry_point_cache(state: Path) -> Path:
     installed = plugins.installed_key()
     key = ["sidelight", *([folder, changed] for folder, changed in installed)]
     which = zlib.crc32("\0".join(folder for folder, _ in installed).encode("utf-8", "surrogateescape"))
-    path = state / plugins.ENTRY_POINTS_FILE.format(path=f"{which:08x}")
+    path = state / ENTRY_POINTS_FILE.format(path=f"{which:08x}")
     planted = {"key": key, "entry_points": [["planted", "planted_module:plugin", str(state)]]}
     path.write_text(json.dumps(planted))
     path.chmod(0o600)
@@ -314,7 +315,7 @@ print(heard, flush=True)
 
 @needs_root
 def test_a_watcher_another_user_runs_hears_nothing(world: HookWorld) -> None:
-    path = world.state / warm.SOCKET_NAME
+    path = world.state / HOOK_SOCKET
     stranger = subprocess.Popen(
         [sys.executable, "-c", STRANGER_WATCHER, str(path)],
         stdout=subprocess.PIPE,
@@ -340,7 +341,7 @@ def test_a_watcher_another_user_runs_hears_nothing(world: HookWorld) -> None:
 
 @needs_root
 def test_a_socket_file_another_user_owns_is_not_used(world: HookWorld) -> None:
-    fake = FakeWatcher(world.state / warm.SOCKET_NAME)
+    fake = FakeWatcher(world.state / HOOK_SOCKET)
     try:
         os.chown(fake.path, STRANGER, STRANGER, follow_symlinks=False)
         assert (
@@ -373,7 +374,7 @@ def test_a_socket_file_another_user_owns_is_not_used(world: HookWorld) -> None:
 def test_a_peer_that_breaks_the_protocol_leaves_the_hook_to_answer_itself(
     world: HookWorld, reply: bytes, answer: bytes
 ) -> None:
-    fake = FakeWatcher(world.state / warm.SOCKET_NAME, reply, answer)
+    fake = FakeWatcher(world.state / HOOK_SOCKET, reply, answer)
     try:
         env = {**os.environ, "SIDELIGHT_WARM_TIMEOUT": "5s"}
         assert warm.ask_watcher("claude-code", world.payload(0), env) is None  # no OverflowError
@@ -388,7 +389,7 @@ def test_a_peer_that_breaks_the_protocol_leaves_the_hook_to_answer_itself(
 def test_an_answer_of_a_length_that_is_no_count_is_none(world: HookWorld) -> None:
     for length in (b"-5", b"abc", b" 3", str(warm.MAX_ANSWER + 1).encode()):
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        path = world.state / warm.SOCKET_NAME
+        path = world.state / HOOK_SOCKET
         listener.bind(str(path))
         listener.listen(1)
 
@@ -421,7 +422,7 @@ def test_a_peer_that_announces_100_seconds_holds_the_prompt_no_longer_than_its_b
     the hook gives up long before the join below would, and answers itself."""
     monkeypatch.setattr(warm, "WATCHER_MARGIN", 0.0)
     monkeypatch.setattr(warm, "ANSWER_MARGIN", 0.0)
-    fake = FakeWatcher(world.state / warm.SOCKET_NAME, b"A 100\n")
+    fake = FakeWatcher(world.state / HOOK_SOCKET, b"A 100\n")
     fake.answer = b""
 
     def never(connection: socket.socket) -> None:  # takes the request, then says nothing more

@@ -26,6 +26,7 @@ from sidelight import warm
 from sidelight.config import Settings
 from sidelight.hook import handle_hook
 from sidelight.plugins import get_plugins
+from sidelight.statelayout import HOOK_SOCKET
 from sidelight.watch.serve import CONCURRENCY, HookServer
 from tests.conftest import cli_command
 from tests.support import watching
@@ -64,13 +65,13 @@ def server(world: HookWorld) -> Any:
 
 def _keep(world: HookWorld, before: Path) -> None:
     """A copy of the state directory (not the socket: that is the server's)."""
-    shutil.copytree(world.state, before, ignore=shutil.ignore_patterns(warm.SOCKET_NAME))
+    shutil.copytree(world.state, before, ignore=shutil.ignore_patterns(HOOK_SOCKET))
 
 
 def _restore(world: HookWorld, before: Path) -> None:
     """The state directory as :func:`_keep` copied it (the socket stays)."""
     for path in world.state.iterdir():
-        if path.name == warm.SOCKET_NAME:
+        if path.name == HOOK_SOCKET:
             continue
         if path.is_dir():
             shutil.rmtree(path)
@@ -340,7 +341,7 @@ def test_a_state_directory_too_deep_for_a_socket_address_still_serves(
     world = HookWorld(deep, sessions=2)
     monkeypatch.setenv("HOME", str(world.home))
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(world.state))
-    assert len(str(world.state / warm.SOCKET_NAME)) > warm.MAX_ADDRESS
+    assert len(str(world.state / HOOK_SOCKET)) > warm.MAX_ADDRESS
     settings = Settings.load()
     hook_server = HookServer(settings, get_plugins())
     hook_server.start()
@@ -483,7 +484,7 @@ def test_a_state_directory_moved_by_the_config_file_is_found_by_the_hook(
     hook_server = HookServer(settings, get_plugins())
     hook_server.start()
     try:
-        assert (moved / warm.SOCKET_NAME).exists()
+        assert (moved / HOOK_SOCKET).exists()
         assert warm.ask_watcher("claude-code", world.payload(0)) is not None
         assert hook_server.answered == 1
     finally:

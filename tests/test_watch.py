@@ -30,12 +30,11 @@ from sidelight.hookspecs import hookimpl
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
 from sidelight.records import Session, SinkEvent, SinkSpec
+from sidelight.statelayout import STATUS_FILE, WATCH_CURSORS_FILE
 from sidelight.watch.watcher import (
     COOL_AFTER,
     COOL_EVERY,
-    CURSOR_FILE,
     READER,
-    STATUS_FILE,
     Watcher,
     WatcherRunningError,
     read_snapshot,
@@ -209,7 +208,7 @@ def test_every_line_is_counted_once_while_a_writer_appends(home, settings, plugi
     for key, n in expected.items():
         assert tracker.states()[key].messages["user"] == n
     # The cursors stop exactly at the end of each file: nothing left, nothing read twice.
-    cursors = CursorStore(settings.state_dir / CURSOR_FILE).read(READER)
+    cursors = CursorStore(settings.state_dir / WATCH_CURSORS_FILE).read(READER)
     for i, path in enumerate(paths):
         assert cursors[f"claude-code:s{i}"]["offset"] == path.stat().st_size
     assert not watcher.running
@@ -291,9 +290,9 @@ def test_stop_joins_every_thread_and_flushes(home, settings, plugins):
     status = settings.state_dir / STATUS_FILE
     assert stat.S_IMODE(status.stat().st_mode) == 0o600
     assert counted(settings, "claude-code:flush") == 1
-    assert CursorStore(settings.state_dir / CURSOR_FILE).read(READER)["claude-code:flush"]["offset"] == (
-        path.stat().st_size
-    )
+    assert CursorStore(settings.state_dir / WATCH_CURSORS_FILE).read(READER)["claude-code:flush"][
+        "offset"
+    ] == (path.stat().st_size)
 
 
 def test_a_restart_keeps_cursors_counts_and_lifecycle(home, settings, plugins):
@@ -805,7 +804,7 @@ def test_each_line_makes_its_own_events_with_its_time_and_key_and_a_replay_logs_
     watcher._reconcile()
     watcher._process(set(watcher._dirty))
     watcher._flush(force=True)
-    saved = {name: (settings.state_dir / name).read_bytes() for name in (CURSOR_FILE, STATUS_FILE)}
+    saved = {name: (settings.state_dir / name).read_bytes() for name in (WATCH_CURSORS_FILE, STATUS_FILE)}
     base = time.time() - 100
     append(
         path,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sidelight._record import NEW_DICT, record
 from sidelight.errors import UsageError
+from sidelight.statelayout import OPENCODE_DIR
 from sidelight.warm import (
     CONFIG,
     DEFAULT_TIME_BUDGET,
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 __all__ = [
-    "EVENTS_FILE",
     "HANDOFF_LOCATIONS",
     "ConfigError",
     "Settings",
@@ -40,10 +40,6 @@ __all__ = [
     "parse_duration",
     "parse_number",
 ]
-
-#: The file, in the state directory, where the hooks record session starts and ends (the watcher and the
-#: handoff read it).
-EVENTS_FILE: Final = "events.jsonl"
 
 #: Where a handoff file can go (``Settings.handoff_location``).
 HANDOFF_LOCATIONS: Final = ("state", "project")
@@ -432,7 +428,7 @@ def opencode_database(settings: Settings) -> str:
 
 def opencode_export_dir(settings: Settings) -> str:
     """Where sidelight's export of opencode's sessions and its index live: ``<state dir>/opencode``."""
-    return os.path.join(settings.state_dir, "opencode")  # noqa: PTH118
+    return os.path.join(settings.state_dir, OPENCODE_DIR)  # noqa: PTH118
 
 
 def _agent_dir(value: str | None, home: Path, default: str) -> Path:

@@ -628,18 +628,17 @@ def _past_handoffs(reads: list[engine.TranscriptRead], settings: Settings) -> li
     handoff ended: its recap went to a later session already, so what it covered is nobody's news (a
     first look of 512 KiB reached back to the prompts of a session two handoffs ago)."""
     from sidelight import _core
-    from sidelight.statefile import safe_name
+    from sidelight.statelayout import COVERED_DIR, session_names
 
-    folder = engine.covered_folder(settings)
     try:
-        noted = set(os.listdir(folder))  # noqa: PTH208 (names only, no Path per entry)
+        noted = set(os.listdir(settings.state_dir / COVERED_DIR))  # noqa: PTH208 (names only, no Path per entry)
     except OSError:
         return reads
     out = []
     for read in reads:
-        name = safe_name(read.session.key)
-        if read.first_look and name in noted and read.path == read.session.path:
-            size = engine.covered_until(folder / name)
+        key = read.session.key
+        if read.first_look and read.path == read.session.path and not noted.isdisjoint(session_names(key)):
+            size = engine.covered_until(engine.covered_file(settings, key))
             if size is not None and (read.cursor is None or read.cursor.offset < size):
                 try:
                     cursor = Cursor.from_tuple(_core.file_cursor(str(read.path), size))

@@ -164,21 +164,8 @@ def _list_all(settings: Settings, plugins: Plugins) -> list[Session]:
 def current_session(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
     """The session a hook event comes from, as the resolvers see it (specific resolvers first).
 
-    One hook asks this several times for one event (the digest, the welcome back, the handoff): the
-    answer for the last event object is kept, since finding it can mean listing a big project folder."""
-    global _last_current
-    last = _last_current
-    if last is not None and last[0] is event and last[1] is settings and last[2] is plugins:
-        return last[3]
-    found = _find_current(event, settings, plugins)
-    _last_current = (event, settings, plugins, found)
-    return found
-
-
-_last_current: tuple[HostEvent, Settings, Plugins, Session | None] | None = None
-
-
-def _find_current(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    Finding it can mean listing a big project folder: whoever composes the answer to an event asks
+    once and hands the session on (:func:`sidelight.hook.plan_event`)."""
     listing = _LISTING.get()
     if listing is not None:
         # Answering for the watcher: its listing already holds a known transcript's session, with

@@ -26,7 +26,8 @@ import unicodedata
 from sidelight._record import record
 from sidelight.errors import SidelightError
 from sidelight.logs import get_logger
-from sidelight.statefile import private_dir, safe_name, shared_json
+from sidelight.statefile import private_dir, shared_json
+from sidelight.statelayout import FACTS_FILE, GIVEN_DIR, session_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,10 +38,9 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.records import HostEvent
+    from sidelight.records import HostEvent, Session
 
 __all__ = [
-    "FACTS_FILE",
     "HEADER",
     "SCOPES",
     "Fact",
@@ -67,8 +67,6 @@ else:
     Scope = str  # the Literal above, without importing typing at run time
 SCOPES: Final[tuple[Scope, ...]] = ("user", "agent")
 
-#: The store's file name, in the state directory.
-FACTS_FILE: Final = "facts.json"
 #: A fact is at most this many characters (after cleaning).
 FACT_LIMIT: Final = 500
 #: What the injected block starts with (text that starts with it is never reported back as conversation).
@@ -396,8 +394,6 @@ def long_term_context(
 
 # -- injection at a session's start ---------------------------------------------------------------------
 
-#: Marker files (one per session, in the state directory) saying the block was given to that session.
-GIVEN_DIR: Final = "long-term-given"
 #: Hosts whose hook output at session start reaches no model (their first prompt gets the block, and
 #: a handoff): Pi's extension and opencode's plugin hear the start but cannot add to the conversation.
 NO_START_INJECTION: Final = frozenset({"pi", "opencode"})
@@ -408,7 +404,15 @@ def with_long_term(
 ) -> str | None:
     """``text`` (what a hook injects) with the ``[Long-term context]`` block before it, when this event
     is where the session gets it (:func:`plan_long_term`, applied); never raises (it runs in hooks)."""
-    block, apply = plan_long_term(event, settings, plugins)
+    from sidelight.discovery import current_session
+    from sidelight.plugins import get_plugins
+
+    try:
+        session = current_session(event, settings, plugins or get_plugins())
+    except Exception:
+        logger.warning("cannot tell which session this is", exc_info=True)
+        session = None
+    block, apply = plan_long_term(event, session, settings)
     try:
         apply()
     except Exception:
@@ -419,7 +423,7 @@ def with_long_term(
 
 
 def plan_long_term(
-    event: HostEvent, settings: Settings, plugins: Plugins | None
+    event: HostEvent, session: Session | None, settings: Settings
 ) -> tuple[str | None, Callable[[], None]]:
     """The ``[Long-term context]`` block due at this event (``None``: none), decided without changing
     anything, and what records that the session got it; never raises (it runs in hooks).
@@ -430,10 +434,11 @@ def plan_long_term(
     cannot inject at start, and the Agent SDK callback, which sees prompts only). A session is known by
     its host and id (else transcript path); a marker in ``<state dir>/long-term-given/`` records that it
     got the block, so later prompts cost one ``stat``. Applying it at a session start also records a
-    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`).
+    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`):
+    ``session``, the event's (``None``: not known), as the hook resolved it.
     """
     try:
-        return _block_for(event, settings, plugins)
+        return _block_for(event, session, settings)
     except Exception:
         logger.warning("cannot add the long-term context", exc_info=True)
         return None, _nothing
@@ -444,7 +449,7 @@ def _nothing() -> None:
 
 
 def _block_for(
-    event: HostEvent, settings: Settings, plugins: Plugins | None
+    event: HostEvent, session: Session | None, settings: Settings
 ) -> tuple[str | None, Callable[[], None]]:
     ident = event.session_id or (str(event.transcript_path) if event.transcript_path else None)
     if ident is None:
@@ -452,14 +457,14 @@ def _block_for(
     marker = _given_marker(settings, f"{event.host}:{ident}")
     start = event.event == "SessionStart"
     if start and event.host in NO_START_INJECTION:
-        return None, lambda: _note_start(event, settings, plugins)
+        return None, lambda: _note_start(session, settings)
     if not start and (event.event != "UserPromptSubmit" or marker.exists()):
         return None, _nothing
     text = long_term_context(settings=settings)
 
     def apply() -> None:
         if start:
-            _note_start(event, settings, plugins)
+            _note_start(session, settings)
         if text is None:
             return
         try:
@@ -471,16 +476,12 @@ def _block_for(
     return text, apply
 
 
-def _note_start(event: HostEvent, settings: Settings, plugins: Plugins | None) -> None:
-    from sidelight.discovery import current_session
+def _note_start(session: Session | None, settings: Settings) -> None:
     from sidelight.history import note_session
-    from sidelight.plugins import get_plugins
 
-    session = current_session(event, settings, plugins or get_plugins())
     if session is not None:
         note_session(session, settings)
 
 
 def _given_marker(settings: Settings, session_key: str) -> Path:
-    safe = safe_name(session_key)
-    return settings.state_dir / GIVEN_DIR / safe[-200:]
+    return session_path(settings.state_dir, GIVEN_DIR, session_key)

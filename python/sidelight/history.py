@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 from sidelight.logs import get_logger
+from sidelight.statelayout import HISTORY_KEYS_FILE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -96,9 +97,8 @@ TOOL_RUN_KEPT: Final = 6
 MAX_ENTRIES: Final = 20_000
 #: The most transcripts of one session key read for one history (the newest).
 MAX_TRANSCRIPTS: Final = 8
-#: The file in the state directory that remembers the transcripts of host-named sessions.
-KEYS_FILE: Final = "history-keys.json"
-#: How many session keys, and transcripts per key, that file keeps (the most recently seen).
+#: How many session keys, and transcripts per key, the state directory's
+#: :data:`~sidelight.statelayout.HISTORY_KEYS_FILE` keeps (the most recently seen).
 KEYS_KEPT: Final = 1000
 TRANSCRIPTS_PER_KEY: Final = 32
 #: Tool uses a person runs, not the agent (Pi's ``!command``): they are ``user`` messages of their own.
@@ -630,14 +630,14 @@ def _record_paths(record: dict[str, Any]) -> list[str]:
 def _keys_file(settings: Settings) -> Any:
     from sidelight.statefile import shared_json
 
-    return shared_json(settings.state_dir / KEYS_FILE)
+    return shared_json(settings.state_dir / HISTORY_KEYS_FILE)
 
 
 def _load_keys(settings: Settings) -> dict[str, dict[str, Any]]:
     try:
         keys = _keys_file(settings).read().get("keys")
     except OSError:
-        logger.warning("cannot read %s", settings.state_dir / KEYS_FILE, exc_info=True)
+        logger.warning("cannot read %s", settings.state_dir / HISTORY_KEYS_FILE, exc_info=True)
         return {}
     if not isinstance(keys, dict):
         return {}

@@ -10,13 +10,13 @@ import zlib
 from collections.abc import Mapping
 
 from sidelight import jsonio
-from sidelight.config import EVENTS_FILE, Settings, StateRefusedError
+from sidelight.config import Settings, StateRefusedError
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session, listed_once
 from sidelight.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.plugins import get_plugins
-from sidelight.reads import CURSORS_DIR
-from sidelight.statefile import append_whole, private_dir, private_fd, safe_name, write_atomic
+from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
+from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
 from sidelight.warm import failure_log_dir
 
 TYPE_CHECKING = False
@@ -32,7 +32,6 @@ else:
     from sidelight._typing import NamedTuple
 
 __all__ = [
-    "LOG_FILE",
     "Block",
     "LeftOut",
     "Plan",
@@ -46,9 +45,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-#: The hook's log file, in the state directory.
-LOG_FILE = "sidelight.log"
 
 
 def handle_hook(
@@ -159,12 +155,7 @@ def _compose(
         _record(settings, event)
         _drop_pending(event, settings, plugins)
         return None, None
-    if event.event == "UserPromptSubmit":
-        # Its own session, the digest and a kept handoff each ask for the sessions: listed once.
-        with listed_once(settings, plugins):
-            plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
-    else:
-        plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
+    plan = plan_event(event, settings, plugins, applying=True, deadline=deadline)
     try:
         return injector.render(event, apply_plan(plan)), plan
     except BaseException:
@@ -178,8 +169,6 @@ def _compose(
 BLOCK_ORDER: Final = ("digest", "long-term", "handoff", "welcome-back", "session-context")
 #: How many hashes of the blocks it was given a session keeps (the oldest go first).
 RECEIVED_KEPT: Final = 64
-#: The folder, in the state directory, of the hashes of the blocks each session was given.
-RECEIVED_DIR: Final = "received"
 
 
 class Block(NamedTuple):
@@ -300,8 +289,28 @@ def plan_event(
     plan will be applied (the hook), so a fleet's resolver commits as it reads, once, rather than read
     again when the plan is applied: the digest always goes out; and it holds the session's reading lock
     until the plan is finished or closed (:meth:`Plan.close`). ``deadline``: the digest's
-    (:func:`sidelight.digest.plan_session_updates`)."""
-    session = current_session(event, settings, plugins)
+    (:func:`sidelight.digest.plan_session_updates`).
+
+    The event's session is resolved here, once, and handed to every block's planner."""
+    start = event.event == "SessionStart"
+    if start:
+        return _plan_for(event, current_session(event, settings, plugins), settings, plugins, measure)
+    # Its own session and the digest each ask for the sessions: listed once (as the watcher serves them).
+    with listed_once(settings, plugins):
+        session = current_session(event, settings, plugins)
+        return _plan_for(event, session, settings, plugins, measure, applying=applying, deadline=deadline)
+
+
+def _plan_for(
+    event: HostEvent,
+    session: Session | None,
+    settings: Settings,
+    plugins: Plugins,
+    measure: bool,
+    *,
+    applying: bool = False,
+    deadline: float | None = None,
+) -> Plan:
     start = event.event == "SessionStart"
     budget = settings.start_budget if start else settings.prompt_budget
     plan = Plan("start" if start else "prompt", None if session is None else session.name, budget)
@@ -341,11 +350,11 @@ def _plan_start(
     from sidelight.facts import plan_long_term
     from sidelight.recap import handoff
 
-    facts, note = plan_long_term(event, settings, plugins)
+    facts, note = plan_long_term(event, session, settings)
     plan.effects.append(("long-term" if facts else None, note))
     if facts:
         candidates["long-term"] = facts
-    recap = handoff.plan_start(event, settings, plugins)
+    recap = handoff.plan_start(event, session, settings, plugins)
     plan.effects.append(("handoff" if recap.text else None, recap.apply))
     if recap.text is not None:
         candidates["handoff"] = recap.text
@@ -393,9 +402,9 @@ def _plan_prompt(
 
     # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers: the
     # digest is planned from the cursors it leaves, and the handoff is applied first.
-    recap = handoff.plan_prompt(event, settings, plugins)
+    recap = handoff.plan_prompt(session, settings)
     digest, commit = plan_session_updates(
-        event,
+        event if session is None else session,  # resolved once, by plan_event
         settings=settings,
         plugins=plugins,
         cursors=recap.cursors,
@@ -410,7 +419,7 @@ def _plan_prompt(
     plan.after.append(commit)
     if digest is not None:
         candidates["digest"] = digest
-    facts, note = plan_long_term(event, settings, plugins)
+    facts, note = plan_long_term(event, session, settings)
     plan.effects.append((None, note))
     if facts:
         candidates["long-term"] = facts
@@ -562,8 +571,7 @@ def _received_file(event: HostEvent, session: Session | None, settings: Settings
     ident = session.key if session is not None else (event.session_id and f"{event.host}:{event.session_id}")
     if not ident:
         return None
-    safe = safe_name(ident)
-    return settings.state_dir / RECEIVED_DIR / safe[-200:]
+    return session_path(settings.state_dir, RECEIVED_DIR, ident)
 
 
 def _read_received(path: Path) -> list[str]:

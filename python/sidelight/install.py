@@ -62,19 +62,18 @@ from typing import TYPE_CHECKING, Any
 from sidelight.errors import SidelightError
 from sidelight.records import InstallResult
 from sidelight.statefile import load_json_state, private_dir, write_atomic
+from sidelight.statelayout import BACKUPS_DIR, INSTALLS_DIR
 from sidelight.warm import AGENT_FOLDER_VARIABLES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 __all__ = [
-    "BACKUPS_DIR",
     "CLAUDE_EVENTS",
     "CODEX_EVENTS",
     "COPILOT_EVENTS",
     "GEMINI_EVENTS",
     "HOOK_TIMEOUT",
-    "INSTALLS_DIR",
     "LAUNCHD_LABEL",
     "QWEN_EVENTS",
     "SERVICE_ENVIRONMENT",
@@ -187,11 +186,9 @@ def _is_ours(command: Any, host: str) -> bool:
 # Files: read, back up, write atomically
 
 
-#: The folder of the state directory where install records what it created and changed, one file per
-#: target: what uninstall may take away again, and nothing else.
-INSTALLS_DIR = "installs"
-#: The folder of the state directory where a file is copied before install or uninstall changes it.
-BACKUPS_DIR = "backups"
+# In the state directory: INSTALLS_DIR records what install created and changed, one file per target
+# (what uninstall may take away again, and nothing else); a file is copied to BACKUPS_DIR before install
+# or uninstall changes it.
 
 
 def _state_dir(state_dir: Path | None) -> Path:

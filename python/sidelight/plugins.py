@@ -623,8 +623,6 @@ class EntryPoint:
         return None
 
 
-#: The entry points found on ``sys.path``, kept in this file of the state directory (one per ``sys.path``).
-ENTRY_POINTS_FILE = "entry-points-{path}.json"
 #: A folder changed this recently (seconds) may change again within its modification time's
 #: granularity without that time changing: what was found in it is not kept (git's "racily clean").
 _RACY_SECONDS = 2.0
@@ -643,6 +641,7 @@ def _entry_points(group: str) -> list[EntryPoint]:
     none is written in a state directory sidelight refuses."""
     from sidelight.config import default_state_dir
     from sidelight.statefile import write_atomic
+    from sidelight.statelayout import ENTRY_POINTS_FILE
     from sidelight.warm import read_own_file, state_dir_problem
 
     installed = installed_key()

@@ -17,7 +17,7 @@ from sidelight._record import record
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
 from sidelight.logs import get_logger
-from sidelight.statefile import safe_name
+from sidelight.statelayout import COVERED_DIR, CURSORS_DIR, session_path
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
 TYPE_CHECKING = False
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from sidelight.records import Session
 
 __all__ = [
-    "CURSORS_DIR",
     "TranscriptRead",
     "category_tables",
     "commit_reads",
@@ -50,9 +49,6 @@ __all__ = [
 
 logger = get_logger(__name__)
 
-#: The state directory's folder of the sessions' cursor files (:func:`cursor_file`).
-CURSORS_DIR = "cursors"
-
 
 def cursor_file(session: Session, settings: Settings) -> Path:
     """Where ``session`` keeps its cursors into its siblings: one file per reading session, so that a
@@ -60,8 +56,7 @@ def cursor_file(session: Session, settings: Settings) -> Path:
     its shared ``.volute/session-cursors.json``)."""
     if session.cursor_file is not None:
         return session.cursor_file
-    safe = safe_name(session.key)
-    return settings.state_dir / CURSORS_DIR / f"{safe}.json"
+    return session_path(settings.state_dir, CURSORS_DIR, session.key, ".json")
 
 
 @record(frozen=False)
@@ -548,19 +543,14 @@ def commit_reads(
         logger.warning("could not save the cursors in %s", store.path, exc_info=True)
 
 
-#: Under ``<state dir>/handoffs/delivered/``: per handed-off session, how far into its transcript the
-#: largest delivered handoff went (a file named by :func:`sidelight.statefile.safe_name` of its key,
-#: written by :mod:`sidelight.recap.handoff`).
-COVERED_DIR = "covered"
-
-
-def covered_folder(settings: Settings) -> Path:
-    """The folder of the :data:`COVERED_DIR` notes."""
-    return settings.state_dir / "handoffs" / "delivered" / COVERED_DIR
+def covered_file(settings: Settings, key: str) -> Path:
+    """Where the size is noted up to which the largest delivered handoff covered session ``key``'s
+    transcript (:data:`sidelight.statelayout.COVERED_DIR`, written by :mod:`sidelight.recap.handoff`)."""
+    return session_path(settings.state_dir, COVERED_DIR, key)
 
 
 def covered_until(path: Path) -> int | None:
-    """The size noted in a :data:`COVERED_DIR` file (``None``: none, or not a number)."""
+    """The size noted in a :func:`covered_file` (``None``: none, or not a number)."""
     try:
         text = path.read_bytes()
     except OSError:

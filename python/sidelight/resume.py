@@ -27,7 +27,8 @@ import time
 from sidelight._record import replace
 from sidelight.logs import get_logger
 from sidelight.redact import sanitize
-from sidelight.statefile import private_dir, safe_name, write_atomic
+from sidelight.statefile import private_dir, write_atomic
+from sidelight.statelayout import PENDING_RESUME_DIR, PROMPTS_DIR, session_path
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from sidelight.records import Session
 
 __all__ = [
-    "PENDING_DIR",
-    "PROMPTS_DIR",
     "context_text",
     "last_prompt",
     "mark_prompt",
@@ -58,10 +57,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-#: The state directory's folders of the sessions' prompt times and of the welcomes back kept for a prompt.
-PROMPTS_DIR = "prompts"
-PENDING_DIR = "pending-resume"
 
 #: How much of a session's own transcript is read to rebuild its recent state.
 TAIL_BYTES = 256 * 1024
@@ -207,8 +202,7 @@ def context_text(
 
 
 def _marker(settings: Settings, session: Session, kind: str) -> Path:
-    safe = safe_name(session.key)
-    return settings.state_dir / kind / safe
+    return session_path(settings.state_dir, kind, session.key)
 
 
 def last_prompt(session: Session, settings: Settings) -> float | None:
@@ -236,7 +230,7 @@ def mark_prompt(session: Session, settings: Settings, now: float | None = None) 
 def set_pending(session: Session, settings: Settings, text: str) -> None:
     """Keeps ``text`` (a welcome back) for the session's next prompt: Claude Code drops what a resumed
     session's ``SessionStart`` adds, and Pi cannot inject at its start."""
-    marker = _marker(settings, session, PENDING_DIR)
+    marker = _marker(settings, session, PENDING_RESUME_DIR)
     try:
         private_dir(marker.parent)
         write_atomic(marker, text.encode("utf-8"))
@@ -247,7 +241,7 @@ def set_pending(session: Session, settings: Settings, text: str) -> None:
 def peek_pending(session: Session, settings: Settings) -> str | None:
     """The text :func:`set_pending` kept, left there (``None``: none)."""
     try:
-        text = _marker(settings, session, PENDING_DIR).read_text(encoding="utf-8")
+        text = _marker(settings, session, PENDING_RESUME_DIR).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
     return text or None
@@ -255,7 +249,7 @@ def peek_pending(session: Session, settings: Settings) -> str | None:
 
 def take_pending(session: Session, settings: Settings) -> str | None:
     """The text :func:`set_pending` kept, once (``None``: none)."""
-    marker = _marker(settings, session, PENDING_DIR)
+    marker = _marker(settings, session, PENDING_RESUME_DIR)
     try:
         text = marker.read_text(encoding="utf-8")
         marker.unlink()

@@ -41,7 +41,6 @@ __all__ = [
     "private_fd",
     "private_tree",
     "regular_file_target",
-    "safe_name",
     "shared_json",
     "write_atomic",
 ]
@@ -686,9 +685,3 @@ def _tighten(name: str, found: os.stat_result, dir_fd: int | None = None) -> boo
     finally:
         os.close(fd)
     return True
-
-
-def safe_name(key: str) -> str:
-    """``key`` (a session key, ``host:id``…) as a file name: every character but a letter, a digit,
-    ``-``, ``_`` or ``.`` becomes ``_``. The one way state files named after a session are named."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in key)

@@ -45,6 +45,8 @@ import stat
 import sys
 import time
 
+from sidelight.statelayout import CONFIG_FILE, HOOK_SOCKET
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import _socket
@@ -53,7 +55,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_TIME_BUDGET",
-    "SOCKET_NAME",
     "WATCHER_MARGIN",
     "Reader",
     "Request",
@@ -75,8 +76,6 @@ __all__ = [
     "untrusted",
 ]
 
-#: The socket, in the state directory.
-SOCKET_NAME = "hook.sock"
 #: The first word of every request (the protocol's version).
 MAGIC = b"SLH2"
 #: How long a hook waits for the watcher to take its request before it runs in-process (seconds).
@@ -277,7 +276,7 @@ CONFIG = "the config file"
 
 def config_file(env: Mapping[str, str], state_dir: str) -> str:
     """The config file: ``SIDELIGHT_CONFIG``, else ``config.toml`` in the state directory."""
-    return env.get("SIDELIGHT_CONFIG") or os.path.join(state_dir, "config.toml")
+    return env.get("SIDELIGHT_CONFIG") or os.path.join(state_dir, CONFIG_FILE)
 
 
 def configured_state_dir(env: Mapping[str, str], data: Mapping[str, object]) -> str | None:
@@ -452,7 +451,7 @@ def ask_watcher(
         if found is None:
             return None
         state, config = found
-        path = os.path.join(state, SOCKET_NAME)
+        path = os.path.join(state, HOOK_SOCKET)
         try:
             socket_file = os.lstat(path)
         except OSError:

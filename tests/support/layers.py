@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.timestamps",
             "sidelight.redact",
             "sidelight.config",
+            "sidelight.statelayout",
             "sidelight.statefile",
             "sidelight.cursors",
             "sidelight.formats",

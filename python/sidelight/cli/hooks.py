@@ -111,6 +111,7 @@ def _print(output: str | None) -> bool:
 
 def _log_failure(message: str) -> None:
     """Append one line to ``<state dir>/sidelight.log`` without importing the rest of sidelight."""
+    from sidelight.statelayout import LOG_FILE
     from sidelight.warm import failure_log_dir
 
     state_dir = failure_log_dir(os.environ)
@@ -121,7 +122,7 @@ def _log_failure(message: str) -> None:
     line = " ".join(message.split())
     # O_NOFOLLOW as the hook's log handler does: a link in place of the log is not followed.
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(os.path.join(state_dir, "sidelight.log"), flags, 0o600)
+    fd = os.open(os.path.join(state_dir, LOG_FILE), flags, 0o600)
     try:
         from sidelight.logs import private_fd  # imports nothing more: only on a failure
 

@@ -73,8 +73,9 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from sidelight.discovery import resolve_session
     from sidelight.errors import NotARegularFileError
     from sidelight.plugins import get_plugins
-    from sidelight.recap.handoff import HANDOFF_FILE, build_for_session, handoff_document, write_handoff
+    from sidelight.recap.handoff import build_for_session, handoff_document, write_handoff
     from sidelight.statefile import regular_file_target
+    from sidelight.statelayout import HANDOFF_FILE
     from sidelight.watch.status import session_state
 
     target: Path | None = None

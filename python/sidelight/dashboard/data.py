@@ -32,11 +32,11 @@ from sidelight.paths import open_regular
 from sidelight.reads import first_look, scan_reads
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
+from sidelight.statelayout import ACTIVITY_EVENTS_FILE, DASHBOARD_DIR, RECAPS_DIR, STATUS_FILE, session_path
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
 from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
 from sidelight.watch.watcher import (
-    STATUS_FILE,
     derive_state,
     read_snapshot,
     running_watcher,
@@ -58,7 +58,6 @@ __all__ = [
     "HEAD_SECONDS",
     "LIVE_STATES",
     "NOT_LISTED",
-    "RECAPS_DIR",
     "REQUEST_SECONDS",
     "TIMELINE_HOURS",
     "Alarm",
@@ -81,22 +80,16 @@ TIMELINE_SESSIONS: Final = 40
 #: How much of a transcript's end the timeline counts per minute (the older part of its 3 hours, in a
 #: transcript that wrote more in them, is left out of the chart: it says so in ``partial``).
 TIMELINE_BYTES: Final = 8 << 20
-#: In the state directory: where the timeline copies a transcript's minutes to count each with the core.
-SCRATCH_DIR: Final = "dashboard"
 #: The list of sessions is taken again this often (a new transcript appears); stats happen every refresh.
 RELIST_SECONDS: Final = 5.0
 #: How much of a transcript's end is searched for the last context sidelight injected.
 INJECTED_TAIL_BYTES: Final = 512 * 1024
 #: How much of the watcher's event log's end is read for the lifecycle marks of the timeline.
 EVENTS_TAIL_BYTES: Final = 2 * 1024 * 1024
-#: The watcher's event log (the ``jsonl-log`` sink's file; a template's module is not imported here).
-ACTIVITY_EVENTS: Final = "activity-events.jsonl"
 #: The lifecycle events the timeline marks.
 LIFECYCLE_KINDS: Final = frozenset(
     {"session_start", "session_idle", "session_resume", "session_suspend", "session_unsuspend", "session_end"}
 )
-#: In the state directory: where the dashboard's "recap to a file" writes (one Markdown file a session).
-RECAPS_DIR: Final = "recaps"
 #: What a request for a session that is not one of the rows gets (a 404), whatever it names.
 NOT_LISTED: Final = "no such session on this dashboard (it shows the sessions its overview lists)"
 #: How many entries of a session's conversation its page shows (as ``sidelight read``'s default).
@@ -622,7 +615,7 @@ class Board:
     def _lifecycle_marks(self, start: float, now: float, keys: set[str]) -> list[dict[str, Any]]:
         marks: list[dict[str, Any]] = []
         logged: set[str] = set()
-        for event in _tail_lines(self.settings.state_dir / ACTIVITY_EVENTS, EVENTS_TAIL_BYTES):
+        for event in _tail_lines(self.settings.state_dir / ACTIVITY_EVENTS_FILE, EVENTS_TAIL_BYTES):
             kind = event.get("kind")
             info = event.get("session")
             if kind not in LIFECYCLE_KINDS or not isinstance(info, dict):
@@ -716,12 +709,11 @@ class Board:
         """Writes the session's recap as a handoff file (as ``sidelight recap -w``) in
         ``<state dir>/recaps/``; its path."""
         from sidelight.recap.handoff import build_for_session, handoff_document, write_handoff
-        from sidelight.statefile import private_dir, regular_file_target, safe_name
+        from sidelight.statefile import private_dir, regular_file_target
 
         session = self.session(key)
-        folder = self.settings.state_dir / RECAPS_DIR
-        private_dir(folder)
-        target = regular_file_target(folder / f"{safe_name(session.key)[-200:]}.md")
+        private_dir(self.settings.state_dir / RECAPS_DIR)
+        target = regular_file_target(session_path(self.settings.state_dir, RECAPS_DIR, session.key, ".md"))
         size = session.path.stat().st_size
         recap = build_for_session(session, self.settings, self.plugins)
         return write_handoff(target, handoff_document(recap, session, size), mode=0o600)
@@ -839,7 +831,7 @@ def minute_counts(
     counts["partial"] = not began
     if not pieces:
         return counts
-    folder = settings.state_dir / SCRATCH_DIR
+    folder = settings.state_dir / DASHBOARD_DIR  # the timeline copies a transcript's minutes here
     private_dir(folder)
     handle, name = tempfile.mkstemp(dir=folder, suffix=".jsonl")
     scratch = Path(name)

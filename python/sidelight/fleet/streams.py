@@ -49,6 +49,7 @@ from sidelight.fleet.resp import TOO_LARGE, ReplyTooLargeError, RespClient
 from sidelight.logs import get_logger
 from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
+from sidelight.statelayout import FLEET_CURSORS_FILE
 from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
     from sidelight.types import Activity, CursorTuple
 
 __all__ = [
-    "PUBLISHER_CURSORS",
     "RECORD_VERSION",
     "STREAM_PREFIX",
     "FleetConfig",
@@ -118,8 +118,6 @@ BACKOFF: Final = (0.1, 5.0)
 PUBLISH_INTERVAL: Final = 0.2
 #: How often the publisher looks for news in the sessions it published before (what no event announced).
 RESCAN_INTERVAL: Final = 30.0
-#: In the state directory: the publisher's cursors, under the reader name ``redis:<host id>``.
-PUBLISHER_CURSORS: Final = Path("fleet") / "cursors.json"
 #: The resolver's name, and the ``resolver`` of remote sessions.
 RESOLVER: Final = "redis-streams"
 
@@ -391,7 +389,9 @@ class Publisher:
         self.plugins = plugins
         self.timeout = timeout
         self.clock = clock
-        self.store = CursorStore(settings.state_dir / PUBLISHER_CURSORS)
+        self.store = CursorStore(
+            settings.state_dir / FLEET_CURSORS_FILE
+        )  # under the reader name ``redis:<host id>``
         #: The publisher's reader name in its cursor file.
         self.reader = f"redis:{found.host_id}"
         #: Records published (accepted by Redis) so far, and publish rounds that failed.

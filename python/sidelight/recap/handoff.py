@@ -37,13 +37,20 @@ from pathlib import Path
 
 from sidelight import jsonio
 from sidelight._record import NEW_DICT, record
-from sidelight.config import EVENTS_FILE
 from sidelight.discovery import current_session, list_sessions
 from sidelight.errors import NotARegularFileError
 from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
-from sidelight.reads import COVERED_DIR, covered_until, cursor_entry, cursor_file, decoder_for
-from sidelight.statefile import private_dir, regular_file_target, safe_name, write_atomic
+from sidelight.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
+from sidelight.statefile import private_dir, regular_file_target, write_atomic
+from sidelight.statelayout import (
+    DELIVERED_DIR,
+    EVENTS_FILE,
+    HANDOFF_FILE,
+    HANDOFFS_DIR,
+    PENDING_HANDOFFS_DIR,
+    session_path,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,8 +64,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRAME",
-    "HANDOFFS_DIR",
-    "HANDOFF_FILE",
     "Delivery",
     "Planned",
     "at_session_start",
@@ -83,12 +88,6 @@ __all__ = [
 ]
 
 logger = get_logger(__name__)
-
-#: The handoff's file name in a workspace.
-HANDOFF_FILE: Final = "_handoff.md"
-#: The state directory's folder of handoffs (one folder per workspace), deliveries and pending ones.
-HANDOFFS_DIR: Final = "handoffs"
-
 
 #: A hook reads at most this much of the previous session's transcript (its end) to build a recap.
 HOOK_TAIL_BYTES: Final = 16 * 1024 * 1024
@@ -477,7 +476,7 @@ def _delivery(workspace: Path, source: Session, size: int) -> str:
 def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     """True once per (workspace, previous session, transcript size): records the delivery."""
     digest = _delivery(workspace, source, size)
-    folder = settings.state_dir / HANDOFFS_DIR / "delivered"
+    folder = settings.state_dir / DELIVERED_DIR
     try:
         private_dir(folder)
         fd = os.open(folder / digest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -489,15 +488,15 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
                 {"workspace": str(workspace), "session": source.key, "size": size, "time": time.time()}
             )
         )
-    _record_covered(folder, source.key, size)
+    _record_covered(settings, source.key, size)
     return True
 
 
-def _record_covered(folder: Path, key: str, size: int) -> None:
+def _record_covered(settings: Settings, key: str, size: int) -> None:
     """Notes that a handoff covering ``key``'s transcript up to ``size`` was delivered (never less than
     one noted before): a later session's first look at ``key`` starts there (``digest._past_handoffs``),
     so no session is told again what the recap said. A failure only costs that repeat."""
-    path = folder / COVERED_DIR / safe_name(key)
+    path = covered_file(settings, key)
     try:
         if (covered_until(path) or 0) >= size:
             return
@@ -509,7 +508,7 @@ def _record_covered(folder: Path, key: str, size: int) -> None:
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
     digest = _delivery(workspace, source, size)
-    return (settings.state_dir / HANDOFFS_DIR / "delivered" / digest).exists()
+    return (settings.state_dir / DELIVERED_DIR / digest).exists()
 
 
 @record(frozen=True)
@@ -611,19 +610,16 @@ def _is_new(event: HostEvent) -> bool:
 
 
 def _start(
-    event: HostEvent, settings: Settings, plugins: Plugins
-) -> tuple[Session | None, tuple[Delivery, Callable[[], bool]] | None]:
-    session = current_session(event, settings, plugins)
-    if session is None or not _is_new(event):
-        return session, None
+    event: HostEvent, session: Session, settings: Settings, plugins: Plugins
+) -> tuple[Delivery, Callable[[], bool]] | None:
     if _has_prompts(session, plugins):
         # A session whose transcript already holds prompts is going on (it ran alongside the previous
         # session, or Pi starts a continued session as a new process with no "resume" in its event).
-        return session, None
+        return None
     workspace = Path(event.cwd) if event.cwd is not None else workspace_of(session)
     if workspace is None or not workspace.is_dir():
-        return session, None
-    return session, find_handoff(session, workspace.resolve(), settings, plugins)
+        return None
+    return find_handoff(session, workspace.resolve(), settings, plugins)
 
 
 def _has_prompts(session: Session, plugins: Plugins) -> bool:
@@ -636,8 +632,7 @@ def _has_prompts(session: Session, plugins: Plugins) -> bool:
 
 
 def _pending_file(settings: Settings, session: Session) -> Path:
-    safe = safe_name(session.key)
-    return settings.state_dir / HANDOFFS_DIR / "pending" / safe
+    return session_path(settings.state_dir, PENDING_HANDOFFS_DIR, session.key)
 
 
 def _nothing_to_apply() -> bool:
@@ -668,21 +663,22 @@ class Planned:
         object.__setattr__(self, "apply", apply)
 
 
-def plan_start(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
+def plan_start(event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins) -> Planned:
     """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi and opencode,
     which cannot inject at start (``facts.NO_START_INJECTION``), applying it keeps the handoff for
-    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. Never raises."""
+    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. ``session``: the
+    event's (``None``: not known), as the hook resolved it. Never raises."""
     from sidelight.facts import NO_START_INJECTION
 
     if not is_enabled():
         return Planned()
     try:
-        session, found = _start(event, settings, plugins)
         if session is None:
             return Planned()
         if not _is_new(event):
             pending = _pending_file(settings, session)
             return Planned(apply=lambda: _drop(pending))  # it has its own context
+        found = _start(event, session, settings, plugins)
         if found is None:
             return Planned()
         delivery, claim = found
@@ -718,7 +714,7 @@ def _drop(pending: Path) -> bool:
 
 def at_session_start(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
     """:func:`plan_start`, applied: the handoff to inject now, or ``None``. Never raises."""
-    planned = plan_start(event, settings, plugins)
+    planned = plan_start(event, _session_of(event, settings, plugins), settings, plugins)
     try:
         return planned.text if planned.apply() else None
     except Exception:
@@ -733,15 +729,14 @@ def _advance(session: Session, delivery: Delivery, settings: Settings) -> None:
         logger.warning("could not move %s's digest past the handoff", session.name, exc_info=True)
 
 
-def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Planned:
-    """A handoff kept for this session's first prompt (Pi, opencode): its text, the digest cursor
-    entries it moves (a digest planned before it is applied must start from them) and, to apply, taking
-    it (once, even when it cannot be read: a plain-text one of an older version) and moving the cursor.
-    Never raises."""
+def plan_prompt(session: Session | None, settings: Settings) -> Planned:
+    """A handoff kept for the first prompt of ``session`` (Pi, opencode; ``None``: the session is not
+    known): its text, the digest cursor entries it moves (a digest planned before it is applied must
+    start from them) and, to apply, taking it (once, even when it cannot be read: a plain-text one of an
+    older version) and moving the cursor. Never raises."""
     if not is_enabled():
         return Planned()
     try:
-        session = current_session(event, settings, plugins)
         if session is None:
             return Planned()
         pending = _pending_file(settings, session)
@@ -771,11 +766,20 @@ def plan_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> Plann
 def pending_for_prompt(event: HostEvent, settings: Settings, plugins: Plugins) -> str | None:
     """:func:`plan_prompt`, applied: a handoff kept for this session's first prompt (Pi), once; it moves
     the session's digest cursor past what it covers, so call it before the digest. Never raises."""
-    planned = plan_prompt(event, settings, plugins)
+    planned = plan_prompt(_session_of(event, settings, plugins), settings)
     try:
         return planned.text if planned.apply() else None
     except Exception:
         logger.warning("no pending handoff for the prompt", exc_info=True)
+        return None
+
+
+def _session_of(event: HostEvent, settings: Settings, plugins: Plugins) -> Session | None:
+    """The session of ``event``, for the helpers that apply a plan at once (never raises)."""
+    try:
+        return current_session(event, settings, plugins)
+    except Exception:
+        logger.warning("cannot tell which session this is", exc_info=True)
         return None
 
 

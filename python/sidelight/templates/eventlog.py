@@ -37,6 +37,7 @@ from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
 from sidelight.records import SinkSpec
 from sidelight.statefile import append_whole, private_fd
+from sidelight.statelayout import ACTIVITY_EVENTS_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from sidelight.records import Session, SinkEvent
 
 __all__ = [
-    "ACTIVITY_EVENTS_FILE",
     "DEDUPE_BYTES",
     "PENDING_BYTES",
     "ROTATE_BYTES",
@@ -61,8 +61,6 @@ __all__ = [
 
 logger = get_logger(__name__)
 
-#: The log's file name in the state directory.
-ACTIVITY_EVENTS_FILE: Final = "activity-events.jsonl"
 #: Past this size the log is rotated (one old generation is kept).
 ROTATE_BYTES: Final = 16 * 1024 * 1024
 #: When it is opened, the log reads the keys of its last lines, this many bytes of them (the current

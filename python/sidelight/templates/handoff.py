@@ -23,8 +23,9 @@ from collections import deque
 
 from sidelight._hookimpl import hookimpl
 from sidelight.logs import get_logger
-from sidelight.recap.handoff import HANDOFF_FILE, SINK_TAIL_BYTES, is_enabled, write_for_session
+from sidelight.recap.handoff import SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
+from sidelight.statelayout import HANDOFF_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -61,6 +61,7 @@ from sidelight.paths import open_regular, real
 from sidelight.patterns import Pattern
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
+from sidelight.statelayout import OPENCODE_INDEX_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -166,7 +167,7 @@ def _stat_key(path: str) -> list[int] | None:
 
 def _read_index(folder: str) -> dict[str, Any]:
     try:
-        with open_regular(os.path.join(folder, "index.json")) as file:
+        with open_regular(os.path.join(folder, OPENCODE_INDEX_FILE)) as file:
             index = jsonio.loads(file.read())
     except (OSError, ValueError):
         return {}
@@ -187,7 +188,9 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
         return index["sessions"]  # type: ignore[no-any-return]
     try:
         private_dir(folder)  # each missing level 0700: the state directory too
-        lock = os.open(os.path.join(folder, "index.json.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        lock = os.open(
+            os.path.join(folder, OPENCODE_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
     except OSError as error:
         logger.warning("opencode: cannot write the export in %s: %s", folder, error)
         return dict(index.get("sessions") or {})
@@ -204,7 +207,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
             logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
             return dict(index.get("sessions") or {})
         data = jsonio.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
-        write_atomic(Path(folder, "index.json"), data, durable=False)
+        write_atomic(Path(folder, OPENCODE_INDEX_FILE), data, durable=False)
         return index["sessions"]  # type: ignore[no-any-return]
     finally:
         os.close(lock)

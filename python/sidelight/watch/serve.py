@@ -30,8 +30,8 @@ from sidelight.discovery import list_sessions, serving
 from sidelight.hook import answer_hook, log_handler
 from sidelight.plugins import installed_key
 from sidelight.statefile import private_dir
+from sidelight.statelayout import HOOK_SOCKET
 from sidelight.warm import (
-    SOCKET_NAME,
     WATCHER_MARGIN,
     Reader,
     build_id,
@@ -87,7 +87,7 @@ class HookServer:
         self.plugins = plugins
         self.placements = placements
         self.on_answer = on_answer
-        self.path: Path = settings.state_dir / SOCKET_NAME
+        self.path: Path = settings.state_dir / HOOK_SOCKET
         self.environment = environment(os.environ if environ is None else environ)
         self.build = build_id()
         self.installed = installed_key()

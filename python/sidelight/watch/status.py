@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.discovery import list_sessions
 from sidelight.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
-from sidelight.reads import CURSORS_DIR, TranscriptRead, decoder_for, first_look, scan_reads
+from sidelight.reads import TranscriptRead, decoder_for, first_look, scan_reads
 from sidelight.recap.handoff import hook_lives
 from sidelight.scanning import detect_format
+from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
 from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
 
 if TYPE_CHECKING:
@@ -245,8 +246,7 @@ def refused_state(settings: Settings | None = None) -> list[str]:
     write them: :func:`sidelight.warm.untrusted`). ``[]``: nothing. ``sidelight status`` shows these
     (as a ``doctor`` would); ``settings``: the ones loaded (without: loaded here)."""
     from sidelight.config import Settings, StateRefusedError
-    from sidelight.plugins import ENTRY_POINTS_FILE
-    from sidelight.warm import SOCKET_NAME, untrusted
+    from sidelight.warm import untrusted
 
     if settings is None:
         try:
@@ -255,7 +255,7 @@ def refused_state(settings: Settings | None = None) -> list[str]:
             return [str(error)]
     state = settings.state_dir
     found = []
-    socket = state / SOCKET_NAME
+    socket = state / HOOK_SOCKET
     with contextlib.suppress(OSError):
         reason = untrusted(socket.lstat())
         if reason is not None:

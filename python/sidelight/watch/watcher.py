@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from sidelight import _core
-from sidelight.config import EVENTS_FILE
 from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
 from sidelight.errors import SidelightError, describe
@@ -61,6 +60,18 @@ from sidelight.reads import (
 from sidelight.records import HostEvent, Session
 from sidelight.redact import sanitize
 from sidelight.statefile import private_dir, private_tree, write_atomic
+from sidelight.statelayout import (
+    ARCHIVE_DIR,
+    ENTRY_POINTS_FILE,
+    EVENTS_FILE,
+    PRIVATE_FILES,
+    PRIVATE_FOLDERS,
+    REQUESTS_DIR,
+    STATUS_FILE,
+    WATCH_CURSORS_FILE,
+    WATCH_LIFECYCLE_FILE,
+    WATCH_LOCK_FILE,
+)
 from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
@@ -78,11 +89,7 @@ if TYPE_CHECKING:
     from sidelight.watch.serve import HookServer
 
 __all__ = [
-    "CURSOR_FILE",
-    "LIFECYCLE_FILE",
-    "LOCK_FILE",
     "READER",
-    "STATUS_FILE",
     "WatchOptions",
     "WatchRequest",
     "Watcher",
@@ -100,13 +107,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: In the state directory: the lock (and pid) of the running watcher, its snapshot, its cursors and the
-#: folder where `sidelight suspend` / `resume` leave requests for it.
-LOCK_FILE = "watch.lock"
-STATUS_FILE = "status.json"
-CURSOR_FILE = Path("watch") / "cursors.json"
-LIFECYCLE_FILE = Path("watch") / "lifecycle.json"
-REQUESTS_DIR = "requests"
 #: The watcher's reader name in its cursor file.
 READER = "watcher"
 #: Version of the snapshot's shape.
@@ -115,8 +115,6 @@ SNAPSHOT_VERSION = 1
 HOUSEKEEPING_INTERVAL = 0.5
 #: With ``own_gc``, how often the worker runs a full garbage collection itself.
 GC_INTERVAL = 30.0
-#: In the state directory: where ended sessions go.
-ARCHIVE_DIR = "archive"
 #: Seconds between two writes of the lifecycle state (it is always written on stop).
 LIFECYCLE_FLUSH = 10.0
 #: How long to wait for a thread to finish when stopping.
@@ -300,7 +298,7 @@ class Watcher:
         self._gc_was_enabled: bool | None = None
         self.state_dir = settings.state_dir
         self.status_path = settings.state_dir / STATUS_FILE
-        self.store = CursorStore(settings.state_dir / CURSOR_FILE, fast=True)
+        self.store = CursorStore(settings.state_dir / WATCH_CURSORS_FILE, fast=True)
 
         self._lock = threading.Lock()  # guards _dirty only
         self._dirty: set[str] = set()
@@ -355,7 +353,7 @@ class Watcher:
         #: Session key -> the text that stands for it in event keys (see _event_prefix).
         self._prefixes: dict[str, str] = {}
         self._categories: dict[str, dict[str, str]] = {}
-        self.lifecycle_path = settings.state_dir / LIFECYCLE_FILE
+        self.lifecycle_path = settings.state_dir / WATCH_LIFECYCLE_FILE
 
     # -- public ------------------------------------------------------------------------------------
 
@@ -1555,7 +1553,7 @@ _LOCK_RETRY = 0.5
 
 
 def _acquire(state_dir: Path) -> int:
-    path = state_dir / LOCK_FILE
+    path = state_dir / WATCH_LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     deadline = time.monotonic() + _LOCK_RETRY
     while True:
@@ -1602,7 +1600,7 @@ def _read_pid(fd: int) -> int | None:
 
 def running_watcher(settings: Settings) -> int | None:
     """The pid of the watcher holding ``settings.state_dir`` (0 when its pid is unknown), else ``None``."""
-    path = settings.state_dir / LOCK_FILE
+    path = settings.state_dir / WATCH_LOCK_FILE
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -1636,44 +1634,15 @@ def make_state_private(state_dir: Path) -> int:
     or a loose umask left them open, leaving another user's and anything that is not sidelight's as they
     are (:func:`sidelight.statefile.private_tree`). A walk of the whole state: at the watcher's start
     and in ``sidelight status``, never on a hook's path. Returns how many entries it changed."""
-    # Imported here: each module names its own folder or file, and the watcher needs none of them else.
-    from sidelight.facts import FACTS_FILE, GIVEN_DIR
-    from sidelight.fleet.streams import PUBLISHER_CURSORS
-    from sidelight.history import KEYS_FILE
-    from sidelight.hook import LOG_FILE, RECEIVED_DIR
-    from sidelight.install import BACKUPS_DIR, INSTALLS_DIR
-    from sidelight.plugins import ENTRY_POINTS_FILE
-    from sidelight.reads import CURSORS_DIR
-    from sidelight.recap.handoff import HANDOFFS_DIR
-    from sidelight.resume import PENDING_DIR, PROMPTS_DIR
-
-    folders = {
-        CURSORS_DIR,
-        RECEIVED_DIR,
-        PROMPTS_DIR,
-        PENDING_DIR,
-        GIVEN_DIR,
-        HANDOFFS_DIR,
-        ARCHIVE_DIR,
-        REQUESTS_DIR,
-        INSTALLS_DIR,
-        BACKUPS_DIR,
-        CURSOR_FILE.parent.name,
-        LIFECYCLE_FILE.parent.name,
-        PUBLISHER_CURSORS.parent.name,
-        "opencode",  # the opencode template's exports (no module imports a template)
-    }
-    # The event log template's ACTIVITY_EVENTS_FILE: no module imports a template.
-    files = (LOG_FILE, EVENTS_FILE, STATUS_FILE, LOCK_FILE, KEYS_FILE, FACTS_FILE, "activity-events.jsonl")
     cache = ENTRY_POINTS_FILE.split("{", 1)[0]
 
     def ours(name: str) -> bool:
         # With what their writers add: NAME.lock, NAME.tmp, NAME.corrupt-<time>, a rotated NAME.1, and
         # write_atomic's temporaries .NAME.<pid>.<thread>.tmp.
         base = name[1:] if name.startswith(".") else name
-        return base.startswith(cache) or any(base == f or base.startswith(f + ".") for f in files)
+        return base.startswith(cache) or any(base == f or base.startswith(f + ".") for f in PRIVATE_FILES)
 
-    changed = private_tree(state_dir, folders, ours)
+    changed = private_tree(state_dir, PRIVATE_FOLDERS, ours)
     if changed:
         logger.info(
             "made %d folders and files of %s private (only their owner may read them)", changed, state_dir
