@@ -4,8 +4,8 @@ throwaway target like any third party's package, then used through sidelight's o
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -429,11 +429,9 @@ def test_the_watcher_shows_the_plugin_s_sessions_and_its_folder_variable(
     )  # fmt: skip
     assert service.returncode == 0, service.stderr
     assert json.loads(service.stdout)["SIDELIGHT_KIRO_DIR"] == str(home / ".kiro")
+    quiet = subprocess.DEVNULL
     watcher = subprocess.Popen(
-        [sys.executable, "-m", "sidelight", "watch"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        [sys.executable, "-m", "sidelight", "watch"], env=env, stdout=quiet, stderr=quiet
     )
     try:
         socket_file = home / "state" / "hook.sock"

@@ -1444,8 +1444,9 @@ LAUNCHD_LABEL = "dev.sidelight.watch"
 #: Every service file sidelight writes carries this marker, so uninstall removes only its own.
 SERVICE_MARKER = "sidelight-watch-service"
 #: The variables passed on to the service when set at install time: where the state, the config and the
-#: agents' sessions are (with those a plugin's resolver declares). The watcher must use the state directory the hooks use (its snapshot, its
-#: socket), and find the sessions they find; a service does not inherit the shell's environment.
+#: agents' sessions are (and those a plugin's resolver declares). The watcher must use the state
+#: directory the hooks use (its snapshot, its socket), and find the sessions they find; a service does
+#: not inherit the shell's environment.
 SERVICE_ENVIRONMENT = ("SIDELIGHT_STATE_DIR", "SIDELIGHT_CONFIG", *AGENT_FOLDER_VARIABLES)
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30

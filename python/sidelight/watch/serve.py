@@ -8,9 +8,9 @@ and the listing of every session, made again only when its file events say a tra
 deleted or moved.
 
 It declines, and the hook answers itself, when the hook is of another build or runs with other settings
-or agent folders (:func:`sidelight.warm.environment`, with the resolvers' ``variables``), when a distribution was installed or removed since it started (a
-plugin may have come or gone: :func:`sidelight.plugins.installed_key`), or when it is busy with
-:data:`CONCURRENCY` hooks already. Each
+or agent folders (:func:`sidelight.warm.environment`, with the resolvers' ``variables``), when a
+distribution was installed or removed since it started (a plugin may have come or gone:
+:func:`sidelight.plugins.installed_key`), or when it is busy with :data:`CONCURRENCY` hooks already. Each
 request has a thread of its own; a client that sends nothing for :data:`READ_TIMEOUT` is dropped.
 """
 
