@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -305,3 +307,169 @@ def test_hook_sidelight_installers(installed: Path, tmp_path: Path) -> None:
     assert "kiro" in _sidelight(installed, home, "install", "--help").stdout
     project = _sidelight(installed, home, "install", "kiro", "--scope", "project")
     assert project.returncode == 2 and "kiro is set up for the user" in project.stderr
+
+
+# --- A plugin agent's sessions beside a built-in agent's: listed, counted, shown, in the digest --------
+
+_PROJECT = "/work/app"
+_CLAUDE_ID = "cccc1111-0000-4000-8000-000000000001"
+
+_DASHBOARD = """
+import json
+import re
+from starlette.testclient import TestClient
+from sidelight.config import Settings
+from sidelight.dashboard.app import create_app
+from sidelight.plugins import get_plugins
+
+settings = Settings.load()
+app = create_app(settings.state_dir, "t0ken", port=8765, settings=settings, plugins=get_plugins())
+client = TestClient(app, base_url="http://127.0.0.1:8765")
+client.get("/?token=t0ken", follow_redirects=False)
+rows = client.get("/api/sessions").json()
+kiro = next(row["id"] for row in rows if row["agent"] == "kiro")
+page = client.get("/session/" + kiro)
+detail = client.get("/api/sessions/" + kiro).json()
+print(json.dumps({"rows": rows, "page": [page.status_code, page.text], "detail": detail}))
+"""
+
+
+def _beside_claude_code(home: Path) -> Path:
+    """The example's Kiro sessions and one Claude Code session, all of one project, written just now
+    (a Kiro session's lines get today's time: it is active, as the Claude Code one is)."""
+    cli = _kiro_home(home, _PROJECT)
+    stamp = time.strftime("%Y-%m-%dT%H:%M", time.gmtime(time.time() - 120))
+    for transcript in cli.glob("*.jsonl"):
+        text = transcript.read_text()
+        transcript.write_text(re.sub(r"2026-04-20T09:\d\d", stamp, text))
+    claude = home / ".claude" / "projects" / "-work-app" / f"{_CLAUDE_ID}.jsonl"
+    claude.parent.mkdir(parents=True)
+    prompt = {
+        "type": "user",
+        "message": {"role": "user", "content": "review the env loader"},
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "sessionId": _CLAUDE_ID,
+        "cwd": _PROJECT,
+    }
+    claude.write_text(json.dumps(prompt) + "\n")
+    return claude
+
+
+def _claude_prompt(claude: Path) -> str:
+    return json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": _CLAUDE_ID,
+            "transcript_path": str(claude),
+            "cwd": _PROJECT,
+            "prompt": "go on",
+        }
+    )
+
+
+def test_the_installed_plugin_s_sessions_show_beside_claude_code_s(installed: Path, tmp_path: Path) -> None:
+    """Listed by ``sessions``, counted by ``status``, rows of the dashboard with a session page of their
+    own, and in the Claude Code session's digest (already so on 18108d5: a guard)."""
+    home = tmp_path / "home"
+    claude = _beside_claude_code(home)
+    listed = _sidelight(installed, home, "sessions", "--json")
+    assert listed.returncode == 0, listed.stderr
+    groups = {s["name"]: (s["format"], s["group"]) for s in map(json.loads, listed.stdout.splitlines())}
+    assert groups == {
+        "kiro-6a6a6a6a": ("kiro", _PROJECT),
+        "kiro-7b7b7b7b": ("kiro", _PROJECT),
+        "cccc1111": ("claude-code", _PROJECT),
+    }
+    status = _sidelight(installed, home, "status", "--json")
+    assert status.returncode == 0, status.stderr
+    rows = {r["name"]: r for r in map(json.loads, status.stdout.splitlines())}
+    assert {r["agent"] for r in rows.values()} == {"kiro", "claude-code"} and len(rows) == 3
+    assert all(r["state"] == "active" for r in rows.values()), rows
+    assert rows["kiro-6a6a6a6a"]["categories"] == {"edit": 1, "read": 1, "command": 1, "other": 0}
+    board = subprocess.run(
+        [sys.executable, "-c", _DASHBOARD],
+        env=_env(installed, home),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert board.returncode == 0, board.stderr
+    shown = json.loads(board.stdout)
+    kiro_rows = {r["name"]: r for r in shown["rows"] if r["agent"] == "kiro"}
+    assert set(kiro_rows) == {"kiro-6a6a6a6a", "kiro-7b7b7b7b"}
+    assert kiro_rows["kiro-6a6a6a6a"]["project"] == _PROJECT
+    assert kiro_rows["kiro-6a6a6a6a"]["files"] == ["/work/app/src/env.py"]
+    status_code, page = shown["page"]
+    assert status_code == 200 and "kiro-" in page and "env loader" in page, page
+    assert any(turn["tool"] == "write" for turn in shown["detail"]["conversation"])
+    env = {**_env(installed, home), "SIDELIGHT_WARM": "off"}
+    digest = subprocess.run(
+        [sys.executable, "-m", "sidelight", "hook", "claude-code"],
+        input=_claude_prompt(claude), env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert digest.returncode == 0, digest.stderr
+    context = json.loads(digest.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- kiro kiro-6a6a6a6a (" in context, context
+    assert '"The build fails on the env loader; fix it and run the tests"' in context, context
+
+
+def test_the_watcher_shows_the_plugin_s_sessions_and_its_folder_variable(
+    installed: Path, tmp_path: Path
+) -> None:
+    """One watcher: ``status`` reads the Kiro sessions from it, it answers the Claude Code session's hook
+    with them, and a hook told another ``SIDELIGHT_KIRO_DIR`` (the variable the plugin declares) answers
+    itself. The service the watcher would run as is given that variable (new; the rest is a guard)."""
+    home = tmp_path / "home"
+    claude = _beside_claude_code(home)
+    env = _env(installed, home)
+    service = subprocess.run(
+        [sys.executable, "-c", "import json\nfrom sidelight.install import _service_environment\n"
+         "print(json.dumps(_service_environment()))"],
+        env={**env, "SIDELIGHT_KIRO_DIR": str(home / ".kiro")}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert service.returncode == 0, service.stderr
+    assert json.loads(service.stdout)["SIDELIGHT_KIRO_DIR"] == str(home / ".kiro")
+    quiet = subprocess.DEVNULL
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "sidelight", "watch"], env=env, stdout=quiet, stderr=quiet
+    )
+    try:
+        socket_file = home / "state" / "hook.sock"
+        deadline = time.monotonic() + 30
+        while not socket_file.exists():
+            assert watcher.poll() is None and time.monotonic() < deadline, "the watcher did not start"
+            time.sleep(0.1)
+        status = _sidelight(installed, home, "status", "--json")
+        rows = [json.loads(line) for line in status.stdout.splitlines()]
+        assert {r["source"] for r in rows} == {"watcher"}, status.stdout
+        assert sorted(r["name"] for r in rows if r["agent"] == "kiro") == ["kiro-6a6a6a6a", "kiro-7b7b7b7b"]
+
+        def hook(**extra: str) -> str:
+            done = subprocess.run(
+                [sys.executable, "-m", "sidelight", "hook", "claude-code"],
+                input=_claude_prompt(claude), env={**env, "SIDELIGHT_WARM_TIMEOUT": "5s", **extra},
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        def answered() -> int:
+            """Hooks the watcher answered, once its snapshot (written after each answer) counts one."""
+            end = time.monotonic() + 10
+            while True:
+                said = _sidelight(installed, home, "status").stdout
+                count = int(re.search(r"(\d+) answered", said).group(1))  # type: ignore[union-attr]
+                if count or time.monotonic() > end:
+                    return count
+                time.sleep(0.2)
+
+        elsewhere = tmp_path / "elsewhere"
+        (elsewhere / "sessions" / "cli").mkdir(parents=True)
+        # Told of another Kiro folder (empty): the watcher declines, the hook answers itself: no Kiro news
+        # (the watcher's answer would have some).
+        assert "kiro-" not in hook(SIDELIGHT_KIRO_DIR=str(elsewhere))
+        assert "kiro kiro-6a6a6a6a" in hook()
+        assert answered() == 1
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)

@@ -146,6 +146,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
                 None,
             ),
             ("sources", "Callable[[Settings], Iterable[str]] | None", None),
+            ("variables", "tuple[str, ...]", ()),
         ],
     ),
     (
@@ -472,6 +473,8 @@ def _values(declared: list[tuple[str, str, Any]], salt: str = "") -> dict[str, A
             values[name] = 100 + i + len(salt)
         elif name == "decoder":
             values[name] = "claude-code" + salt
+        elif name == "variables":  # names a hook tells a watcher
+            values[name] = (f"X{salt}_DIR",)
         else:
             values[name] = f"{name}-{salt}"
     return values

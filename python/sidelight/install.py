@@ -1441,8 +1441,9 @@ LAUNCHD_LABEL = "dev.sidelight.watch"
 #: Every service file sidelight writes carries this marker, so uninstall removes only its own.
 SERVICE_MARKER = "sidelight-watch-service"
 #: The variables passed on to the service when set at install time: where the state, the config and the
-#: agents' sessions are. The watcher must use the state directory the hooks use (its snapshot, its
-#: socket), and find the sessions they find; a service does not inherit the shell's environment.
+#: agents' sessions are (and those a plugin's resolver declares). The watcher must use the state
+#: directory the hooks use (its snapshot, its socket), and find the sessions they find; a service does
+#: not inherit the shell's environment.
 SERVICE_ENVIRONMENT = ("SIDELIGHT_STATE_DIR", "SIDELIGHT_CONFIG", *AGENT_FOLDER_VARIABLES)
 #: Seconds a ``systemctl`` or ``launchctl`` call may take.
 SERVICE_MANAGER_TIMEOUT = 30
@@ -1470,7 +1471,12 @@ def service_path(platform: str | None = None, *, home: Path | None = None) -> Pa
 
 
 def _service_environment() -> dict[str, str]:
-    return {name: os.environ[name] for name in SERVICE_ENVIRONMENT if os.environ.get(name)}
+    """:data:`SERVICE_ENVIRONMENT` and the resolvers' ``variables`` (a plugin agent's folder), as set."""
+    from sidelight.plugins import get_plugins
+
+    declared = (v for r in get_plugins().resolvers().values() for v in r.variables)
+    names = dict.fromkeys((*SERVICE_ENVIRONMENT, *sorted(declared)))
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
 
 
 def _systemd_quote(value: str, *, always: bool = False) -> str:

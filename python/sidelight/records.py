@@ -468,6 +468,12 @@ def _no_roots(settings: Settings) -> Iterable[Path]:
     return ()
 
 
+def _told_to_watcher(name: str) -> bool:
+    from sidelight.warm import told_to_watcher  # only for a resolver that declares variables
+
+    return told_to_watcher(name)
+
+
 @record(frozen=True)
 class ResolverSpec:
     """Finds a host's sessions.
@@ -476,10 +482,22 @@ class ResolverSpec:
     them a hook event comes from (``None``: not one of this resolver's); ``roots(settings)`` names the
     folders a watcher should follow; ``sources(settings)`` names the files outside those folders that
     the listing is made from (opencode's database): when one changes, a watcher lists this resolver's
-    sessions again, which brings their transcripts up to date.
+    sessions again, which brings their transcripts up to date. ``variables`` names the environment
+    variables that change what it lists (where its agent keeps its sessions): a watcher's service is
+    given them, and answers a hook only when they are the same in both (:mod:`sidelight.warm`). Each
+    starts with ``SIDELIGHT_`` or ends with ``_HOME`` or ``_DIR``: the names a hook tells a watcher.
     """
 
-    __slots__ = ("current", "description", "list_sessions", "name", "remote_activity", "roots", "sources")
+    __slots__ = (
+        "current",
+        "description",
+        "list_sessions",
+        "name",
+        "remote_activity",
+        "roots",
+        "sources",
+        "variables",
+    )
 
     name: str
     list_sessions: Callable[[Settings], Iterable[Session]]
@@ -491,6 +509,7 @@ class ResolverSpec:
     #: last asked, by ``deadline`` (a :func:`time.monotonic` value); ``commit=False`` is a dry run.
     remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None
     sources: Callable[[Settings], Iterable[str]] | None
+    variables: tuple[str, ...]
 
     def __init__(
         self,
@@ -501,7 +520,14 @@ class ResolverSpec:
         description: str = "",
         remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None,
         sources: Callable[[Settings], Iterable[str]] | None = None,
+        variables: tuple[str, ...] = (),
     ) -> None:
+        untold = [v for v in variables if not _told_to_watcher(v)] if variables else []
+        if untold:
+            raise ValueError(
+                f"resolver {name!r}: variables: {untold[0]!r} does not start with SIDELIGHT_ nor end"
+                " with _HOME or _DIR (a hook does not tell a watcher its value)"
+            )
         _set(self, "name", name)
         _set(self, "list_sessions", list_sessions)
         _set(self, "current", current)
@@ -509,6 +535,7 @@ class ResolverSpec:
         _set(self, "description", description)
         _set(self, "remote_activity", remote_activity)
         _set(self, "sources", sources)
+        _set(self, "variables", variables)
 
 
 @record(frozen=True)

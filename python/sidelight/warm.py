@@ -73,6 +73,7 @@ __all__ = [
     "read_own_file",
     "short_address",
     "state_dir_problem",
+    "told_to_watcher",
     "untrusted",
 ]
 
@@ -117,6 +118,10 @@ AGENT_FOLDER_VARIABLES = (
 #: Variables outside ``SIDELIGHT_*`` that change what a hook answers (``VOLUTE_MIND_DIR``: volute runs
 #: the hook for that mind, which vouches for it; a watcher without it would not list the mind).
 HOST_VARIABLES = frozenset({"HOME", "VOLUTE_MIND_DIR", *AGENT_FOLDER_VARIABLES})
+#: How the name of an agent's folder variable ends. A hook tells a watcher every variable so named
+#: (besides ``SIDELIGHT_*`` and :data:`HOST_VARIABLES`), since it does not load the plugins: the
+#: watcher compares those its resolvers declare (``ResolverSpec.variables``) and ignores the rest.
+FOLDER_SUFFIXES = ("_HOME", "_DIR")
 #: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
 #: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.
 NOT_FOR_HOOKS = frozenset(
@@ -141,13 +146,25 @@ MAX_ADDRESS = 100
 _OFF = frozenset({"0", "off", "no", "false"})
 
 
-def environment(env: Mapping[str, str]) -> list[tuple[str, str]]:
-    """The variables a hook's answer depends on, sorted: a watcher answers a hook only when they match
-    its own (it would otherwise load other settings, or list other sessions, than the hook would)."""
+def told_to_watcher(name: str) -> bool:
+    """Whether a hook tells a watcher the variable ``name`` (:func:`environment`)."""
+    if name.startswith("SIDELIGHT_"):
+        return name not in NOT_FOR_HOOKS
+    return name in HOST_VARIABLES or name.endswith(FOLDER_SUFFIXES)
+
+
+def environment(env: Mapping[str, str], compared: Iterable[str] | None = None) -> list[tuple[str, str]]:
+    """The variables a hook's answer may depend on, sorted, as a hook tells them to a watcher: a
+    watcher answers a hook only when those it compares (``SIDELIGHT_*``, :data:`HOST_VARIABLES` and
+    ``compared``, its resolvers' variables) match its own (it would otherwise load other settings, or
+    list other sessions, than the hook would). Without ``compared``: every variable told."""
+    if compared is None:
+        return sorted((name, value) for name, value in env.items() if told_to_watcher(name))
+    names = HOST_VARIABLES.union(compared)
     return sorted(
         (name, value)
         for name, value in env.items()
-        if (name.startswith("SIDELIGHT_") and name not in NOT_FOR_HOOKS) or name in HOST_VARIABLES
+        if (name.startswith("SIDELIGHT_") and name not in NOT_FOR_HOOKS) or name in names
     )
 
 

@@ -8,9 +8,9 @@ and the listing of every session, made again only when its file events say a tra
 deleted or moved.
 
 It declines, and the hook answers itself, when the hook is of another build or runs with other settings
-(:func:`sidelight.warm.environment`), when a distribution was installed or removed since it started (a
-plugin may have come or gone: :func:`sidelight.plugins.installed_key`), or when it is busy with
-:data:`CONCURRENCY` hooks already. Each
+or agent folders (:func:`sidelight.warm.environment`, with the resolvers' ``variables``), when a
+distribution was installed or removed since it started (a plugin may have come or gone:
+:func:`sidelight.plugins.installed_key`), or when it is busy with :data:`CONCURRENCY` hooks already. Each
 request has a thread of its own; a client that sends nothing for :data:`READ_TIMEOUT` is dropped.
 """
 
@@ -88,7 +88,10 @@ class HookServer:
         self.placements = placements
         self.on_answer = on_answer
         self.path: Path = settings.state_dir / HOOK_SOCKET
-        self.environment = environment(os.environ if environ is None else environ)
+        #: The variables compared with a hook's besides ``SIDELIGHT_*`` and the built-in agents': the
+        #: resolvers' own (a plugin agent's folder).
+        self.variables = frozenset(v for r in plugins.resolvers().values() for v in r.variables)
+        self.environment = environment(os.environ if environ is None else environ, self.variables)
         self.build = build_id()
         self.installed = installed_key()
         self.answered = 0
@@ -240,7 +243,7 @@ class HookServer:
         if request.build != self.build:
             self._decline(connection, "another build of sidelight")
             return
-        if request.environment != self.environment:
+        if environment(dict(request.environment), self.variables) != self.environment:
             self._decline(connection, "another environment")
             return
         if installed_key() != self.installed:

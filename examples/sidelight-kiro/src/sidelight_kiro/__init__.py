@@ -235,6 +235,8 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
         current=current,
         roots=roots,
         description="Kiro CLI sessions under ~/.kiro/sessions/cli (SIDELIGHT_KIRO_DIR overrides ~/.kiro)",
+        # Where the sessions are: a watcher's service is given it, and answers only hooks that agree.
+        variables=("SIDELIGHT_KIRO_DIR",),
     )
 
 
