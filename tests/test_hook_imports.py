@@ -212,6 +212,13 @@ def test_import_sidelight_imports_nothing_else_of_it() -> None:
     assert run_python(code).splitlines() == ["['sidelight']", "Layout Activity", "sidelight._core True"]
 
 
+def test_the_cold_start_kit_as_a_package_imports_nothing() -> None:
+    # sidelight._fast is a folder of stand-ins, each imported by name; its __init__ loads nothing more.
+    code = "import sys, sidelight\nbefore = set(sys.modules)\nimport sidelight._fast\n"
+    code += "print(sorted(set(sys.modules) - before))\n"
+    assert run_python(code) == "['sidelight._fast']"
+
+
 def test_public_names_are_the_same_whatever_is_imported_first() -> None:
     # `sidelight.history` is the function, also when the submodule of the same name was imported first
     # (the import system then sets the package's attribute to the submodule).
