@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from sidelight import Cursor, jsonio
+from sidelight import Cursor
+from sidelight._fast import jsonio
 from sidelight.cursors import CursorStore
 from sidelight.statefile import SharedState, parse_json_object
 

@@ -60,15 +60,15 @@ NOT_FOR_A_PROMPT = (
     "sidelight.hookspecs",
     # a plugin's own format (declared, or decoded in Python): made only when a plugin has one
     "sidelight._declared",
-    # the records are written out (sidelight._record): making dataclasses, and inspect with them
+    # the records are written out (sidelight._fast._record): making dataclasses, and inspect with them
     "dataclasses",
     "inspect",
     # a transcript's ...Z timestamps are read with arithmetic (sidelight.timestamps)
     "datetime",
-    # a hook that logs nothing: loggers import logging on their first record (sidelight.logs)
+    # a hook that logs nothing: loggers import logging on their first record (sidelight._fast.logs)
     "logging",
     # type annotations are for type checkers: the names a class statement needs come from
-    # sidelight._typing
+    # sidelight._fast._typing
     "typing",
     # with-blocks are written as classes or try statements
     "contextlib",
@@ -164,8 +164,9 @@ def test_a_prompt_imports_another_agents_template_once_its_sessions_folder_exist
 def test_the_hooks_own_process_imports_re_json_and_urls_only_if_used(tmp_path: Path) -> None:
     # pathlib imports urllib.parse (which compiles a pattern as it is imported, and imports ipaddress for
     # URLs a hook never parses), and re with it, and so do sidelight's modules for patterns a prompt
-    # seldom uses (sidelight.patterns); json's decoder imports re too (sidelight.jsonio does not). The
-    # hook's own process (sys.argv, not main(argv)) defers them, and each is the real module once used.
+    # seldom uses (sidelight._fast.patterns); json's decoder imports re too (sidelight._fast.jsonio does
+    # not). The hook's own process (sys.argv, not main(argv)) defers them, and each is the real module once
+    # used.
     world = HookWorld(tmp_path, sessions=2)
     assert world.run_hook(0).returncode == 0
     world.prompt(1, "news from the sibling")
@@ -211,6 +212,13 @@ def test_import_sidelight_imports_nothing_else_of_it() -> None:
     assert run_python(code).splitlines() == ["['sidelight']", "Layout Activity", "sidelight._core True"]
 
 
+def test_the_cold_start_kit_as_a_package_imports_nothing() -> None:
+    # sidelight._fast is a folder of stand-ins, each imported by name; its __init__ loads nothing more.
+    code = "import sys, sidelight\nbefore = set(sys.modules)\nimport sidelight._fast\n"
+    code += "print(sorted(set(sys.modules) - before))\n"
+    assert run_python(code) == "['sidelight._fast']"
+
+
 def test_public_names_are_the_same_whatever_is_imported_first() -> None:
     # `sidelight.history` is the function, also when the submodule of the same name was imported first
     # (the import system then sets the package's attribute to the submodule).
@@ -230,10 +238,10 @@ def test_public_names_are_the_same_whatever_is_imported_first() -> None:
 
 
 def test_the_run_time_named_tuple_is_typings() -> None:
-    # sidelight._typing.NamedTuple makes, from one class statement, the class typing.NamedTuple makes.
+    # sidelight._fast._typing.NamedTuple makes, from one class statement, the class typing.NamedTuple makes.
     code = (
         "import pickle, typing\n"
-        "from sidelight import _typing\n"
+        "from sidelight._fast import _typing\n"
         "def make(base):\n"
         "    class Point(base):\n"
         "        '''A point.'''\n"

@@ -1,4 +1,4 @@
-"""sidelight.jsonio: the same values, text and errors as the json module, without importing it."""
+"""sidelight._fast.jsonio: the same values, text and errors as the json module, without importing it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidelight import jsonio
+from sidelight._fast import jsonio
 
 _SCALARS = (
     st.none()
@@ -106,7 +106,7 @@ def test_constants_and_errors_of_dumps() -> None:
 
 def test_it_does_not_import_json() -> None:
     code = (
-        "import sys; import sidelight.jsonio as j; j.loads(j.dumps({'a': [1]}))\n"
+        "import sys; import sidelight._fast.jsonio as j; j.loads(j.dumps({'a': [1]}))\n"
         "print('json' in sys.modules, 're' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -115,7 +115,7 @@ def test_it_does_not_import_json() -> None:
 
 def test_a_bad_document_raises_jsons_error_where_json_was_never_imported() -> None:
     code = (
-        "import sys, sidelight.jsonio as j\n"
+        "import sys, sidelight._fast.jsonio as j\n"
         "for bad in ('{\"a\": [1, 2', '\"\\\\x\"', '[1] 2', ''):\n"
         "    try:\n"
         "        j.loads(bad)\n"

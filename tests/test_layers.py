@@ -5,6 +5,8 @@ true to the code: every module listed, nothing listed that does not exist."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -168,3 +170,52 @@ def test_the_check_finds_a_module_loop_in_a_crate(tmp_path: Path) -> None:
     assert layers.rust_findings(src) == []
     (src / "activity.rs").write_text("use crate::tail;\nfn f() { crate::formats::pi::decode(); }\n")
     assert layers.rust_findings(src) == [f"module loop in {src}: activity -> formats"]
+
+
+def test_the_cold_start_kit_is_its_folder_and_imports_nothing_above_it(tmp_path: Path) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "_fast/__init__.py": "",
+            "_fast/jsonio.py": "from sidelight._fast import _typing\n",
+            "_fast/_typing.py": "import sidelight._core\n",
+            # a new module of the folder is in the kit's layer without being listed anywhere
+            "_fast/newcomer.py": "def f():\n    from sidelight.errors import SidelightError\n",
+        },
+    )
+    assert layers.python_findings(package) == [
+        f"{package / '_fast' / 'newcomer.py'}:2: sidelight._fast.newcomer (fast) imports sidelight.errors "
+        "(contract), a higher layer"
+    ]
+
+
+#: The plugin contract: what a plugin imports to implement hooks and make their records.
+CONTRACT = ("sidelight.hookspecs", "sidelight.records")
+#: What the contract must not need: the plugin manager, and the formats (with the native module).
+NOT_FOR_THE_CONTRACT = ("sidelight.plugins", "sidelight.formats")
+
+
+def test_the_plugin_contract_reads_without_the_plugin_manager_or_the_formats() -> None:
+    code = (
+        "import sys\n"
+        f"import {', '.join(CONTRACT)}\n"
+        f"print(sorted(m for m in {NOT_FOR_THE_CONTRACT!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+    # nor at run time later: no import inside a function reaches them, or anything above the contract
+    modules = layers.package_modules()
+    reached, todo = set(), list(CONTRACT)
+    while todo:
+        module = todo.pop()
+        if module in reached or module == "sidelight._core":
+            continue
+        reached.add(module)
+        todo.extend(i.target for i in layers.imports_of(module, modules[module], modules) if i.runtime)
+    assert sorted(reached.intersection(NOT_FOR_THE_CONTRACT)) == []
+    contract = [name for name, _ in layers.LAYERS].index("contract")
+    assert sorted(m for m in reached if (layers.layer_of(m) or 0) > contract) == []

@@ -1,4 +1,4 @@
-"""sidelight.logs: loggers that import logging on their first record, and the hook's log file.
+"""sidelight._fast.logs: loggers that import logging on their first record, and the hook's log file.
 
 Each case runs in a fresh interpreter: the test process has logging imported already (pytest does)."""
 
@@ -25,7 +25,7 @@ def test_a_record_below_warning_imports_nothing_and_goes_nowhere(tmp_path: Path)
     done = _python(
         """
         import sys
-        from sidelight.logs import get_logger
+        from sidelight._fast.logs import get_logger
         log = get_logger("sidelight.x")
         log.debug("d %s", 1); log.info("i")
         print("logging" in sys.modules, log.isEnabledFor(20))
@@ -40,7 +40,7 @@ def test_a_record_below_warning_imports_nothing_and_goes_nowhere(tmp_path: Path)
 def test_a_warning_without_configuration_goes_where_logging_sends_it(tmp_path: Path) -> None:
     done = _python(
         """
-        from sidelight.logs import get_logger
+        from sidelight._fast.logs import get_logger
         get_logger("sidelight.x").warning("careful %s", "now")
         """,
         tmp_path,
@@ -53,7 +53,7 @@ def test_the_hook_log_gets_info_and_up_with_its_caller_and_opens_no_file_for_not
     done = _python(
         """
         import sys
-        from sidelight.logs import get_logger, hook_log
+        from sidelight._fast.logs import get_logger, hook_log
         log = get_logger("sidelight.digest")
         with hook_log("state/quiet.log"):
             log.debug("not kept")
@@ -85,7 +85,7 @@ def test_a_hook_log_that_cannot_be_opened_prints_nothing(tmp_path: Path) -> None
     (tmp_path / "state").write_text("a file where the folder should be")
     done = _python(
         """
-        from sidelight.logs import get_logger, hook_log
+        from sidelight._fast.logs import get_logger, hook_log
         with hook_log("state/sidelight.log"):
             get_logger("sidelight.hook").error("lost, quietly")
         """,
@@ -98,7 +98,7 @@ def test_a_hook_log_that_cannot_be_opened_prints_nothing(tmp_path: Path) -> None
 def test_a_logger_used_before_a_hook_log_still_writes_to_it(tmp_path: Path) -> None:
     done = _python(
         """
-        from sidelight.logs import get_logger, hook_log
+        from sidelight._fast.logs import get_logger, hook_log
         log = get_logger("sidelight.reads")
         log.warning("before")  # imports logging: this logger now delegates directly
         with hook_log("state/sidelight.log"):

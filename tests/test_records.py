@@ -1,4 +1,4 @@
-"""The records written out by hand (:mod:`sidelight._record`) behave as the dataclasses they replace.
+"""The records written out by hand (:mod:`sidelight._fast._record`) behave as the dataclasses they replace.
 
 :data:`BEFORE` is each class as it was declared with ``@dataclass(frozen=..., slots=True)``: its
 options and its fields (name, annotation, default; ``dict`` for ``field(default_factory=dict)``). Each
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from sidelight import _record, config, digest, facts, plugins, reads, records, types
+from sidelight import config, digest, facts, plugins, reads, records, types
+from sidelight._fast import _record
 from sidelight.recap import handoff
 
 #: No default.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight._record import NEW_DICT, record
+from sidelight._fast._record import NEW_DICT, record
 from sidelight.errors import UsageError
 from sidelight.statelayout import OPENCODE_DIR
 from sidelight.warm import (
@@ -186,7 +186,7 @@ class Settings:
     """Everything a hook, a resolver or the watcher needs to know about this machine's setup.
 
     A frozen dataclass as far as its users can tell (:func:`dataclasses.replace` makes a changed
-    copy), written out (:mod:`sidelight._record`): every prompt hook makes this class."""
+    copy), written out (:mod:`sidelight._fast._record`): every prompt hook makes this class."""
 
     __slots__ = (
         "claude_dirs",

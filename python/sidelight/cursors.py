@@ -61,8 +61,8 @@ import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight.logs import get_logger
+from sidelight._fast import jsonio
+from sidelight._fast.logs import get_logger
 from sidelight.statefile import CorruptStateError, SharedState, private_dir
 
 TYPE_CHECKING = False

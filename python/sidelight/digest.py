@@ -23,12 +23,12 @@ import posixpath
 import time
 
 from sidelight import reads as engine
-from sidelight._record import record, replace
+from sidelight._fast._record import record, replace
+from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore, ReadingLock
 from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
-from sidelight.logs import get_logger
-from sidelight.patterns import Pattern
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
@@ -87,7 +87,7 @@ class DigestLine:
     ``waited`` how many digests in a row had no room for the sibling and kept its news for the next:
     such lines come next, the longest waiting first, so that siblings busier than a digest holds take
     turns. (A record written out, not
-    a dataclass: :mod:`sidelight._record`.)
+    a dataclass: :mod:`sidelight._fast._record`.)
     """
 
     __slots__ = ("age_seconds", "conflict", "last_timestamp", "text", "waited")

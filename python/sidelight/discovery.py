@@ -11,6 +11,7 @@ import os
 from contextvars import ContextVar
 from pathlib import Path
 
+from sidelight._fast.logs import get_logger
 from sidelight.errors import (
     FileNameError,
     SidelightError,
@@ -19,7 +20,6 @@ from sidelight.errors import (
     is_utf8_name,
     shown_path,
 )
-from sidelight.logs import get_logger
 from sidelight.records import HostEvent, Session
 
 TYPE_CHECKING = False

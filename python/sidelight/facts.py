@@ -23,9 +23,9 @@ from __future__ import annotations
 import time
 import unicodedata
 
-from sidelight._record import record
+from sidelight._fast._record import record
+from sidelight._fast.logs import get_logger
 from sidelight.errors import SidelightError
-from sidelight.logs import get_logger
 from sidelight.statefile import private_dir, shared_json
 from sidelight.statelayout import FACTS_FILE, GIVEN_DIR, session_path
 
@@ -89,7 +89,7 @@ class FactNotFoundError(SidelightError, LookupError):
 @record(frozen=True)
 class Fact:
     """One remembered fact. Times are epoch seconds. (A frozen dataclass to its users, written out:
-    :mod:`sidelight._record`.)"""
+    :mod:`sidelight._fast._record`.)"""
 
     __slots__ = ("confirmations", "confirmed", "created", "id", "scope", "text")
 

@@ -52,7 +52,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
-from sidelight.logs import get_logger
+from sidelight._fast.logs import get_logger
 from sidelight.statelayout import HISTORY_KEYS_FILE
 
 if TYPE_CHECKING:

@@ -9,11 +9,11 @@ import time
 import zlib
 from collections.abc import Mapping
 
-from sidelight import jsonio
+from sidelight._fast import jsonio
+from sidelight._fast.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.config import Settings, StateRefusedError
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session, listed_once
-from sidelight.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
 from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session
 else:
-    from sidelight._typing import NamedTuple
+    from sidelight._fast._typing import NamedTuple
 
 __all__ = [
     "Block",

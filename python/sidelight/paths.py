@@ -17,9 +17,9 @@ import sys
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
-from sidelight import jsonio
-from sidelight.logs import get_logger
-from sidelight.patterns import Pattern
+from sidelight._fast import jsonio
+from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.records import Session
 
 TYPE_CHECKING = False
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.records import HostEvent
 else:
-    from sidelight._typing import NamedTuple
+    from sidelight._fast._typing import NamedTuple
 
 __all__ = [
     "CLAUDE_MAX_SANITIZED",

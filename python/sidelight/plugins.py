@@ -31,11 +31,11 @@ import time
 import zlib
 from types import FunctionType, ModuleType
 
-from sidelight import jsonio
-from sidelight._hookimpl import MARK, PLAIN, PROJECT
-from sidelight._record import record
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import MARK, PLAIN, PROJECT
+from sidelight._fast._record import record
+from sidelight._fast.logs import get_logger
 from sidelight.errors import SidelightError
-from sidelight.logs import get_logger
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

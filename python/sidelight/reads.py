@@ -13,10 +13,10 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 
 import sidelight._core as _core
-from sidelight._record import record
+from sidelight._fast._record import record
+from sidelight._fast.logs import get_logger
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
-from sidelight.logs import get_logger
 from sidelight.statelayout import COVERED_DIR, CURSORS_DIR, session_path
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
@@ -62,7 +62,7 @@ def cursor_file(session: Session, settings: Settings) -> Path:
 @record(frozen=False)
 class TranscriptRead:
     """One transcript of one session to scan: from ``cursor`` (``None``: from the start). (A record
-    written out, not a dataclass: :mod:`sidelight._record`.)"""
+    written out, not a dataclass: :mod:`sidelight._fast._record`.)"""
 
     __slots__ = ("cursor", "first_look", "path", "pending", "session", "skipped")
 

@@ -5,7 +5,7 @@ dataclass with a ``name`` and the callables that do the work. Keeping them plain
 needs nothing from sidelight but these classes and the ``hookimpl`` marker.
 
 They behave as the frozen, slotted dataclasses they were (:func:`dataclasses.fields`,
-:func:`dataclasses.replace` and the rest work on them) but are written out (:mod:`sidelight._record`):
+:func:`dataclasses.replace` and the rest work on them) but are written out (:mod:`sidelight._fast._record`):
 a prompt hook imports this module on every prompt, and making a dataclass costs it a millisecond each.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import posixpath
 
-from sidelight._record import NEW_DICT, record
+from sidelight._fast._record import NEW_DICT, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

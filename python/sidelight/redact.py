@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 
-from sidelight.patterns import Pattern
+from sidelight._fast.patterns import Pattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     _Replacement = str | Callable[[re.Match[str]], str]
 else:
-    from sidelight._typing import NamedTuple
+    from sidelight._fast._typing import NamedTuple
 
 __all__ = ["MARKER", "defang", "escape_proof", "redact", "sanitize", "sanitize_lines", "strip_invisible"]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import time
 
-from sidelight._record import replace
-from sidelight.logs import get_logger
+from sidelight._fast._record import replace
+from sidelight._fast.logs import get_logger
 from sidelight.redact import sanitize
 from sidelight.statefile import private_dir, write_atomic
 from sidelight.statelayout import PENDING_RESUME_DIR, PROMPTS_DIR, session_path

@@ -19,8 +19,8 @@ import time
 from _thread import get_ident  # not threading's: importing threading cost every prompt
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight.logs import get_logger, private_fd
+from sidelight._fast import jsonio
+from sidelight._fast.logs import get_logger, private_fd
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection
     from typing import Any, Generic, TypeVar
 else:
-    from sidelight._typing import Generic
+    from sidelight._fast._typing import Generic
 
 __all__ = [
     "CorruptStateError",
@@ -48,7 +48,7 @@ __all__ = [
 if TYPE_CHECKING:
     T = TypeVar("T")
 else:
-    T = None  # Generic[T] takes anything at run time (sidelight._typing)
+    T = None  # Generic[T] takes anything at run time (sidelight._fast._typing)
 
 logger = get_logger("sidelight.state")
 

@@ -19,7 +19,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Final
 
-from sidelight.logs import get_logger
+from sidelight._fast.logs import get_logger
 
 if TYPE_CHECKING:
     from collections.abc import Callable

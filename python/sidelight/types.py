@@ -2,7 +2,7 @@
 
 All are frozen, slotted dataclasses built from the plain data ``sidelight._core`` returns. The field
 meanings are the contract in ``docs/activity.md``. (They are written out rather than made by
-``@dataclass``, which a prompt hook would pay for on every prompt; :mod:`sidelight._record` gives them
+``@dataclass``, which a prompt hook would pay for on every prompt; :mod:`sidelight._fast._record` gives them
 what a dataclass has, :func:`dataclasses.fields` and :func:`dataclasses.replace` included.)
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from sidelight._record import record
+from sidelight._fast._record import record
 from sidelight.errors import InvalidCursorError, describe
 from sidelight.formats import Category, Format
 

@@ -1,12 +1,13 @@
 """The layers of ``python/sidelight`` and the module graph of the core crate, checked (``make lint``).
 
-Python: every module of the package sits in one layer of :data:`LAYERS`, from the contract (records,
-formats, plugins, state files) through the engine (discovery, reads) and the features (digest, reader,
-history, recap, fleet…) up to the entry points (the hook, the watcher, the templates) and the command
-line. An import made at run time (at module level or inside a function) may point down or sideways,
-never up, and the imports made at run time form no cycle. Imports made for type checking only may point
-sideways or down too, never up. The built-in templates are plugins: only the plugin manager loads them
-(by name); no module imports one, not even another template.
+Python: every module of the package sits in one layer of :data:`LAYERS`, from the cold-start kit
+(``sidelight._fast``, every module of its folder) and the contract (records, formats, plugins, state
+files) through the engine (discovery, reads) and the features (digest, reader, history, recap, fleet…)
+up to the entry points (the hook, the watcher, the templates) and the command line. An import made at
+run time (at module level or inside a function) may point down or sideways, never up, and the imports
+made at run time form no cycle. Imports made for type checking only may point sideways or down too,
+never up. The built-in templates are plugins: only the plugin manager loads them (by name); no module
+imports one, not even another template.
 
 Rust: the top-level modules of ``rust/sidelight-core/src`` (``formats/`` counts as one) use each other
 without a loop.
@@ -29,14 +30,13 @@ CORE = ROOT / "rust" / "sidelight-core" / "src"
 #: The layers, lowest first, and the modules in each (a name ending in ``.*`` is a whole subpackage).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("native", ("sidelight._core",)),
+    # The cold-start kit (sidelight._fast says why): stand-ins for stdlib modules and pluggy that the
+    # whole package uses, so it imports nothing of sidelight but itself and the native module. Its
+    # members are its folder's modules, whatever they are.
+    ("fast", ("sidelight._fast.*",)),
     (
         "contract",
         (
-            "sidelight._record",
-            "sidelight._typing",
-            "sidelight.jsonio",
-            "sidelight.patterns",
-            "sidelight.logs",
             "sidelight.errors",
             "sidelight._declared",
             "sidelight.timestamps",
@@ -51,7 +51,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.commands",
             "sidelight.records",
             "sidelight.sessions",
-            "sidelight._hookimpl",
             "sidelight.hookspecs",
             "sidelight.plugins",
             "sidelight.tokens",

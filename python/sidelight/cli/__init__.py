@@ -62,7 +62,7 @@ def _hook_process(arguments: Sequence[str]) -> int:
 #: Modules the hook's own process imports on first use (see :func:`_defer`): ``re`` (with ``enum``,
 #: which it needs, some 3 ms, a quarter of a bare start), which ``pathlib``, ``fnmatch`` and
 #: ``urllib.parse`` import, and sidelight's modules import, for patterns a prompt seldom uses
-#: (:mod:`sidelight.patterns`); ``ipaddress``, which ``urllib.parse`` imports for URLs with a bracketed
+#: (:mod:`sidelight._fast.patterns`); ``ipaddress``, which ``urllib.parse`` imports for URLs with a bracketed
 #: host, which a hook never parses (some 1.5 ms).
 _DEFERRED = ("ipaddress", "re")
 

@@ -124,7 +124,7 @@ def _log_failure(message: str) -> None:
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(os.path.join(state_dir, LOG_FILE), flags, 0o600)
     try:
-        from sidelight.logs import private_fd  # imports nothing more: only on a failure
+        from sidelight._fast.logs import private_fd  # imports nothing more: only on a failure
 
         private_fd(fd)  # a log an older version left 0644
         os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))

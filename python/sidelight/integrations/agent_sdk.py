@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sidelight.logs import get_logger
+from sidelight._fast.logs import get_logger
 
 if TYPE_CHECKING:
     from sidelight.config import Settings

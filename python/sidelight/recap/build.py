@@ -37,9 +37,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from sidelight._fast.logs import get_logger
 from sidelight.formats import categories_for
 from sidelight.lines import Chunk, Line
-from sidelight.logs import get_logger
 from sidelight.reads import decoder_for
 from sidelight.recap.collapse import TranscriptLog, clip, is_acknowledgement
 from sidelight.redact import sanitize

@@ -35,11 +35,11 @@ import stat
 import time
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._record import NEW_DICT, record
+from sidelight._fast import jsonio
+from sidelight._fast._record import NEW_DICT, record
+from sidelight._fast.logs import get_logger
 from sidelight.discovery import current_session, list_sessions
 from sidelight.errors import NotARegularFileError
-from sidelight.logs import get_logger
 from sidelight.paths import find_volute_mind
 from sidelight.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, write_atomic
@@ -514,7 +514,7 @@ def _is_delivered(settings: Settings, workspace: Path, source: Session, size: in
 @record(frozen=True)
 class Delivery:
     """A handoff for a new session: its framed text, and what it covers (the previous session's key
-    and main transcript, up to ``size`` bytes). (A record written out: :mod:`sidelight._record`.)"""
+    and main transcript, up to ``size`` bytes). (A record written out: :mod:`sidelight._fast._record`.)"""
 
     __slots__ = ("session", "size", "text", "transcript")
 
@@ -644,7 +644,7 @@ class Planned:
     """What a host event would get from the handoff, decided without changing anything: ``text`` to
     inject now (``None``: none), ``cursors`` (the digest cursor entries it moves, for a dry-run digest)
     and ``apply``, which makes it so (``False``: another session claimed the handoff first; do not send
-    ``text``). (A record written out: :mod:`sidelight._record`.)"""
+    ``text``). (A record written out: :mod:`sidelight._fast._record`.)"""
 
     __slots__ = ("apply", "cursors", "text")
 

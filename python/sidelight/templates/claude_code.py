@@ -33,9 +33,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight._hookimpl import hookimpl
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.logs import get_logger
 from sidelight.paths import (
     TitledSession,
     child_path,

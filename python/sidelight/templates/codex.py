@@ -26,9 +26,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight._hookimpl import hookimpl
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.logs import get_logger
 from sidelight.paths import (
     has_field,
     head_string_field,
@@ -39,7 +40,6 @@ from sidelight.paths import (
     real,
     working_group,
 )
-from sidelight.patterns import Pattern
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False

@@ -23,9 +23,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight._hookimpl import hookimpl
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.logs import get_logger
 from sidelight.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 

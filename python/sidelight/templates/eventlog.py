@@ -32,9 +32,9 @@ import os
 import time
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._hookimpl import hookimpl
-from sidelight.logs import get_logger
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.records import SinkSpec
 from sidelight.statefile import append_whole, private_fd
 from sidelight.statelayout import ACTIVITY_EVENTS_FILE

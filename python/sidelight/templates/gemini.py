@@ -39,10 +39,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._hookimpl import hookimpl
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.logs import get_logger
 from sidelight.paths import TitledSession, open_regular, own_transcript, quietly, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from _thread import allocate_lock
 from collections import deque
 
-from sidelight._hookimpl import hookimpl
-from sidelight.logs import get_logger
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.recap.handoff import SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 from sidelight.statelayout import HANDOFF_FILE

@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._hookimpl import hookimpl
-from sidelight.patterns import Pattern
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.patterns import Pattern
 from sidelight.records import EventName, HostEvent, InjectorSpec
 
 TYPE_CHECKING = False

@@ -6,7 +6,7 @@ does the work), registered through ``sidelight_installers`` as a plugin's are.
 
 from __future__ import annotations
 
-from sidelight._hookimpl import hookimpl
+from sidelight._fast._hookimpl import hookimpl
 from sidelight.records import InstallerSpec
 
 TYPE_CHECKING = False

@@ -53,12 +53,12 @@ import os
 import time
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._hookimpl import hookimpl
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.config import opencode_database, opencode_export_dir
-from sidelight.logs import get_logger
 from sidelight.paths import open_regular, real
-from sidelight.patterns import Pattern
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
 from sidelight.statelayout import OPENCODE_INDEX_FILE

@@ -25,9 +25,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight._hookimpl import hookimpl
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.logs import get_logger
 from sidelight.paths import (
     head_string_field,
     id_session,
@@ -35,7 +36,6 @@ from sidelight.paths import (
     quietly,
     real,
 )
-from sidelight.patterns import Pattern
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False

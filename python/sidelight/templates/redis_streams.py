@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from _thread import allocate_lock
 
-from sidelight._hookimpl import hookimpl
-from sidelight.logs import get_logger
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.records import ResolverSpec, SinkSpec
 
 TYPE_CHECKING = False

@@ -42,10 +42,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sidelight import jsonio
-from sidelight._hookimpl import hookimpl
+from sidelight._fast import jsonio
+from sidelight._fast._hookimpl import hookimpl
+from sidelight._fast.logs import get_logger
 from sidelight.discovery import working_directory
-from sidelight.logs import get_logger
 from sidelight.paths import (
     claude_dirs,
     claude_project_dir,

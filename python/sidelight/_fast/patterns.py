@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     import re
     from typing import AnyStr, Generic
 else:
-    from sidelight._typing import Generic
+    from sidelight._fast._typing import Generic
 
-    AnyStr = None  # Generic[AnyStr] takes anything at run time (sidelight._typing)
+    AnyStr = None  # Generic[AnyStr] takes anything at run time (sidelight._fast._typing)
 
 __all__ = ["Pattern"]
 
