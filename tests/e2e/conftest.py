@@ -447,7 +447,7 @@ class AgentEnv:
         """The project's `opencode.json` (the mock as an OpenAI-compatible provider), and in every
         config folder opencode would otherwise install `@opencode-ai/plugin` into in the background (it
         has no network here), the `node_modules/` and `package-lock.json` that tell it the package is
-        there (HOSTS-MORE.md). Our plugin imports nothing from it."""
+        there (docs/hosts.md, "opencode"). Our plugin imports nothing from it."""
         config = {
             "$schema": "https://opencode.ai/config.json",
             "model": f"mock/{OPENCODE_MODEL}",
