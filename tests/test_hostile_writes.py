@@ -401,6 +401,27 @@ def test_jsonc_settings_edited_since_install_lose_only_sidelight_s_hooks(home: P
 
 
 @pytest.mark.parametrize("target", ["gemini", "qwen"])
+def test_jsonc_settings_with_an_older_install_s_hooks_lose_them_at_uninstall(home: Path, target: str) -> None:
+    """A commented settings file that holds a hook an older sidelight installed without a record: install
+    knows the hook for its own (read as JSONC), so uninstall takes sidelight's hooks out rather than
+    restoring the file with the old hook in it."""
+    path = settings_of(home, target)
+    path.parent.mkdir()
+    old = '{"type": "command", "command": "/old/venv/bin/sidelight hook ' + target + '", "timeout": 10000}'
+    older = JSONC_SETTINGS.replace(
+        '"BeforeAgent": [\n', '"BeforeAgent": [\n      // an older install\n      {"hooks": [' + old + "]},\n"
+    )
+    assert older != JSONC_SETTINGS
+    path.write_text(older, encoding="utf-8")
+    (result,) = installer.install(target, home=home)
+    assert result.changed
+    installer.uninstall(target, home=home)
+    left = installer.loads_jsonc(path.read_text(encoding="utf-8"))
+    commands = [h["command"] for groups in left["hooks"].values() for g in groups for h in g["hooks"]]
+    assert commands == ["/usr/bin/other-tool"], commands
+
+
+@pytest.mark.parametrize("target", ["gemini", "qwen"])
 def test_a_broken_jsonc_file_is_refused_with_one_line(home: Path, target: str) -> None:
     path = settings_of(home, target)
     path.parent.mkdir()

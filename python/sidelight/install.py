@@ -957,10 +957,11 @@ def _settings_text(path: Path, data: dict[str, Any], *, comments: bool) -> str:
     return _dump(data)
 
 
-def _holds_hooks(text: str, host: str) -> bool:
-    """Whether a settings file's text holds sidelight's hooks for ``host``."""
+def _holds_hooks(text: str, host: str, *, comments: bool = False) -> bool:
+    """Whether a settings file's text holds sidelight's hooks for ``host`` (``comments``: the host
+    reads the file as JSONC, as :func:`_install_hooks` does)."""
     try:
-        data = json.loads(text)
+        data = loads_jsonc(text) if comments else json.loads(text)
     except ValueError:
         return False
     return isinstance(data, dict) and _remove_hooks(data, host) > 0
@@ -984,7 +985,7 @@ def _install_hooks(
         path,
         _settings_text(path, data, comments=comments),
         f"installed the {what} hooks in",
-        ours=lambda t: _holds_hooks(t, target),
+        ours=lambda t: _holds_hooks(t, target, comments=comments),
         whole=False,
     )
 
