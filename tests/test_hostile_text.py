@@ -420,3 +420,12 @@ def test_a_megabyte_of_markers_is_not_catastrophic(name: str) -> None:
     text = _ADVERSARIAL_DEFANG[name]
     defang(text)
     assert len(sanitize(text, 500)) <= 500
+
+
+def test_a_search_s_count_of_lines_is_the_lines_as_written() -> None:
+    """A search's count shows no text, so it counts the lines as written: redacting first would take
+    the lines after a key (paths with digits, mixed-case names) into the key's marker."""
+    from sidelight.recap.collapse import ToolResult, _match_count
+
+    result = ToolResult(f"token {GITHUB}\nsrc/v2/app.py\nlib/util3.py\nREADME.md")
+    assert _match_count(result) == 4

@@ -152,7 +152,7 @@ _KEYS: Final = {
 def _snippet_pair(old: str, new: str) -> tuple[str, str]:
     """The changed part of an edit: the lines that differ, common leading and trailing lines dropped
     (secrets redacted first: a line may hold the rest of a key cut by a line break)."""
-    old_lines, new_lines = redact(old).split("\n"), redact(new).split("\n")
+    old_lines, new_lines = _redacted_lines(old), _redacted_lines(new)
     start = 0
     while start < min(len(old_lines), len(new_lines)) - 1 and old_lines[start] == new_lines[start]:
         start += 1
@@ -185,16 +185,26 @@ def _first(args: Mapping[str, Any], *names: str) -> str | None:
 _MARKUP_LINE: Final = re.compile(r"^\s*<([\w-]+)[^>]*>.*</\1>\s*$")
 
 
+def _redacted_lines(text: str) -> list[str]:
+    """The lines of ``text``, secrets redacted before it is split (a key cut by a line break is
+    redacted whole, not its first part only)."""
+    return redact(text).split("\n")
+
+
+def _content_lines(lines: list[str]) -> list[str]:
+    """The non-blank ``lines``, without lines that are only markup (``<tag>…</tag>``)."""
+    return [line for line in lines if line.strip() and not _MARKUP_LINE.match(line)]
+
+
 def _result_lines(result: ToolResult | None) -> list[str]:
-    """The non-blank lines of a result, without lines that are only markup (``<tag>…</tag>``), secrets
-    redacted before the text is split (a key cut by a line break is redacted whole)."""
+    """The non-blank lines of a result, without lines that are only markup, secrets redacted."""
     if result is None:
         return []
-    return [line for line in redact(result.text).split("\n") if line.strip() and not _MARKUP_LINE.match(line)]
+    return _content_lines(_redacted_lines(result.text))
 
 
 def _error_line(result: ToolResult) -> str:
-    first = next((line for line in redact(result.text).split("\n") if line.strip()), "")
+    first = next((line for line in _redacted_lines(result.text) if line.strip()), "")
     return sanitize(first, QUOTE_LIMIT)
 
 
@@ -482,7 +492,8 @@ def _match_count(result: ToolResult | None) -> int | None:
     if not text or text.lower().startswith(("no files found", "no matches", "no results")):
         return 0
     found = re.match(r"Found (\d+)", text)
-    return int(found.group(1)) if found else len(_result_lines(result))
+    # A count shows no text: the lines as written (redaction may take a line into a key's marker).
+    return int(found.group(1)) if found else len(_content_lines(result.text.split("\n")))
 
 
 def _entry_list(entries: list[str]) -> str:
