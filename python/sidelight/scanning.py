@@ -94,19 +94,12 @@ def _detect_plugin_format(path: str) -> Format | None:
     return None if best is None else Format(best)
 
 
-def _plugin_formats() -> dict[str, str]:
-    """The formats of the installed plugins, each registered with the core (the plugin manager does it
-    once per process): each name with the built-in decoder that reads it (its own name when it
-    decodes lines itself)."""
-    from sidelight.plugins import get_plugins
-
-    return {name: spec.decoder for name, spec in get_plugins().formats().items()}
-
-
 def format_names() -> list[str]:
     """Every format ``format=`` (``--format``) takes: the built-in ones, then the installed plugins'."""
+    from sidelight.plugins import get_plugins
+
     builtin = [f.value for f in Format]
-    return [*builtin, *(name for name in _plugin_formats() if name not in builtin)]
+    return [*builtin, *(name for name in get_plugins().formats() if name not in builtin)]
 
 
 def scan(
@@ -234,12 +227,14 @@ def resolve_format(path: str, format: FormatArg) -> Format:
         try:
             return Format(format)
         except ValueError:
-            decoder = _plugin_formats().get(str(format))
-            if decoder is None:
+            from sidelight.plugins import get_plugins
+
+            spec = get_plugins().format(str(format))  # that plugin's format only, not every agent's
+            if spec is None:
                 raise UnknownFormatError(
                     f"unknown format {format!r}; use auto, {', '.join(format_names())}"
                 ) from None
-            return Format(decoder)
+            return Format(spec.decoder)
     detected = detect_format(path)
     if detected is not None:
         return detected
