@@ -466,8 +466,10 @@ class Board:
         Anything else, a path among them, raises :class:`~sidelight.discovery.SessionNotFoundError`
         with :data:`NOT_LISTED`, the same words whether a file of that name exists or not."""
         with self._lock:
+            before = self._listed_at
             found = self.sessions().get(key)
-            if found is None and self.row(key) is not None:  # a row newer than the last listing
+            # A row newer than the last listing, unless sessions() has just listed again.
+            if found is None and self._listed_at == before and self.row(key) is not None:
                 self._listed(self.clock())
                 found = self._sessions.get(key)
         if found is None:
