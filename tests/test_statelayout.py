@@ -168,6 +168,10 @@ ALLOWED = {
     ("config.py", "opencode"),
     # the made-up path of a remote session (``/fleet/HOST/KEY``), no file
     ("fleet/streams.py", "fleet"),
+    # the two names the warm client needs, spelled where it imports nothing of sidelight's (statelayout
+    # takes them from there)
+    ("warm.py", "config.toml"),
+    ("warm.py", "hook.sock"),
 }
 
 

@@ -33,13 +33,19 @@ one rule for every folder above: a file name never longer than :data:`NAME_BYTES
 session's key. ``tests/test_statelayout.py`` fails when a module of ``python/sidelight`` spells one of
 these names itself.
 
-The prompt hook imports this module on every prompt: it imports only ``os`` (no ``pathlib``, no
-``typing``), and ``zlib`` only for a session key too long to be a file name as it is.
+The prompt hook imports this module on every prompt: it imports only ``os`` and :mod:`sidelight.warm`
+(which the hook has loaded already, and which spells the two names a warm hook needs), no ``pathlib``,
+no ``typing``, and ``zlib`` only for a session key too long to be a file name as it is.
 """
 
 from __future__ import annotations
 
 import os
+
+# The config file (``SIDELIGHT_CONFIG`` may name another) and the running watcher's socket, which warm
+# hooks ask: spelled in the warm client, whose import every prompt pays and which imports no module of
+# sidelight's.
+from sidelight.warm import CONFIG_FILE, HOOK_SOCKET
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,12 +95,8 @@ __all__ = [
 
 # --- files at the top of the state directory ----------------------------------------------------------
 
-#: The config file (``SIDELIGHT_CONFIG`` may name another).
-CONFIG_FILE = "config.toml"
 #: The log of the hooks and the watcher.
 LOG_FILE = "sidelight.log"
-#: The running watcher's socket, which warm hooks ask (:mod:`sidelight.warm`).
-HOOK_SOCKET = "hook.sock"
 #: Where the hooks record session starts and ends (the watcher and the handoff read it).
 EVENTS_FILE = "events.jsonl"
 #: The watcher's event log (the ``jsonl-log`` sink's file).

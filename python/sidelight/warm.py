@@ -45,7 +45,11 @@ import stat
 import sys
 import time
 
-from sidelight.statelayout import CONFIG_FILE, HOOK_SOCKET
+#: The state directory's config file and the running watcher's socket. Their names are part of the
+#: layout :mod:`sidelight.statelayout` owns, which takes them from here: the warm client, which every
+#: prompt loads before anything else, imports no module of sidelight's.
+CONFIG_FILE = "config.toml"
+HOOK_SOCKET = "hook.sock"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
