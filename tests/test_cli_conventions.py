@@ -97,7 +97,7 @@ def test_every_command_that_reports_a_result_prints_json_lines(world, run_cli):
     assert run("read", str(world["session"]))[0]["role"] == "user"
     assert {"event", "blocks", "text"} <= set(run("context", SESSION_ID[:8])[0])
     assert "text" in run("recap", str(world["session"]))[0]
-    assert any(record["name"] == "sidelight.templates.claude_code" for record in run("plugins"))
+    assert any(record["name"] == "sidelight.agents.claude_code" for record in run("plugins"))
     assert run("scan", str(world["pi"]))[0]["format"] == "pi"
 
 

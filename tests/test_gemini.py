@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from sidelight import install
+from sidelight.agents import gemini
 from sidelight.config import Settings
 from sidelight.records import HostEvent
-from sidelight.templates import gemini
 from tests.conftest import cli_command
 
 ID = "3eb8120c-e85e-4e91-85fe-2184e7391941"

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import sidelight
 from sidelight import paths, scanning
+from sidelight.agents import volute
 from sidelight.config import Settings
 from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError
 from sidelight.history import (
@@ -34,7 +35,6 @@ from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import TokenCounterSpec
 from sidelight.statelayout import HISTORY_KEYS_FILE
-from sidelight.templates import volute
 from sidelight.tokens import estimate_tokens
 from sidelight.types import Entry
 from tests.conftest import ROOT, jsonl

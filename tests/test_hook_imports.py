@@ -103,19 +103,22 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
     loaded = set(json.loads(done.stderr))
     assert "sidelight.hook" in loaded
     assert sorted(loaded.intersection(NOT_FOR_A_PROMPT)) == []
-    assert sorted(m for m in loaded if m.startswith("sidelight.templates.")) == CLAUDE_CODE_PROMPT
+    assert sorted(m for m in loaded if m.startswith(PLUGIN_MODULES)) == CLAUDE_CODE_PROMPT
     assert world.log().count("ERROR") == 0
 
+
+#: Where the built-in plugins' modules are.
+PLUGIN_MODULES = ("sidelight.templates.", "sidelight.agents.")
 
 #: The built-in templates a Claude Code prompt imports in a HOME with only ``~/.claude``: its resolver and
 #: format, its injector, volute's minds (found around the working directory), the fleet's resolver, the
 #: default summarizer. Not the other agents' templates, nor the watcher's sinks.
 CLAUDE_CODE_PROMPT = [
-    "sidelight.templates.claude_code",
+    "sidelight.agents.claude_code",
+    "sidelight.agents.volute",
     "sidelight.templates.default",
     "sidelight.templates.hosts",
     "sidelight.templates.redis_streams",
-    "sidelight.templates.volute",
 ]
 
 #: A folder of each other agent's sessions in HOME, with the template that then lists them.
@@ -132,7 +135,7 @@ def _prompt_templates(world: HookWorld, **env: str) -> list[str]:
     world.prompt(1, "news from the sibling")
     done = _prompt_in_python(world, HOOK, **env)
     assert "news from the sibling" in (context_of(done.stdout) or "")
-    return sorted(m for m in json.loads(done.stderr) if m.startswith("sidelight.templates."))
+    return sorted(m for m in json.loads(done.stderr) if m.startswith(PLUGIN_MODULES))
 
 
 def test_a_prompt_imports_another_agents_template_once_its_sessions_folder_exists(tmp_path: Path) -> None:
@@ -141,20 +144,20 @@ def test_a_prompt_imports_another_agents_template_once_its_sessions_folder_exist
     assert _prompt_templates(world) == CLAUDE_CODE_PROMPT
     for agent, folder in AGENT_FOLDERS.items():
         (world.home / folder).mkdir(parents=True)
-        expected = sorted([*CLAUDE_CODE_PROMPT, f"sidelight.templates.{agent}"])
+        expected = sorted([*CLAUDE_CODE_PROMPT, f"sidelight.agents.{agent}"])
         assert _prompt_templates(world) == expected, agent
         (world.home / folder).rmdir()
     # an agent's folder moved by its variable
     moved = tmp_path / "codex-home"
     (moved / "sessions").mkdir(parents=True)
-    expected = sorted([*CLAUDE_CODE_PROMPT, "sidelight.templates.codex"])
+    expected = sorted([*CLAUDE_CODE_PROMPT, "sidelight.agents.codex"])
     assert _prompt_templates(world, CODEX_HOME=str(moved)) == expected
     # opencode's sessions are in its database, under XDG_DATA_HOME when that is set
     data = tmp_path / "data"
     (data / "opencode").mkdir(parents=True)
     (data / "opencode" / "opencode.db").write_bytes(b"")
     assert _prompt_templates(world) == CLAUDE_CODE_PROMPT
-    expected = sorted([*CLAUDE_CODE_PROMPT, "sidelight.templates.opencode"])
+    expected = sorted([*CLAUDE_CODE_PROMPT, "sidelight.agents.opencode"])
     assert _prompt_templates(world, XDG_DATA_HOME=str(data)) == expected
     # its export folder in the state directory is its root from then on
     assert _prompt_templates(world) == expected

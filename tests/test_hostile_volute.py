@@ -21,12 +21,12 @@ from pathlib import Path
 import pytest
 
 from sidelight import discovery, paths, warm
+from sidelight.agents import volute
 from sidelight.config import Settings
 from sidelight.hook import handle_hook
 from sidelight.plugins import Plugins
 from sidelight.recap import handoff
 from sidelight.records import HostEvent
-from sidelight.templates import volute
 from tests.support.hook_world import HookWorld, context_of
 
 #: What the repository's fake session says, as "the user".

@@ -619,8 +619,8 @@ def test_copilot_install_never_replaces_a_hooks_file_of_someone_else(home: Path)
 def test_qwen_home_and_copilot_home_move_the_settings_and_the_sessions(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from sidelight.agents import copilot, qwen
     from sidelight.config import Settings
-    from sidelight.templates import copilot, qwen
 
     monkeypatch.setenv("QWEN_HOME", str(tmp_path / "q"))
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "c"))

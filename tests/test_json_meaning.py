@@ -20,10 +20,10 @@ import pytest
 from hypothesis import strategies as st
 
 from sidelight import paths
+from sidelight.agents import codex, qwen
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
 from sidelight.scanning import detect_format, scan
-from sidelight.templates import codex, qwen
 
 DATA = Path(__file__).parent / "data"
 

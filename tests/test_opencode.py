@@ -20,9 +20,9 @@ import pytest
 
 import sidelight
 from sidelight import install
+from sidelight.agents import opencode
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
-from sidelight.templates import opencode
 from tests.support.reference import opencode_counts
 
 DATA = Path(__file__).parent / "data" / "opencode"
@@ -139,7 +139,7 @@ def test_a_locked_database_skips_the_export_and_keeps_what_was_exported(
         writer.execute("BEGIN EXCLUSIVE")
         writer.execute("UPDATE session SET title = 'renamed'")
         os.utime(db, ns=(1, 1))  # the file looks changed: the export opens it
-        with caplog.at_level("WARNING", logger="sidelight.templates.opencode"):
+        with caplog.at_level("WARNING", logger="sidelight.agents.opencode"):
             sessions = opencode.export(settings)
     finally:
         writer.execute("ROLLBACK")
@@ -153,7 +153,7 @@ def test_without_a_database_sqlite3_is_never_imported(settings: Settings) -> Non
     code = (
         "import sys\n"
         "from sidelight.config import Settings\n"
-        "from sidelight.templates import opencode\n"
+        "from sidelight.agents import opencode\n"
         "assert list(opencode.list_sessions(Settings.load())) == []\n"
         "print('sqlite3' in sys.modules, 'sidelight._declared' in sys.modules)\n"
     )

@@ -363,8 +363,8 @@ def test_the_table_of_what_each_template_provides_is_the_templates_own() -> None
         assert provided == plugins_module._PROVIDES[name], name
         for spec in hooks.get("sidelight_formats", lambda: ())():
             assert spec.decoder == spec.name, name  # categories(decoders) imports by decoder
-    assert set(plugins_module._SESSIONS_HERE) == {f"sidelight.templates.{a}" for a in AGENTS}
-    claude_code = importlib.import_module("sidelight.templates.claude_code")
+    assert set(plugins_module._SESSIONS_HERE) == {f"sidelight.agents.{a}" for a in AGENTS}
+    claude_code = importlib.import_module("sidelight.agents.claude_code")
     assert claude_code._OTHER_HOSTS == plugins_module._NOT_CLAUDE_CODE
 
 
@@ -453,7 +453,7 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
             _agent_session(agent, folder, tmp_path)
     settings = Settings.load(env=env, home=home)
     for name in AGENTS:
-        module = importlib.import_module(f"sidelight.templates.{name}")
+        module = importlib.import_module(f"sidelight.agents.{name}")
         here = plugins_module._SESSIONS_HERE[module.__name__](settings)
         roots = module.roots(settings)
         sessions = list(module.list_sessions(settings))
@@ -479,7 +479,7 @@ def test_the_hosts_a_template_names_a_new_session_for_are_in_the_table(tmp_path:
     }
     named: set[tuple[str, str]] = set()
     for name in AGENTS:
-        module = importlib.import_module(f"sidelight.templates.{name}")
+        module = importlib.import_module(f"sidelight.agents.{name}")
         for host in hosts:
             event = HostEvent(
                 host=host,
@@ -509,7 +509,8 @@ def test_a_prompt_imports_only_the_templates_it_can_need(tmp_path: Path) -> None
         "some = sorted(plugins.resolvers(settings, 'claude-code'))\n"
         "plugins.injector('claude-code'); plugins.format('claude-code'); plugins.summarizers()\n"
         "plugins.categories({'claude-code'})\n"
-        "loaded = sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith('sidelight.templates.'))\n"
+        "plugin = ('sidelight.templates.', 'sidelight.agents.')\n"
+        "loaded = sorted(m.rpartition('.')[2] for m in sys.modules if m.startswith(plugin))\n"
         "listed = lambda rs: sorted(str(s.path) for r in rs.values() for s in r.list_sessions(settings))\n"
         "mine = listed(plugins.resolvers(settings))\n"
         "every = listed(plugins.resolvers())\n"

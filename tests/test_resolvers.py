@@ -19,11 +19,11 @@ import pytest
 from hypothesis import strategies as st
 
 from sidelight import paths
+from sidelight.agents import claude_code, codex, pi, volute
 from sidelight.config import Settings
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.plugins import Plugins
 from sidelight.records import HostEvent, Session
-from sidelight.templates import claude_code, codex, pi, volute
 
 DATA = Path(__file__).parent / "data"
 OLDER = Path(__file__).parent / "fixtures" / "older-shapes"

@@ -421,7 +421,7 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
         "json",
     ):
         assert heavy not in modules, f"the warm hook imported {heavy}"
-    assert not any(m.startswith("sidelight.templates") for m in modules)
+    assert not any(m.startswith(("sidelight.templates", "sidelight.agents.")) for m in modules)
 
     _restore(world, before)
     cold = world.run_hook(0, SIDELIGHT_WARM="off")

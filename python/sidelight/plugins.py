@@ -73,14 +73,14 @@ logger = get_logger(__name__)
 
 #: The built-in templates, registered like any plugin. Order matters for summarizers: the default comes last.
 BUILTINS: tuple[str, ...] = (
-    "sidelight.templates.claude_code",
-    "sidelight.templates.pi",
-    "sidelight.templates.codex",
-    "sidelight.templates.qwen",
-    "sidelight.templates.copilot",
-    "sidelight.templates.gemini",
-    "sidelight.templates.opencode",
-    "sidelight.templates.volute",
+    "sidelight.agents.claude_code",
+    "sidelight.agents.pi",
+    "sidelight.agents.codex",
+    "sidelight.agents.qwen",
+    "sidelight.agents.copilot",
+    "sidelight.agents.gemini",
+    "sidelight.agents.opencode",
+    "sidelight.agents.volute",
     "sidelight.templates.hosts",
     "sidelight.templates.eventlog",
     "sidelight.templates.handoff",
@@ -94,22 +94,22 @@ BUILTINS: tuple[str, ...] = (
 #: template is imported when one of them is asked for by name, or a whole family it has a hook in
 #: (``tests/test_plugins.py`` checks this against the modules; a built-in format's decoder is its name).
 _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
-    "sidelight.templates.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
-    "sidelight.templates.pi": {"formats": ("pi",), "resolvers": ("pi",)},
-    "sidelight.templates.codex": {"formats": ("codex",), "resolvers": ("codex",)},
-    "sidelight.templates.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
-    "sidelight.templates.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
-    "sidelight.templates.gemini": {
+    "sidelight.agents.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
+    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",)},
+    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",)},
+    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
+    "sidelight.agents.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
+    "sidelight.agents.gemini": {
         "formats": ("gemini",),
         "resolvers": ("gemini",),
         "injectors": ("gemini",),
     },
-    "sidelight.templates.opencode": {
+    "sidelight.agents.opencode": {
         "formats": ("opencode",),
         "resolvers": ("opencode",),
         "injectors": ("opencode",),
     },
-    "sidelight.templates.volute": {"resolvers": ("volute",)},
+    "sidelight.agents.volute": {"resolvers": ("volute",)},
     "sidelight.templates.hosts": {
         "injectors": ("claude-code", "codex", "qwen", "copilot", "agent-sdk", "pi")
     },
@@ -169,25 +169,25 @@ def _opencode_here(settings: Settings) -> bool:
 #: resolver without an entry (volute's minds are found around the working directory, the fleet's has
 #: its remote activity) is always asked.
 _SESSIONS_HERE: dict[str, Callable[[Settings], bool]] = {
-    "sidelight.templates.claude_code": _claude_code_here,
-    "sidelight.templates.pi": _pi_here,
-    "sidelight.templates.codex": _codex_here,
-    "sidelight.templates.qwen": _qwen_here,
-    "sidelight.templates.copilot": _copilot_here,
-    "sidelight.templates.gemini": _gemini_here,
-    "sidelight.templates.opencode": _opencode_here,
+    "sidelight.agents.claude_code": _claude_code_here,
+    "sidelight.agents.pi": _pi_here,
+    "sidelight.agents.codex": _codex_here,
+    "sidelight.agents.qwen": _qwen_here,
+    "sidelight.agents.copilot": _copilot_here,
+    "sidelight.agents.gemini": _gemini_here,
+    "sidelight.agents.opencode": _opencode_here,
 }
 
 #: The hosts whose events a built-in resolver's ``current`` may name a session for although none of
 #: its folders exists yet (a new session's first prompt). Claude Code's answers for every host but
 #: :data:`_NOT_CLAUDE_CODE` (``claude_code._OTHER_HOSTS``), the agent SDK's and volute's among them.
 _OWN_HOSTS: dict[str, frozenset[str]] = {
-    "sidelight.templates.pi": frozenset({"pi"}),
-    "sidelight.templates.codex": frozenset({"codex"}),
-    "sidelight.templates.qwen": frozenset({"qwen"}),
-    "sidelight.templates.copilot": frozenset({"copilot"}),
-    "sidelight.templates.gemini": frozenset({"gemini"}),
-    "sidelight.templates.opencode": frozenset({"opencode"}),
+    "sidelight.agents.pi": frozenset({"pi"}),
+    "sidelight.agents.codex": frozenset({"codex"}),
+    "sidelight.agents.qwen": frozenset({"qwen"}),
+    "sidelight.agents.copilot": frozenset({"copilot"}),
+    "sidelight.agents.gemini": frozenset({"gemini"}),
+    "sidelight.agents.opencode": frozenset({"opencode"}),
 }
 _NOT_CLAUDE_CODE = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
 
@@ -195,7 +195,7 @@ _NOT_CLAUDE_CODE = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
 def _may_name_current(module_name: str, host: str | None) -> bool:
     if host is None:
         return False
-    if module_name == "sidelight.templates.claude_code":
+    if module_name == "sidelight.agents.claude_code":
         return host not in _NOT_CLAUDE_CODE
     return host in _OWN_HOSTS.get(module_name, ())
 

@@ -79,6 +79,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.hook",
             "sidelight.watch.*",
             "sidelight.templates.*",
+            "sidelight.agents.*",
             "sidelight.integrations.*",
             "sidelight.testing.*",
         ),
@@ -89,7 +90,18 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("sidelight.cli.*", "sidelight.__main__")),
 )
 
-TEMPLATES = "sidelight.templates"
+#: The packages of built-in plugins: only the plugin manager loads their modules (by name); a module of
+#: one agent's folder may import its own folder's others. ``sidelight.agents`` itself, the index of the
+#: built-in agents, is data every layer may read.
+PLUGIN_PACKAGES = ("sidelight.templates", "sidelight.agents")
+
+
+def _plugin_unit(module: str) -> str | None:
+    """The plugin ``module`` belongs to (``sidelight.agents.codex`` for ``sidelight.agents.codex.x``)."""
+    for package in PLUGIN_PACKAGES:
+        if module.startswith(package + "."):
+            return ".".join(module.split(".")[:3])
+    return None
 
 
 def _shown(path: Path) -> str:
@@ -240,7 +252,8 @@ def python_findings(package: Path = PACKAGE) -> list[str]:
                     f"{where}: {module} ({LAYERS[source_layer][0]}) {kind} {imp.target} "
                     f"({LAYERS[target_layer][0]}), a higher layer"
                 )
-            if imp.target.startswith(TEMPLATES + "."):
+            unit = _plugin_unit(imp.target)
+            if unit is not None and unit != _plugin_unit(module):
                 findings.append(
                     f"{where}: {module} imports the built-in template {imp.target}; only the plugin "
                     "manager loads templates (by name)"
