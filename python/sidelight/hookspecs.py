@@ -15,6 +15,7 @@ from collections.abc import Iterable  # noqa: TC003
 import pluggy
 
 from sidelight.records import (  # noqa: TC001
+    AgentSpec,
     ChunkSummarizerSpec,
     EmbedderSpec,
     FormatSpec,
@@ -213,6 +214,32 @@ def sidelight_chunk_summarizers() -> Iterable[ChunkSummarizerSpec]:
         @hookimpl
         def sidelight_chunk_summarizers():
             yield ChunkSummarizerSpec(name="edits-only", summarize=edits_only)
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def sidelight_agents() -> Iterable[AgentSpec]:
+    """The coding agents a plugin adds, one :class:`~sidelight.records.AgentSpec` each: the agent's
+    title, the formats and the resolver its sessions are read with, the host names its hook events come
+    with, its installer, and which of its host's events sidelight answers and what each answer can do.
+    The formats, resolver, injector and installer it names are registered through their own hooks;
+    this record ties them together, so that every command can speak of the agent by name.
+
+    Example::
+
+        from sidelight import hookimpl
+        from sidelight.records import AgentSpec, HostHook
+
+        @hookimpl
+        def sidelight_agents():
+            yield AgentSpec(
+                name="my-agent", title="My Agent", formats=("my-agent",), resolver="my-agent",
+                hosts=("my-agent",), installer="my-agent", timeout_unit="s",
+                hooks=(HostHook("prompt", "onPrompt", {"inject"}),
+                       HostHook("before_tool", "beforeTool", {"refuse"})),
+                variables=("MY_AGENT_HOME",),
+            )
     """
     raise NotImplementedError
 

@@ -31,10 +31,14 @@ if TYPE_CHECKING:
     from sidelight.types import Activity, ToolUse
 
 __all__ = [
+    "HOOK_ABILITIES",
+    "HOOK_MOMENTS",
+    "AgentSpec",
     "ChunkSummarizerSpec",
     "EmbedderSpec",
     "FormatSpec",
     "HostEvent",
+    "HostHook",
     "InjectorSpec",
     "InstallResult",
     "InstallerSpec",
@@ -753,3 +757,119 @@ def _may_tell_failure(use: ToolUse) -> bool:
     text = use.result or ""
     lowered = (text[:2000] + "\n" + text[-2000:]).lower()
     return "exit" in lowered or "fail" in lowered or "error" in lowered
+
+
+#: When a host's hook fires (:attr:`HostHook.moment`): a person's prompt, a session's start or end, just
+#: before a tool runs, just after it ran, after a batch of parallel tool calls.
+HOOK_MOMENTS: tuple[str, ...] = ("prompt", "start", "end", "before_tool", "after_tool", "after_batch")
+#: What a hook's answer can do (:attr:`HostHook.can`): ``inject``: its text reaches the model (in the next
+#: request of the turn, for a tool's hooks); ``refuse``: it can stop the tool call, its reason sent to the
+#: model; ``inform``: it can only add a note (a refusal would abort more than the call).
+HOOK_ABILITIES: tuple[str, ...] = ("inject", "refuse", "inform")
+
+
+@record(frozen=True)
+class HostHook:
+    """One event of a host's hooks and what sidelight's answer to it can do, as observed with the host.
+
+    ``moment`` is one of :data:`HOOK_MOMENTS`; ``event`` is the host's own name for it
+    (``UserPromptSubmit``, ``AfterTool``, ``tool.execute.after``); ``can`` is a subset of
+    :data:`HOOK_ABILITIES` (empty: the event fires, but nothing it answers reaches the model)."""
+
+    __slots__ = ("can", "event", "moment")
+
+    moment: str
+    event: str
+    can: frozenset[str]
+
+    def __init__(self, moment: str, event: str, can: Iterable[str] = ()) -> None:
+        if moment not in HOOK_MOMENTS:
+            raise ValueError(f"hook {event!r}: moment {moment!r} is not one of {', '.join(HOOK_MOMENTS)}")
+        abilities = frozenset(can)
+        unknown = sorted(abilities.difference(HOOK_ABILITIES))
+        if unknown:
+            raise ValueError(f"hook {event!r}: {unknown[0]!r} is not one of {', '.join(HOOK_ABILITIES)}")
+        _set(self, "moment", moment)
+        _set(self, "event", event)
+        _set(self, "can", abilities)
+
+
+@record(frozen=True)
+class AgentSpec:
+    """One coding agent, everything sidelight knows of it in one record: the unit a plugin adds.
+
+    ``name`` is the agent (``codex``) and ``title`` how a person calls it (``Codex CLI``). ``formats``
+    are the formats its transcripts are written in and ``resolver`` the resolver that lists its sessions
+    (each registered by name through its own hook; ``None``: its sessions are not read). ``hosts`` are
+    the names its hook events come with (``sidelight hook HOST``; the first is its own, the one its
+    injector and installer take), ``installer`` the :class:`InstallerSpec` that sets it up (``None``:
+    nothing to install). ``hooks`` say which of its host's events sidelight answers and what each
+    answer can do; ``timeout_unit`` is what a number in its hook settings counts (``s``, ``ms``;
+    ``""``: hooks run in the host's process, without a timeout). ``variables`` are the environment
+    variables that move its folders (a test isolates them; a watcher is told them). ``injected_where``
+    says where sidelight's text lands in its transcripts, for a person reading them (``"Codex's
+    developer message"``), and ``injected_values(line)`` gives the values of a decoded transcript line
+    that hold such text (``None``: search every string of every line)."""
+
+    __slots__ = (
+        "formats",
+        "hooks",
+        "hosts",
+        "injected_values",
+        "injected_where",
+        "installer",
+        "name",
+        "resolver",
+        "timeout_unit",
+        "title",
+        "variables",
+    )
+
+    name: str
+    title: str
+    formats: tuple[str, ...]
+    resolver: str | None
+    hosts: tuple[str, ...]
+    installer: str | None
+    hooks: tuple[HostHook, ...]
+    timeout_unit: str
+    variables: tuple[str, ...]
+    injected_where: str
+    injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None
+
+    def __init__(
+        self,
+        name: str,
+        title: str = "",
+        formats: tuple[str, ...] = (),
+        resolver: str | None = None,
+        hosts: tuple[str, ...] = (),
+        installer: str | None = None,
+        hooks: tuple[HostHook, ...] = (),
+        timeout_unit: str = "s",
+        variables: tuple[str, ...] = (),
+        injected_where: str = "",
+        injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None = None,
+    ) -> None:
+        if timeout_unit not in ("s", "ms", ""):
+            raise ValueError(f"agent {name!r}: timeout_unit {timeout_unit!r} is not 's', 'ms' or ''")
+        _set(self, "name", name)
+        _set(self, "title", title or name)
+        _set(self, "formats", tuple(formats))
+        _set(self, "resolver", resolver)
+        _set(self, "hosts", tuple(hosts))
+        _set(self, "installer", installer)
+        _set(self, "hooks", tuple(hooks))
+        _set(self, "timeout_unit", timeout_unit)
+        _set(self, "variables", tuple(variables))
+        _set(self, "injected_where", injected_where)
+        _set(self, "injected_values", injected_values)
+
+    def hook(self, moment: str) -> HostHook | None:
+        """The host's event at ``moment`` (one of :data:`HOOK_MOMENTS`), ``None``: none is answered."""
+        return next((h for h in self.hooks if h.moment == moment), None)
+
+    def can(self, moment: str, ability: str) -> bool:
+        """Whether sidelight's answer at ``moment`` can ``ability`` (``"inject"``, ``"refuse"``, ...)."""
+        hook = self.hook(moment)
+        return hook is not None and ability in hook.can
