@@ -429,3 +429,13 @@ def test_a_search_s_count_of_lines_is_the_lines_as_written() -> None:
 
     result = ToolResult(f"token {GITHUB}\nsrc/v2/app.py\nlib/util3.py\nREADME.md")
     assert _match_count(result) == 4
+
+
+@pytest.mark.parametrize("after", ["src/v2/app.py", "README.md", "tests/test_x2.py", "out.h264"])
+def test_a_file_name_on_the_line_after_a_secret_is_not_taken_into_its_marker(after: str) -> None:
+    # A file's name has letters and digits or capitals, as a key's piece does: its extension tells it apart.
+    assert (
+        redact(f"ANTHROPIC_API_KEY={ANTHROPIC}\n{after}")
+        == f"ANTHROPIC_API_KEY=[REDACTED:anthropic-key]\n{after}"
+    )
+    assert redact(f"token {GITHUB}\n{after}\nnext") == f"token [REDACTED:github-token]\n{after}\nnext"

@@ -418,12 +418,17 @@ def _take_continuations(text: str) -> str:
     return "".join(out) + text[position:] if out else text
 
 
+#: How a file's name ends: a dot, then one to five letters (and a digit or two: ``.mp4``, ``.h264``).
+_FILE_NAME = Pattern(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
 def _looks_random(word: str, *, partial: bool = False) -> bool:
     """Whether ``word`` looks like a piece of a key rather than a word: it has letters and digits, base64's
     ``+``, ``/`` or ``=`` beside letters or digits, or capitals after small letters (``dXNlcjpw``); an
     ``=`` only at its end (base64's padding: ``NEXT=1`` is an assignment). ``partial``: the word starts
-    a line of other words, and must have letters and digits."""
-    if "=" in word.rstrip("="):
+    a line of other words, and must have letters and digits. A file's name (``README.md``,
+    ``src/v2/app.py``: a dot and a short extension of letters at its end) is never a key's piece."""
+    if "=" in word.rstrip("=") or _FILE_NAME().search(word) is not None:
         return False
     letters = any(c.isalpha() for c in word)
     digits = any(c.isdigit() for c in word)
