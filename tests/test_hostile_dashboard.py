@@ -15,6 +15,7 @@ of hanging the suite.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -452,3 +453,37 @@ def test_the_cli_says_a_fifo_is_no_regular_file(tmp_path, home):
         done.stderr
         == f"sidelight: {fifo}: cannot read the file: not a regular file (a FIFO, socket or device)\n"
     )
+
+
+def test_the_server_runs_on_the_event_loop_uvicorn_would_choose(tmp_path, monkeypatch):
+    """uvicorn picks its loop (uvloop when installed) through the config's loop factory: the dashboard
+    runs its server on that loop, not on a plain asyncio loop of its own."""
+    import asyncio
+
+    import uvicorn
+
+    from sidelight.config import Settings
+    from sidelight.dashboard.server import listen, serve
+    from sidelight.plugins import Plugins
+
+    made: list[asyncio.AbstractEventLoop] = []
+    served_on: list[asyncio.AbstractEventLoop] = []
+
+    def factory() -> asyncio.AbstractEventLoop:
+        made.append(asyncio.new_event_loop())
+        return made[-1]
+
+    async def serve_once(self, sockets=None):
+        served_on.append(asyncio.get_running_loop())
+
+    monkeypatch.setattr(uvicorn.Config, "get_loop_factory", lambda self: factory)
+    monkeypatch.setattr(uvicorn.Server, "serve", serve_once)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    sock = listen("127.0.0.1", 0)
+    try:
+        assert serve(Settings.load(), Plugins(entry_points=False), sock, "127.0.0.1", open_browser=False) == 0
+    finally:
+        sock.close()
+    assert len(made) == 1 and served_on == made

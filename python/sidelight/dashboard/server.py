@@ -110,8 +110,15 @@ def serve(settings: Settings, plugins: Plugins, sock: socket.socket, host: str, 
         asyncio.get_running_loop().set_exception_handler(_loop_errors(alarm))
         await server.serve(sockets=[sock])
 
+    # The event loop uvicorn itself would run (uvloop when installed, as `uvicorn.run` picks it);
+    # uvicorn before 0.36 set its loop policy up instead.
+    get_loop_factory = getattr(config, "get_loop_factory", None)
+    loop_factory = get_loop_factory() if get_loop_factory is not None else None
+    if loop_factory is None and get_loop_factory is None:
+        config.setup_event_loop()
     try:
-        asyncio.run(run())
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            runner.run(run())
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
