@@ -46,7 +46,7 @@ NOT_FOR_A_PROMPT = (
     "sidelight.watch.watcher",
     "sidelight.watch.status",
     "sidelight.fleet.streams",
-    "sidelight.fleet.resp",
+    "sidelight._fast.resp",
     # slow to import, and needed only elsewhere: a config file, a stored fact or delivered handoff,
     # package versions, terminal output, the watcher's fast JSON, the redis package
     "tomllib",
