@@ -238,7 +238,7 @@ def test_importing_sidelight_and_hooks_without_a_fleet_never_import_redis(tmp_pa
         "from sidelight.hook import handle_hook\n"
         "handle_hook('claude-code', {'hook_event_name': 'UserPromptSubmit', 'session_id': 'x',"
         " 'transcript_path': '/nonexistent.jsonl', 'cwd': '/tmp'}, plugins=p)\n"
-        "loaded = ('redis', 'sidelight.fleet.streams', 'sidelight.fleet.resp')\n"
+        "loaded = ('redis', 'sidelight.fleet.streams', 'sidelight._fast.resp')\n"
         "print(sorted(m for m in loaded if m in sys.modules))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
@@ -280,7 +280,7 @@ def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):
 def test_the_hooks_client_reads_what_the_redis_package_reads(server):
     import redis
 
-    from sidelight.fleet.resp import RespClient, RespError
+    from sidelight._fast.resp import RespClient, RespError
 
     stream = "sidelight:resp-test"
     full = redis.Redis.from_url(server.url)

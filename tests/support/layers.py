@@ -65,7 +65,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.reader",
             "sidelight.history",
             "sidelight.facts",
-            "sidelight.lifecycle",
+            "sidelight.lifecycle.*",
             "sidelight.resume",
             "sidelight.install",
             "sidelight.recap.*",

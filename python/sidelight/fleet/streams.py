@@ -43,10 +43,10 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from sidelight._fast.logs import get_logger
+from sidelight._fast.resp import TOO_LARGE, ReplyTooLargeError, RespClient
 from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
 from sidelight.digest import is_digest_text
-from sidelight.fleet.resp import TOO_LARGE, ReplyTooLargeError, RespClient
 from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
 from sidelight.statelayout import FLEET_CURSORS_FILE

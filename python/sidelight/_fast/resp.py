@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import socket
 import time
-from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, unquote, urlsplit
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any, Final
 
 __all__ = [
     "MAX_BYTES",
