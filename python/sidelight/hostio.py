@@ -15,14 +15,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sidelight._fast import jsonio
-from sidelight.records import HostEvent
+from sidelight.records import HostEvent, InjectorSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = [
     "COMMAND_HOOK_EVENTS",
+    "command_hook_injector",
     "path_field",
     "read_command_hook",
     "render_hook_json",
@@ -73,6 +75,19 @@ def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     return jsonio.dumps(
         {"hookSpecificOutput": {"hookEventName": event.event, "additionalContext": text}},
         ensure_ascii=False,
+    )
+
+
+def command_hook_injector(
+    host: str, description: str, render: Callable[[HostEvent, str | None], str | None] | None = None
+) -> InjectorSpec:
+    """The injector of a host that speaks the command-hook protocol: its events read with
+    :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`)."""
+    return InjectorSpec(
+        name=host,
+        read_event=lambda payload: read_command_hook(host, payload),
+        render=render_hook_json if render is None else render,
+        description=description,
     )
 
 

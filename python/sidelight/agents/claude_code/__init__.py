@@ -37,7 +37,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.agents import other_agents_hosts
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import read_command_hook, render_hook_json
+from sidelight.hostio import command_hook_injector
 from sidelight.paths import (
     TitledSession,
     child_path,
@@ -274,17 +274,11 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
-    yield InjectorSpec(
-        name=NAME,
-        read_event=lambda payload: read_command_hook(NAME, payload),
-        render=render_hook_json,
-        description="Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)",
+    yield command_hook_injector(
+        NAME, "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)"
     )
-    yield InjectorSpec(
-        name="agent-sdk",
-        read_event=lambda payload: read_command_hook("agent-sdk", payload),
-        render=render_hook_json,
-        description="the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)",
+    yield command_hook_injector(
+        "agent-sdk", "the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)"
     )
 
 

@@ -30,7 +30,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import read_command_hook, render_hook_json
+from sidelight.hostio import command_hook_injector
 from sidelight.paths import (
     has_field,
     head_string_field,
@@ -213,12 +213,7 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
-    yield InjectorSpec(
-        name=NAME,
-        read_event=lambda payload: read_command_hook(NAME, payload),
-        render=render_hook_json,
-        description="Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)",
-    )
+    yield command_hook_injector(NAME, "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)")
 
 
 # --- The agent (the index's name; its full record is written with the agents' records) ---------------

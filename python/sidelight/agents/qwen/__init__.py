@@ -29,7 +29,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import read_command_hook, render_hook_json
+from sidelight.hostio import command_hook_injector, render_hook_json
 from sidelight.paths import (
     head_string_field,
     id_session,
@@ -187,11 +187,10 @@ def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:
 
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
-    yield InjectorSpec(
-        name=NAME,
-        read_event=lambda payload: read_command_hook(NAME, payload),
-        render=render_escaped_hook_json,
-        description="Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
+    yield command_hook_injector(
+        NAME,
+        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
+        render_escaped_hook_json,
     )
 
 
