@@ -17,11 +17,13 @@ from typing import Any
 
 import pytest
 
+from sidelight import hostio
+from sidelight.agents import BUILTIN_AGENTS
+from sidelight.agents import pi as pi_agent
 from sidelight.cli import hooks as cli_hooks
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.records import HostEvent
-from sidelight.templates import hosts
 from tests.conftest import cli_command
 
 CLAUDE_PROMPT = {
@@ -48,9 +50,13 @@ PI_DIR = "/home/u/.pi/agent/sessions/--tmp-proj--"
 PI_FILE = f"{PI_DIR}/2026-11-21T10-00-00-000Z_019a2b3c-1111-7222-8333-944455566677.jsonl"
 
 
+#: The built-in agents with an injector (each in its agent's folder).
+INJECTING = [agent.module for agent in BUILTIN_AGENTS if "injectors" in agent.provides]
+
+
 @pytest.fixture
 def injectors() -> dict[str, Any]:
-    return dict(Plugins(builtins=["sidelight.templates.hosts"], entry_points=False).injectors())
+    return dict(Plugins(builtins=INJECTING, entry_points=False).injectors())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -58,7 +64,16 @@ def injectors() -> dict[str, Any]:
 
 
 def test_builtin_injectors_are_registered(injectors: dict[str, Any]) -> None:
-    assert set(injectors) == {"claude-code", "codex", "pi", "qwen", "copilot", "agent-sdk"}
+    assert set(injectors) == {
+        "claude-code",
+        "codex",
+        "pi",
+        "qwen",
+        "copilot",
+        "agent-sdk",
+        "gemini",
+        "opencode",
+    }
     assert all(spec.description for spec in injectors.values())
 
 
@@ -178,8 +193,8 @@ def test_pi_renders_plain_text(injectors: dict[str, Any]) -> None:
 
 
 def test_non_mapping_payloads_are_refused() -> None:
-    assert hosts.read_command_hook("claude-code", ["not", "a", "dict"]) is None  # type: ignore[arg-type]
-    assert hosts.read_pi_event("text") is None  # type: ignore[arg-type]
+    assert hostio.read_command_hook("claude-code", ["not", "a", "dict"]) is None  # type: ignore[arg-type]
+    assert pi_agent.read_event("text") is None  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -416,7 +431,7 @@ def test_a_plugin_can_add_a_host(tmp_path: Path) -> None:
 
             yield InjectorSpec(name="my-agent", read_event=lambda p: None, render=lambda e, t: t)
 
-    plugins = Plugins(builtins=["sidelight.templates.hosts"], entry_points=False)
+    plugins = Plugins(builtins=INJECTING, entry_points=False)
     plugins.register(MyHost())
     assert {"my-agent", "claude-code"} <= set(plugins.injectors())
 

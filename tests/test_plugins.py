@@ -24,8 +24,10 @@ from typing import Any
 import pluggy
 import pytest
 
+from sidelight import agents as agents_index
 from sidelight import hookspecs
 from sidelight import plugins as plugins_module
+from sidelight.agents import BUILTIN_AGENTS
 from sidelight.config import Settings
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import BUILTINS, PluginConflictError, Plugins
@@ -360,12 +362,17 @@ def test_the_table_of_what_each_template_provides_is_the_templates_own() -> None
         hooks = plugins_module._plain_hooks(importlib.import_module(name))
         assert hooks is not None, name  # each is called without pluggy, so its import can wait
         provided = {hook.removeprefix("sidelight_"): tuple(s.name for s in f()) for hook, f in hooks.items()}
-        assert provided == plugins_module._PROVIDES[name], name
+        table = plugins_module._PROVIDES[name]
+        assert set(provided) == set(table), name
+        for family, names in table.items():
+            if names is not None:  # None: asked for as a whole family only
+                assert provided[family] == names, (name, family)
         for spec in hooks.get("sidelight_formats", lambda: ())():
             assert spec.decoder == spec.name, name  # categories(decoders) imports by decoder
-    assert set(plugins_module._SESSIONS_HERE) == {f"sidelight.agents.{a}" for a in AGENTS}
+    checked = {agent.module for agent in BUILTIN_AGENTS if agent.sessions_here is not None}
+    assert checked == {f"sidelight.agents.{a}" for a in AGENTS}
     claude_code = importlib.import_module("sidelight.agents.claude_code")
-    assert claude_code._OTHER_HOSTS == plugins_module._NOT_CLAUDE_CODE
+    assert agents_index.other_agents_hosts(claude_code.__name__) == claude_code._OTHER_HOSTS
 
 
 def _agent_session(agent: str, folder: Path, cwd: Path) -> None:
@@ -454,7 +461,9 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
     settings = Settings.load(env=env, home=home)
     for name in AGENTS:
         module = importlib.import_module(f"sidelight.agents.{name}")
-        here = plugins_module._SESSIONS_HERE[module.__name__](settings)
+        record = agents_index.agent_of(module.__name__)
+        assert record is not None and record.sessions_here is not None
+        here = record.sessions_here(settings)
         roots = module.roots(settings)
         sessions = list(module.list_sessions(settings))
         expected = name == agent and where in ("default", "variable")
@@ -471,12 +480,7 @@ def test_the_hosts_a_template_names_a_new_session_for_are_in_the_table(tmp_path:
     home = tmp_path / "home"
     home.mkdir()
     settings = Settings.load(env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(tmp_path / "s")}, home=home)
-    hosts = {
-        *plugins_module._PROVIDES["sidelight.templates.hosts"]["injectors"],
-        "gemini",
-        "opencode",
-        "kiro",
-    }
+    hosts = {*agents_index.HOOK_HOSTS, "kiro"}
     named: set[tuple[str, str]] = set()
     for name in AGENTS:
         module = importlib.import_module(f"sidelight.agents.{name}")
@@ -490,7 +494,8 @@ def test_the_hosts_a_template_names_a_new_session_for_are_in_the_table(tmp_path:
             )
             if module.current(event, settings) is not None:
                 named.add((name, host))
-                assert plugins_module._may_name_current(module.__name__, host), (name, host)
+                agent = agents_index.agent_of(module.__name__)
+                assert agent is not None and agents_index.may_name_current(agent, host), (name, host)
     # (the test can fail: these hosts' templates do name a session here)
     assert {("claude_code", "kiro"), ("claude_code", "agent-sdk"), ("copilot", "copilot")} <= named
 
@@ -521,7 +526,7 @@ def test_a_prompt_imports_only_the_templates_it_can_need(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     some, loaded, same, count = json.loads(done.stdout)
     assert some == ["claude-code", "redis-streams", "volute"]
-    assert loaded == ["claude_code", "default", "hosts", "redis_streams", "volute"]
+    assert loaded == ["claude_code", "default", "redis_streams", "volute"]
     assert same and count == 1
 
 

@@ -165,7 +165,9 @@ ALLOWED = {
     # Codex's own config file; opencode's own folders (its plugins, its database)
     ("install.py", "config.toml"),
     ("install.py", "opencode"),
-    ("config.py", "opencode"),
+    # opencode's database folder, in the agents' index (which also spells the export's folder, as the
+    # warm client does its two names below: it is read before anything else, and statelayout takes it)
+    ("agents/__init__.py", "opencode"),
     # the made-up path of a remote session (``/fleet/HOST/KEY``), no file
     ("fleet/streams.py", "fleet"),
     # the two names the warm client needs, spelled where it imports nothing of sidelight's (statelayout

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from sidelight._fast._record import NEW_DICT, record
 from sidelight.errors import UsageError
-from sidelight.statelayout import OPENCODE_DIR
 from sidelight.warm import (
     CONFIG,
     DEFAULT_TIME_BUDGET,
@@ -416,19 +415,6 @@ class Settings:
 def _refuse(problem: str | None) -> None:
     if problem is not None:
         raise StateRefusedError(problem)
-
-
-def opencode_database(settings: Settings) -> str:
-    """opencode's database: ``$XDG_DATA_HOME/opencode/opencode.db``, else under ``~/.local/share``. Here,
-    not in opencode's template: the plugin manager tells whether opencode has sessions without
-    importing it."""
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(settings.home, ".local", "share")  # noqa: PTH118
-    return os.path.join(data, "opencode", "opencode.db")  # noqa: PTH118
-
-
-def opencode_export_dir(settings: Settings) -> str:
-    """Where sidelight's export of opencode's sessions and its index live: ``<state dir>/opencode``."""
-    return os.path.join(settings.state_dir, OPENCODE_DIR)  # noqa: PTH118
 
 
 def _agent_dir(value: str | None, home: Path, default: str) -> Path:

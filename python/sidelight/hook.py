@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from sidelight._fast import jsonio
 from sidelight._fast.logs import file_handler, get_logger, hook_log, last_line_says
+from sidelight.agents import FALLBACK_HOST, start_may_resume
 from sidelight.config import Settings, StateRefusedError
 from sidelight.digest import plan_session_updates
 from sidelight.discovery import current_session, listed_once
@@ -341,11 +342,12 @@ def _plan_start(
     plan: Plan,
     candidates: dict[str, str],
 ) -> None:
-    """At a session's start: long-term facts; a new session's handoff (Pi gets it with its first
-    prompt); for a session that comes back after at least ``idle_timeout`` (Claude Code and Codex
-    ``source: resume``, a Pi ``session_start``), a welcome back kept for its first prompt (Claude Code
-    drops what a resumed session's ``SessionStart`` adds, Pi cannot inject at start); and the
-    ``[SESSION CONTEXT]`` block after a compaction or a clear."""
+    """At a session's start: long-term facts; a new session's handoff (a host that cannot inject at
+    start gets it with its first prompt); for a session that comes back after at least
+    ``idle_timeout`` (a start with ``source: resume``, or any start of a host whose start does not say
+    so: :func:`sidelight.agents.start_may_resume`), a welcome back kept for its first prompt (a host
+    may drop what a resumed session's start adds, or not inject at start); and the ``[SESSION
+    CONTEXT]`` block after a compaction or a clear."""
     from sidelight import resume
     from sidelight.facts import plan_long_term
     from sidelight.recap import handoff
@@ -368,7 +370,7 @@ def _plan_start(
         context = resume.context_text(session, settings, plugins)
         if context is not None:
             candidates["session-context"] = context
-    elif source == "resume" or event.host == "pi":
+    elif source == "resume" or start_may_resume(event.host):
         last = resume.last_prompt(session, settings)
         text = resume.welcome_back(session, settings, plugins, last_prompt=last)
         if text is not None:
@@ -628,12 +630,13 @@ HOST_EVENTS: Final = {"prompt": "UserPromptSubmit", "start": "SessionStart"}
 
 def host_event(session: Session, event: str, source: str | None, hosts: Any) -> HostEvent:
     """The host event ``session``'s host would send for its next ``event`` (``prompt`` or ``start``):
-    what ``sidelight context`` and the dashboard plan (:func:`plan_event`) without a host."""
+    what ``sidelight context`` and the dashboard plan (:func:`plan_event`) without a host: the host named
+    like its format, else the built-in agents' fallback host (:data:`sidelight.agents.FALLBACK_HOST`)."""
     from pathlib import Path
 
     from sidelight.records import HostEvent
 
-    host = session.format if session.format in hosts else "claude-code"
+    host = session.format if session.format in hosts else FALLBACK_HOST
     raw: dict[str, Any] = {}
     if event == "start":
         if source is None:

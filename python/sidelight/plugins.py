@@ -14,8 +14,9 @@ template with options pluggy would have to order) hands the hooks to pluggy's ma
 
 A built-in template is imported when something first asks for what it provides (:data:`_PROVIDES`):
 a record by name, a whole family, or, for a prompt, the resolvers that can know a session there (the
-ones whose folders exist, and the hook's own host's). A prompt in a HOME with only ``~/.claude`` thus
-imports neither the other agents' templates nor the watcher's sinks. pluggy's manager, once made,
+ones whose folders exist, and the hook's own host's: the index of the built-in agents,
+:mod:`sidelight.agents`, says which without importing them). A prompt in a HOME with one agent's folder
+thus imports neither the other agents' templates nor the watcher's sinks. pluggy's manager, once made,
 has every template.
 
 The entry points found on ``sys.path`` are kept in the state directory, keyed by the modification
@@ -35,12 +36,12 @@ from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._fast._record import record
 from sidelight._fast.logs import get_logger
+from sidelight.agents import BUILTIN_AGENTS, agent_of, may_name_current
 from sidelight.errors import SidelightError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-    from pathlib import Path
+    from collections.abc import Collection, Iterable, Mapping, Sequence
     from typing import Any
 
     import pluggy
@@ -71,48 +72,13 @@ __all__ = [
 
 logger = get_logger(__name__)
 
-#: The built-in templates, registered like any plugin. Order matters for summarizers: the default comes last.
-BUILTINS: tuple[str, ...] = (
-    "sidelight.agents.claude_code",
-    "sidelight.agents.pi",
-    "sidelight.agents.codex",
-    "sidelight.agents.qwen",
-    "sidelight.agents.copilot",
-    "sidelight.agents.gemini",
-    "sidelight.agents.opencode",
-    "sidelight.agents.volute",
-    "sidelight.templates.hosts",
-    "sidelight.templates.eventlog",
-    "sidelight.templates.handoff",
-    "sidelight.templates.redis_streams",
-    "sidelight.templates.installers",
-    "sidelight.templates.default",
-)
-
-
-#: What each built-in template provides: its hooks' families, each with the names of its records. A
-#: template is imported when one of them is asked for by name, or a whole family it has a hook in
-#: (``tests/test_plugins.py`` checks this against the modules; a built-in format's decoder is its name).
-_PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
-    "sidelight.agents.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
-    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",)},
-    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",)},
-    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
-    "sidelight.agents.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
-    "sidelight.agents.gemini": {
-        "formats": ("gemini",),
-        "resolvers": ("gemini",),
-        "injectors": ("gemini",),
-    },
-    "sidelight.agents.opencode": {
-        "formats": ("opencode",),
-        "resolvers": ("opencode",),
-        "injectors": ("opencode",),
-    },
-    "sidelight.agents.volute": {"resolvers": ("volute",)},
-    "sidelight.templates.hosts": {
-        "injectors": ("claude-code", "codex", "qwen", "copilot", "agent-sdk", "pi")
-    },
+#: The built-in templates that are not agents, registered after the agents (:mod:`sidelight.agents`),
+#: each with what it provides: its hooks' families, each with the names of its records (``None``: the
+#: names are not listed, so any ask of that family imports it). A template is imported when one of them
+#: is asked for by name, or a whole family it has a hook in; one without an entry is imported with the
+#: manager. ``tests/test_plugins.py`` checks this against the modules. Order matters for summarizers:
+#: the default comes last.
+_TEMPLATES: dict[str, dict[str, tuple[str, ...] | None]] = {
     "sidelight.templates.eventlog": {"sinks": ("jsonl-log",)},
     "sidelight.templates.handoff": {
         "token_counters": ("estimate",),
@@ -121,83 +87,20 @@ _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
         "sinks": ("handoff",),
     },
     "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
-    "sidelight.templates.installers": {
-        "installers": ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "service")
-    },
+    # the hosts' installers and the watcher's service; asked for as a whole family only
+    "sidelight.templates.installers": {"installers": None},
     "sidelight.templates.default": {"summarizers": ("default",)},
 }
 
+#: The built-in templates, registered like any plugin: the agents', then the others.
+BUILTINS: tuple[str, ...] = (*(agent.module for agent in BUILTIN_AGENTS), *_TEMPLATES)
 
-def _isdir(folder: Path, name: str) -> bool:
-    return os.path.isdir(os.path.join(folder, name))  # noqa: PTH112, PTH118
-
-
-def _claude_code_here(settings: Settings) -> bool:
-    return any(_isdir(folder, "projects") for folder in settings.claude_dirs)
-
-
-def _pi_here(settings: Settings) -> bool:
-    return settings.pi_dir is not None and _isdir(settings.pi_dir, "sessions")
-
-
-def _codex_here(settings: Settings) -> bool:
-    return settings.codex_dir is not None and _isdir(settings.codex_dir, "sessions")
-
-
-def _qwen_here(settings: Settings) -> bool:
-    return _isdir(settings.qwen_dir or settings.home / ".qwen", "projects")
-
-
-def _copilot_here(settings: Settings) -> bool:
-    return _isdir(settings.copilot_dir or settings.home / ".copilot", "session-state")
-
-
-def _gemini_here(settings: Settings) -> bool:
-    return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
-
-
-def _opencode_here(settings: Settings) -> bool:
-    # Its sessions are in opencode's database (exported on listing); its root is the export folder.
-    from sidelight.config import opencode_database, opencode_export_dir
-
-    return os.path.isfile(opencode_database(settings)) or os.path.isdir(opencode_export_dir(settings))  # noqa: PTH112, PTH113
-
-
-#: Where a built-in resolver finds sessions, tested without importing its template (a few ``stat``
-#: calls): where the test fails, its ``list_sessions`` gives nothing and its ``roots`` is empty
-#: (``tests/test_plugins.py`` checks both against each template's own for several HOME layouts). A
-#: resolver without an entry (volute's minds are found around the working directory, the fleet's has
-#: its remote activity) is always asked.
-_SESSIONS_HERE: dict[str, Callable[[Settings], bool]] = {
-    "sidelight.agents.claude_code": _claude_code_here,
-    "sidelight.agents.pi": _pi_here,
-    "sidelight.agents.codex": _codex_here,
-    "sidelight.agents.qwen": _qwen_here,
-    "sidelight.agents.copilot": _copilot_here,
-    "sidelight.agents.gemini": _gemini_here,
-    "sidelight.agents.opencode": _opencode_here,
+#: What each built-in template provides (the agents' from their index, :mod:`sidelight.agents`); a
+#: built-in format's decoder is its name.
+_PROVIDES: dict[str, Mapping[str, tuple[str, ...] | None]] = {
+    **{agent.module: agent.provides for agent in BUILTIN_AGENTS},
+    **_TEMPLATES,
 }
-
-#: The hosts whose events a built-in resolver's ``current`` may name a session for although none of
-#: its folders exists yet (a new session's first prompt). Claude Code's answers for every host but
-#: :data:`_NOT_CLAUDE_CODE` (``claude_code._OTHER_HOSTS``), the agent SDK's and volute's among them.
-_OWN_HOSTS: dict[str, frozenset[str]] = {
-    "sidelight.agents.pi": frozenset({"pi"}),
-    "sidelight.agents.codex": frozenset({"codex"}),
-    "sidelight.agents.qwen": frozenset({"qwen"}),
-    "sidelight.agents.copilot": frozenset({"copilot"}),
-    "sidelight.agents.gemini": frozenset({"gemini"}),
-    "sidelight.agents.opencode": frozenset({"opencode"}),
-}
-_NOT_CLAUDE_CODE = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
-
-
-def _may_name_current(module_name: str, host: str | None) -> bool:
-    if host is None:
-        return False
-    if module_name == "sidelight.agents.claude_code":
-        return host not in _NOT_CLAUDE_CODE
-    return host in _OWN_HOSTS.get(module_name, ())
 
 
 class PluginConflictError(SidelightError, ValueError):
@@ -373,8 +276,10 @@ class Plugins:
         ``names``, when given)."""
         for module_name, module in self._builtins.items():
             if module is None:
-                provided = _PROVIDES[module_name].get(family)
-                if provided and (names is None or any(name in provided for name in names)):
+                if family not in _PROVIDES[module_name]:
+                    continue
+                provided = _PROVIDES[module_name][family]
+                if names is None or provided is None or any(name in provided for name in names):
                     self._import_builtin(module_name)
 
     @property
@@ -516,8 +421,13 @@ class Plugins:
             for module_name, module in self._builtins.items():
                 if module is not None or "resolvers" not in _PROVIDES[module_name]:
                     continue
-                here = _SESSIONS_HERE.get(module_name)
-                if here is None or _may_name_current(module_name, host) or here(settings):
+                agent = agent_of(module_name)
+                if (
+                    agent is None
+                    or agent.sessions_here is None
+                    or may_name_current(agent, host)
+                    or agent.sessions_here(settings)
+                ):
                     self._import_builtin(module_name)
         return self._collect("resolvers")
 

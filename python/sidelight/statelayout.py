@@ -42,6 +42,10 @@ from __future__ import annotations
 
 import os
 
+# The export of opencode's sessions: spelled in the built-in agents' index, which tells whether opencode
+# has sessions (the folder is its root) without importing its template.
+from sidelight.agents import OPENCODE_DIR
+
 # The config file (``SIDELIGHT_CONFIG`` may name another) and the running watcher's socket, which warm
 # hooks ask: spelled in the warm client, whose import every prompt pays and which imports no module of
 # sidelight's.
@@ -147,8 +151,7 @@ REQUESTS_DIR = "requests"
 #: What ``sidelight install`` changed (one ledger per target), and the files it backed up.
 INSTALLS_DIR = "installs"
 BACKUPS_DIR = "backups"
-#: The export of opencode's sessions, and its index in it.
-OPENCODE_DIR = "opencode"
+#: The index of the export of opencode's sessions (:data:`OPENCODE_DIR`), in it.
 OPENCODE_INDEX_FILE = "index.json"
 #: The dashboard's scratch files, and the recaps it wrote (per session: ``SESSION.md``).
 DASHBOARD_DIR = "dashboard"

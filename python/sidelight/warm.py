@@ -4,7 +4,8 @@ A running ``sidelight watch`` has every module loaded and every session listed; 
 it, rather than importing all of that itself, costs about a bare interpreter start. This module is the
 hook's side of that conversation, and everything both sides must agree on. The prompt hook imports it on
 every prompt, before anything else of sidelight's, so it imports only what a bare interpreter has already
-loaded (``os``, ``time``) and the C module ``_socket``: no ``typing``, no ``pathlib``, no ``json``.
+loaded (``os``, ``time``), the C module ``_socket`` and the built-in agents' index (:mod:`sidelight.agents`,
+which imports nothing but ``os``): no ``typing``, no ``pathlib``, no ``json``.
 
 The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 0700 state directory):
 
@@ -45,9 +46,11 @@ import stat
 import sys
 import time
 
+from sidelight.agents import FOLDER_VARIABLES, HOOK_VARIABLES
+
 #: The state directory's config file and the running watcher's socket. Their names are part of the
 #: layout :mod:`sidelight.statelayout` owns, which takes them from here: the warm client, which every
-#: prompt loads before anything else, imports no module of sidelight's.
+#: prompt loads before anything else, imports no module of sidelight's but the agents' index.
 CONFIG_FILE = "config.toml"
 HOOK_SOCKET = "hook.sock"
 
@@ -105,23 +108,12 @@ MAX_META = 1 << 20
 MAX_PAYLOAD = 64 << 20
 
 #: Variables outside ``SIDELIGHT_*`` that say where the state is and where the agents keep their
-#: sessions. One list for the warm path (below) and the watcher's service (``install.SERVICE_ENVIRONMENT``):
-#: an agent added here reaches both.
-AGENT_FOLDER_VARIABLES = (
-    "XDG_STATE_HOME",
-    "XDG_DATA_HOME",  # opencode's database and sidelight's export of it
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "PI_CODING_AGENT_DIR",
-    "GEMINI_CLI_HOME",
-    "QWEN_HOME",
-    "COPILOT_HOME",
-    "VOLUTE_HOME",  # volute's minds folder (a mind in it is trusted as one)
-    "VOLUTE_MINDS_DIR",
-)
-#: Variables outside ``SIDELIGHT_*`` that change what a hook answers (``VOLUTE_MIND_DIR``: volute runs
-#: the hook for that mind, which vouches for it; a watcher without it would not list the mind).
-HOST_VARIABLES = frozenset({"HOME", "VOLUTE_MIND_DIR", *AGENT_FOLDER_VARIABLES})
+#: sessions (each built-in agent's, from their index). One list for the warm path (below) and the
+#: watcher's service (``install.SERVICE_ENVIRONMENT``): an agent's variable reaches both.
+AGENT_FOLDER_VARIABLES = ("XDG_STATE_HOME", *FOLDER_VARIABLES)
+#: Variables outside ``SIDELIGHT_*`` that change what a hook answers: the folders', and those a host
+#: sets for one hook (an agent's ``hook_variables``: a watcher without them would answer otherwise).
+HOST_VARIABLES = frozenset({"HOME", *HOOK_VARIABLES, *AGENT_FOLDER_VARIABLES})
 #: How the name of an agent's folder variable ends. A hook tells a watcher every variable so named
 #: (besides ``SIDELIGHT_*`` and :data:`HOST_VARIABLES`), since it does not load the plugins: the
 #: watcher compares those its resolvers declare (``ResolverSpec.variables``) and ignores the rest.

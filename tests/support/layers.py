@@ -55,6 +55,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.plugins",
             "sidelight.tokens",
             "sidelight.warm",
+            "sidelight.hostio",
+            "sidelight.agents",  # the package alone: the static index of the built-in agents
         ),
     ),
     ("engine", ("sidelight.scanning", "sidelight.paths", "sidelight.discovery", "sidelight.reads")),

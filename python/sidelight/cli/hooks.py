@@ -20,10 +20,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["HOOK_HOSTS", "install_targets", "register", "run_hook"]
+__all__ = ["install_targets", "register", "run_hook"]
 
-#: Hosts whose hook protocol sidelight speaks (``sidelight hook HOST``); plugins may add more.
-HOOK_HOSTS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "agent-sdk")
 #: ``sidelight install skill``: the reader's SKILL.md, in a folder ``--dir`` may name; every other
 #: target is a registered installer (``sidelight_installers``: the built-in hosts' and the plugins').
 SKILL = "skill"
@@ -141,6 +139,8 @@ def register(commands: Any) -> None:
         "sibling sessions did since this one last looked, in the host's format, or nothing. Always "
         "exits 0; errors go to <state dir>/sidelight.log.",
     )
+    from sidelight.agents import HOOK_HOSTS  # the built-in agents' hosts; plugins may add more
+
     hook.add_argument("host", metavar="HOST", help=f"the host's hook protocol: {', '.join(HOOK_HOSTS)}")
     hook.set_defaults(run=_hook_command, parser=hook)
 
@@ -151,24 +151,15 @@ def register(commands: Any) -> None:
     install = commands.add_parser(
         "install",
         help="install sidelight's hooks into an agent host, or the watcher as a service",
-        description="claude-code: hooks in settings.json (--scope user: ~/.claude, project: ./.claude); "
-        "codex: ~/.codex/hooks.json and [features] hooks = true in config.toml; pi: the extension "
-        "~/.pi/agent/extensions/sidelight.ts; gemini: hooks in ~/.gemini/settings.json (Gemini runs them "
-        "only in a folder it trusts); qwen: hooks in ~/.qwen/settings.json; copilot: "
-        "~/.copilot/hooks/sidelight.json; opencode: the plugin ~/.config/opencode/plugin/sidelight.ts "
-        "(project: ./.opencode/plugin); skill: a SKILL.md for agents; service: a systemd user unit "
-        "(Linux) or launchd agent (macOS) that runs 'sidelight watch', started at once when the service "
-        "manager answers; an installed plugin's host: what its installer sets up (sidelight plugins). "
-        "Running it twice changes nothing; a changed file is backed up first, to <state "
-        "dir>/backups/TARGET/. The hooks and the service call sidelight by absolute path.",
+        description=_INSTALL_ABOUT,
+        formatter_class=_install_help(),
     )
     install.add_argument("target", metavar="TARGET", choices=targets, help=_TARGET_HELP)
     install.add_argument(
         "--scope",
         choices=("user", "project"),
         default=None,  # given or not: only a given one is refused where it does not apply
-        help="claude-code, opencode and skill: the user's settings or this project's "
-        "[env: SIDELIGHT_INSTALL_SCOPE; default: user]",
+        help="the user's settings or this project's [env: SIDELIGHT_INSTALL_SCOPE; default: user]",
     )
     install.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
@@ -184,13 +175,14 @@ def register(commands: Any) -> None:
         "created and the folders it made, once empty (never a file or folder that was there before). A "
         "file edited since install is backed up to <state dir>/backups/TARGET/ first. service: stop and "
         "disable the watcher's service and remove its file.",
+        formatter_class=_install_help(),
     )
     uninstall.add_argument("target", metavar="TARGET", choices=targets, help=_TARGET_HELP)
     uninstall.add_argument(
         "--scope",
         choices=("user", "project"),
         default=None,  # given or not: only a given one is refused where it does not apply
-        help="claude-code, opencode and skill: the user's settings or this project's [default: user]",
+        help="the user's settings or this project's [default: user]",
     )
     uninstall.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
@@ -201,6 +193,37 @@ def register(commands: Any) -> None:
 
 #: The registered installers (the built-ins' and the installed plugins'), named in ``--help``.
 _TARGET_HELP = "%(choices)s"
+#: ``sidelight install --help`` after what each target sets up (:func:`_install_help`).
+_INSTALL_ABOUT = (
+    "skill: a SKILL.md for agents. Running it twice changes nothing; a changed file is backed up first, "
+    "to <state dir>/backups/TARGET/. The hooks and the service call sidelight by absolute path."
+)
+
+
+def _install_help() -> type[argparse.HelpFormatter]:
+    """The help formatter of ``install`` and ``uninstall``: what each target sets up (the registered
+    installers' descriptions) and the targets ``--scope project`` applies to are asked for when the help
+    is shown, so that only ``--help`` loads the installers."""
+    import argparse  # loaded already: the parser is being built
+
+    class InstallHelp(argparse.HelpFormatter):
+        def add_text(self, text: str | None) -> None:
+            if text == _INSTALL_ABOUT:
+                from sidelight.plugins import get_plugins
+
+                installers = get_plugins().installers().values()
+                text = "".join(f"{spec.name}: {spec.description}; " for spec in installers) + text
+            super().add_text(text)
+
+        def _get_help_string(self, action: argparse.Action) -> str | None:
+            text = super()._get_help_string(action)
+            if action.dest == "scope" and text is not None:
+                return f"{', '.join(_project_targets())}: {text}"
+            return text
+
+    return InstallHelp
+
+
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 

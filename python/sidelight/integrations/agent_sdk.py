@@ -34,7 +34,7 @@ __all__ = ["HOST", "make_session_context_hook", "session_context_hook"]
 
 logger = get_logger(__name__)
 
-#: The injector the callback speaks through (:mod:`sidelight.templates.hosts`).
+#: The injector the callback speaks through (its agent's, :mod:`sidelight.agents.claude_code`).
 HOST = "agent-sdk"
 
 #: The callback's type. It returns ``Any`` so that it fits ``HookMatcher(hooks=[...])`` under a type

@@ -16,7 +16,7 @@ carries one in the head of one transcript of the project folder (read once per f
 else the project folder's path. Pi and Codex sessions use their working directory too, so sessions of
 one project see each other whichever agent runs them.
 
-**Current session.** For a hook event (not from ``codex`` or ``pi``): the transcript at
+**Current session.** For a hook event (not from another built-in agent's host): the transcript at
 ``event.transcript_path`` (symlinks resolved), else the session whose id is ``event.session_id``, else,
 since Claude Code writes a transcript only when it has something to write, a session built from
 ``event.session_id`` and ``event.cwd`` (the project folder found by the same rule Claude Code uses:
@@ -35,7 +35,9 @@ from pathlib import Path
 
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
+from sidelight.agents import other_agents_hosts
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector
 from sidelight.paths import (
     TitledSession,
     child_path,
@@ -49,7 +51,7 @@ from sidelight.paths import (
     real,
     short_id,
 )
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,8 +77,8 @@ FORMAT = FormatSpec(
     description="Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl)",
 )
 
-#: Hosts whose events are never Claude Code sessions.
-_OTHER_HOSTS = frozenset({"codex", "pi", "gemini", "qwen", "copilot"})
+#: Hosts whose events are never Claude Code sessions: the other built-in agents' (their index says).
+_OTHER_HOSTS = other_agents_hosts(__name__)
 
 #: How many transcripts of a project folder are tried for its ``cwd``.
 _CWD_TRIES = 4
@@ -260,3 +262,29 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The injectors ---------------------------------------------------------------------------------
+# ``claude-code`` reads the command hook's stdin JSON (``session_id``, ``transcript_path``, ``cwd``,
+# ``hook_event_name``, ``prompt``, ``source``) and prints ``{"hookSpecificOutput": {"hookEventName": ...,
+# "additionalContext": TEXT}}`` (:mod:`sidelight.hostio`); ``agent-sdk`` reads the same fields from the
+# Python ``claude-agent-sdk`` callback's input dict and renders the same JSON (the callback,
+# :mod:`sidelight.integrations.agent_sdk`, turns it back into a dict).
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield command_hook_injector(
+        NAME, "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)"
+    )
+    yield command_hook_injector(
+        "agent-sdk", "the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)"
+    )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME, "agent-sdk"))

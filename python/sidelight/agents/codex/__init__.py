@@ -30,6 +30,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector
 from sidelight.paths import (
     has_field,
     head_string_field,
@@ -40,7 +41,7 @@ from sidelight.paths import (
     real,
     working_group,
 )
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -204,3 +205,20 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The injector ----------------------------------------------------------------------------------
+# Codex's command hooks speak Claude Code's protocol (:mod:`sidelight.hostio`).
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield command_hook_injector(NAME, "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)")
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

@@ -21,21 +21,34 @@ the session named ``event.session_id`` (its file may not exist yet), else ``None
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
+from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import path_field, text_field
 from sidelight.paths import has_field, head_string_field, id_session, open_regular, real, working_group
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = [
+    "FORMAT",
+    "NAME",
+    "current",
+    "list_sessions",
+    "read_hook",
+    "render_json",
+    "roots",
+    "session_for_path",
+]
 
 logger = get_logger(__name__)
 
@@ -141,3 +154,62 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The injector ----------------------------------------------------------------------------------
+
+
+def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
+    """A GitHub Copilot CLI hook input as a :class:`HostEvent`.
+
+    Copilot's stdin (``{sessionId, timestamp, cwd, prompt | source | reason}``) names no event:
+    ``userPromptSubmitted`` has ``prompt``, ``sessionStart`` has ``source`` (``new``, ``resume``…) and
+    ``initialPrompt``, ``sessionEnd`` has ``reason``. Its ``timestamp`` is in milliseconds and it sends
+    no transcript path. ``None`` for anything else.
+    """
+    if not isinstance(payload, Mapping):
+        return None
+    event: EventName
+    if isinstance(payload.get("prompt"), str):
+        event = "UserPromptSubmit"
+    elif "reason" in payload:
+        event = "SessionEnd"
+    elif "source" in payload:
+        event = "SessionStart"
+    else:
+        return None
+    return HostEvent(
+        host=NAME,
+        event=event,
+        session_id=text_field(payload.get("sessionId")),
+        transcript_path=None,
+        cwd=path_field(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+def render_json(event: HostEvent, text: str | None) -> str | None:
+    """``{"additionalContext": TEXT}`` (top level: Copilot ignores ``hookSpecificOutput``, and this is
+    the only shape it injects), or ``None``."""
+    if text is None:
+        return None
+    return jsonio.dumps({"additionalContext": text}, ensure_ascii=False)
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield InjectorSpec(
+        name=NAME,
+        read_event=read_hook,
+        render=render_json,
+        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json)",
+    )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

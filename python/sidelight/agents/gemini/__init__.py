@@ -44,7 +44,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.paths import TitledSession, open_regular, own_transcript, quietly, real
-from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
+from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -341,3 +341,11 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         render=render_hook,
         description="Gemini CLI command hooks (BeforeAgent, SessionStart, SessionEnd)",
     )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

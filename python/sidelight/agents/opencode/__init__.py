@@ -57,9 +57,9 @@ from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
-from sidelight.config import opencode_database, opencode_export_dir
+from sidelight.agents import opencode_database, opencode_export_dir
 from sidelight.paths import open_regular, real
-from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
+from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
 from sidelight.statelayout import OPENCODE_INDEX_FILE
 
@@ -650,3 +650,11 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         render=render,
         description="sidelight's opencode plugin (chat.message, session.created, session.deleted)",
     )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

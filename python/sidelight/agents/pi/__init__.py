@@ -26,11 +26,14 @@ yet. Else the session whose uuid is ``event.session_id``. Else ``None``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
+from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import path_field, render_text, text_field
 from sidelight.paths import (
     TitledSession,
     child_path,
@@ -41,15 +44,16 @@ from sidelight.paths import (
     real,
     short_id,
 )
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = ["EVENTS", "FORMAT", "NAME", "current", "list_sessions", "read_event", "roots", "session_for_path"]
 
 logger = get_logger(__name__)
 
@@ -198,3 +202,64 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The injector ----------------------------------------------------------------------------------
+# ``sidelight hook pi`` reads what sidelight's Pi extension sends (see :data:`EVENTS`) and prints the bare
+# text, which the extension returns as ``{message: {customType: "session-update", content, display:
+# true}}``.
+
+#: What the Pi extension sends as ``event``, and the host event each one is.
+#:
+#: The extension (``integrations/pi/sidelight.ts``) writes one JSON object to ``sidelight hook pi``'s stdin:
+#: ``{"event": "before_agent_start" | "session_start" | "session_shutdown", "session_file": PATH | null,
+#: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``.
+EVENTS: Mapping[str, EventName] = {
+    "before_agent_start": "UserPromptSubmit",
+    "session_start": "SessionStart",
+    "session_shutdown": "SessionEnd",
+}
+
+_UUID = Pattern(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
+    """What sidelight's Pi extension sends (see :data:`EVENTS`) as a :class:`HostEvent`."""
+    if not isinstance(payload, Mapping):
+        return None
+    event = EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
+    if event is None:
+        return None
+    session_file = path_field(payload.get("session_file"))
+    session_id = text_field(payload.get("session_id"))
+    if session_id is None and session_file is not None:
+        # Pi names its files `<timestamp>_<uuid>.jsonl`; the uuid is the session header's id.
+        match = _UUID().search(session_file.name)
+        session_id = match.group(0) if match else None
+    return HostEvent(
+        host=NAME,
+        event=event,
+        session_id=session_id,
+        transcript_path=session_file,
+        cwd=path_field(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield InjectorSpec(
+        name=NAME,
+        read_event=read_event,
+        render=render_text,
+        description="sidelight's Pi extension (before_agent_start, session_start, session_shutdown)",
+    )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

@@ -29,6 +29,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector, render_hook_json
 from sidelight.paths import (
     head_string_field,
     id_session,
@@ -36,7 +37,7 @@ from sidelight.paths import (
     quietly,
     real,
 )
-from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -168,3 +169,34 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The injector ----------------------------------------------------------------------------------
+# Qwen Code's hooks are Claude Code's (:mod:`sidelight.hostio`); the text goes without ``<`` and ``>``,
+# which Qwen Code would HTML-escape. The empty-prompt call Qwen makes after each tool result gets
+# nothing (:mod:`sidelight.hook`).
+
+
+def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:
+    """:func:`~sidelight.hostio.render_hook_json` of text with no ``<`` or ``>``
+    (:func:`sidelight.redact.escape_proof`)."""
+    from sidelight.redact import escape_proof  # loaded by the digest already
+
+    return render_hook_json(event, None if text is None else escape_proof(text))
+
+
+@hookimpl
+def sidelight_injectors() -> Iterator[InjectorSpec]:
+    yield command_hook_injector(
+        NAME,
+        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
+        render_escaped_hook_json,
+    )
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))

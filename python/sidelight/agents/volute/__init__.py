@@ -56,7 +56,7 @@ from sidelight.paths import (
     pi_session_uuid,
     real,
 )
-from sidelight.records import HostEvent, ResolverSpec, Session
+from sidelight.records import AgentSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -302,3 +302,11 @@ RESOLVER = ResolverSpec(
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(name=NAME, resolver=NAME)

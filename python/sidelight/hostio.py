@@ -1,0 +1,96 @@
+"""What several hosts' hook protocols share: reading a hook's input into a
+:class:`~sidelight.records.HostEvent`, and writing the answer.
+
+Many hosts copied one command-hook protocol: the hook's stdin is a JSON object with ``session_id``,
+``transcript_path``, ``cwd``, ``hook_event_name``, ``prompt`` and ``source``, and the hook prints
+``{"hookSpecificOutput": {"hookEventName": ..., "additionalContext": TEXT}}``
+(:func:`read_command_hook`, :func:`render_hook_json`). Each built-in agent's injector lives in its own
+folder and uses these; a plugin's may too. The prompt hook imports this module on every prompt, so it
+imports only what a prompt has loaded already.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from sidelight._fast import jsonio
+from sidelight.records import HostEvent, InjectorSpec
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+__all__ = [
+    "COMMAND_HOOK_EVENTS",
+    "command_hook_injector",
+    "path_field",
+    "read_command_hook",
+    "render_hook_json",
+    "render_text",
+    "text_field",
+]
+
+#: The events of the command-hook protocol sidelight handles, as the protocol names them.
+COMMAND_HOOK_EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionStart", "SessionEnd"})
+
+
+def text_field(value: Any) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
+
+
+def path_field(value: Any) -> Path | None:
+    """``value`` as a path when it is a non-empty string, else ``None``."""
+    text = text_field(value)
+    return Path(text) if text is not None else None
+
+
+def read_command_hook(host: str, payload: Mapping[str, Any]) -> HostEvent | None:
+    """A command hook's input (see the module docstring) as a :class:`HostEvent` of ``host``.
+
+    ``None`` when the payload is not a mapping or names an event sidelight does not handle.
+    """
+    if not isinstance(payload, Mapping):
+        return None
+    event = payload.get("hook_event_name")
+    if event not in COMMAND_HOOK_EVENTS:
+        return None
+    return HostEvent(
+        host=host,
+        event=event,
+        session_id=text_field(payload.get("session_id")),
+        transcript_path=path_field(payload.get("transcript_path")),
+        cwd=path_field(payload.get("cwd")),
+        prompt=payload.get("prompt") if isinstance(payload.get("prompt"), str) else None,
+        raw=payload,
+    )
+
+
+def render_hook_json(event: HostEvent, text: str | None) -> str | None:
+    """``{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": TEXT}}``, or ``None``."""
+    if text is None:
+        return None
+    return jsonio.dumps(
+        {"hookSpecificOutput": {"hookEventName": event.event, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def command_hook_injector(
+    host: str, description: str, render: Callable[[HostEvent, str | None], str | None] | None = None
+) -> InjectorSpec:
+    """The injector of a host that speaks the command-hook protocol: its events read with
+    :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`)."""
+    return InjectorSpec(
+        name=host,
+        read_event=lambda payload: read_command_hook(host, payload),
+        render=render_hook_json if render is None else render,
+        description=description,
+    )
+
+
+def render_text(event: HostEvent, text: str | None) -> str | None:
+    """The text itself (for a host whose extension wraps it into its own message)."""
+    return text if text else None
