@@ -94,20 +94,30 @@ BUILTINS: tuple[str, ...] = (
 #: template is imported when one of them is asked for by name, or a whole family it has a hook in
 #: (``tests/test_plugins.py`` checks this against the modules; a built-in format's decoder is its name).
 _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
-    "sidelight.agents.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
-    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",)},
-    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",)},
-    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
-    "sidelight.agents.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
+    "sidelight.agents.claude_code": {
+        "formats": ("claude-code",),
+        "resolvers": ("claude-code",),
+        "installers": ("claude-code",),
+    },
+    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",), "installers": ("pi",)},
+    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",), "installers": ("codex",)},
+    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",), "installers": ("qwen",)},
+    "sidelight.agents.copilot": {
+        "formats": ("copilot",),
+        "resolvers": ("copilot",),
+        "installers": ("copilot",),
+    },
     "sidelight.agents.gemini": {
         "formats": ("gemini",),
         "resolvers": ("gemini",),
         "injectors": ("gemini",),
+        "installers": ("gemini",),
     },
     "sidelight.agents.opencode": {
         "formats": ("opencode",),
         "resolvers": ("opencode",),
         "injectors": ("opencode",),
+        "installers": ("opencode",),
     },
     "sidelight.agents.volute": {"resolvers": ("volute",)},
     "sidelight.templates.hosts": {
@@ -121,9 +131,7 @@ _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
         "sinks": ("handoff",),
     },
     "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
-    "sidelight.templates.installers": {
-        "installers": ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "service")
-    },
+    "sidelight.templates.installers": {"installers": ("service",)},
     "sidelight.templates.default": {"summarizers": ("default",)},
 }
 

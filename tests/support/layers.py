@@ -67,7 +67,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.facts",
             "sidelight.lifecycle",
             "sidelight.resume",
-            "sidelight.install",
+            "sidelight.install.*",
             "sidelight.recap.*",
             "sidelight.fleet.*",
         ),

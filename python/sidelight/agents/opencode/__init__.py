@@ -650,3 +650,35 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         render=render,
         description="sidelight's opencode plugin (chat.message, session.created, session.deleted)",
     )
+
+
+# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
+# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+
+if TYPE_CHECKING:
+    from sidelight.records import InstallerSpec, InstallResult
+
+
+def _install(scope: str) -> list[InstallResult]:
+    from sidelight.agents.opencode.install import install_opencode
+
+    return [install_opencode(scope)]
+
+
+def _uninstall(scope: str) -> list[InstallResult]:
+    from sidelight.agents.opencode.install import uninstall_opencode
+
+    return [uninstall_opencode(scope)]
+
+
+@hookimpl
+def sidelight_installers() -> Iterator[InstallerSpec]:
+    from sidelight.records import InstallerSpec
+
+    yield InstallerSpec(
+        name=NAME,
+        install=_install,
+        uninstall=_uninstall,
+        description="the plugin ~/.config/opencode/plugin/sidelight.ts (project: ./.opencode/plugin)",
+        scopes=("user", "project"),
+    )
