@@ -60,7 +60,7 @@ def architecture_findings(text: str, root: Path) -> list[str]:
         inside = path.relative_to(package).parts if path.is_relative_to(package) else ()
         if relative in listed:
             continue
-        # A subpackage's __init__.py goes with its modules; agents/, templates/, integrations/, testing/ as folders.
+        # A subpackage's __init__.py goes with its modules; the folders of LISTED_WHOLE go whole.
         whole = len(inside) > 1 and inside[0] in LISTED_WHOLE and f"python/sidelight/{inside[0]}/" in listed
         if whole or (len(inside) > 1 and inside[-1] == "__init__.py"):
             continue

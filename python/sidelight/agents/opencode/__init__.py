@@ -35,7 +35,7 @@ to date without a hook (the new lines then reach the watcher as any transcript's
 
 **Current session.** A hook event from the ``opencode`` host names its session (``session_id``).
 
-**Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
+**Host.** The plugin ``plugin.ts`` of this folder (``sidelight install opencode``) runs
 ``sidelight hook opencode`` with one JSON object on stdin: ``{"event": "chat.message" |
 "session.created" | "session.deleted", "session_id": ID, "message_id": ID | null, "cwd": DIR,
 "prompt": TEXT | null}``; the hook prints the bare text, which the plugin stores with the prompt as a
