@@ -84,41 +84,52 @@ def test_the_plugin_api_is_importable_as_before() -> None:
 
 
 def test_every_built_in_agent_s_installer_comes_from_its_folder() -> None:
-    """Each built-in agent registers its own installer (``sidelight_installers`` in its module, the work
-    in its folder's ``install.py``); the templates keep only the watcher's service."""
+    """Each built-in agent registers its own installer (``sidelight_installers`` in its module, the
+    record and the work in its folder's ``install.py``); the templates keep only the watcher's service."""
     installers = Plugins(entry_points=False).installers()
     owners = {name: spec.install.__module__ for name, spec in installers.items()}
-    assert owners.pop("service") == "sidelight.templates.installers"
-    assert sorted(owners.values()) == sorted(f"sidelight.agents.{folder}" for folder in INSTALLED_AGENTS)
+    assert owners.pop("service") == "sidelight.install.service"
+    expected = sorted(f"sidelight.agents.{folder}.install" for folder in INSTALLED_AGENTS)
+    assert sorted(owners.values()) == expected
     for name, module in owners.items():
-        assert module.replace("_", "-").endswith("." + name), (name, module)
-        assert (AGENTS / module.rsplit(".", 1)[1] / "install.py").is_file()
+        folder = module.split(".")[2]
+        assert folder.replace("_", "-") == name, (name, module)
+        assert f"sidelight.agents.{folder}" in BUILTINS
         spec = installers[name]
         assert isinstance(spec, InstallerSpec) and spec.uninstall.__module__ == module and spec.description
-    assert all(module in BUILTINS for module in owners.values())
 
 
 def test_a_prompt_imports_no_installer() -> None:
-    """A prompt hook imports the agents' modules (their formats and resolvers), never their installers:
-    those are imported inside the registered callables."""
+    """A prompt hook imports the agents' modules (their formats, resolvers and injectors), never their
+    installers: each agent's ``sidelight_installers`` imports its ``install.py`` when asked."""
     code = (
         "import json, sys\n"
         "from sidelight.plugins import Plugins\n"
         "plugins = Plugins(entry_points=False)\n"
         "plugins.formats(); plugins.resolvers(); plugins.injectors()\n"
+        "before = sorted(sys.modules)\n"
         "names = plugins.installers()\n"
-        "print(json.dumps([sorted(names), sorted(sys.modules)]))\n"
+        "print(json.dumps([sorted(names), before, sorted(sys.modules)]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    names, modules = json.loads(done.stdout)
+    names, before, after = json.loads(done.stdout)
     assert "claude-code" in names and "service" in names
-    assert "sidelight.agents.claude_code" in modules
-    loaded = [m for m in modules if m == "sidelight.install" or m.startswith("sidelight.install.")]
-    loaded += [m for m in modules if m.startswith("sidelight.agents.") and m.endswith(".install")]
-    assert loaded == []
+
+    def installers(modules: list[str]) -> list[str]:
+        return [
+            m
+            for m in modules
+            if m == "sidelight.install"
+            or m.startswith("sidelight.install.")
+            or (m.startswith("sidelight.agents.") and m.endswith(".install"))
+        ]
+
+    assert "sidelight.agents.claude_code" in before
+    assert installers(before) == []
+    assert "sidelight.agents.claude_code.install" in installers(after)
 
 
 def test_the_files_shipped_for_a_host_are_in_its_agent_s_folder() -> None:

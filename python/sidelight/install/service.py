@@ -17,10 +17,11 @@ from typing import Any
 
 from sidelight.install.command import shell_line, sidelight_command
 from sidelight.install.ledger import InstallError, Ledger, with_folders
-from sidelight.records import InstallResult
+from sidelight.records import InstallerSpec, InstallResult
 from sidelight.warm import AGENT_FOLDER_VARIABLES
 
 __all__ = [
+    "INSTALLER",
     "LAUNCHD_LABEL",
     "SERVICE_ENVIRONMENT",
     "SERVICE_MARKER",
@@ -279,3 +280,13 @@ def _stop_launchd(path: Path) -> str:
     if ok:
         return f"stopped and unloaded: launchctl unload -w {shlex.quote(str(path))}"
     return f"launchd did not unload the agent ({said}); it may not have been loaded"
+
+
+#: ``sidelight install service`` (and ``uninstall``), registered by the template ``installers``.
+INSTALLER = InstallerSpec(
+    name="service",
+    install=lambda scope: install_service(),
+    uninstall=lambda scope: uninstall_service(),
+    description="a systemd user unit (Linux) or launchd agent (macOS) running 'sidelight watch'",
+    scopes=("user",),
+)

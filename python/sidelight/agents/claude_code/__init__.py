@@ -262,33 +262,15 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
-# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
-# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
 
 if TYPE_CHECKING:
-    from sidelight.records import InstallerSpec, InstallResult
-
-
-def _install(scope: str) -> list[InstallResult]:
-    from sidelight.agents.claude_code.install import install_claude_code
-
-    return [install_claude_code(scope)]
-
-
-def _uninstall(scope: str) -> list[InstallResult]:
-    from sidelight.agents.claude_code.install import uninstall_claude_code
-
-    return [uninstall_claude_code(scope)]
+    from sidelight.records import InstallerSpec
 
 
 @hookimpl
 def sidelight_installers() -> Iterator[InstallerSpec]:
-    from sidelight.records import InstallerSpec
+    from sidelight.agents.claude_code.install import INSTALLER
 
-    yield InstallerSpec(
-        name=NAME,
-        install=_install,
-        uninstall=_uninstall,
-        description="hooks in settings.json (user: ~/.claude, project: ./.claude)",
-        scopes=("user", "project"),
-    )
+    yield INSTALLER

@@ -3,7 +3,7 @@ hooks in ``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is
 ``<cwd>/.claude/settings.json`` (``scope="project"``); and the Claude Code plugin this folder ships
 (``plugin/``, for ``claude --plugin-dir``).
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from sidelight.install.ledger import InstallError
 from sidelight.install.settings import install_hooks, uninstall_hooks
+from sidelight.records import InstallerSpec
 
 if TYPE_CHECKING:
     from sidelight.records import InstallResult
 
-__all__ = ["CLAUDE_EVENTS", "claude_plugin_dir", "install_claude_code", "uninstall_claude_code"]
+__all__ = ["CLAUDE_EVENTS", "INSTALLER", "claude_plugin_dir", "install_claude_code", "uninstall_claude_code"]
 
 #: The Claude Code hook events sidelight listens to.
 CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
@@ -52,3 +53,13 @@ def uninstall_claude_code(
 def claude_plugin_dir() -> Path:
     """The Claude Code plugin shipped in this package (``claude --plugin-dir PATH``)."""
     return Path(__file__).resolve().parent / "plugin"
+
+
+#: ``sidelight install claude-code`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="claude-code",
+    install=lambda scope: [install_claude_code(scope)],
+    uninstall=lambda scope: [uninstall_claude_code(scope)],
+    description="hooks in settings.json (user: ~/.claude, project: ./.claude)",
+    scopes=("user", "project"),
+)

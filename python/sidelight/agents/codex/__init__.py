@@ -206,33 +206,15 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
-# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
-# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
 
 if TYPE_CHECKING:
-    from sidelight.records import InstallerSpec, InstallResult
-
-
-def _install(scope: str) -> list[InstallResult]:
-    from sidelight.agents.codex.install import install_codex
-
-    return install_codex()
-
-
-def _uninstall(scope: str) -> list[InstallResult]:
-    from sidelight.agents.codex.install import uninstall_codex
-
-    return uninstall_codex()
+    from sidelight.records import InstallerSpec
 
 
 @hookimpl
 def sidelight_installers() -> Iterator[InstallerSpec]:
-    from sidelight.records import InstallerSpec
+    from sidelight.agents.codex.install import INSTALLER
 
-    yield InstallerSpec(
-        name=NAME,
-        install=_install,
-        uninstall=_uninstall,
-        description="~/.codex/hooks.json and [features] hooks = true in config.toml",
-        scopes=("user",),
-    )
+    yield INSTALLER

@@ -2,7 +2,7 @@
 ``~/.codex/hooks.json`` (``CODEX_HOME``; Codex has no ``SessionEnd``), plus ``[features] hooks = true``
 in ``config.toml``, which uninstall turns off again when install turned it on and nothing may need it.
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from sidelight.install.settings import (
     remove_hooks,
     take_hooks_out,
 )
-from sidelight.records import InstallResult
+from sidelight.records import InstallerSpec, InstallResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["CODEX_EVENTS", "CODEX_FLAG_STAYS", "install_codex", "uninstall_codex"]
+__all__ = ["CODEX_EVENTS", "CODEX_FLAG_STAYS", "INSTALLER", "install_codex", "uninstall_codex"]
 
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
 CODEX_EVENTS = ("UserPromptSubmit", "SessionStart")
@@ -160,3 +160,13 @@ def uninstall_codex(*, home: Path | None = None) -> list[InstallResult]:
         note = CODEX_FLAG_STAYS.format(why=why)
         results[-1] = InstallResult(last.target, last.path, last.changed, last.message, last.backup, (note,))
     return results
+
+
+#: ``sidelight install codex`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="codex",
+    install=lambda scope: install_codex(),
+    uninstall=lambda scope: uninstall_codex(),
+    description="~/.codex/hooks.json and [features] hooks = true in config.toml",
+    scopes=("user",),
+)

@@ -3,7 +3,7 @@ file of sidelight's own, ``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``).
 user-level hooks without a trust step (a repository's ``.github/hooks`` would need its folder in
 ``trusted_folders``; sidelight does not use them).
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from sidelight.install.command import HOOK_TIMEOUT, hook_command, is_hook_command
 from sidelight.install.ledger import InstallError, Ledger, uninstall_file
 from sidelight.install.settings import dump_json, read_json
-from sidelight.records import InstallResult
+from sidelight.records import InstallerSpec, InstallResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["COPILOT_EVENTS", "copilot_hooks", "install_copilot", "uninstall_copilot"]
+__all__ = ["COPILOT_EVENTS", "INSTALLER", "copilot_hooks", "install_copilot", "uninstall_copilot"]
 
 #: The GitHub Copilot CLI hook events sidelight listens to.
 COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd")
@@ -77,3 +77,13 @@ def uninstall_copilot(*, home: Path | None = None) -> InstallResult:
     path = _hooks_path(home)
     read_json(path, "Copilot hooks file")  # a broken file is refused before anything is done
     return uninstall_file("copilot", path, _is_ours)
+
+
+#: ``sidelight install copilot`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="copilot",
+    install=lambda scope: [install_copilot()],
+    uninstall=lambda scope: [uninstall_copilot()],
+    description="~/.copilot/hooks/sidelight.json",
+    scopes=("user",),
+)

@@ -343,33 +343,15 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
-# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
 
 if TYPE_CHECKING:
-    from sidelight.records import InstallerSpec, InstallResult
-
-
-def _install(scope: str) -> list[InstallResult]:
-    from sidelight.agents.gemini.install import install_gemini
-
-    return [install_gemini()]
-
-
-def _uninstall(scope: str) -> list[InstallResult]:
-    from sidelight.agents.gemini.install import uninstall_gemini
-
-    return [uninstall_gemini()]
+    from sidelight.records import InstallerSpec
 
 
 @hookimpl
 def sidelight_installers() -> Iterator[InstallerSpec]:
-    from sidelight.records import InstallerSpec
+    from sidelight.agents.gemini.install import INSTALLER
 
-    yield InstallerSpec(
-        name=NAME,
-        install=_install,
-        uninstall=_uninstall,
-        description="hooks in ~/.gemini/settings.json (run only in a folder Gemini trusts)",
-        scopes=("user",),
-    )
+    yield INSTALLER

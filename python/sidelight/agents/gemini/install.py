@@ -3,7 +3,7 @@ command hooks in ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in 
 reads them. The Gemini CLI reads its settings as JSONC: a file with comments keeps them. Gemini runs
 hooks only in a folder it trusts; install says so (:data:`GEMINI_TRUST_NOTE`) and grants no trust.
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 from sidelight.install.command import HOOK_TIMEOUT
 from sidelight.install.settings import install_hooks, uninstall_hooks
-from sidelight.records import InstallResult
+from sidelight.records import InstallerSpec, InstallResult
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["GEMINI_EVENTS", "GEMINI_TRUST_NOTE", "install_gemini", "uninstall_gemini"]
+__all__ = ["GEMINI_EVENTS", "GEMINI_TRUST_NOTE", "INSTALLER", "install_gemini", "uninstall_gemini"]
 
 #: The Gemini CLI hook events sidelight listens to (``BeforeAgent``: each prompt).
 GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd")
@@ -53,3 +53,13 @@ def install_gemini(*, home: Path | None = None) -> InstallResult:
 def uninstall_gemini(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's hooks (only those) from the Gemini CLI's ``settings.json``."""
     return uninstall_hooks("gemini", _settings_path(home), "Gemini CLI", comments=True)
+
+
+#: ``sidelight install gemini`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="gemini",
+    install=lambda scope: [install_gemini()],
+    uninstall=lambda scope: [uninstall_gemini()],
+    description="hooks in ~/.gemini/settings.json (run only in a folder Gemini trusts)",
+    scopes=("user",),
+)

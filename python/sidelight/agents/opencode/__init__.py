@@ -652,33 +652,15 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
-# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
 
 if TYPE_CHECKING:
-    from sidelight.records import InstallerSpec, InstallResult
-
-
-def _install(scope: str) -> list[InstallResult]:
-    from sidelight.agents.opencode.install import install_opencode
-
-    return [install_opencode(scope)]
-
-
-def _uninstall(scope: str) -> list[InstallResult]:
-    from sidelight.agents.opencode.install import uninstall_opencode
-
-    return [uninstall_opencode(scope)]
+    from sidelight.records import InstallerSpec
 
 
 @hookimpl
 def sidelight_installers() -> Iterator[InstallerSpec]:
-    from sidelight.records import InstallerSpec
+    from sidelight.agents.opencode.install import INSTALLER
 
-    yield InstallerSpec(
-        name=NAME,
-        install=_install,
-        uninstall=_uninstall,
-        description="the plugin ~/.config/opencode/plugin/sidelight.ts (project: ./.opencode/plugin)",
-        scopes=("user", "project"),
-    )
+    yield INSTALLER

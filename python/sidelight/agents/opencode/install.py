@@ -3,7 +3,7 @@
 ``<cwd>/.opencode/plugin/sidelight.ts`` (``scope="project"``), with sidelight's command baked in; the
 other files of that folder stay as they are.
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 
 from sidelight.install.command import script_source
 from sidelight.install.ledger import install_file, uninstall_file
+from sidelight.records import InstallerSpec
 
 if TYPE_CHECKING:
     from sidelight.records import InstallResult
 
 __all__ = [
+    "INSTALLER",
     "OPENCODE_MARKER",
     "PLUGIN",
     "install_opencode",
@@ -70,3 +72,13 @@ def uninstall_opencode(
 ) -> InstallResult:
     """Removes sidelight's opencode plugin (only if it is sidelight's)."""
     return uninstall_file("opencode", opencode_plugin_path(scope, home=home, cwd=cwd), _is_ours)
+
+
+#: ``sidelight install opencode`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="opencode",
+    install=lambda scope: [install_opencode(scope)],
+    uninstall=lambda scope: [uninstall_opencode(scope)],
+    description="the plugin ~/.config/opencode/plugin/sidelight.ts (project: ./.opencode/plugin)",
+    scopes=("user", "project"),
+)

@@ -200,33 +200,15 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
-# --- The installer (``sidelight install`` / ``uninstall``): the work is this folder's ``install.py``,
-# imported only when it is asked for (a prompt hook imports this module, and needs none of it).
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
 
 if TYPE_CHECKING:
-    from sidelight.records import InstallerSpec, InstallResult
-
-
-def _install(scope: str) -> list[InstallResult]:
-    from sidelight.agents.pi.install import install_pi
-
-    return [install_pi()]
-
-
-def _uninstall(scope: str) -> list[InstallResult]:
-    from sidelight.agents.pi.install import uninstall_pi
-
-    return [uninstall_pi()]
+    from sidelight.records import InstallerSpec
 
 
 @hookimpl
 def sidelight_installers() -> Iterator[InstallerSpec]:
-    from sidelight.records import InstallerSpec
+    from sidelight.agents.pi.install import INSTALLER
 
-    yield InstallerSpec(
-        name=NAME,
-        install=_install,
-        uninstall=_uninstall,
-        description="the extension ~/.pi/agent/extensions/sidelight.ts",
-        scopes=("user",),
-    )
+    yield INSTALLER

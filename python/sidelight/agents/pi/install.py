@@ -1,7 +1,7 @@
 """``sidelight install pi``: the extension this folder ships (``extension.ts``) copied to
 ``~/.pi/agent/extensions/sidelight.ts`` (``PI_CODING_AGENT_DIR``), with sidelight's command baked in.
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from sidelight.install.command import script_source
 from sidelight.install.ledger import install_file, uninstall_file
+from sidelight.records import InstallerSpec
 
 if TYPE_CHECKING:
     from sidelight.records import InstallResult
 
-__all__ = ["EXTENSION", "PI_MARKER", "install_pi", "pi_extension_source", "uninstall_pi"]
+__all__ = ["EXTENSION", "INSTALLER", "PI_MARKER", "install_pi", "pi_extension_source", "uninstall_pi"]
 
 #: The extension shipped in this package.
 EXTENSION = Path(__file__).resolve().parent / "extension.ts"
@@ -50,3 +51,13 @@ def install_pi(*, home: Path | None = None) -> InstallResult:
 def uninstall_pi(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's Pi extension (only if it is sidelight's)."""
     return uninstall_file("pi", _extension_path(home), _is_ours)
+
+
+#: ``sidelight install pi`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="pi",
+    install=lambda scope: [install_pi()],
+    uninstall=lambda scope: [uninstall_pi()],
+    description="the extension ~/.pi/agent/extensions/sidelight.ts",
+    scopes=("user",),
+)

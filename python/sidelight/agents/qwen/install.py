@@ -2,7 +2,7 @@
 ``~/.qwen/settings.json`` (``QWEN_HOME``; Claude Code's shape, timeout in milliseconds). Qwen Code reads
 its settings as JSONC: a file with comments keeps them. Qwen runs user-level hooks without a trust step.
 
-Imported only when an install or uninstall is asked for (the agent's ``sidelight_installers``).
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from sidelight.install.command import HOOK_TIMEOUT
 from sidelight.install.settings import install_hooks, uninstall_hooks
+from sidelight.records import InstallerSpec
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from sidelight.records import InstallResult
 
-__all__ = ["QWEN_EVENTS", "install_qwen", "uninstall_qwen"]
+__all__ = ["INSTALLER", "QWEN_EVENTS", "install_qwen", "uninstall_qwen"]
 
 #: The Qwen Code hook events sidelight listens to (Claude Code's names).
 QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
@@ -42,3 +43,13 @@ def install_qwen(*, home: Path | None = None) -> InstallResult:
 def uninstall_qwen(*, home: Path | None = None) -> InstallResult:
     """Removes sidelight's hooks (only those) from Qwen Code's user settings."""
     return uninstall_hooks("qwen", _settings_path(home), "Qwen Code", comments=True)
+
+
+#: ``sidelight install qwen`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="qwen",
+    install=lambda scope: [install_qwen()],
+    uninstall=lambda scope: [uninstall_qwen()],
+    description="hooks in ~/.qwen/settings.json",
+    scopes=("user",),
+)
