@@ -110,7 +110,7 @@ def test_the_warm_client_tells_the_watcher_every_agents_variables() -> None:
     hook_variables = {v for agent in index.BUILTIN_AGENTS for v in agent.hook_variables}
     assert hook_variables
     assert {"HOME", *warm.AGENT_FOLDER_VARIABLES, *hook_variables} == warm.HOST_VARIABLES
-    from sidelight.install import SERVICE_ENVIRONMENT
+    from sidelight.install.service import SERVICE_ENVIRONMENT
 
     assert folders <= set(SERVICE_ENVIRONMENT)
 

@@ -14,9 +14,11 @@ import pytest
 
 from sidelight import install
 from sidelight.agents import gemini
+from sidelight.agents.gemini.install import GEMINI_EVENTS
 from sidelight.config import Settings
 from sidelight.records import HostEvent
 from tests.conftest import cli_command
+from tests.support import installers
 
 ID = "3eb8120c-e85e-4e91-85fe-2184e7391941"
 OTHER = "7b7b7b7b-0000-4000-8000-00000000beef"
@@ -173,23 +175,23 @@ def test_install_gemini_keeps_the_settings_is_idempotent_and_uninstalls_only_its
         "hooks": {"BeforeAgent": [{"hooks": [theirs]}]},
     }
     path.write_text(json.dumps(user))
-    (result,) = install.install("gemini")
+    (result,) = installers.install("gemini")
     assert result.changed and any("GEMINI_CLI_TRUST_WORKSPACE" in note for note in result.notes)
     data = json.loads(path.read_text())
     assert data["security"] == user["security"]
-    assert set(data["hooks"]) == set(install.GEMINI_EVENTS)
-    for event in install.GEMINI_EVENTS:
+    assert set(data["hooks"]) == set(GEMINI_EVENTS)
+    for event in GEMINI_EVENTS:
         mine = [h for g in data["hooks"][event] for h in g["hooks"] if h["command"].endswith("hook gemini")]
         assert len(mine) == 1 and mine[0]["timeout"] == 10000  # milliseconds, as Gemini reads it
         assert Path(shlex.split(mine[0]["command"])[0]).is_absolute()
     assert "GEMINI_CLI_TRUST_WORKSPACE" not in path.read_text()  # trust is the user's to give
     before = path.read_text()
-    (again,) = install.install("gemini")
+    (again,) = installers.install("gemini")
     assert not again.changed and path.read_text() == before
-    (removed,) = install.uninstall("gemini")
+    (removed,) = installers.uninstall("gemini")
     assert removed.changed
     assert json.loads(path.read_text()) == user
-    (none,) = install.uninstall("gemini")
+    (none,) = installers.uninstall("gemini")
     assert not none.changed
 
 
@@ -197,11 +199,11 @@ def test_install_gemini_honours_gemini_cli_home_and_refuses_broken_json(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "elsewhere"))
-    (result,) = install.install("gemini")
+    (result,) = installers.install("gemini")
     assert result.path == tmp_path / "elsewhere" / ".gemini" / "settings.json" and result.path.is_file()
     result.path.write_text("{not json")
     with pytest.raises(install.InstallError, match="not valid JSON"):
-        install.install("gemini")
+        installers.install("gemini")
     assert result.path.read_text() == "{not json"
 
 

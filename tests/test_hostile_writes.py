@@ -24,14 +24,19 @@ from typing import TYPE_CHECKING
 import pytest
 
 from sidelight import install as installer
+from sidelight.agents.gemini.install import GEMINI_EVENTS
+from sidelight.agents.qwen.install import QWEN_EVENTS
 from sidelight.config import Settings
 from sidelight.discovery import list_sessions
+from sidelight.install.jsonc import edit_jsonc, loads_jsonc
+from sidelight.install.service import SERVICE_MARKER
 from sidelight.plugins import Plugins
 from sidelight.recap import handoff
 from sidelight.records import SinkEvent
 from sidelight.statefile import write_atomic
 from sidelight.templates import handoff as handoff_plugin
 from tests.conftest import cli_command
+from tests.support import installers
 from tests.test_install import TARGETS
 from tests.test_recap_handoff import claude_transcript, context, start
 
@@ -315,17 +320,17 @@ def test_a_link_whose_target_cannot_be_written_is_refused_as_it_is(
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
         write_atomic(path, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("sidelight.install.write_atomic", read_only)
+    monkeypatch.setattr("sidelight.install.ledger.write_atomic", read_only)
     with pytest.raises(
         installer.InstallError, match=r"is a link to .*cannot be written.*nothing was changed"
     ):
-        installer.install("claude-code", home=home)
+        installers.install("claude-code", home=home)
     assert link.is_symlink() and dotfile.read_text(encoding="utf-8") == "{}\n"
 
 
 def test_the_service_file_stays_a_link(home: Path) -> None:
     unit = ".config/systemd/user/sidelight-watch.service"
-    old = f"# {installer.SERVICE_MARKER}: an older one\n[Service]\nExecStart=/old/sidelight watch\n"
+    old = f"# {SERVICE_MARKER}: an older one\n[Service]\nExecStart=/old/sidelight watch\n"
     ((link, dotfile),) = link_dotfiles(home, {unit: old}).items()
     done = sidelight_cli(home, "install", "service")
     assert done.returncode == 0, done.stderr
@@ -363,14 +368,14 @@ def test_jsonc_settings_are_installed_into_keeping_their_comments(home: Path, ta
     path = settings_of(home, target)
     path.parent.mkdir()
     path.write_text(JSONC_SETTINGS, encoding="utf-8")
-    (result,) = installer.install(target, home=home)
+    (result,) = installers.install(target, home=home)
     assert result.changed
     text = path.read_text(encoding="utf-8")
     for comment in COMMENTS:
         assert any(comment in line for line in text.splitlines()), comment
-    data = installer.loads_jsonc(text)
+    data = loads_jsonc(text)
     assert data["theme"] == "Dracula" and data["security"] == {"auth": {"selectedType": "gemini-api-key"}}
-    events = installer.GEMINI_EVENTS if target == "gemini" else installer.QWEN_EVENTS
+    events = GEMINI_EVENTS if target == "gemini" else QWEN_EVENTS
     assert set(data["hooks"]) >= set(events)
     assert data["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "/usr/bin/other-tool"  # kept first
     for event in events:
@@ -378,9 +383,9 @@ def test_jsonc_settings_are_installed_into_keeping_their_comments(home: Path, ta
             h for g in data["hooks"][event] for h in g["hooks"] if h["command"].endswith(f"hook {target}")
         ]
         assert len(mine) == 1 and mine[0]["timeout"] == 10000
-    (again,) = installer.install(target, home=home)
+    (again,) = installers.install(target, home=home)
     assert not again.changed and path.read_text(encoding="utf-8") == text
-    (removed,) = installer.uninstall(target, home=home)
+    (removed,) = installers.uninstall(target, home=home)
     assert removed.changed and "restored as it was" in removed.message
     assert path.read_text(encoding="utf-8") == JSONC_SETTINGS  # byte for byte
 
@@ -390,11 +395,11 @@ def test_jsonc_settings_edited_since_install_lose_only_sidelight_s_hooks(home: P
     path = settings_of(home, target)
     path.parent.mkdir()
     path.write_text(JSONC_SETTINGS, encoding="utf-8")
-    installer.install(target, home=home)
+    installers.install(target, home=home)
     mine = '"theme": "Dracula", // dark, always\n'
     added = mine + '  // added after install\n  "vimMode": true,\n'
     path.write_text(path.read_text(encoding="utf-8").replace(mine, added), encoding="utf-8")
-    (removed,) = installer.uninstall(target, home=home)
+    (removed,) = installers.uninstall(target, home=home)
     assert removed.changed and removed.backup is not None  # edited since: only sidelight's hooks go
     # What was there before install, byte for byte, with what the user added since.
     assert path.read_text(encoding="utf-8") == JSONC_SETTINGS.replace(mine, added)
@@ -413,10 +418,10 @@ def test_jsonc_settings_with_an_older_install_s_hooks_lose_them_at_uninstall(hom
     )
     assert older != JSONC_SETTINGS
     path.write_text(older, encoding="utf-8")
-    (result,) = installer.install(target, home=home)
+    (result,) = installers.install(target, home=home)
     assert result.changed
-    installer.uninstall(target, home=home)
-    left = installer.loads_jsonc(path.read_text(encoding="utf-8"))
+    installers.uninstall(target, home=home)
+    left = loads_jsonc(path.read_text(encoding="utf-8"))
     commands = [h["command"] for groups in left["hooks"].values() for g in groups for h in g["hooks"]]
     assert commands == ["/usr/bin/other-tool"], commands
 
@@ -438,7 +443,7 @@ def test_claude_code_settings_stay_strict_json(home: Path) -> None:
     path.parent.mkdir()
     path.write_text('{"theme": "dark", // no\n}\n', encoding="utf-8")
     with pytest.raises(installer.InstallError, match="not valid JSON"):
-        installer.install("claude-code", home=home)
+        installers.install("claude-code", home=home)
 
 
 # -- JSONC (loads_jsonc, edit_jsonc) ------------------------------------------------------------------
@@ -447,8 +452,8 @@ def test_claude_code_settings_stay_strict_json(home: Path) -> None:
 def test_jsonc_reads_comments_and_trailing_commas_and_nothing_else() -> None:
     text = '{"a": "// not a comment", "b": "/* nor this */", "c": "say \\"hi\\" \\\\", /* x */ "d": [1,],}'
     expected = {"a": "// not a comment", "b": "/* nor this */", "c": 'say "hi" \\', "d": [1]}
-    assert installer.loads_jsonc(text) == expected
-    assert installer.loads_jsonc('{"a": 1, "a": 2}') == {"a": 2}  # as JSON.parse
+    assert loads_jsonc(text) == expected
+    assert loads_jsonc('{"a": 1, "a": 2}') == {"a": 2}  # as JSON.parse
     for bad, why in [
         ("[,]", "Expecting value"),
         ('{"a" 1}', "Expecting ':'"),
@@ -461,7 +466,7 @@ def test_jsonc_reads_comments_and_trailing_commas_and_nothing_else() -> None:
         ("[" * 1000 + "]" * 1000, "Nested deeper"),
     ]:
         with pytest.raises(ValueError, match=why):
-            installer.loads_jsonc(bad)
+            loads_jsonc(bad)
 
 
 def _random_value(rng: random.Random, depth: int = 0) -> object:
@@ -521,9 +526,9 @@ def test_jsonc_edits_hold_the_new_value_and_keep_what_did_not_change() -> None:
         rng = random.Random(seed)
         value = {f"t{i}": _random_value(rng) for i in range(rng.randint(0, 4))}
         text = "// header\n" + _render(value, rng) + "\n// footer\n"
-        assert installer.loads_jsonc(text) == value, text
+        assert loads_jsonc(text) == value, text
         new = _changed(value, rng)
-        out = installer.edit_jsonc(text, new)
-        assert installer.loads_jsonc(out) == new, (seed, text, out)
+        out = edit_jsonc(text, new)
+        assert loads_jsonc(out) == new, (seed, text, out)
         assert out.startswith("// header\n") and out.endswith("\n// footer\n")
-        assert installer.edit_jsonc(text, value) == text  # nothing to change: not a byte changed
+        assert edit_jsonc(text, value) == text  # nothing to change: not a byte changed

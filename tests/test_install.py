@@ -14,10 +14,21 @@ from typing import Any
 
 import pytest
 
+import sidelight.agents
 from sidelight import install
+from sidelight.agents.claude_code import install as claude_install
+from sidelight.agents.codex import install as codex_install
+from sidelight.agents.copilot import install as copilot_install
+from sidelight.agents.pi import install as pi_install
+from sidelight.agents.qwen import install as qwen_install
+from sidelight.install.command import HOOK_TIMEOUT
+from sidelight.install.service import SERVICE_ENVIRONMENT
 from tests.conftest import cli_command
 
-INTEGRATIONS = Path(install.__file__).parent / "integrations"
+AGENTS = Path(sidelight.agents.__file__).parent
+#: The files shipped for the hosts, each in its agent's folder.
+CLAUDE_PLUGIN = AGENTS / "claude_code" / "plugin"
+PI_EXTENSION = AGENTS / "pi" / "extension.ts"
 
 
 @pytest.fixture
@@ -28,7 +39,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     # The service's variables (the agents' folders, the state and config), and the other install reads.
-    for name in (*install.SERVICE_ENVIRONMENT, "XDG_CONFIG_HOME", "SIDELIGHT_BIN"):
+    for name in (*SERVICE_ENVIRONMENT, "XDG_CONFIG_HOME", "SIDELIGHT_BIN"):
         monkeypatch.delenv(name, raising=False)
     return home
 
@@ -120,22 +131,22 @@ def test_sidelight_bin_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_claude_code_install_adds_the_three_hooks(home: Path) -> None:
-    result = install.install_claude_code()
+    result = claude_install.install_claude_code()
     path = home / ".claude" / "settings.json"
     assert result.changed and result.path == path and result.backup is None
     settings = json.loads(path.read_text())
-    for event in install.CLAUDE_EVENTS:
+    for event in claude_install.CLAUDE_EVENTS:
         (hook,) = ours(settings, event)
-        assert hook["type"] == "command" and hook["timeout"] == install.HOOK_TIMEOUT
+        assert hook["type"] == "command" and hook["timeout"] == HOOK_TIMEOUT
         argv = shlex.split(hook["command"])
         assert argv[-2:] == ["hook", "claude-code"] and Path(argv[0]).is_absolute()
 
 
 def test_claude_code_install_is_idempotent(home: Path) -> None:
-    install.install_claude_code()
+    claude_install.install_claude_code()
     path = home / ".claude" / "settings.json"
     before = path.read_text()
-    again = install.install_claude_code()
+    again = claude_install.install_claude_code()
     assert not again.changed and "already installed" in again.message
     assert path.read_text() == before
     assert backups(path) == []
@@ -147,7 +158,7 @@ def test_claude_code_install_keeps_other_hooks_and_settings_and_backs_up(home: P
     original = json.dumps(EXISTING, indent=4)
     path.write_text(original)
     path.chmod(0o600)
-    result = install.install_claude_code()
+    result = claude_install.install_claude_code()
     settings = json.loads(path.read_text())
     assert settings["model"] == "opus" and settings["permissions"] == EXISTING["permissions"]
     assert settings["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
@@ -161,17 +172,17 @@ def test_claude_code_install_keeps_other_hooks_and_settings_and_backs_up(home: P
 
 def test_claude_code_install_updates_a_moved_command(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIDELIGHT_BIN", "/old/venv/bin/sidelight")
-    install.install_claude_code()
+    claude_install.install_claude_code()
     monkeypatch.setenv("SIDELIGHT_BIN", "/new/venv/bin/sidelight")
-    assert install.install_claude_code().changed
+    assert claude_install.install_claude_code().changed
     settings = json.loads((home / ".claude" / "settings.json").read_text())
-    for event in install.CLAUDE_EVENTS:
+    for event in claude_install.CLAUDE_EVENTS:
         assert [h["command"] for h in ours(settings, event)] == ["/new/venv/bin/sidelight hook claude-code"]
 
 
 def test_claude_code_install_quotes_paths_with_spaces(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIDELIGHT_BIN", shlex.quote("/opt/my tools/sidelight"))
-    install.install_claude_code()
+    claude_install.install_claude_code()
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     (hook,) = ours(settings, "UserPromptSubmit")
     assert shlex.split(hook["command"]) == ["/opt/my tools/sidelight", "hook", "claude-code"]
@@ -185,7 +196,7 @@ def test_claude_code_install_refuses_a_broken_settings_file(home: Path, text: st
     path.parent.mkdir(parents=True)
     path.write_text(text)
     with pytest.raises(install.InstallError, match="nothing was changed"):
-        install.install_claude_code()
+        claude_install.install_claude_code()
     assert path.read_text() == text and backups(path) == []
 
 
@@ -203,18 +214,18 @@ def test_claude_code_uninstall_removes_only_ours(home: Path) -> None:
     path = home / ".claude" / "settings.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(EXISTING))
-    install.install_claude_code()
-    result = install.uninstall_claude_code()
+    claude_install.install_claude_code()
+    result = claude_install.uninstall_claude_code()
     # Still as install left it: the user's file comes back byte for byte (no backup needed).
     assert result.changed and result.backup is None and "restored" in result.message
     assert path.read_text() == json.dumps(EXISTING)
-    again = install.uninstall_claude_code()
+    again = claude_install.uninstall_claude_code()
     assert not again.changed and "not installed" in again.message
 
 
 def test_claude_code_uninstall_removes_the_file_and_folder_install_created(home: Path) -> None:
-    install.install_claude_code()
-    result = install.uninstall_claude_code()
+    claude_install.install_claude_code()
+    result = claude_install.uninstall_claude_code()
     assert result.changed and result.backup is None
     assert tree(home) == {}  # no `{}` settings file, no empty .claude folder
     assert "sidelight had created it" in result.message and str(home / ".claude") in result.message
@@ -227,7 +238,7 @@ def test_claude_code_uninstall_keeps_look_alike_commands(home: Path) -> None:
         "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "my-hook claude-code"}]}]}
     }
     path.write_text(json.dumps(keep))
-    assert not install.uninstall_claude_code().changed
+    assert not claude_install.uninstall_claude_code().changed
     assert json.loads(path.read_text()) == keep
 
 
@@ -248,7 +259,7 @@ def test_claude_code_honours_claude_config_dir(
 ) -> None:
     config = tmp_path / "claude-config"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    assert install.install_claude_code().path == config / "settings.json"
+    assert claude_install.install_claude_code().path == config / "settings.json"
 
 
 def test_claude_code_cli_install_twice(home: Path) -> None:
@@ -257,12 +268,12 @@ def test_claude_code_cli_install_twice(home: Path) -> None:
     assert first.returncode == second.returncode == 0, first.stderr + second.stderr
     assert "installed" in first.stdout and "already installed" in second.stdout
     settings = json.loads((home / ".claude" / "settings.json").read_text())
-    assert all(len(ours(settings, event)) == 1 for event in install.CLAUDE_EVENTS)
+    assert all(len(ours(settings, event)) == 1 for event in claude_install.CLAUDE_EVENTS)
 
 
 def test_installed_hook_command_runs(home: Path) -> None:
     """The installed command runs as is, from an empty PATH, and stays silent on a prompt with no news."""
-    install.install_claude_code()
+    claude_install.install_claude_code()
     (hook,) = ours(json.loads((home / ".claude" / "settings.json").read_text()), "UserPromptSubmit")
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "x", "cwd": str(home), "prompt": "hi"}
     done = subprocess.run(
@@ -295,11 +306,11 @@ def test_codex_install_writes_hooks_and_enables_the_feature(home: Path) -> None:
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(CODEX_CONFIG)
-    results = install.install_codex()
+    results = codex_install.install_codex()
     assert all(r.changed for r in results) and len(results) == 2
     hooks = json.loads((home / ".codex" / "hooks.json").read_text())
-    assert set(hooks["hooks"]) == set(install.CODEX_EVENTS)
-    for event in install.CODEX_EVENTS:
+    assert set(hooks["hooks"]) == set(codex_install.CODEX_EVENTS)
+    for event in codex_install.CODEX_EVENTS:
         (hook,) = ours(hooks, event, "codex")
         assert shlex.split(hook["command"])[-2:] == ["hook", "codex"]
     text = config.read_text()
@@ -310,10 +321,10 @@ def test_codex_install_writes_hooks_and_enables_the_feature(home: Path) -> None:
 
 
 def test_codex_install_is_idempotent(home: Path) -> None:
-    install.install_codex()
+    codex_install.install_codex()
     hooks, config = home / ".codex" / "hooks.json", home / ".codex" / "config.toml"
     before = (hooks.read_text(), config.read_text())
-    results = install.install_codex()
+    results = codex_install.install_codex()
     assert [r.changed for r in results] == [False]
     assert (hooks.read_text(), config.read_text()) == before
 
@@ -331,7 +342,7 @@ def test_codex_feature_flag_edit_is_conservative(home: Path, config: str, expect
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text(config)
-    install.install_codex()
+    codex_install.install_codex()
     new = path.read_text()
     data = tomllib.loads(new)
     assert data["features"]["hooks"] is True
@@ -350,7 +361,7 @@ def test_codex_flag_already_on_is_left_alone(home: Path) -> None:
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text("features.hooks = true\n")
-    install.install_codex()
+    codex_install.install_codex()
     assert path.read_text() == "features.hooks = true\n" and backups(path) == []
 
 
@@ -359,7 +370,7 @@ def test_codex_refuses_broken_toml_and_changes_nothing(home: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("model = \n")
     with pytest.raises(install.InstallError, match="not valid TOML"):
-        install.install_codex()
+        codex_install.install_codex()
     assert not (home / ".codex" / "hooks.json").exists()
 
 
@@ -368,25 +379,25 @@ def test_codex_keeps_other_hooks_and_the_flag_they_need(home: Path) -> None:
     hooks.parent.mkdir(parents=True)
     other = {"hooks": {"Stop": [{"hooks": [OTHER_HOOK]}], "UserPromptSubmit": [{"hooks": [OTHER_HOOK]}]}}
     hooks.write_text(json.dumps(other))
-    install.install_codex()
+    codex_install.install_codex()
     assert OTHER_HOOK in json.loads(hooks.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"]
-    results = install.uninstall_codex()
+    results = codex_install.uninstall_codex()
     # The user's hooks were there, the flag off, before install: both come back as they were.
     assert json.loads(hooks.read_text()) == other
     assert not (home / ".codex" / "config.toml").exists() and len(results) == 2
     # Hooks added since install may rely on the flag install turned on: it stays, and uninstall says so.
-    install.install_codex()
+    codex_install.install_codex()
     added = json.loads(hooks.read_text())
     added["hooks"]["SessionStart"].append({"hooks": [OTHER_HOOK]})
     hooks.write_text(json.dumps(added))
-    (result,) = install.uninstall_codex()
+    (result,) = codex_install.uninstall_codex()
     assert result.changed and any("stays" in note for note in result.notes)
     assert tomllib.loads((home / ".codex" / "config.toml").read_text())["features"]["hooks"] is True
 
 
 def test_codex_honours_codex_home(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    results = install.install_codex()
+    results = codex_install.install_codex()
     assert results[0].path == tmp_path / "codex-home" / "hooks.json"
 
 
@@ -402,11 +413,11 @@ def test_codex_cli(home: Path) -> None:
 
 
 def test_pi_install_copies_the_extension_with_the_command_baked_in(home: Path) -> None:
-    result = install.install_pi()
+    result = pi_install.install_pi()
     path = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
     assert result.changed and result.path == path
     text = path.read_text()
-    assert install.PI_MARKER in text
+    assert pi_install.PI_MARKER in text
     line = next(line for line in text.splitlines() if line.startswith("const INSTALLED_COMMAND"))
     baked = json.loads(line.split("=", 1)[1].strip().rstrip(";"))
     assert baked == install.sidelight_command()
@@ -416,37 +427,37 @@ def test_pi_install_copies_the_extension_with_the_command_baked_in(home: Path) -
 def test_pi_install_is_idempotent_and_backs_up_a_changed_file(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install.install_pi()
-    assert not install.install_pi().changed
+    pi_install.install_pi()
+    assert not pi_install.install_pi().changed
     path = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
     monkeypatch.setenv("SIDELIGHT_BIN", "/elsewhere/sidelight")
-    result = install.install_pi()  # its own file as it wrote it: replaced without a backup
+    result = pi_install.install_pi()  # its own file as it wrote it: replaced without a backup
     assert result.changed and result.backup is None and '["/elsewhere/sidelight"]' in path.read_text()
     edited = path.read_text() + "// my change\n"
     path.write_text(edited)
     monkeypatch.setenv("SIDELIGHT_BIN", "/again/sidelight")
-    result = install.install_pi()
+    result = pi_install.install_pi()
     assert result.backup is not None and backups(path) == [result.backup]
     assert result.backup.read_text() == edited and result.backup.parent == state_dir() / "backups" / "pi"
 
 
 def test_pi_uninstall_removes_only_its_own_file(home: Path) -> None:
-    install.install_pi()
-    assert install.uninstall_pi().changed
+    pi_install.install_pi()
+    assert pi_install.uninstall_pi().changed
     assert not (home / ".pi" / "agent" / "extensions" / "sidelight.ts").exists()
-    assert not install.uninstall_pi().changed
+    assert not pi_install.uninstall_pi().changed
     assert tree(home) == {}  # the folders install made went with it
     foreign = home / ".pi" / "agent" / "extensions" / "sidelight.ts"
     foreign.parent.mkdir(parents=True)
     foreign.write_text("export default function (pi) {}\n")
     with pytest.raises(install.InstallError, match="not written by sidelight"):
-        install.uninstall_pi()
+        pi_install.uninstall_pi()
     assert foreign.exists()
 
 
 def test_pi_honours_pi_coding_agent_dir(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "pi-agent"))
-    assert install.install_pi().path == tmp_path / "pi-agent" / "extensions" / "sidelight.ts"
+    assert pi_install.install_pi().path == tmp_path / "pi-agent" / "extensions" / "sidelight.ts"
 
 
 def test_pi_cli(home: Path) -> None:
@@ -477,18 +488,18 @@ def test_unknown_target_is_a_usage_error(home: Path) -> None:
 
 
 def test_shipped_integration_files_exist() -> None:
-    assert (INTEGRATIONS / "pi" / "sidelight.ts").is_file()
-    assert (INTEGRATIONS / "claude-code" / ".claude-plugin" / "plugin.json").is_file()
-    assert (INTEGRATIONS / "claude-code" / "hooks" / "hooks.json").is_file()
-    assert (INTEGRATIONS / "claude-code" / "bin" / "sidelight-hook").is_file()
-    assert install.claude_plugin_dir() == INTEGRATIONS / "claude-code"
+    assert (PI_EXTENSION).is_file()
+    assert (CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json").is_file()
+    assert (CLAUDE_PLUGIN / "hooks" / "hooks.json").is_file()
+    assert (CLAUDE_PLUGIN / "bin" / "sidelight-hook").is_file()
+    assert claude_install.claude_plugin_dir() == CLAUDE_PLUGIN
 
 
 def test_claude_code_plugin_manifest_and_hooks_are_valid() -> None:
-    manifest = json.loads((INTEGRATIONS / "claude-code" / ".claude-plugin" / "plugin.json").read_text())
+    manifest = json.loads((CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     assert manifest["name"] == "sidelight" and manifest["description"]
-    hooks = json.loads((INTEGRATIONS / "claude-code" / "hooks" / "hooks.json").read_text())
-    assert set(hooks["hooks"]) == set(install.CLAUDE_EVENTS)
+    hooks = json.loads((CLAUDE_PLUGIN / "hooks" / "hooks.json").read_text())
+    assert set(hooks["hooks"]) == set(claude_install.CLAUDE_EVENTS)
     for groups in hooks["hooks"].values():
         (group,) = groups
         (hook,) = group["hooks"]
@@ -498,9 +509,9 @@ def test_claude_code_plugin_manifest_and_hooks_are_valid() -> None:
 
 
 def plugin_hook_command(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    hooks = json.loads((INTEGRATIONS / "claude-code" / "hooks" / "hooks.json").read_text())
+    hooks = json.loads((CLAUDE_PLUGIN / "hooks" / "hooks.json").read_text())
     command = hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    command = command.replace("${CLAUDE_PLUGIN_ROOT}", str(INTEGRATIONS / "claude-code"))
+    command = command.replace("${CLAUDE_PLUGIN_ROOT}", str(CLAUDE_PLUGIN))
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": "x", "cwd": env["HOME"], "prompt": "hi"}
     return subprocess.run(
         command,
@@ -542,8 +553,8 @@ def test_claude_code_plugin_hook_finds_the_venv_it_was_installed_into(home: Path
     import shutil
 
     venv = tmp_path / "venv"
-    plugin = venv / "lib" / "python3.11" / "site-packages" / "sidelight" / "integrations" / "claude-code"
-    shutil.copytree(INTEGRATIONS / "claude-code", plugin)
+    plugin = venv / "lib" / "python3.11" / "site-packages" / "sidelight" / "agents" / "claude_code" / "plugin"
+    shutil.copytree(CLAUDE_PLUGIN, plugin)
     marker = tmp_path / "ran"
     (venv / "bin").mkdir()
     fake = venv / "bin" / "sidelight"
@@ -569,23 +580,23 @@ def test_qwen_install_adds_three_hooks_keeps_other_settings_and_is_idempotent(ho
     path = home / ".qwen" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}}, **EXISTING}))
-    first = install.install_qwen()
+    first = qwen_install.install_qwen()
     assert first.changed and first.backup is not None
     settings = json.loads(path.read_text())
     assert settings["security"] == {"auth": {"selectedType": "openai"}} and settings["model"] == "opus"
-    for event in install.QWEN_EVENTS:
+    for event in qwen_install.QWEN_EVENTS:
         (hook,) = ours(settings, event, "qwen")
         assert Path(shlex.split(hook["command"])[0]).is_absolute()
-        assert hook["timeout"] == install.HOOK_TIMEOUT * 1000  # Qwen counts milliseconds
+        assert hook["timeout"] == HOOK_TIMEOUT * 1000  # Qwen counts milliseconds
     assert OTHER_HOOK in settings["hooks"]["UserPromptSubmit"][0]["hooks"]
-    assert not install.install_qwen().changed
+    assert not qwen_install.install_qwen().changed
     assert json.loads(path.read_text()) == settings
-    removed = install.uninstall_qwen()
+    removed = qwen_install.uninstall_qwen()
     assert removed.changed
     left = json.loads(path.read_text())
-    assert all(not ours(left, event, "qwen") for event in install.QWEN_EVENTS)
+    assert all(not ours(left, event, "qwen") for event in qwen_install.QWEN_EVENTS)
     assert left["hooks"]["UserPromptSubmit"] == [{"hooks": [OTHER_HOOK]}]
-    assert not install.uninstall_qwen().changed
+    assert not qwen_install.uninstall_qwen().changed
 
 
 def test_copilot_install_writes_its_own_hooks_file_idempotently(home: Path) -> None:
@@ -593,15 +604,15 @@ def test_copilot_install_writes_its_own_hooks_file_idempotently(home: Path) -> N
     done = cli(home, "install", "copilot")
     assert done.returncode == 0, done.stderr
     data = json.loads(path.read_text())
-    assert data["version"] == 1 and set(data["hooks"]) == set(install.COPILOT_EVENTS)
+    assert data["version"] == 1 and set(data["hooks"]) == set(copilot_install.COPILOT_EVENTS)
     for (hook,) in data["hooks"].values():
-        assert hook["type"] == "command" and hook["timeoutSec"] == install.HOOK_TIMEOUT
+        assert hook["type"] == "command" and hook["timeoutSec"] == HOOK_TIMEOUT
         assert hook["bash"].endswith(" hook copilot") and Path(shlex.split(hook["bash"])[0]).is_absolute()
     again = cli(home, "install", "copilot")
     assert again.returncode == 0 and "already installed" in again.stdout + again.stderr
     assert cli(home, "uninstall", "copilot").returncode == 0
     assert not path.exists()
-    assert not install.uninstall_copilot().changed
+    assert not copilot_install.uninstall_copilot().changed
 
 
 def test_copilot_install_never_replaces_a_hooks_file_of_someone_else(home: Path) -> None:
@@ -610,9 +621,9 @@ def test_copilot_install_never_replaces_a_hooks_file_of_someone_else(home: Path)
     theirs = {"version": 1, "hooks": {"userPromptSubmitted": [{"type": "command", "bash": "echo x"}]}}
     path.write_text(json.dumps(theirs))
     with pytest.raises(install.InstallError, match="not written by sidelight"):
-        install.install_copilot()
+        copilot_install.install_copilot()
     with pytest.raises(install.InstallError, match="not written by sidelight"):
-        install.uninstall_copilot()
+        copilot_install.uninstall_copilot()
     assert json.loads(path.read_text()) == theirs
 
 
@@ -625,8 +636,8 @@ def test_qwen_home_and_copilot_home_move_the_settings_and_the_sessions(
     monkeypatch.setenv("QWEN_HOME", str(tmp_path / "q"))
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "c"))
     # Each is the agent's folder itself (not a parent of it, as GEMINI_CLI_HOME is).
-    assert install.install_qwen().path == tmp_path / "q" / "settings.json"
-    assert install.install_copilot().path == tmp_path / "c" / "hooks" / "sidelight.json"
+    assert qwen_install.install_qwen().path == tmp_path / "q" / "settings.json"
+    assert copilot_install.install_copilot().path == tmp_path / "c" / "hooks" / "sidelight.json"
     assert (tmp_path / "q" / "settings.json").is_file() and not (home / ".qwen").exists()
     settings = Settings.load()
     assert qwen.projects_dir(settings) == tmp_path / "q" / "projects"
@@ -639,14 +650,14 @@ def test_qwen_home_and_copilot_home_move_the_settings_and_the_sessions(
     assert (moved.qwen_dir, moved.copilot_dir) == (home / "qq", tmp_path / "rel")
     plain = Settings.load(env={"HOME": str(home), "QWEN_HOME": "", "COPILOT_HOME": ""}, home=home)
     assert (plain.qwen_dir, plain.copilot_dir) == (home / ".qwen", home / ".copilot")
-    assert install.uninstall_qwen().changed and install.uninstall_copilot().changed
+    assert qwen_install.uninstall_qwen().changed and copilot_install.uninstall_copilot().changed
 
 
 def test_the_agents_folder_variables_reach_the_service_and_the_warm_path() -> None:
     from sidelight import warm
 
     for name in ("QWEN_HOME", "COPILOT_HOME"):
-        assert name in install.SERVICE_ENVIRONMENT and name in warm.HOST_VARIABLES
+        assert name in SERVICE_ENVIRONMENT and name in warm.HOST_VARIABLES
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -783,15 +794,15 @@ def test_codex_uninstall_turns_off_the_flag_install_turned_on(home: Path) -> Non
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text(CODEX_CONFIG)
-    install.install_codex()
-    results = install.uninstall_codex()
+    codex_install.install_codex()
+    results = codex_install.uninstall_codex()
     assert config.read_text() == CODEX_CONFIG and not (home / ".codex" / "hooks.json").exists()
     assert [r.notes for r in results] == [(), ()]
     assert "restored as it was before install" in results[1].message
     # The flag was on before install: it is no one's to take away.
     config.write_text("[features]\nhooks = true\n")
-    install.install_codex()
-    (result,) = install.uninstall_codex()
+    codex_install.install_codex()
+    (result,) = codex_install.uninstall_codex()
     assert config.read_text() == "[features]\nhooks = true\n" and result.notes == ()
 
 
@@ -847,7 +858,7 @@ def test_a_shared_folder_holding_the_users_file_stays(home: Path) -> None:
 
 def test_an_install_by_an_older_version_is_removed_without_guessing(home: Path) -> None:
     """No record of what install created: only sidelight's entries go, every file and folder stays."""
-    install.install_claude_code()
+    claude_install.install_claude_code()
     (state_dir() / "installs" / "claude-code.json").unlink()
-    assert install.uninstall_claude_code().changed
+    assert claude_install.uninstall_claude_code().changed
     assert json.loads((home / ".claude" / "settings.json").read_text()) == {}

@@ -423,7 +423,7 @@ def test_the_watcher_shows_the_plugin_s_sessions_and_its_folder_variable(
     claude = _beside_claude_code(home)
     env = _env(installed, home)
     service = subprocess.run(
-        [sys.executable, "-c", "import json\nfrom sidelight.install import _service_environment\n"
+        [sys.executable, "-c", "import json\nfrom sidelight.install.service import _service_environment\n"
          "print(json.dumps(_service_environment()))"],
         env={**env, "SIDELIGHT_KIRO_DIR": str(home / ".kiro")}, capture_output=True, text=True, check=False,
     )  # fmt: skip

@@ -23,6 +23,7 @@ from sidelight import install
 from sidelight.agents import opencode
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
+from tests.support import installers
 from tests.support.reference import opencode_counts
 
 DATA = Path(__file__).parent / "data" / "opencode"
@@ -196,24 +197,24 @@ def test_install_is_idempotent_and_keeps_other_plugins(tmp_path: Path) -> None:
     folder = tmp_path / ".config" / "opencode" / "plugin"
     folder.mkdir(parents=True)
     (folder / "mine.ts").write_text("export const Mine = async () => ({})\n")
-    first = install.install("opencode", home=tmp_path)[0]
-    again = install.install("opencode", home=tmp_path)[0]
+    first = installers.install("opencode", home=tmp_path)[0]
+    again = installers.install("opencode", home=tmp_path)[0]
     assert first.changed and not again.changed and first.path == folder / "sidelight.ts"
     text = first.path.read_text()
     assert "sidelight-opencode-plugin" in text
     assert f"const INSTALLED_COMMAND: string[] = {json.dumps(install.sidelight_command())};" in text
     assert Path(install.sidelight_command()[0]).is_absolute()
-    removed = install.uninstall("opencode", home=tmp_path)[0]
+    removed = installers.uninstall("opencode", home=tmp_path)[0]
     assert removed.changed and not first.path.exists() and (folder / "mine.ts").exists()
-    assert not install.uninstall("opencode", home=tmp_path)[0].changed
+    assert not installers.uninstall("opencode", home=tmp_path)[0].changed
 
 
 def test_install_for_a_project_and_never_removing_a_foreign_file(tmp_path: Path) -> None:
-    result = install.install("opencode", scope="project", cwd=tmp_path)[0]
+    result = installers.install("opencode", scope="project", cwd=tmp_path)[0]
     assert result.path == tmp_path / ".opencode" / "plugin" / "sidelight.ts"
     result.path.write_text("// someone else's\n")
     with pytest.raises(install.InstallError, match="not written by sidelight"):
-        install.uninstall("opencode", scope="project", cwd=tmp_path)
+        installers.uninstall("opencode", scope="project", cwd=tmp_path)
     assert result.path.exists()
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from sidelight import install
+from sidelight.install import service
 from tests.test_install import backups, cli, tree
 from tests.test_install import home as home  # the throwaway HOME fixture
 
-UNIT = Path(".config") / "systemd" / "user" / install.SYSTEMD_UNIT
-PLIST = Path("Library") / "LaunchAgents" / f"{install.LAUNCHD_LABEL}.plist"
+UNIT = Path(".config") / "systemd" / "user" / service.SYSTEMD_UNIT
+PLIST = Path("Library") / "LaunchAgents" / f"{service.LAUNCHD_LABEL}.plist"
 
 # A fake service manager: records "NAME ARGS" in $FAKE_LOG; fails (exit 1, a systemctl-like message)
 # when its arguments contain $FAKE_FAIL. The fake launchctl keeps whether the agent is loaded in a file,
@@ -72,7 +73,7 @@ def messages(results: list[install.InstallResult]) -> str:
 
 
 def test_systemd_unit_runs_watch_by_absolute_path_and_restarts_on_failure(home: Path, managers: Path) -> None:
-    results = install.install_service(platform="linux")
+    results = service.install_service(platform="linux")
     path = home / UNIT
     text = path.read_text(encoding="utf-8")
     assert '\nExecStart="/opt/side light/bin/sidelight" watch\n' in text
@@ -81,10 +82,10 @@ def test_systemd_unit_runs_watch_by_absolute_path_and_restarts_on_failure(home: 
     assert "Environment=" not in text  # nothing set at install time, nothing passed
     assert calls(managers) == [
         "systemctl --user daemon-reload",
-        f"systemctl --user enable --now {install.SYSTEMD_UNIT}",
+        f"systemctl --user enable --now {service.SYSTEMD_UNIT}",
     ]
     assert results[0].changed and results[0].path == path
-    assert f"enabled and started: systemctl --user enable --now {install.SYSTEMD_UNIT}" in messages(results)
+    assert f"enabled and started: systemctl --user enable --now {service.SYSTEMD_UNIT}" in messages(results)
 
 
 def test_systemd_unit_passes_the_state_dir_and_config_set_at_install(
@@ -92,7 +93,7 @@ def test_systemd_unit_passes_the_state_dir_and_config_set_at_install(
 ) -> None:
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", "/srv/state 100%")
     monkeypatch.setenv("SIDELIGHT_CONFIG", "/etc/sidelight.toml")
-    results = install.install_service(platform="linux")
+    results = service.install_service(platform="linux")
     text = (home / UNIT).read_text(encoding="utf-8")
     # In a unit file a % starts a specifier: doubled, it is a plain %.
     assert 'Environment="SIDELIGHT_STATE_DIR=/srv/state 100%%"\n' in text
@@ -105,7 +106,7 @@ def test_systemd_unit_passes_the_state_dir_and_config_set_at_install(
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="needs systemd-analyze")
 def test_systemd_accepts_the_unit(home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", '/srv/a "quoted" $dir 100%')
-    install.install_service(platform="linux")
+    service.install_service(platform="linux")
     analyze = shutil.which("systemd-analyze", path="/usr/bin:/bin")
     assert analyze is not None
     done = subprocess.run(
@@ -119,25 +120,25 @@ def test_systemd_accepts_the_unit(home: Path, managers: Path, monkeypatch: pytes
 def test_systemd_install_twice_changes_nothing_and_a_changed_file_is_backed_up(
     home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install.install_service(platform="linux")
+    service.install_service(platform="linux")
     path = home / UNIT
     first = path.read_text(encoding="utf-8")
-    again = install.install_service(platform="linux")
+    again = service.install_service(platform="linux")
     assert not again[0].changed and again[0].message == f"already installed: {path}"
     assert path.read_text(encoding="utf-8") == first and backups(path) == []
     # sidelight moved: the unit is rewritten (no backup of a file sidelight wrote as it is), and the
     # running service restarted.
     monkeypatch.setenv("SIDELIGHT_BIN", "/usr/local/bin/sidelight")
     managers.unlink()
-    moved = install.install_service(platform="linux")
+    moved = service.install_service(platform="linux")
     assert moved[0].changed and moved[0].backup is None and backups(path) == []
     assert "ExecStart=/usr/local/bin/sidelight watch\n" in path.read_text(encoding="utf-8")
-    assert f"systemctl --user try-restart {install.SYSTEMD_UNIT}" in calls(managers)
+    assert f"systemctl --user try-restart {service.SYSTEMD_UNIT}" in calls(managers)
     # Edited by hand since: the edit is kept in the state directory's backups before it is replaced.
     edited = path.read_text(encoding="utf-8") + "# Nice=5\n"
     path.write_text(edited, encoding="utf-8")
     monkeypatch.setenv("SIDELIGHT_BIN", "/opt/sidelight/bin/sidelight")
-    replaced = install.install_service(platform="linux")
+    replaced = service.install_service(platform="linux")
     backup = replaced[0].backup
     assert backup is not None and backups(path) == [backup] and backup.read_text(encoding="utf-8") == edited
     assert f"(backup: {backup})" in replaced[0].message
@@ -147,8 +148,8 @@ def test_systemd_honours_xdg_config_home(
     home: Path, managers: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    results = install.install_service(platform="linux")
-    assert results[0].path == tmp_path / "xdg" / "systemd" / "user" / install.SYSTEMD_UNIT
+    results = service.install_service(platform="linux")
+    assert results[0].path == tmp_path / "xdg" / "systemd" / "user" / service.SYSTEMD_UNIT
     assert results[0].path.is_file() and not (home / UNIT).exists()
 
 
@@ -156,23 +157,23 @@ def test_systemd_unreachable_writes_the_file_and_says_the_command(
     home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_FAIL", "daemon-reload")
-    results = install.install_service(platform="linux")
+    results = service.install_service(platform="linux")
     assert (home / UNIT).is_file()
     assert calls(managers) == ["systemctl --user daemon-reload"]  # nothing enabled behind its back
     last = results[-1].message
     assert "Failed to connect to bus" in last
     assert last.endswith(
-        f"run: systemctl --user daemon-reload && systemctl --user enable --now {install.SYSTEMD_UNIT}"
+        f"run: systemctl --user daemon-reload && systemctl --user enable --now {service.SYSTEMD_UNIT}"
     )
 
 
 def test_no_service_manager_on_path(home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(home))  # no systemctl, no launchctl
-    linux = install.install_service(platform="linux")
+    linux = service.install_service(platform="linux")
     assert (home / UNIT).is_file()
     assert "systemctl is not on PATH" in linux[-1].message
-    assert linux[-1].message.endswith(f"systemctl --user enable --now {install.SYSTEMD_UNIT}")
-    mac = install.install_service(platform="darwin")
+    assert linux[-1].message.endswith(f"systemctl --user enable --now {service.SYSTEMD_UNIT}")
+    mac = service.install_service(platform="darwin")
     assert (home / PLIST).is_file()
     assert mac[-1].message == (
         f"launchctl is not on PATH; to start the agent, run: launchctl bootstrap gui/{os.getuid()} "
@@ -182,9 +183,9 @@ def test_no_service_manager_on_path(home: Path, managers: Path, monkeypatch: pyt
     # Uninstalling without a manager still removes the file and the link `enable` had made.
     wants = home / UNIT.parent / "default.target.wants"
     wants.mkdir()
-    (wants / install.SYSTEMD_UNIT).symlink_to(home / UNIT)
-    removed = install.uninstall_service(platform="linux")
-    assert not (home / UNIT).exists() and not (wants / install.SYSTEMD_UNIT).is_symlink()
+    (wants / service.SYSTEMD_UNIT).symlink_to(home / UNIT)
+    removed = service.uninstall_service(platform="linux")
+    assert not (home / UNIT).exists() and not (wants / service.SYSTEMD_UNIT).is_symlink()
     assert f"removed {home / UNIT}" in messages(removed)
 
 
@@ -193,20 +194,20 @@ def test_systemd_enable_that_fails_is_an_error(
 ) -> None:
     monkeypatch.setenv("FAKE_FAIL", "enable")
     with pytest.raises(install.InstallError, match=r"enable --now sidelight-watch\.service failed: Failed"):
-        install.install_service(platform="linux")
+        service.install_service(platform="linux")
 
 
 def test_systemd_uninstall_stops_disables_and_removes(home: Path, managers: Path) -> None:
-    install.install_service(platform="linux")
+    service.install_service(platform="linux")
     managers.unlink()
-    results = install.uninstall_service(platform="linux")
+    results = service.uninstall_service(platform="linux")
     assert not (home / UNIT).exists()
     assert calls(managers) == [
-        f"systemctl --user disable --now {install.SYSTEMD_UNIT}",
+        f"systemctl --user disable --now {service.SYSTEMD_UNIT}",
         "systemctl --user daemon-reload",
     ]
     assert [r.changed for r in results] == [True, True]
-    again = install.uninstall_service(platform="linux")
+    again = service.uninstall_service(platform="linux")
     assert [r.changed for r in again] == [False] and again[0].message == f"not installed: {home / UNIT}"
 
 
@@ -215,9 +216,9 @@ def test_a_service_file_sidelight_did_not_write_is_left_alone(home: Path, manage
     path.parent.mkdir(parents=True)
     path.write_text("[Service]\nExecStart=/usr/bin/mine\n", encoding="utf-8")
     with pytest.raises(install.InstallError, match="not written by sidelight; not replacing it"):
-        install.install_service(platform="linux")
+        service.install_service(platform="linux")
     with pytest.raises(install.InstallError, match="not written by sidelight; not removing it"):
-        install.uninstall_service(platform="linux")
+        service.uninstall_service(platform="linux")
     assert path.read_text(encoding="utf-8") == "[Service]\nExecStart=/usr/bin/mine\n"
     assert calls(managers) == []
 
@@ -226,7 +227,7 @@ def test_other_platforms_are_refused(home: Path) -> None:
     with pytest.raises(
         install.InstallError, match="systemd \\(Linux\\) and launchd \\(macOS\\), not 'win32'"
     ):
-        install.install_service(platform="win32")
+        service.install_service(platform="win32")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -237,10 +238,10 @@ def test_launchd_agent_runs_watch_keeps_it_alive_and_is_bootstrapped(
     home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", "/srv/state & <more>")
-    results = install.install_service(platform="darwin")
+    results = service.install_service(platform="darwin")
     path = home / PLIST
     agent = plistlib.loads(path.read_bytes())
-    assert agent["Label"] == install.LAUNCHD_LABEL
+    assert agent["Label"] == service.LAUNCHD_LABEL
     assert agent["ProgramArguments"] == ["/opt/side light/bin/sidelight", "watch"]
     assert agent["RunAtLoad"] is True
     assert agent["KeepAlive"] == {"SuccessfulExit": False}  # restarted when it fails, not when stopped
@@ -248,7 +249,7 @@ def test_launchd_agent_runs_watch_keeps_it_alive_and_is_bootstrapped(
     assert agent["StandardErrorPath"] == str(home / "Library" / "Logs" / "sidelight-watch.log")
     domain = f"gui/{os.getuid()}"
     assert calls(managers) == [
-        f"launchctl enable {domain}/{install.LAUNCHD_LABEL}",
+        f"launchctl enable {domain}/{service.LAUNCHD_LABEL}",
         f"launchctl bootstrap {domain} {path}",
     ]
     assert results[-1].message == f"loaded and started: launchctl bootstrap {domain} {shlex.quote(str(path))}"
@@ -258,19 +259,19 @@ def test_launchd_agent_runs_watch_keeps_it_alive_and_is_bootstrapped(
 def test_launchd_install_twice_changes_nothing_and_a_replaced_agent_is_reloaded(
     home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install.install_service(platform="darwin")
+    service.install_service(platform="darwin")
     path = home / PLIST
     first = path.read_bytes()
     managers.unlink()
-    again = install.install_service(platform="darwin")
-    target = f"gui/{os.getuid()}/{install.LAUNCHD_LABEL}"
+    again = service.install_service(platform="darwin")
+    target = f"gui/{os.getuid()}/{service.LAUNCHD_LABEL}"
     assert not again[0].changed and path.read_bytes() == first and backups(path) == []
     assert (
         calls(managers) == [f"launchctl print {target}"] and again[-1].message == f"already loaded: {target}"
     )
     monkeypatch.setenv("SIDELIGHT_BIN", "/usr/local/bin/sidelight")
     managers.unlink()
-    moved = install.install_service(platform="darwin")
+    moved = service.install_service(platform="darwin")
     assert moved[0].changed and moved[0].backup is None  # sidelight's own file, as it wrote it
     assert calls(managers)[:2] == [f"launchctl bootout {target}", f"launchctl enable {target}"]
     assert calls(managers)[2].startswith("launchctl bootstrap ")
@@ -278,17 +279,17 @@ def test_launchd_install_twice_changes_nothing_and_a_replaced_agent_is_reloaded(
 
 def test_launchd_falls_back_to_load_w(home: Path, managers: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_FAIL", "bootstrap")
-    results = install.install_service(platform="darwin")
+    results = service.install_service(platform="darwin")
     path = home / PLIST
     assert calls(managers)[-1] == f"launchctl load -w {path}"
     assert results[-1].message == f"loaded and started: launchctl load -w {shlex.quote(str(path))}"
 
 
 def test_launchd_uninstall_boots_out_and_removes(home: Path, managers: Path) -> None:
-    install.install_service(platform="darwin")
+    service.install_service(platform="darwin")
     managers.unlink()
-    results = install.uninstall_service(platform="darwin")
-    target = f"gui/{os.getuid()}/{install.LAUNCHD_LABEL}"
+    results = service.uninstall_service(platform="darwin")
+    target = f"gui/{os.getuid()}/{service.LAUNCHD_LABEL}"
     assert calls(managers) == [f"launchctl bootout {target}"]
     assert not (home / PLIST).exists()
     assert messages(results) == (
@@ -318,8 +319,8 @@ def test_cli_install_and_uninstall_service(home: Path, managers: Path, tmp_path:
         f"installed the systemd user unit {unit}",
         "it runs: /opt/sidelight/bin/sidelight watch, "
         f"with SIDELIGHT_STATE_DIR={tmp_path / 'state'} (as set now)",
-        f"enabled and started: systemctl --user enable --now {install.SYSTEMD_UNIT} "
-        f"(logs: journalctl --user -u {install.SYSTEMD_UNIT})",
+        f"enabled and started: systemctl --user enable --now {service.SYSTEMD_UNIT} "
+        f"(logs: journalctl --user -u {service.SYSTEMD_UNIT})",
     ]
     again = cli(home, "install", "service", env=env)
     assert again.returncode == 0 and again.stdout.splitlines()[0] == f"already installed: {unit}"

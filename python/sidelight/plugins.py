@@ -87,8 +87,7 @@ _TEMPLATES: dict[str, dict[str, tuple[str, ...] | None]] = {
         "sinks": ("handoff",),
     },
     "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
-    # the hosts' installers and the watcher's service; asked for as a whole family only
-    "sidelight.templates.installers": {"installers": None},
+    "sidelight.templates.installers": {"installers": ("service",)},
     "sidelight.templates.default": {"summarizers": ("default",)},
 }
 

@@ -109,7 +109,7 @@ MAX_PAYLOAD = 64 << 20
 
 #: Variables outside ``SIDELIGHT_*`` that say where the state is and where the agents keep their
 #: sessions (each built-in agent's, from their index). One list for the warm path (below) and the
-#: watcher's service (``install.SERVICE_ENVIRONMENT``): an agent's variable reaches both.
+#: watcher's service (``install.service.SERVICE_ENVIRONMENT``): an agent's variable reaches both.
 AGENT_FOLDER_VARIABLES = ("XDG_STATE_HOME", *FOLDER_VARIABLES)
 #: Variables outside ``SIDELIGHT_*`` that change what a hook answers: the folders', and those a host
 #: sets for one hook (an agent's ``hook_variables``: a watcher without them would answer otherwise).

@@ -89,7 +89,7 @@ def test_claude_code_hook_is_recorded_but_silent_on_session_start(agents: AgentE
 
 def test_claude_code_plugin_dir_hooks_work(agents: AgentEnv) -> None:
     """The Claude Code plugin shipped in the package (`claude --plugin-dir`) injects the digest too."""
-    from sidelight.install import claude_plugin_dir
+    from sidelight.agents.claude_code.install import claude_plugin_dir
 
     agents.mock.set_script([[say("a")], [bash("true"), say("b")], [say("c")]])
     plugin = ["--plugin-dir", str(claude_plugin_dir())]

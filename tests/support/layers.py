@@ -69,7 +69,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "sidelight.facts",
             "sidelight.lifecycle.*",
             "sidelight.resume",
-            "sidelight.install",
+            "sidelight.install.*",
             "sidelight.recap.*",
             "sidelight.fleet.*",
         ),

@@ -28,18 +28,19 @@ SKILL = "skill"
 
 
 def install_targets() -> list[str]:
-    """What ``sidelight install`` / ``uninstall`` know how to set up: every registered installer and
-    ``skill``."""
+    """What ``sidelight install`` / ``uninstall`` know how to set up: every registered installer (by
+    name: the built-in agents', the service's and the plugins' alike) and ``skill``."""
     from sidelight.plugins import get_plugins
 
-    return [*get_plugins().installers(), SKILL]
+    return [*sorted(get_plugins().installers()), SKILL]
 
 
 def _project_targets() -> list[str]:
     """The targets that can be set up for one project (``--scope project``); the others are the user's."""
     from sidelight.plugins import get_plugins
 
-    return [name for name, spec in get_plugins().installers().items() if "project" in spec.scopes] + [SKILL]
+    installers = get_plugins().installers()
+    return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL]
 
 
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
@@ -211,8 +212,8 @@ def _install_help() -> type[argparse.HelpFormatter]:
             if text == _INSTALL_ABOUT:
                 from sidelight.plugins import get_plugins
 
-                installers = get_plugins().installers().values()
-                text = "".join(f"{spec.name}: {spec.description}; " for spec in installers) + text
+                installers = get_plugins().installers()
+                text = "".join(f"{name}: {installers[name].description}; " for name in sorted(installers)) + text
             super().add_text(text)
 
         def _get_help_string(self, action: argparse.Action) -> str | None:

@@ -35,7 +35,7 @@ to date without a hook (the new lines then reach the watcher as any transcript's
 
 **Current session.** A hook event from the ``opencode`` host names its session (``session_id``).
 
-**Host.** The plugin ``integrations/opencode/sidelight.ts`` (``sidelight install opencode``) runs
+**Host.** The plugin ``plugin.ts`` of this folder (``sidelight install opencode``) runs
 ``sidelight hook opencode`` with one JSON object on stdin: ``{"event": "chat.message" |
 "session.created" | "session.deleted", "session_id": ID, "message_id": ID | null, "cwd": DIR,
 "prompt": TEXT | null}``; the hook prints the bare text, which the plugin stores with the prompt as a
@@ -658,3 +658,17 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+
+
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
+
+if TYPE_CHECKING:
+    from sidelight.records import InstallerSpec
+
+
+@hookimpl
+def sidelight_installers() -> Iterator[InstallerSpec]:
+    from sidelight.agents.opencode.install import INSTALLER
+
+    yield INSTALLER

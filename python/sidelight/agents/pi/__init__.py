@@ -211,7 +211,7 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 
 #: What the Pi extension sends as ``event``, and the host event each one is.
 #:
-#: The extension (``integrations/pi/sidelight.ts``) writes one JSON object to ``sidelight hook pi``'s stdin:
+#: The extension (``agents/pi/extension.ts``) writes one JSON object to ``sidelight hook pi``'s stdin:
 #: ``{"event": "before_agent_start" | "session_start" | "session_shutdown", "session_file": PATH | null,
 #: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``.
 EVENTS: Mapping[str, EventName] = {
@@ -263,3 +263,17 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+
+
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
+
+if TYPE_CHECKING:
+    from sidelight.records import InstallerSpec
+
+
+@hookimpl
+def sidelight_installers() -> Iterator[InstallerSpec]:
+    from sidelight.agents.pi.install import INSTALLER
+
+    yield INSTALLER

@@ -200,3 +200,17 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+
+
+# --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only
+# when the installers are asked for (a prompt hook imports this module, and needs none of it).
+
+if TYPE_CHECKING:
+    from sidelight.records import InstallerSpec
+
+
+@hookimpl
+def sidelight_installers() -> Iterator[InstallerSpec]:
+    from sidelight.agents.qwen.install import INSTALLER
+
+    yield INSTALLER

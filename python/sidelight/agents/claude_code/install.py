@@ -1,0 +1,65 @@
+"""``sidelight install claude-code``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command
+hooks in ``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is honoured) or
+``<cwd>/.claude/settings.json`` (``scope="project"``); and the Claude Code plugin this folder ships
+(``plugin/``, for ``claude --plugin-dir``).
+
+Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sidelight.install.ledger import InstallError
+from sidelight.install.settings import install_hooks, uninstall_hooks
+from sidelight.records import InstallerSpec
+
+if TYPE_CHECKING:
+    from sidelight.records import InstallResult
+
+__all__ = ["CLAUDE_EVENTS", "INSTALLER", "claude_plugin_dir", "install_claude_code", "uninstall_claude_code"]
+
+#: The Claude Code hook events sidelight listens to.
+CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
+
+
+def _settings_path(scope: str, home: Path | None, cwd: Path | None) -> Path:
+    if scope == "project":
+        return (cwd or Path.cwd()) / ".claude" / "settings.json"
+    if scope != "user":
+        raise InstallError(f"unknown scope {scope!r}: use user or project")
+    if home is not None:
+        return home / ".claude" / "settings.json"
+    from sidelight.config import Settings
+
+    return Settings.load().claude_dirs[0] / "settings.json"
+
+
+def install_claude_code(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Adds sidelight's hooks to Claude Code's ``settings.json``."""
+    return install_hooks("claude-code", _settings_path(scope, home, cwd), CLAUDE_EVENTS, "Claude Code")
+
+
+def uninstall_claude_code(
+    scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
+) -> InstallResult:
+    """Removes sidelight's hooks (only those) from Claude Code's ``settings.json``."""
+    return uninstall_hooks("claude-code", _settings_path(scope, home, cwd), "Claude Code")
+
+
+def claude_plugin_dir() -> Path:
+    """The Claude Code plugin shipped in this package (``claude --plugin-dir PATH``)."""
+    return Path(__file__).resolve().parent / "plugin"
+
+
+#: ``sidelight install claude-code`` (and ``uninstall``), registered by the agent's ``sidelight_installers``.
+INSTALLER = InstallerSpec(
+    name="claude-code",
+    install=lambda scope: [install_claude_code(scope)],
+    uninstall=lambda scope: [uninstall_claude_code(scope)],
+    description="hooks in settings.json (user: ~/.claude, project: ./.claude)",
+    scopes=("user", "project"),
+)
