@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.records import (
+        AgentSpec,
         ChunkSummarizerSpec,
         EmbedderSpec,
         FormatSpec,
@@ -94,22 +95,28 @@ BUILTINS: tuple[str, ...] = (
 #: template is imported when one of them is asked for by name, or a whole family it has a hook in
 #: (``tests/test_plugins.py`` checks this against the modules; a built-in format's decoder is its name).
 _PROVIDES: dict[str, dict[str, tuple[str, ...]]] = {
-    "sidelight.agents.claude_code": {"formats": ("claude-code",), "resolvers": ("claude-code",)},
-    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",)},
-    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",)},
-    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",)},
-    "sidelight.agents.copilot": {"formats": ("copilot",), "resolvers": ("copilot",)},
+    "sidelight.agents.claude_code": {
+        "formats": ("claude-code",),
+        "resolvers": ("claude-code",),
+        "agents": ("claude-code",),
+    },
+    "sidelight.agents.pi": {"formats": ("pi",), "resolvers": ("pi",), "agents": ("pi",)},
+    "sidelight.agents.codex": {"formats": ("codex",), "resolvers": ("codex",), "agents": ("codex",)},
+    "sidelight.agents.qwen": {"formats": ("qwen",), "resolvers": ("qwen",), "agents": ("qwen",)},
+    "sidelight.agents.copilot": {"formats": ("copilot",), "resolvers": ("copilot",), "agents": ("copilot",)},
     "sidelight.agents.gemini": {
         "formats": ("gemini",),
         "resolvers": ("gemini",),
         "injectors": ("gemini",),
+        "agents": ("gemini",),
     },
     "sidelight.agents.opencode": {
         "formats": ("opencode",),
         "resolvers": ("opencode",),
         "injectors": ("opencode",),
+        "agents": ("opencode",),
     },
-    "sidelight.agents.volute": {"resolvers": ("volute",)},
+    "sidelight.agents.volute": {"resolvers": ("volute",), "agents": ("volute",)},
     "sidelight.templates.hosts": {
         "injectors": ("claude-code", "codex", "qwen", "copilot", "agent-sdk", "pi")
     },
@@ -532,6 +539,24 @@ class Plugins:
         """The injector ``name`` (a host; ``None``: none), importing no other host's template."""
         found: InjectorSpec | None = self._named("injectors", name)
         return found
+
+    def agents(self) -> Mapping[str, AgentSpec]:
+        """Every coding agent, built-in and the plugins', by name."""
+        return self._family("agents")
+
+    def agent(self, name: str) -> AgentSpec | None:
+        """The agent ``name`` (``None``: none), importing no other built-in agent's module."""
+        found: AgentSpec | None = self._named("agents", name)
+        return found
+
+    def agent_of_host(self, host: str) -> AgentSpec | None:
+        """The agent whose hook events come with ``host`` (one of its :attr:`AgentSpec.hosts`; ``None``:
+        no agent's). A built-in agent is named as its own host: that one is asked first, so that the
+        other agents' modules are imported only for a host that is not an agent's name."""
+        named = self.agent(host)
+        if named is not None and host in named.hosts:
+            return named
+        return next((agent for agent in self.agents().values() if host in agent.hosts), None)
 
     def installers(self) -> Mapping[str, InstallerSpec]:
         """What ``sidelight install NAME`` sets up: the built-in hosts' and the plugins'."""

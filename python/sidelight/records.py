@@ -125,9 +125,13 @@ class Session:
 
     @property
     def agent(self) -> str:
-        """The agent's short name, as the digest says it: ``claude`` for ``claude-code``, else the
-        format's name (``pi``, ``codex``, a plugin's format)."""
-        return _AGENTS.get(self.format, self.format)
+        """The agent's short name, as the digest says it: the :attr:`AgentSpec.short_name` of the agent
+        named as the session's format (the built-in agents and most plugins' are), else the format's
+        name."""
+        short = _SHORT_NAMES.get(self.format)
+        if short is None:
+            short = _SHORT_NAMES[self.format] = _short_name(self.format)
+        return short
 
     @property
     def directory(self) -> str | None:
@@ -136,8 +140,16 @@ class Session:
         return self.group if posixpath.isabs(self.group) else None
 
 
-#: Short agent names for formats whose name is long.
-_AGENTS: dict[str, str] = {"claude-code": "claude"}
+#: The short agent name of each format asked for so far (:attr:`Session.agent`): the digest asks once
+#: per sibling, and the plugins' agents do not change in a process.
+_SHORT_NAMES: dict[str, str] = {}
+
+
+def _short_name(format: str) -> str:
+    from sidelight.plugins import get_plugins  # once per format and process
+
+    agent = get_plugins().agent(format)
+    return agent.short_name if agent is not None and format in agent.formats else format
 
 
 @record(frozen=True)
@@ -809,7 +821,9 @@ class AgentSpec:
     variables that move its folders (a test isolates them; a watcher is told them). ``injected_where``
     says where sidelight's text lands in its transcripts, for a person reading them (``"Codex's
     developer message"``), and ``injected_values(line)`` gives the values of a decoded transcript line
-    that hold such text (``None``: search every string of every line)."""
+    that hold such text (``None``: search every string of every line); a string it gives ends where the
+    host's wrapper around the text ends (give the text before a closing tag, not the tag). ``short_name``
+    is how a digest line names it (``claude``; by default the ``name``)."""
 
     __slots__ = (
         "formats",
@@ -820,6 +834,7 @@ class AgentSpec:
         "installer",
         "name",
         "resolver",
+        "short_name",
         "timeout_unit",
         "title",
         "variables",
@@ -836,6 +851,7 @@ class AgentSpec:
     variables: tuple[str, ...]
     injected_where: str
     injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None
+    short_name: str
 
     def __init__(
         self,
@@ -850,6 +866,7 @@ class AgentSpec:
         variables: tuple[str, ...] = (),
         injected_where: str = "",
         injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None = None,
+        short_name: str = "",
     ) -> None:
         if timeout_unit not in ("s", "ms", ""):
             raise ValueError(f"agent {name!r}: timeout_unit {timeout_unit!r} is not 's', 'ms' or ''")
@@ -864,6 +881,7 @@ class AgentSpec:
         _set(self, "variables", tuple(variables))
         _set(self, "injected_where", injected_where)
         _set(self, "injected_values", injected_values)
+        _set(self, "short_name", short_name or name)
 
     def hook(self, moment: str) -> HostHook | None:
         """The host's event at ``moment`` (one of :data:`HOOK_MOMENTS`), ``None``: none is answered."""

@@ -44,9 +44,11 @@ from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import AgentSpec
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
@@ -204,3 +206,41 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where Codex keeps a hook's context: a developer (or system) message of the rollout."""
+    payload = line.get("payload") if line.get("type") == "response_item" else line
+    if (
+        isinstance(payload, dict)
+        and payload.get("type") == "message"
+        and payload.get("role") in ("developer", "system")
+    ):
+        yield payload.get("content")
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Codex CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        hooks=(  # Codex has no SessionEnd
+            HostHook("prompt", "UserPromptSubmit", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("before_tool", "PreToolUse", {"inject", "refuse"}),
+            HostHook("after_tool", "PostToolUse", {"inject"}),
+        ),
+        timeout_unit="s",
+        variables=("CODEX_HOME",),
+        injected_where="Codex's developer message",
+        injected_values=injected_values,
+    )

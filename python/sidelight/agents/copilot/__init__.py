@@ -31,9 +31,11 @@ from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import AgentSpec
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
@@ -141,3 +143,51 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# -- the agent -------------------------------------------------------------------------------------------
+
+#: Where Copilot's chat requests end a hook's context.
+_CONTEXT_CLOSE = "</system_reminder>"
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
+    """Where GitHub Copilot CLI keeps a hook's context: a ``hook.end`` event's output, and the prompt's
+    ``transformedContent`` (each text up to its ``</system_reminder>``)."""
+    from sidelight._fast.jsonio import strings
+
+    data = line.get("data")
+    if isinstance(data, dict):
+        if line.get("type") == "hook.end":
+            found: Any = data
+        elif line.get("type") == "user.message":
+            found = data.get("transformedContent")
+        else:
+            return
+        for text in strings(found):
+            yield from text.split(_CONTEXT_CLOSE)
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="GitHub Copilot CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        hooks=(
+            HostHook("prompt", "userPromptSubmitted", {"inject"}),
+            HostHook("start", "sessionStart", {"inject"}),
+            HostHook("end", "sessionEnd"),
+            HostHook("before_tool", "preToolUse", {"inject", "refuse"}),
+            HostHook("after_tool", "postToolUse", {"inject"}),
+        ),
+        timeout_unit="s",
+        variables=("COPILOT_HOME",),
+        injected_where="GitHub Copilot CLI's hook.end event and transformedContent",
+        injected_values=injected_values,
+    )

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import AgentSpec
 
 __all__ = [
     "EVENTS",
@@ -340,4 +341,42 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         read_event=read_hook,
         render=render_hook,
         description="Gemini CLI command hooks (BeforeAgent, SessionStart, SessionEnd)",
+    )
+
+
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
+    """Where Gemini CLI keeps a hook's context: a ``<hook_context>`` part of the user's message (each
+    up to its closing tag)."""
+    if line.get("type") == "user":
+        for text in jsonio.strings(line.get("content")):
+            if text.lstrip().startswith(_HOOK_OPEN):
+                yield from text.split(_HOOK_CLOSE)
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Gemini CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # BeforeTool's additionalContext is not sent; AfterTool's joins the tool's result.
+        hooks=(
+            HostHook("prompt", "BeforeAgent", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("end", "SessionEnd"),
+            HostHook("before_tool", "BeforeTool", {"refuse"}),
+            HostHook("after_tool", "AfterTool", {"inject"}),
+        ),
+        timeout_unit="ms",
+        variables=("GEMINI_CLI_HOME",),
+        injected_where="Gemini CLI's <hook_context> part of the prompt",
+        injected_values=injected_values,
     )

@@ -45,9 +45,11 @@ from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import AgentSpec
 
 __all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
 
@@ -198,3 +200,39 @@ def sidelight_formats() -> Iterator[FormatSpec]:
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where Pi keeps sidelight's text: the extension's ``custom_message`` entries."""
+    if line.get("type") == "custom_message":
+        yield line.get("content")
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Pi",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # sidelight's extension (integrations/pi/sidelight.ts): it hears a session's start and end, but
+        # what it answers then reaches no model; a tool call's steer message does, after the result.
+        hooks=(
+            HostHook("prompt", "before_agent_start", {"inject"}),
+            HostHook("start", "session_start"),
+            HostHook("end", "session_shutdown"),
+            HostHook("before_tool", "tool_call", {"inject", "refuse"}),
+            HostHook("after_tool", "tool_result", {"inject"}),
+        ),
+        timeout_unit="",
+        variables=("PI_CODING_AGENT_DIR",),
+        injected_where="Pi's custom message (session-update)",
+        injected_values=injected_values,
+    )

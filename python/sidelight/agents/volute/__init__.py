@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
     from sidelight.config import Settings
+    from sidelight.records import AgentSpec
 
 __all__ = ["NAME", "current", "list_sessions", "mind_sessions", "minds", "roots"]
 
@@ -302,3 +303,20 @@ RESOLVER = ResolverSpec(
 @hookimpl
 def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
+
+
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    from sidelight.records import AgentSpec
+
+    # A mind's sessions are other agents' transcripts (their formats, hooks and installers); volute adds
+    # the names and where its minds live.
+    yield AgentSpec(
+        name=NAME,
+        title="volute",
+        resolver=NAME,
+        variables=("VOLUTE_HOME", "VOLUTE_MINDS_DIR"),
+    )
