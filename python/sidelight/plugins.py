@@ -31,6 +31,7 @@ import time
 import zlib
 from types import FunctionType, ModuleType
 
+from sidelight import records
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._fast._record import record
@@ -765,3 +766,23 @@ def get_plugins() -> Plugins:
     if _plugins is None:
         _plugins = Plugins()
     return _plugins
+
+
+#: :func:`agent_name`'s answers, by format: the plugins' agents do not change in a process.
+_agent_names: dict[str, str] = {}
+
+
+def agent_name(format: str) -> str:
+    """How a digest line names the agent of a session in ``format`` (:attr:`sidelight.records.Session.agent`):
+    the :attr:`~sidelight.records.AgentSpec.short_name` of the process-wide plugins' agent named as the
+    format (every built-in agent and most plugins' are), else the format's name."""
+    name = _agent_names.get(format)
+    if name is None:
+        agent = get_plugins().agent(format)
+        name = _agent_names[format] = (
+            agent.short_name if agent is not None and format in agent.formats else format
+        )
+    return name
+
+
+records.agent_name = agent_name

@@ -125,13 +125,9 @@ class Session:
 
     @property
     def agent(self) -> str:
-        """The agent's short name, as the digest says it: the :attr:`AgentSpec.short_name` of the agent
-        named as the session's format (the built-in agents and most plugins' are), else the format's
-        name."""
-        short = _SHORT_NAMES.get(self.format)
-        if short is None:
-            short = _SHORT_NAMES[self.format] = _short_name(self.format)
-        return short
+        """The agent's short name, as the digest says it (:data:`agent_name`): ``claude`` for
+        ``claude-code``, else the format's name (``pi``, ``codex``, a plugin's format)."""
+        return agent_name(self.format)
 
     @property
     def directory(self) -> str | None:
@@ -140,16 +136,15 @@ class Session:
         return self.group if posixpath.isabs(self.group) else None
 
 
-#: The short agent name of each format asked for so far (:attr:`Session.agent`): the digest asks once
-#: per sibling, and the plugins' agents do not change in a process.
-_SHORT_NAMES: dict[str, str] = {}
+def _format_name(format: str) -> str:
+    return format
 
 
-def _short_name(format: str) -> str:
-    from sidelight.plugins import get_plugins  # once per format and process
-
-    agent = get_plugins().agent(format)
-    return agent.short_name if agent is not None and format in agent.formats else format
+#: How :attr:`Session.agent` names the agent of a format. The plugin manager sets it when it is imported
+#: (:func:`sidelight.plugins.agent_name`: the :attr:`AgentSpec.short_name` of the agent named as the
+#: format); until then, the format's name. Set from there, not asked from here: the plugin contract
+#: never imports the plugin manager.
+agent_name: Callable[[str], str] = _format_name
 
 
 @record(frozen=True)
