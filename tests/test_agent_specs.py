@@ -27,6 +27,7 @@ from sidelight.hookspecs import hookimpl
 from sidelight.plugins import PluginConflictError, Plugins
 from sidelight.records import HOOK_MOMENTS, AgentSpec, HostHook, Session
 from tests.conftest import ROOT
+from tests.support.pytest_run import run_pytest
 
 DOCS = ROOT / "docs" / "hosts-midturn.md"
 EXAMPLE = ROOT / "examples" / "sidelight-kiro"
@@ -240,14 +241,7 @@ def test_the_test_fixture_isolates_every_agents_folder_variables(tmp_path: Path)
         **os.environ,
         **dict.fromkeys(("VOLUTE_HOME", "VOLUTE_MINDS_DIR", "XDG_DATA_HOME", "QWEN_HOME"), "/real"),
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", str(test)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_pytest(test, env)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
