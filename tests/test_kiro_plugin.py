@@ -66,7 +66,7 @@ def test_the_installed_plugin_is_listed_and_conforms(installed: Path, tmp_path: 
     assert listing.returncode == 0, listing.stderr
     records = {r["name"]: r for r in map(json.loads, listing.stdout.splitlines())}
     assert records["kiro"]["version"] == "0.1.0"
-    assert records["kiro"]["provides"] == {"formats": ["kiro"], "resolvers": ["kiro"]}
+    assert records["kiro"]["provides"] == {"agents": ["kiro"], "formats": ["kiro"], "resolvers": ["kiro"]}
     check = _sidelight(installed, home, "plugins", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
     assert check.stdout.strip().endswith("all plugins conform")

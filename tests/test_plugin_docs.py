@@ -28,6 +28,9 @@ from sidelight.config import Settings
 from sidelight.plugins import Plugins
 from sidelight.recap.collapse import Chunk, Line
 from sidelight.records import (
+    HOOK_ABILITIES,
+    HOOK_MOMENTS,
+    AgentSpec,
     ChunkSummarizerSpec,
     EmbedderSpec,
     FormatSpec,
@@ -55,6 +58,7 @@ FENCE = re.compile(r"^```(?P<lang>[\w-]*)\n(?P<body>.*?)^```\n", re.M | re.S)
 
 def test_there_are_hooks() -> None:
     assert HOOKS == [
+        "sidelight_agents",
         "sidelight_chunk_summarizers",
         "sidelight_embedders",
         "sidelight_formats",
@@ -180,6 +184,13 @@ def exercise(name: str, plugins: Plugins, tmp_path: Path) -> None:
         elif isinstance(record, EmbedderSpec):
             vectors = record.embed(["fix the test", "edit the docs"])
             assert len(vectors) == 2 and len(vectors[0]) == len(vectors[1]) > 0
+        elif isinstance(record, AgentSpec):
+            assert record.name and record.title and record.timeout_unit in ("s", "ms", "")
+            moments = [hook.moment for hook in record.hooks]
+            assert len(moments) == len(set(moments)) and set(moments) <= set(HOOK_MOMENTS)
+            assert all(hook.can <= set(HOOK_ABILITIES) for hook in record.hooks)
+            if record.injected_values is not None:
+                assert list(record.injected_values({"type": "unrelated"})) == []
         elif isinstance(record, ChunkSummarizerSpec):
             chunk = Chunk(index=0, lines=(Line("consequential", "Edited a.py.", path="a.py"),))
             assert isinstance(record.summarize(chunk), str)

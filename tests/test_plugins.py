@@ -706,7 +706,14 @@ def test_sidelight_plugins_json(run_cli: Any) -> None:
     assert [r["name"] for r in records] == list(BUILTINS)
     for record in records:
         assert record["builtin"] is True and record["loaded"] is True and record["errors"] == []
-        assert set(record["provides"]) <= {"formats", "resolvers", "summarizers", "injectors", "sinks"}
+        assert set(record["provides"]) <= {
+            "agents",
+            "formats",
+            "resolvers",
+            "summarizers",
+            "injectors",
+            "sinks",
+        }
         assert all(hook.startswith("sidelight_") for hook in record["hooks"])
 
 

@@ -120,7 +120,7 @@ def test_rows_from_a_running_watcher(home):
 def test_nothing_found_says_where_it_looked(home, run_cli):
     result = run_cli("status", env={"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")})
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"no sessions found under {home / '.claude' / 'projects'}")
+    assert result.stdout.startswith("no sessions found under the agents' folders")
     assert result.stdout.rstrip().endswith("is the agent's folder somewhere else? see `sidelight sessions`")
     report = StatusReport("transcripts", [], NOW, searched=["/x"])
     assert nothing_found(report) == (

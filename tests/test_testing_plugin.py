@@ -15,6 +15,7 @@ from sidelight.formats import Blocks, Event, Layout
 from sidelight.plugins import Plugins
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session, SummarizerSpec
 from sidelight.testing import check_digest, check_format, check_resolver
+from tests.support.pytest_run import run_pytest
 
 LAYOUT = Layout(
     role="type", assistant_roles=("bot",), message_id="id", skip_prompt_prefixes=("[Session Activity]",)
@@ -200,12 +201,5 @@ def test_the_pytest_plugin_gives_isolated_fixtures_and_imports_nothing_heavy(tmp
         "    assert not os.environ.get('CLAUDE_CONFIG_DIR')\n"
     )
     env = {**os.environ, "CLAUDE_CONFIG_DIR": "/nonexistent/real"}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", str(test)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_pytest(test, env)
     assert result.returncode == 0, result.stdout + result.stderr

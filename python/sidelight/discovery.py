@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
 
 __all__ = [
-    "GENERIC_RESOLVERS",
     "AmbiguousSessionError",
     "SessionNotFoundError",
     "current_session",
     "describe_spec",
     "identify",
+    "is_generic",
     "list_sessions",
     "readable_session",
     "resolve_session",
@@ -48,14 +48,22 @@ __all__ = [
 
 logger = get_logger(__name__)
 
-#: The plain agent templates; a more specific resolver (volute) that claims the same transcript wins.
-GENERIC_RESOLVERS = frozenset({"claude-code", "pi", "codex", "gemini", "qwen", "copilot"})
 #: The shortest id prefix that names a session.
 MIN_PREFIX = 4
 
 
 #: How many candidates an error message lists.
 LISTED_CANDIDATES = 8
+
+
+def is_generic(resolver: str, plugins: Plugins) -> bool:
+    """Whether ``resolver`` is an agent's own, which lists every transcript of the agent's formats: the
+    resolver of the agent named as it (:class:`sidelight.records.AgentSpec`), when that agent has
+    formats of its own. Any other (volute's, whose minds' sessions are other agents' transcripts; a
+    plugin's that names no agent) is more specific: where it claims a transcript an agent's resolver
+    lists too, its record wins, and it is asked first for the session of a hook event."""
+    agent = plugins.agent(resolver)
+    return agent is not None and agent.resolver == resolver and bool(agent.formats)
 
 
 class SessionNotFoundError(SidelightError, LookupError):
@@ -130,9 +138,10 @@ def working_directory() -> str:
 
 def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
     """Every session every resolver knows, once per transcript: where two resolvers claim one file
-    (a volute session is also a plain Claude Code session), the first resolver that is not a plain
-    agent template wins, so the session keeps its volute name. Resolvers give resolved paths, so
-    paths are compared as they are (resolving a thousand paths per prompt costs more than the scan)."""
+    (a volute session is also a plain Claude Code session), the first resolver that is not an agent's
+    own (:func:`is_generic`) wins, so the session keeps its volute name. Resolvers give resolved
+    paths, so paths are compared as they are (resolving a thousand paths per prompt costs more than
+    the scan)."""
     listing = _LISTING.get()
     if listing is not None:
         return listing()
@@ -141,7 +150,9 @@ def list_sessions(settings: Settings, plugins: Plugins) -> list[Session]:
 
 def _list_all(settings: Settings, plugins: Plugins) -> list[Session]:
     by_path: dict[str, Session] = {}  # by text: a thousand Path hashes cost more than the texts
-    for resolver in plugins.resolvers(settings).values():
+    resolvers = plugins.resolvers(settings)
+    generic = {name for name in resolvers if is_generic(name, plugins)}
+    for resolver in resolvers.values():
         try:
             found = list(resolver.list_sessions(settings))
         except Exception:
@@ -154,9 +165,7 @@ def _list_all(settings: Settings, plugins: Plugins) -> list[Session]:
             session = readable  # the same session, maybe without a subagent file
             text = os.fspath(session.path)
             known = by_path.get(text)
-            if known is None or (
-                known.resolver in GENERIC_RESOLVERS and session.resolver not in GENERIC_RESOLVERS
-            ):
+            if known is None or (known.resolver in generic and session.resolver not in generic):
                 by_path[text] = session
     return list(by_path.values())
 
@@ -175,7 +184,7 @@ def current_session(event: HostEvent, settings: Settings, plugins: Plugins) -> S
         if listed is not None:
             return listed
     resolvers = sorted(
-        plugins.resolvers(settings, event.host).values(), key=lambda r: r.name in GENERIC_RESOLVERS
+        plugins.resolvers(settings, event.host).values(), key=lambda r: is_generic(r.name, plugins)
     )
     for resolver in resolvers:
         try:

@@ -50,6 +50,7 @@ __all__ = [
     "add_fact",
     "fact_id",
     "forget_fact",
+    "injects_at_start",
     "list_facts",
     "load_fact_texts",
     "long_term_context",
@@ -394,9 +395,14 @@ def long_term_context(
 
 # -- injection at a session's start ---------------------------------------------------------------------
 
-#: Hosts whose hook output at session start reaches no model (their first prompt gets the block, and
-#: a handoff): Pi's extension and opencode's plugin hear the start but cannot add to the conversation.
-NO_START_INJECTION: Final = frozenset({"pi", "opencode"})
+
+def injects_at_start(host: str, plugins: Plugins) -> bool:
+    """Whether a hook's answer at a session's start from ``host`` reaches the model: its agent's
+    ``start`` hook can ``inject`` (:class:`sidelight.records.AgentSpec`). An extension or plugin that
+    hears the start but cannot add to the conversation gets the block (and a handoff) with its first
+    prompt instead. A host of no agent, or whose agent says nothing of its start, is taken to inject."""
+    agent = plugins.agent_of_host(host)
+    return agent is None or agent.hook("start") is None or agent.can("start", "inject")
 
 
 def with_long_term(
@@ -412,7 +418,7 @@ def with_long_term(
     except Exception:
         logger.warning("cannot tell which session this is", exc_info=True)
         session = None
-    block, apply = plan_long_term(event, session, settings)
+    block, apply = plan_long_term(event, session, settings, plugins)
     try:
         apply()
     except Exception:
@@ -423,22 +429,22 @@ def with_long_term(
 
 
 def plan_long_term(
-    event: HostEvent, session: Session | None, settings: Settings
+    event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins | None = None
 ) -> tuple[str | None, Callable[[], None]]:
     """The ``[Long-term context]`` block due at this event (``None``: none), decided without changing
     anything, and what records that the session got it; never raises (it runs in hooks).
 
     The block is due at every ``SessionStart`` where the host injects at start (Claude Code, Codex:
     a new, resumed, cleared or compacted context; the hook leaves out a block the session already
-    received), else with the session's first prompt (Pi and opencode, whose extension and plugin
-    cannot inject at start, and the Agent SDK callback, which sees prompts only). A session is known by
+    received), else with the session's first prompt (hosts that cannot inject at start,
+    :func:`injects_at_start`, and the Agent SDK callback, which sees prompts only). A session is known by
     its host and id (else transcript path); a marker in ``<state dir>/long-term-given/`` records that it
     got the block, so later prompts cost one ``stat``. Applying it at a session start also records a
     host-named session's transcript for its key's history (:func:`sidelight.history.note_session`):
     ``session``, the event's (``None``: not known), as the hook resolved it.
     """
     try:
-        return _block_for(event, session, settings)
+        return _block_for(event, session, settings, plugins)
     except Exception:
         logger.warning("cannot add the long-term context", exc_info=True)
         return None, _nothing
@@ -448,15 +454,21 @@ def _nothing() -> None:
     return None
 
 
+def _plugins() -> Plugins:
+    from sidelight.plugins import get_plugins
+
+    return get_plugins()
+
+
 def _block_for(
-    event: HostEvent, session: Session | None, settings: Settings
+    event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins | None
 ) -> tuple[str | None, Callable[[], None]]:
     ident = event.session_id or (str(event.transcript_path) if event.transcript_path else None)
     if ident is None:
         return None, _nothing  # no way to tell its prompts apart: better never than on every prompt
     marker = _given_marker(settings, f"{event.host}:{ident}")
     start = event.event == "SessionStart"
-    if start and event.host in NO_START_INJECTION:
+    if start and not injects_at_start(event.host, plugins or _plugins()):
         return None, lambda: _note_start(session, settings)
     if not start and (event.event != "UserPromptSubmit" or marker.exists()):
         return None, _nothing

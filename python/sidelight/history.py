@@ -654,9 +654,10 @@ def note_session(
     """Remembers that the host-named ``session`` (one of a resolver that is not a plain agent template:
     volute, a plugin's) has its transcript at ``session.path``, so that its key's history survives the
     host's next session. Writes only when the transcript is new to the key. Never raises."""
-    from sidelight.discovery import GENERIC_RESOLVERS
+    from sidelight.discovery import is_generic
+    from sidelight.plugins import get_plugins
 
-    if session.resolver in GENERIC_RESOLVERS or session.resolver == "path":
+    if session.resolver == "path" or is_generic(session.resolver, get_plugins()):
         return
     path = str(session.path)
     try:

@@ -32,6 +32,7 @@ import time
 import zlib
 from types import FunctionType, ModuleType
 
+from sidelight import records
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import MARK, PLAIN, PROJECT
 from sidelight._fast._record import record
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.records import (
+        AgentSpec,
         ChunkSummarizerSpec,
         EmbedderSpec,
         FormatSpec,
@@ -442,6 +444,24 @@ class Plugins:
         found: InjectorSpec | None = self._named("injectors", name)
         return found
 
+    def agents(self) -> Mapping[str, AgentSpec]:
+        """Every coding agent, built-in and the plugins', by name."""
+        return self._family("agents")
+
+    def agent(self, name: str) -> AgentSpec | None:
+        """The agent ``name`` (``None``: none), importing no other built-in agent's module."""
+        found: AgentSpec | None = self._named("agents", name)
+        return found
+
+    def agent_of_host(self, host: str) -> AgentSpec | None:
+        """The agent whose hook events come with ``host`` (one of its :attr:`AgentSpec.hosts`; ``None``:
+        no agent's). A built-in agent is named as its own host: that one is asked first, so that the
+        other agents' modules are imported only for a host that is not an agent's name."""
+        named = self.agent(host)
+        if named is not None and host in named.hosts:
+            return named
+        return next((agent for agent in self.agents().values() if host in agent.hosts), None)
+
     def installers(self) -> Mapping[str, InstallerSpec]:
         """What ``sidelight install NAME`` sets up: the built-in hosts' and the plugins'."""
         return self._family("installers")
@@ -649,3 +669,23 @@ def get_plugins() -> Plugins:
     if _plugins is None:
         _plugins = Plugins()
     return _plugins
+
+
+#: :func:`agent_name`'s answers, by format: the plugins' agents do not change in a process.
+_agent_names: dict[str, str] = {}
+
+
+def agent_name(format: str) -> str:
+    """How a digest line names the agent of a session in ``format`` (:attr:`sidelight.records.Session.agent`):
+    the :attr:`~sidelight.records.AgentSpec.short_name` of the process-wide plugins' agent named as the
+    format (every built-in agent and most plugins' are), else the format's name."""
+    name = _agent_names.get(format)
+    if name is None:
+        agent = get_plugins().agent(format)
+        name = _agent_names[format] = (
+            agent.short_name if agent is not None and format in agent.formats else format
+        )
+    return name
+
+
+records.agent_name = agent_name

@@ -125,9 +125,9 @@ class Session:
 
     @property
     def agent(self) -> str:
-        """The agent's short name, as the digest says it: ``claude`` for ``claude-code``, else the
-        format's name (``pi``, ``codex``, a plugin's format)."""
-        return _AGENTS.get(self.format, self.format)
+        """The agent's short name, as the digest says it (:data:`agent_name`): ``claude`` for
+        ``claude-code``, else the format's name (``pi``, ``codex``, a plugin's format)."""
+        return agent_name(self.format)
 
     @property
     def directory(self) -> str | None:
@@ -136,8 +136,15 @@ class Session:
         return self.group if posixpath.isabs(self.group) else None
 
 
-#: Short agent names for formats whose name is long.
-_AGENTS: dict[str, str] = {"claude-code": "claude"}
+def _format_name(format: str) -> str:
+    return format
+
+
+#: How :attr:`Session.agent` names the agent of a format. The plugin manager sets it when it is imported
+#: (:func:`sidelight.plugins.agent_name`: the :attr:`AgentSpec.short_name` of the agent named as the
+#: format); until then, the format's name. Set from there, not asked from here: the plugin contract
+#: never imports the plugin manager.
+agent_name: Callable[[str], str] = _format_name
 
 
 @record(frozen=True)
@@ -809,7 +816,9 @@ class AgentSpec:
     variables that move its folders (a test isolates them; a watcher is told them). ``injected_where``
     says where sidelight's text lands in its transcripts, for a person reading them (``"Codex's
     developer message"``), and ``injected_values(line)`` gives the values of a decoded transcript line
-    that hold such text (``None``: search every string of every line)."""
+    that hold such text (``None``: search every string of every line); a string it gives ends where the
+    host's wrapper around the text ends (give the text before a closing tag, not the tag). ``short_name``
+    is how a digest line names it (``claude``; by default the ``name``)."""
 
     __slots__ = (
         "formats",
@@ -820,6 +829,7 @@ class AgentSpec:
         "installer",
         "name",
         "resolver",
+        "short_name",
         "timeout_unit",
         "title",
         "variables",
@@ -836,6 +846,7 @@ class AgentSpec:
     variables: tuple[str, ...]
     injected_where: str
     injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None
+    short_name: str
 
     def __init__(
         self,
@@ -850,6 +861,7 @@ class AgentSpec:
         variables: tuple[str, ...] = (),
         injected_where: str = "",
         injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None = None,
+        short_name: str = "",
     ) -> None:
         if timeout_unit not in ("s", "ms", ""):
             raise ValueError(f"agent {name!r}: timeout_unit {timeout_unit!r} is not 's', 'ms' or ''")
@@ -864,6 +876,7 @@ class AgentSpec:
         _set(self, "variables", tuple(variables))
         _set(self, "injected_where", injected_where)
         _set(self, "injected_values", injected_values)
+        _set(self, "short_name", short_name or name)
 
     def hook(self, moment: str) -> HostHook | None:
         """The host's event at ``moment`` (one of :data:`HOOK_MOMENTS`), ``None``: none is answered."""

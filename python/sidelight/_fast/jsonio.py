@@ -16,10 +16,10 @@ import _json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
     from typing import Any
 
-__all__ = ["dumps", "loads"]
+__all__ = ["dumps", "loads", "strings"]
 
 #: What JSON allows between tokens (``json.decoder.WHITESPACE``).
 _WHITESPACE = " \t\n\r"
@@ -116,3 +116,20 @@ def _json_module() -> Any:
     import json
 
     return json
+
+
+#: How deep :func:`strings` goes into nested arrays and objects.
+STRINGS_DEPTH = 20
+
+
+def strings(value: Any, depth: int = 0) -> Iterator[str]:
+    """Every string of a decoded JSON value (an object's values, an array's items), in document order,
+    down to :data:`STRINGS_DEPTH` levels: where a host may have put a hook's text in a transcript line."""
+    if isinstance(value, str):
+        yield value
+    elif depth < STRINGS_DEPTH and isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item, depth + 1)
+    elif depth < STRINGS_DEPTH and isinstance(value, list):
+        for item in value:
+            yield from strings(item, depth + 1)

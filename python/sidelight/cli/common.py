@@ -29,7 +29,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "EXPECTED_ERRORS",
-    "FORMAT_CHOICES",
     "RegisteredNames",
     "configure_colour",
     "env_flag",
@@ -56,10 +55,6 @@ EXPECTED_ERRORS: Final = (SidelightError, LookupError, ImportError, OSError, Val
 MAX_ENTRIES: Final = 1_000_000
 #: The most tokens a budget option may give (``number_option(maximum=MAX_TOKENS, what=TOKENS)``).
 MAX_TOKENS: Final = 100_000_000
-
-#: What ``--format`` takes on every command that reads a transcript without asking the plugins: the
-#: built-in formats. An installed plugin's format is taken too (:func:`format_option`).
-FORMAT_CHOICES: Final = ("auto", "claude-code", "pi", "codex", "gemini", "qwen", "copilot")
 
 #: Every command's output beside its results goes through the package logger (``-v``/``-q``).
 logger = logging.getLogger("sidelight")
@@ -129,15 +124,18 @@ def run(
 
 
 def format_option(command: argparse.ArgumentParser, what: str = "the transcript's format") -> None:
-    """``-f/--format`` on ``command``: ``auto``, a built-in format (:data:`FORMAT_CHOICES`) or an
-    installed plugin's, ``SIDELIGHT_FORMAT`` by default (checked like the option: a wrong one is a
-    usage error, exit 2, that lists every registered format). The plugins are loaded only for a name
-    that is not built in: building the parser (``--help``, completion) does not load them."""
+    """``-f/--format`` on ``command``: ``auto``, a format the native core reads
+    (:class:`sidelight.formats.Format`) or an installed plugin's, ``SIDELIGHT_FORMAT`` by default
+    (checked like the option: a wrong one is a usage error, exit 2, that lists every registered
+    format). The plugins are loaded only for a name the core does not read itself: building the parser
+    (``--help``, completion) does not load them."""
     import argparse
 
     def parse(text: str) -> str:
         value = text.strip().lower()
-        if value in FORMAT_CHOICES:
+        from sidelight.formats import Format
+
+        if value == "auto" or value in Format.__members__.values():
             return value
         from sidelight.scanning import format_names
 
@@ -154,8 +152,8 @@ def format_option(command: argparse.ArgumentParser, what: str = "the transcript'
         type=parse,
         default=os.environ.get("SIDELIGHT_FORMAT", "auto"),  # a string default goes through type=
         metavar="FORMAT",
-        help=f"{what}: auto (detect from the first lines), claude-code, pi, codex, gemini, qwen, "
-        "copilot, or an installed plugin's (sidelight plugins) [env: SIDELIGHT_FORMAT; default: auto]",
+        help=f"{what}: auto (detect from the first lines) or the name of a registered format (sidelight "
+        "plugins lists them) [env: SIDELIGHT_FORMAT; default: auto]",
     )
 
 

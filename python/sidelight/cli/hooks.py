@@ -213,7 +213,9 @@ def _install_help() -> type[argparse.HelpFormatter]:
                 from sidelight.plugins import get_plugins
 
                 installers = get_plugins().installers()
-                text = "".join(f"{name}: {installers[name].description}; " for name in sorted(installers)) + text
+                text = (
+                    "".join(f"{name}: {installers[name].description}; " for name in sorted(installers)) + text
+                )
             super().add_text(text)
 
         def _get_help_string(self, action: argparse.Action) -> str | None:

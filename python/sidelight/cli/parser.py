@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="sidelight",
-        description="Count what AI coding agents did, from their transcripts (Claude Code, Codex, Pi, "
-        "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode).",
+        description="Count what AI coding agents did, from their transcripts (the agents sidelight "
+        "knows: 'sidelight plugins' lists them).",
         epilog="Environment: SIDELIGHT_LOG_LEVEL (debug, info, warning, error) sets the verbosity.",
     )
     parser.add_argument("-V", "--version", action=_Version)

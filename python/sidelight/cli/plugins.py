@@ -16,7 +16,7 @@ __all__ = ["FAMILIES", "plugin_records", "register"]
 
 
 #: The record families, in the order ``sidelight plugins`` shows them.
-FAMILIES: tuple[str, ...] = ("formats", "resolvers", "summarizers", "injectors", "sinks")
+FAMILIES: tuple[str, ...] = ("agents", "formats", "resolvers", "summarizers", "injectors", "sinks")
 
 
 def register(commands: Any) -> None:
@@ -25,8 +25,8 @@ def register(commands: Any) -> None:
         "plugins",
         help="list the plugins and what they provide",
         description="List every plugin (the built-in templates and those installed under the "
-        "entry-point group 'sidelight'): its version, the hooks it implements and the formats, "
-        "resolvers, summarizers, injectors and sinks it provides; then the plugins that failed to "
+        "entry-point group 'sidelight'): its version, the hooks it implements and the agents, "
+        "formats, resolvers, summarizers, injectors and sinks it provides; then the plugins that failed to "
         "load. SIDELIGHT_PLUGINS (comma-separated entry-point names) restricts which plugins load. "
         "Two plugins that claim one name are an error (exit 1).",
     )

@@ -57,16 +57,15 @@ def register(commands: Any) -> None:
     sessions = commands.add_parser(
         "sessions",
         help="list the sessions sidelight can see",
-        description="List the sessions the resolvers find (Claude Code, Codex, Pi, Gemini CLI, Qwen Code, "
-        "GitHub Copilot CLI, opencode, volute minds and plugins), "
-        "grouped as siblings are, most recently modified first.",
+        description="List the sessions the resolvers find (every registered agent's: 'sidelight plugins' "
+        "lists them), grouped as siblings are, most recently modified first.",
     )
     sessions.add_argument(
         "--json",
         action="store_true",
         help="one JSON object per session: name, key, id, format, group, resolver, path, size, "
         "modified, subagents, subagent_paths, resumed, resumed_paths (later files of the session's own "
-        "transcript, as a Gemini resume writes), and the counts 'sidelight status' shows: messages, "
+        "transcript, as a resumed session may write), and the counts 'sidelight status' shows: messages, "
         "user_messages, assistant_messages, categories, partial",
     )
     sessions.set_defaults(run=_sessions_command, parser=sessions)

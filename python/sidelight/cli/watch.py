@@ -40,13 +40,13 @@ def register(commands: Any) -> None:
     watch = commands.add_parser(
         "watch",
         help="follow every session live: lifecycle, hot memory, status snapshot",
-        description="Watch the transcripts of every session the resolvers know (Claude Code, Codex, Pi, "
-        "Gemini CLI, Qwen Code, GitHub Copilot CLI, opencode, volute), in the foreground until Ctrl-C "
-        "or SIGTERM. New lines are read once, in batches; each "
-        "session's state (active, idle, suspended, ended) and hot memory are kept, lifecycle events go "
-        "to the sink plugins, ended sessions are archived, and a snapshot for 'sidelight status' is "
-        "written to the state directory. One watcher per state directory. Durations: 90s, 30m, 8h, "
-        "250ms. Each option can also be set in config.toml under the same name with underscores.",
+        description="Watch the transcripts of every session the resolvers know (every registered "
+        "agent's: 'sidelight plugins' lists them), in the foreground until Ctrl-C or SIGTERM. New "
+        "lines are read once, in batches; each session's state (active, idle, suspended, ended) and "
+        "hot memory are kept, lifecycle events go to the sink plugins, ended sessions are archived, "
+        "and a snapshot for 'sidelight status' is written to the state directory. One watcher per "
+        "state directory. Durations: 90s, 30m, 8h, 250ms. Each option can also be set in config.toml "
+        "under the same name with underscores.",
     )
     watch.add_argument(
         "--idle-timeout",

@@ -26,9 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
+from sidelight._fast import jsonio
 from sidelight.digest import _touched, absolute_path
 from sidelight.discovery import SessionNotFoundError, list_sessions
 from sidelight.paths import open_regular
+from sidelight.plugins import get_plugins
 from sidelight.reads import first_look, scan_reads
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.records import Session
+    from sidelight.records import AgentSpec, Session
     from sidelight.watch.status import StatusRow
 
 __all__ = [
@@ -681,7 +683,9 @@ class Board:
             out["conversation"] = []
             out["conversation_error"] = sanitize(str(error), TEXT_LIMIT)
         spec = self.plugins.formats().get(session.format)
-        injected = last_injected(session.path, session.format, spec.injected_markers if spec else ())
+        injected = last_injected(
+            session.path, session.format, spec.injected_markers if spec else (), self.plugins
+        )
         out["last_injected"] = None if injected is None else injected["text"]
         out["last_injected_where"] = None if injected is None else injected["where"]
         out["last_injected_time"] = None if injected is None else injected["time"]
@@ -859,111 +863,45 @@ def minute_counts(
     return counts
 
 
-#: Where each host records a hook's context in its transcript: the places docs/activity.md names as
-#: never counted because a hook's text (ours among them) lands there. Each takes one line's JSON object
-#: and gives the strings held in that place (none when the line is not one).
-def _claude_code_hook(line: dict[str, Any]) -> Iterable[Any]:
-    attachment = line.get("attachment")
-    if line.get("type") == "attachment" and isinstance(attachment, dict):
-        yield from [attachment.get("content")] if str(attachment.get("type", "")).startswith("hook") else []
-
-
-def _codex_developer(line: dict[str, Any]) -> Iterable[Any]:
-    payload = line.get("payload") if line.get("type") == "response_item" else line
-    if (
-        isinstance(payload, dict)
-        and payload.get("type") == "message"
-        and payload.get("role") in ("developer", "system")
-    ):
-        yield payload.get("content")
-
-
-def _pi_custom(line: dict[str, Any]) -> Iterable[Any]:
-    if line.get("type") == "custom_message":
-        yield line.get("content")
-
-
-def _gemini_hook_context(line: dict[str, Any]) -> Iterable[Any]:
-    if line.get("type") == "user":
-        yield from (
-            text for text in _strings(line.get("content")) if text.lstrip().startswith("<hook_context>")
-        )
-
-
-def _qwen_hook_context(line: dict[str, Any]) -> Iterable[Any]:
-    message = line.get("message")
-    if line.get("type") == "user" and isinstance(message, dict):
-        marker = "<qwen:user-prompt-submit-context>"
-        yield from (text for text in _strings(message.get("parts")) if text.lstrip().startswith(marker))
-
-
-def _copilot_hook(line: dict[str, Any]) -> Iterable[Any]:
-    data = line.get("data")
-    if isinstance(data, dict):
-        if line.get("type") == "hook.end":
-            yield data
-        elif line.get("type") == "user.message":
-            yield data.get("transformedContent")
-
-
-def _opencode_synthetic(line: dict[str, Any]) -> Iterable[Any]:
-    parts = line.get("parts") if line.get("type") == "message" else None
-    if isinstance(parts, list):
-        yield from (p.get("text") for p in parts if isinstance(p, dict) and p.get("synthetic"))
-
-
-#: Per format: where its host records a hook's context, as the page names it, and how to find it.
-INJECTED_PLACES: Final[dict[str, tuple[str, Callable[[dict[str, Any]], Iterable[Any]]]]] = {
-    "claude-code": ("Claude Code's hook attachment (hook_additional_context)", _claude_code_hook),
-    "codex": ("Codex's developer message", _codex_developer),
-    "pi": ("Pi's custom message (session-update)", _pi_custom),
-    "gemini": ("Gemini CLI's <hook_context> part of the prompt", _gemini_hook_context),
-    "qwen": ("Qwen Code's <qwen:user-prompt-submit-context> part of the prompt", _qwen_hook_context),
-    "copilot": ("GitHub Copilot CLI's hook.end event and transformedContent", _copilot_hook),
-    "opencode": ("opencode's synthetic text part", _opencode_synthetic),
-}
-#: The closing tags a host puts around a hook's text: the block ends at the first one.
-_CLOSING_TAGS: Final = ("</hook_context>", "</qwen:user-prompt-submit-context>", "</system_reminder>")
-
-
-def last_injected(path: Path, format: str, markers: Iterable[str] = ()) -> dict[str, Any] | None:
-    """The last block sidelight injected into the transcript at ``path``, read where the host of
-    ``format`` records a hook's context (:data:`INJECTED_PLACES`) in its last :data:`INJECTED_TAIL_BYTES`,
-    and recognised as the formats recognise our text (:func:`sidelight.history.strip_injected`: one of
-    :data:`sidelight.history.INJECTED_HEADERS` or the format's ``injected_markers``), from that header
-    on. ``{"text", "where", "time"}`` (the line's time, ISO 8601 UTC, or ``None``); ``None`` when there
-    is none. A format without a known place (a plugin's) is searched in every string of its lines."""
+def last_injected(
+    path: Path, format: str, markers: Iterable[str] = (), plugins: Plugins | None = None
+) -> dict[str, Any] | None:
+    """The last block sidelight injected into the transcript at ``path``, read where the agent whose
+    transcripts are in ``format`` records a hook's context (its :attr:`AgentSpec.injected_values`) in
+    the last :data:`INJECTED_TAIL_BYTES`, and recognised as the formats recognise our text
+    (:func:`sidelight.history.strip_injected`: one of :data:`sidelight.history.INJECTED_HEADERS` or the
+    format's ``injected_markers``), from that header on. ``{"text", "where", "time"}`` (the line's
+    time, ISO 8601 UTC, or ``None``); ``None`` when there is none. A format of no agent that says where
+    (a plugin's) is searched in every string of its lines."""
     from sidelight.history import INJECTED_HEADERS
 
     headers = (*INJECTED_HEADERS, *(m for m in markers if m))
-    place = INJECTED_PLACES.get(format)
-    where, strings = place if place is not None else ("a line of its transcript", lambda line: [line])
+    agent = _agent_of_format(format, plugins or get_plugins())
+    where, strings = (
+        (agent.injected_where or agent.title, agent.injected_values)
+        if agent is not None and agent.injected_values is not None
+        else ("a line of its transcript", lambda line: [line])
+    )
     found: tuple[str, Any] | None = None
     for line in _tail_lines(path, INJECTED_TAIL_BYTES):
         for value in strings(line):
-            for text in _strings(value):
+            for text in jsonio.strings(value):
                 start = min((i for i in (text.find(h) for h in headers) if i >= 0), default=-1)
                 if start >= 0:
                     found = (text[start:], line.get("timestamp"))
     if found is None:
         return None
     text, stamp = found
-    ends = [i for i in (text.find(tag) for tag in _CLOSING_TAGS) if i >= 0]
-    if ends:
-        text = text[: min(ends)]
     moment = epoch_seconds(stamp) if isinstance(stamp, str) else None
     return {"text": sanitize_lines(text.rstrip(), keep_spacing=True), "where": where, "time": iso(moment)}
 
 
-def _strings(value: Any, depth: int = 0) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif depth < 20 and isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item, depth + 1)
-    elif depth < 20 and isinstance(value, list):
-        for item in value:
-            yield from _strings(item, depth + 1)
+def _agent_of_format(format: str, plugins: Plugins) -> AgentSpec | None:
+    """The agent whose transcripts are in ``format``: the one of that name, else the first that lists it."""
+    named = plugins.agent(format)
+    if named is not None and format in named.formats:
+        return named
+    return next((a for a in plugins.agents().values() if format in a.formats), None)
 
 
 def _tail_lines(path: Path, size: int) -> list[dict[str, Any]]:

@@ -665,10 +665,10 @@ class Planned:
 
 def plan_start(event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins) -> Planned:
     """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi and opencode,
-    which cannot inject at start (``facts.NO_START_INJECTION``), applying it keeps the handoff for
-    :func:`plan_prompt`. A start that is not new drops a handoff kept for the session. ``session``: the
-    event's (``None``: not known), as the hook resolved it. Never raises."""
-    from sidelight.facts import NO_START_INJECTION
+    which cannot inject at start (:func:`sidelight.facts.injects_at_start`), applying it keeps the
+    handoff for :func:`plan_prompt`. A start that is not new drops a handoff kept for the session.
+    ``session``: the event's (``None``: not known), as the hook resolved it. Never raises."""
+    from sidelight.facts import injects_at_start
 
     if not is_enabled():
         return Planned()
@@ -682,7 +682,7 @@ def plan_start(event: HostEvent, session: Session | None, settings: Settings, pl
         if found is None:
             return Planned()
         delivery, claim = found
-        if event.host not in NO_START_INJECTION:
+        if injects_at_start(event.host, plugins):
 
             def deliver() -> bool:
                 if not claim():

@@ -17,17 +17,17 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
 
-#: Environment variables that point sidelight or the agents at the real home's files.
-_ISOLATED = (
-    "CLAUDE_CONFIG_DIR",
-    "PI_CODING_AGENT_DIR",
-    "CODEX_HOME",
-    "GEMINI_CLI_HOME",
-    "QWEN_HOME",
-    "COPILOT_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CONFIG_HOME",
-)
+#: Environment variables beside the agents' own that point sidelight at the real home's files.
+_ISOLATED = ("XDG_STATE_HOME", "XDG_CONFIG_HOME")
+
+
+def _isolated_variables() -> frozenset[str]:
+    """The variables :func:`sidelight_home` removes besides ``SIDELIGHT_*``: :data:`_ISOLATED` and
+    every built-in agent's folder variables (:attr:`sidelight.records.AgentSpec.variables`)."""
+    from sidelight.plugins import Plugins
+
+    agents = Plugins(entry_points=False).agents().values()
+    return frozenset({*_ISOLATED, *(name for agent in agents for name in agent.variables)})
 
 
 @pytest.fixture
@@ -39,8 +39,9 @@ def sidelight_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """
     home = tmp_path / "home"
     home.mkdir()
+    isolated = _isolated_variables()
     for name in list(os.environ):
-        if name.startswith("SIDELIGHT_") or name in _ISOLATED:
+        if name.startswith("SIDELIGHT_") or name in isolated:
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(home / "state"))

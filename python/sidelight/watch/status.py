@@ -497,10 +497,8 @@ def _sorted(rows: list[StatusRow]) -> list[StatusRow]:
 
 
 def _searched(settings: Settings, plugins: Plugins) -> list[str]:
-    folders: list[str] = [os.fspath(d / "projects") for d in settings.claude_dirs]
-    for folder in (settings.pi_dir, settings.codex_dir):
-        if folder is not None:
-            folders.append(os.fspath(folder / "sessions"))
+    """The folders the resolvers find sessions in (their ``roots``: those that exist)."""
+    folders: list[str] = []
     for resolver in plugins.resolvers().values():
         try:
             folders.extend(os.fspath(root) for root in resolver.roots(settings))

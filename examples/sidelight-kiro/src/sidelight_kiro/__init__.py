@@ -1,4 +1,4 @@
-"""sidelight plugin: Kiro CLI sessions (format ``kiro``, resolver ``kiro``, installer ``kiro``).
+"""sidelight plugin: Kiro CLI sessions (agent, format, resolver and installer ``kiro``).
 
 Everything here uses sidelight's public plugin API only: the ``hookimpl`` marker, the records of
 ``sidelight.records`` and the format description classes of ``sidelight.formats``.
@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING
 
 from sidelight import hookimpl
 from sidelight.formats import Blocks, Event, Layout
-from sidelight.records import FormatSpec, HostEvent, InstallerSpec, InstallResult, ResolverSpec, Session
+from sidelight.records import (
+    AgentSpec,
+    FormatSpec,
+    HostEvent,
+    InstallerSpec,
+    InstallResult,
+    ResolverSpec,
+    Session,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -291,4 +299,26 @@ def sidelight_installers() -> Iterator[InstallerSpec]:
         install=install,
         uninstall=uninstall,
         description="a Kiro CLI agent with sidelight's hooks, ~/.kiro/agents/sidelight.json",
+    )
+
+
+# --- The agent: what ties the records above together under one name ------------------------------------
+
+
+@hookimpl
+def sidelight_agents() -> Iterator[AgentSpec]:
+    yield AgentSpec(
+        name=NAME,
+        title="Kiro CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),  # ``sidelight hook kiro``: the installed agent's hooks
+        installer=NAME,
+        # None answered yet: the installer writes ``agentSpawn`` and ``userPromptSubmit`` hooks, but
+        # without an injector for Kiro's hook input sidelight prints nothing there (README.md, "The
+        # installer"). With one, they would be ``HostHook("prompt", "userPromptSubmit", {"inject"})``
+        # and ``HostHook("start", "agentSpawn", {"inject"})``.
+        hooks=(),
+        timeout_unit="ms",  # ASSUMED: the predecessor's hooks take ``timeout_ms``
+        variables=("SIDELIGHT_KIRO_DIR",),
     )

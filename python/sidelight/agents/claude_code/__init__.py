@@ -55,7 +55,8 @@ from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, Re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
 
@@ -282,12 +283,47 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where Claude Code keeps a hook's context (ours among them): an ``attachment`` line of a hook's
+    type (``hook_additional_context``)."""
+    attachment = line.get("attachment")
+    if (
+        line.get("type") == "attachment"
+        and isinstance(attachment, dict)
+        and str(attachment.get("type", "")).startswith("hook")
+    ):
+        yield attachment.get("content")
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME, "agent-sdk"))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Claude Code",
+        formats=(NAME,),
+        resolver=NAME,
+        # The Claude Agent SDK's callback speaks Claude Code's hooks and writes its transcripts.
+        hosts=(NAME, "agent-sdk"),
+        installer=NAME,
+        hooks=(
+            HostHook("prompt", "UserPromptSubmit", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("end", "SessionEnd"),
+            HostHook("before_tool", "PreToolUse", {"inject", "refuse"}),
+            HostHook("after_tool", "PostToolUse", {"inject"}),
+            HostHook("after_batch", "PostToolBatch", {"inject"}),
+        ),
+        timeout_unit="s",
+        variables=("CLAUDE_CONFIG_DIR",),
+        injected_where="Claude Code's hook attachment (hook_additional_context)",
+        injected_values=injected_values,
+        short_name="claude",
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

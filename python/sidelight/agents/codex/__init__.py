@@ -45,7 +45,8 @@ from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, Re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
 
@@ -216,12 +217,42 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(NAME, "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)")
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where Codex keeps a hook's context: a developer (or system) message of the rollout."""
+    payload = line.get("payload") if line.get("type") == "response_item" else line
+    if (
+        isinstance(payload, dict)
+        and payload.get("type") == "message"
+        and payload.get("role") in ("developer", "system")
+    ):
+        yield payload.get("content")
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Codex CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        hooks=(  # Codex has no SessionEnd
+            HostHook("prompt", "UserPromptSubmit", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("before_tool", "PreToolUse", {"inject", "refuse"}),
+            HostHook("after_tool", "PostToolUse", {"inject"}),
+        ),
+        timeout_unit="s",
+        variables=("CODEX_HOME",),
+        injected_where="Codex's developer message",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

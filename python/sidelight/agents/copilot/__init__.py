@@ -207,12 +207,52 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+#: Where Copilot's chat requests end a hook's context.
+_CONTEXT_CLOSE = "</system_reminder>"
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
+    """Where GitHub Copilot CLI keeps a hook's context: a ``hook.end`` event's output, and the prompt's
+    ``transformedContent`` (each text up to its ``</system_reminder>``)."""
+    from sidelight._fast.jsonio import strings
+
+    data = line.get("data")
+    if isinstance(data, dict):
+        if line.get("type") == "hook.end":
+            found: Any = data
+        elif line.get("type") == "user.message":
+            found = data.get("transformedContent")
+        else:
+            return
+        for text in strings(found):
+            yield from text.split(_CONTEXT_CLOSE)
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="GitHub Copilot CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        hooks=(
+            HostHook("prompt", "userPromptSubmitted", {"inject"}),
+            HostHook("start", "sessionStart", {"inject"}),
+            HostHook("end", "sessionEnd"),
+            HostHook("before_tool", "preToolUse", {"inject", "refuse"}),
+            HostHook("after_tool", "postToolUse", {"inject"}),
+        ),
+        timeout_unit="s",
+        variables=("COPILOT_HOME",),
+        injected_where="GitHub Copilot CLI's hook.end event and transformedContent",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

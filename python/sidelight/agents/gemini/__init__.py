@@ -343,12 +343,42 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
+    """Where Gemini CLI keeps a hook's context: a ``<hook_context>`` part of the user's message (each
+    up to its closing tag)."""
+    if line.get("type") == "user":
+        for text in jsonio.strings(line.get("content")):
+            if text.lstrip().startswith(_HOOK_OPEN):
+                yield from text.split(_HOOK_CLOSE)
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Gemini CLI",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # BeforeTool's additionalContext is not sent; AfterTool's joins the tool's result.
+        hooks=(
+            HostHook("prompt", "BeforeAgent", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("end", "SessionEnd"),
+            HostHook("before_tool", "BeforeTool", {"refuse"}),
+            HostHook("after_tool", "AfterTool", {"inject"}),
+        ),
+        timeout_unit="ms",
+        variables=("GEMINI_CLI_HOME",),
+        injected_where="Gemini CLI's <hook_context> part of the prompt",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

@@ -652,12 +652,42 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where sidelight's text lands in an exported opencode session: a message's synthetic text part."""
+    parts = line.get("parts") if line.get("type") == "message" else None
+    if isinstance(parts, list):
+        yield from (p.get("text") for p in parts if isinstance(p, dict) and p.get("synthetic"))
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="opencode",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # sidelight's plugin (integrations/opencode/sidelight.ts), in opencode's process: it hears a
+        # session's start and end, but cannot add to the conversation then; tool.execute.before can only
+        # refuse (it throws), tool.execute.after appends to the tool's output.
+        hooks=(
+            HostHook("prompt", "chat.message", {"inject"}),
+            HostHook("start", "session.created"),
+            HostHook("end", "session.deleted"),
+            HostHook("before_tool", "tool.execute.before", {"refuse"}),
+            HostHook("after_tool", "tool.execute.after", {"inject"}),
+        ),
+        timeout_unit="",
+        variables=("XDG_DATA_HOME",),  # its database, and sidelight's export of it
+        injected_where="opencode's synthetic text part",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

@@ -257,12 +257,40 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
+    """Where Pi keeps sidelight's text: the extension's ``custom_message`` entries."""
+    if line.get("type") == "custom_message":
+        yield line.get("content")
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Pi",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # sidelight's extension (integrations/pi/sidelight.ts): it hears a session's start and end, but
+        # what it answers then reaches no model; a tool call's steer message does, after the result.
+        hooks=(
+            HostHook("prompt", "before_agent_start", {"inject"}),
+            HostHook("start", "session_start"),
+            HostHook("end", "session_shutdown"),
+            HostHook("before_tool", "tool_call", {"inject", "refuse"}),
+            HostHook("after_tool", "tool_result", {"inject"}),
+        ),
+        timeout_unit="",
+        variables=("PI_CODING_AGENT_DIR",),
+        injected_where="Pi's custom message (session-update)",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

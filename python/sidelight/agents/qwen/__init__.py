@@ -41,7 +41,8 @@ from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, Re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Mapping
+    from typing import Any
 
     from sidelight.config import Settings
 
@@ -194,12 +195,51 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
     )
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
+
+#: How Qwen Code wraps a prompt hook's context in the prompt it records.
+_CONTEXT_OPEN = "<qwen:user-prompt-submit-context>"
+_CONTEXT_CLOSE = "</qwen:user-prompt-submit-context>"
+
+
+def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
+    """Where Qwen Code keeps a prompt hook's context: a part of the user's message, wrapped in its
+    ``<qwen:user-prompt-submit-context>`` tags (each text up to its closing tag)."""
+    from sidelight._fast.jsonio import strings
+
+    message = line.get("message")
+    if line.get("type") == "user" and isinstance(message, dict):
+        for text in strings(message.get("parts")):
+            if text.lstrip().startswith(_CONTEXT_OPEN):
+                yield from text.split(_CONTEXT_CLOSE)
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, formats=(NAME,), resolver=NAME, hosts=(NAME,))
+    from sidelight.records import AgentSpec, HostHook
+
+    yield AgentSpec(
+        name=NAME,
+        title="Qwen Code",
+        formats=(NAME,),
+        resolver=NAME,
+        hosts=(NAME,),
+        installer=NAME,
+        # A PreToolUse hook's context is not sent (0.24.4); UserPromptSubmit fires again, prompt empty,
+        # after each tool batch (the hook answers nothing then).
+        hooks=(
+            HostHook("prompt", "UserPromptSubmit", {"inject"}),
+            HostHook("start", "SessionStart", {"inject"}),
+            HostHook("end", "SessionEnd"),
+            HostHook("before_tool", "PreToolUse", {"refuse"}),
+            HostHook("after_tool", "PostToolUse", {"inject"}),
+            HostHook("after_batch", "PostToolBatch", {"inject"}),
+        ),
+        timeout_unit="ms",
+        variables=("QWEN_HOME",),
+        injected_where="Qwen Code's <qwen:user-prompt-submit-context> part of the prompt",
+        injected_values=injected_values,
+    )
 
 
 # --- The installer (``sidelight install`` / ``uninstall``): this folder's ``install.py``, imported only

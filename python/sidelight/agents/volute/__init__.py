@@ -304,9 +304,18 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
-# --- The agent (the index's name; its full record is written with the agents' records) ---------------
+# -- the agent -------------------------------------------------------------------------------------------
 
 
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
-    yield AgentSpec(name=NAME, resolver=NAME)
+    from sidelight.records import AgentSpec
+
+    # A mind's sessions are other agents' transcripts (their formats, hooks and installers); volute adds
+    # the names and where its minds live.
+    yield AgentSpec(
+        name=NAME,
+        title="volute",
+        resolver=NAME,
+        variables=("VOLUTE_HOME", "VOLUTE_MINDS_DIR"),
+    )
