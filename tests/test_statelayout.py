@@ -161,7 +161,7 @@ def _layout_names() -> tuple[set[str], set[str]]:
 #: Literals that are the same word as a name of the layout but another thing, by module.
 ALLOWED = {
     # Copilot's own transcript file in its session folder
-    ("templates/copilot.py", "events.jsonl"),
+    ("agents/copilot/__init__.py", "events.jsonl"),
     # Codex's own config file; opencode's own folders (its plugins, its database)
     ("install.py", "config.toml"),
     ("install.py", "opencode"),

@@ -119,13 +119,12 @@ def tool_line(
     return f"[{shown} → {outcome}]" if outcome else f"[{shown}]"
 
 
-# An exit code as the agents write it: Codex (``Exit code: 1``, ``Process exited with code 1``),
-# Claude Code (``Exit code 1``), Pi (``Command exited with code 1``), and the core for the ones a
-# transcript records apart (``Exit code: 1``).
+# An exit code as the agents write it (``Exit code: 1``, ``Exit code 1``, ``Process exited with code 1``,
+# ``Command exited with code 1``), and the core for the ones a transcript records apart (``Exit code: 1``).
 _EXIT_LINE = re.compile(r"(?:exit code:?|(?:process|command) exited with code)\s*(-?\d+)\.?", re.IGNORECASE)
-# Codex's header lines before a command's output.
-_CODEX_HEADER = re.compile(r"(?:chunk id|wall time|original token count|total output lines):", re.IGNORECASE)
-# Claude Code's wrapper of a tool's error.
+# A command runner's header lines before a command's output (``Chunk ID: …``, ``Wall time: …``).
+_RUNNER_HEADER = re.compile(r"(?:chunk id|wall time|original token count|total output lines):", re.IGNORECASE)
+# An agent's wrapper of a tool's error.
 _ERROR_TAG = re.compile(r"</?tool_use_error>")
 # A line that is only a markup element (a client's metadata, ``<usage>…</usage>``): not shown.
 _MARKUP_LINE = re.compile(r"<([A-Za-z][\w-]*)>[^<]*</\1>|</?[A-Za-z][\w-]*>")
@@ -154,7 +153,7 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
     code: int | None = None
     body: list[str] = []
     if "Output:" in lines[:8]:
-        # Codex: a header (exit code, wall time…) and then the output.
+        # A command runner's header (exit code, wall time…) and then the output.
         at = lines.index("Output:")
         header, lines = lines[:at], lines[at + 1 :]
         for line in header:
@@ -165,7 +164,7 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
         found = _EXIT_LINE.fullmatch(line)
         if found and code is None:
             code = int(found[1])
-        elif line != "…" and not _CODEX_HEADER.match(line) and not _MARKUP_LINE.fullmatch(line):
+        elif line != "…" and not _RUNNER_HEADER.match(line) and not _MARKUP_LINE.fullmatch(line):
             body.append(line)
     failed = error or (code is not None and code != 0)
     prefix = f"exit {code}" if failed and code not in (None, 0) else "error" if failed else ""

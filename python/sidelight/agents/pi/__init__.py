@@ -30,13 +30,13 @@ from pathlib import Path
 
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
+from sidelight.agents.pi.paths import TITLE_LINES, pi_session_uuid
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.paths import (
     TitledSession,
     child_path,
     head_string_field,
     own_transcript,
-    pi_session_uuid,
     quietly,
     real,
     short_id,
@@ -63,6 +63,7 @@ FORMAT = FormatSpec(
     # decoder) whose text starts with the marker.
     injected_markers=("[Session Activity]",),
     description="Pi coding agent sessions (~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl)",
+    title_lines=TITLE_LINES,
 )
 
 
@@ -141,7 +142,7 @@ def _session(path: Path, uuid: str, group: str) -> Session:
         group=group,
         resolver=NAME,
         id=uuid,
-        title_format="pi",
+        title_lines=TITLE_LINES,
         fallback=short_id(uuid),
     )
 
@@ -186,6 +187,7 @@ RESOLVER = ResolverSpec(
     list_sessions=list_sessions,
     current=current,
     roots=roots,
+    session_at=session_for_path,
     description="Pi sessions under ~/.pi/agent/sessions; grouped by working directory",
 )
 
