@@ -111,8 +111,9 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
 PLUGIN_MODULES = ("sidelight.templates.", "sidelight.agents.")
 
 #: The built-in templates a Claude Code prompt imports in a HOME with only ``~/.claude``: its resolver and
-#: format (and its folder rules, ``paths``), its injector, volute's minds (found around the working directory), the fleet's resolver, the
-#: default summarizer. Not the other agents' templates, nor the watcher's sinks.
+#: format (and its folder rules, ``paths``), its injector, volute's minds (found around the working
+#: directory), the fleet's resolver, the default summarizer. Not the other agents' templates, nor the
+#: watcher's sinks.
 CLAUDE_CODE_PROMPT = [
     "sidelight.agents.claude_code",
     "sidelight.agents.claude_code.paths",

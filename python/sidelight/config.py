@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sidelight._fast._record import NEW_DICT, record
 from sidelight.errors import UsageError
-from sidelight.statelayout import OPENCODE_DIR
+from sidelight.statelayout import export_dir
 from sidelight.warm import (
     CONFIG,
     DEFAULT_TIME_BUDGET,
@@ -427,8 +427,8 @@ def opencode_database(settings: Settings) -> str:
 
 
 def opencode_export_dir(settings: Settings) -> str:
-    """Where sidelight's export of opencode's sessions and its index live: ``<state dir>/opencode``."""
-    return os.path.join(settings.state_dir, OPENCODE_DIR)  # noqa: PTH118
+    """Where sidelight's export of opencode's sessions and its index live (:func:`export_dir`)."""
+    return export_dir(settings.state_dir, "opencode")
 
 
 def _agent_dir(value: str | None, home: Path, default: str) -> Path:

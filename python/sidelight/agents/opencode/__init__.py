@@ -61,7 +61,7 @@ from sidelight.config import opencode_database, opencode_export_dir
 from sidelight.paths import open_regular, real
 from sidelight.records import EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
-from sidelight.statelayout import OPENCODE_INDEX_FILE
+from sidelight.statelayout import EXPORT_INDEX_FILE
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ _SESSION_ID = Pattern(r"^[A-Za-z0-9_-]{1,128}$")
 # --- Where things are ------------------------------------------------------------------------------
 
 
-#: opencode's database, and where sidelight's export of its sessions lives (``<state dir>/opencode``).
+#: opencode's database, and where sidelight's export of its sessions lives (``<state dir>/exports/opencode``).
 database_path = opencode_database
 export_dir = opencode_export_dir
 
@@ -167,7 +167,7 @@ def _stat_key(path: str) -> list[int] | None:
 
 def _read_index(folder: str) -> dict[str, Any]:
     try:
-        with open_regular(os.path.join(folder, OPENCODE_INDEX_FILE)) as file:
+        with open_regular(os.path.join(folder, EXPORT_INDEX_FILE)) as file:
             index = jsonio.loads(file.read())
     except (OSError, ValueError):
         return {}
@@ -189,7 +189,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
     try:
         private_dir(folder)  # each missing level 0700: the state directory too
         lock = os.open(
-            os.path.join(folder, OPENCODE_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+            os.path.join(folder, EXPORT_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
         )
     except OSError as error:
         logger.warning("opencode: cannot write the export in %s: %s", folder, error)
@@ -207,7 +207,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
             logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
             return dict(index.get("sessions") or {})
         data = jsonio.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
-        write_atomic(Path(folder, OPENCODE_INDEX_FILE), data, durable=False)
+        write_atomic(Path(folder, EXPORT_INDEX_FILE), data, durable=False)
         return index["sessions"]  # type: ignore[no-any-return]
     finally:
         os.close(lock)
