@@ -81,9 +81,9 @@ class Session:
     """One agent session as a resolver sees it.
 
     ``key`` is unique across all resolvers and stable over time (it names the session in cursor files);
-    ``name`` is what a person reads in the digest (a volute name like ``discord``, a transcript title,
-    else a short id); ``group`` decides who the siblings are (by default, sessions of one group see
-    each other: for Claude Code the project directory).
+    ``name`` is what a person reads in the digest (a name a host gives it like ``discord``, a transcript
+    title, else a short id); ``group`` decides who the siblings are (by default, sessions of one group
+    see each other: usually the project directory).
     """
 
     __slots__ = ("cursor_file", "extra_paths", "format", "group", "id", "key", "name", "path", "resolver")
@@ -94,12 +94,13 @@ class Session:
     format: str
     group: str
     resolver: str
-    #: The agent's own id of the session (Claude Code ``sessionId``, Pi header ``id``, Codex rollout id).
+    #: The agent's own id of the session (as its transcript or file name records it).
     id: str | None
-    #: More transcripts that belong to this session (Claude Code subagent files).
+    #: More transcripts that belong to this session (its subagents', or a resumed session's later files:
+    #: ``FormatSpec.resumes_beside``).
     extra_paths: tuple[Path, ...]
     #: Where this session keeps its cursors when it reads its siblings (``None``: the state directory's
-    #: ``cursors.json``; the volute template keeps ``.volute/session-cursors.json``).
+    #: ``cursors.json``; a resolver may keep them beside the session's own files).
     cursor_file: Path | None
 
     def __init__(
