@@ -25,7 +25,7 @@ ARCHITECTURE = layers.ROOT / "docs" / "architecture.md"
 #: The layout tree: the first ```text block after the "## Layout" heading.
 TREE = re.compile(r"^## Layout\n.*?^```text\n(?P<body>.*?)^```\n", re.M | re.S)
 #: Folders of the package listed whole, not module by module.
-LISTED_WHOLE = ("templates", "integrations", "testing")
+LISTED_WHOLE = ("agents", "templates", "integrations", "testing")
 
 
 def listed_paths(text: str) -> list[str]:
@@ -60,7 +60,7 @@ def architecture_findings(text: str, root: Path) -> list[str]:
         inside = path.relative_to(package).parts if path.is_relative_to(package) else ()
         if relative in listed:
             continue
-        # A subpackage's __init__.py goes with its modules; templates/, integrations/, testing/ as folders.
+        # A subpackage's __init__.py goes with its modules; the LISTED_WHOLE folders as folders.
         whole = len(inside) > 1 and inside[0] in LISTED_WHOLE and f"python/sidelight/{inside[0]}/" in listed
         if whole or (len(inside) > 1 and inside[-1] == "__init__.py"):
             continue
