@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import sidelight
-from sidelight.paths import ClaudeSubagent
 from sidelight.recap.collapse import (
     Line,
     ToolCall,
@@ -20,6 +19,7 @@ from sidelight.recap.collapse import (
     command_outcome,
     is_acknowledgement,
 )
+from sidelight.records import Subagent
 from tests.conftest import ROOT
 
 if TYPE_CHECKING:
@@ -374,7 +374,7 @@ def test_a_subagents_own_transcript_is_read_as_its_work() -> None:
         ("observational", "Ran `ls | wc -l`."),
         ("assistant", "Assistant: There are 0 files."),
     ]
-    assert log.subagent == ClaudeSubagent(agent_type="general-purpose", description="Count the files")
+    assert log.subagent == Subagent(agent_type="general-purpose", description="Count the files")
     categories = {k: v for k, v in sidelight.scan(path).categories.as_dict().items() if v}
     assert log.tool_counts == categories == {"command": 1}
     assert not log.interrupted

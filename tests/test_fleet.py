@@ -30,11 +30,11 @@ from typing import Any
 import pytest
 
 from sidelight import discovery, hook, reads
+from sidelight.agents.claude_code.paths import claude_project_dir
 from sidelight.config import ConfigError, Settings
 from sidelight.cursors import CursorStore
 from sidelight.fleet import streams as fleet
 from sidelight.lifecycle import LifecycleSettings, SessionTracker
-from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from sidelight.records import SessionActivity
 from sidelight.statelayout import FLEET_CURSORS_FILE

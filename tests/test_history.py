@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import sidelight
 from sidelight import paths, scanning
 from sidelight.agents import volute
+from sidelight.agents.claude_code import paths as claude_paths
 from sidelight.config import Settings
 from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError
 from sidelight.history import (
@@ -52,7 +53,7 @@ FIRST_PROMPT = "Create notes.txt with two lines, then change beta to gamma and s
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> None:
     """Resolver caches are keyed by path and live as long as the process: start each test empty."""
-    paths._find_volute_mind.cache_clear()
+    volute._find_volute_mind.cache_clear()
     paths.real.cache_clear()
     volute._seen_minds.clear()
 
@@ -552,7 +553,7 @@ def make_sdk_mind(tmp_path: Path, home: Path, name: str, session_id: str, source
     sessions.mkdir(parents=True, exist_ok=True)
     (sessions / f"{name}.json").write_text(json.dumps({"sessionId": session_id}))
     if source is not None:
-        project = home / ".claude" / "projects" / paths.claude_sanitize(str((mind / "home").resolve()))
+        project = home / ".claude" / "projects" / claude_paths.claude_sanitize(str((mind / "home").resolve()))
         project.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, project / f"{session_id}.jsonl")
     return mind

@@ -115,10 +115,12 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
 PLUGIN_MODULES = ("sidelight.templates.", "sidelight.agents.")
 
 #: The built-in templates a Claude Code prompt imports in a HOME with only ``~/.claude``: its resolver and
-#: format and its injector, volute's minds (found around the working directory), the fleet's resolver, the
-#: default summarizer. Not the other agents' templates, nor the watcher's sinks.
+#: format (and its folder rules, ``paths``), its injector, volute's minds (found around the working
+#: directory), the fleet's resolver, the default summarizer. Not the other agents' templates, nor the
+#: watcher's sinks.
 CLAUDE_CODE_PROMPT = [
     "sidelight.agents.claude_code",
+    "sidelight.agents.claude_code.paths",
     "sidelight.agents.volute",
     "sidelight.templates.default",
     "sidelight.templates.redis_streams",
@@ -132,6 +134,9 @@ AGENT_FOLDERS = {
     "copilot": ".copilot/session-state",
     "gemini": ".gemini/tmp",
 }
+
+#: The modules of an agent's folder beside its template that its listing imports (its folder rules).
+AGENT_RULES = {"pi": ("sidelight.agents.pi.paths",)}
 
 
 def _prompt_templates(world: HookWorld, **env: str) -> list[str]:
@@ -147,7 +152,8 @@ def test_a_prompt_imports_another_agents_template_once_its_sessions_folder_exist
     assert _prompt_templates(world) == CLAUDE_CODE_PROMPT
     for agent, folder in AGENT_FOLDERS.items():
         (world.home / folder).mkdir(parents=True)
-        expected = sorted([*CLAUDE_CODE_PROMPT, f"sidelight.agents.{agent}"])
+        own = [f"sidelight.agents.{agent}", *AGENT_RULES.get(agent, ())]
+        expected = sorted([*CLAUDE_CODE_PROMPT, *own])
         assert _prompt_templates(world) == expected, agent
         (world.home / folder).rmdir()
     # an agent's folder moved by its variable

@@ -413,11 +413,12 @@ def _returns(function: Any, fifo: Path) -> Any:
 
 
 def test_titles_and_heads_of_a_fifo_are_refused_at_once(tmp_path):
+    from sidelight.agents.claude_code.paths import TITLE_LINES
     from sidelight.paths import NOT_REGULAR, head_string_field, open_regular, read_title
 
     fifo = tmp_path / "t.jsonl"
     os.mkfifo(fifo)
-    assert _returns(lambda: read_title(fifo, "claude-code"), fifo) is None
+    assert _returns(lambda: read_title(fifo, TITLE_LINES), fifo) is None
     assert _returns(lambda: head_string_field(fifo, "cwd"), fifo) is None
 
     def refused() -> str:

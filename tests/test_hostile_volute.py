@@ -37,7 +37,7 @@ PI_ID = "0191a000-0000-7000-8000-00000000beef"
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> None:
     """Minds are remembered per path and per process: each test starts with none."""
-    paths._find_volute_mind.cache_clear()
+    volute._find_volute_mind.cache_clear()
     paths.real.cache_clear()
     volute._seen_minds.clear()
 
@@ -138,7 +138,7 @@ def test_nothing_in_an_untrusted_volute_folder_names_the_current_session(world: 
     ):
         assert volute.current(event, settings) is None
     assert volute._seen_minds == {}  # and no mind is remembered for later listings
-    assert paths.find_volute_mind(str(world.project), settings) is None
+    assert volute.find_volute_mind(str(world.project), settings) is None
 
 
 def test_a_repository_s_volute_folder_keeps_the_handoff_out_of_the_workspace(world: HookWorld) -> None:
@@ -185,7 +185,7 @@ def test_volute_vouches_for_the_mind_it_runs(
     monkeypatch.setenv("VOLUTE_MIND_DIR", str(mind))  # what volute sets for the mind's processes
     settings = Settings.load()
     assert volute_sessions(settings) == ["discord"]
-    assert paths.find_volute_mind(str(mind / "home"), settings) == str(mind.resolve())
+    assert volute.find_volute_mind(str(mind / "home"), settings) == str(mind.resolve())
     assert handoff.handoff_path((mind / "home").resolve(), settings).parent == (mind / "home").resolve()
 
 
@@ -207,7 +207,7 @@ def test_a_mind_in_volute_s_minds_folder_is_found_from_its_home(
     ship_volute_sessions(clone)
     monkeypatch.chdir(clone)
     settings = Settings.load()
-    assert paths.find_volute_mind(str(clone), settings) == str(other.resolve())  # the mind around it
+    assert volute.find_volute_mind(str(clone), settings) == str(other.resolve())  # the mind around it
     assert volute_sessions(settings) == ["discord"]
 
 
@@ -221,7 +221,7 @@ def test_a_repository_cloned_inside_a_vouched_mind_is_not_a_mind(
     monkeypatch.setenv("VOLUTE_MIND_DIR", str(mind))
     monkeypatch.chdir(clone)  # the mind's agent works in the clone
     settings = Settings.load()
-    assert paths.find_volute_mind(str(clone), settings) == str(mind.resolve())
+    assert volute.find_volute_mind(str(clone), settings) == str(mind.resolve())
     assert volute_sessions(settings) == ["discord"]
 
 
@@ -240,8 +240,8 @@ def test_a_folder_nobody_vouches_for_costs_no_stat(world: HookWorld, monkeypatch
         looked.append(path)
         return True
 
-    monkeypatch.setattr(paths, "is_volute_mind", is_volute_mind)
-    assert paths.find_volute_mind(str(deep), settings) is None
+    monkeypatch.setattr(volute, "is_volute_mind", is_volute_mind)
+    assert volute.find_volute_mind(str(deep), settings) is None
     assert looked == []  # no folder up the path was even looked at
 
 

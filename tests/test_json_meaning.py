@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 
 from sidelight import paths
 from sidelight.agents import codex, qwen
+from sidelight.agents.claude_code import paths as claude_paths
+from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
 from sidelight.plugins import Plugins
 from sidelight.scanning import detect_format, scan
@@ -114,17 +116,19 @@ def test_detection_counts_and_title_are_the_same(tmp_path: Path, fmt: str, varia
     assert detect_format(original) == detect_format(other) == fmt
     assert meaning(other) == meaning(original)
     assert meaning(original)["messages"]["user"] > 0  # the scan read the conversation
-    title = paths.read_title(original, fmt)
+    spec = Plugins(entry_points=False).format(fmt)
+    assert spec is not None
+    title = paths.read_title(original, spec.title_lines)
     assert title == EXPECTED_TITLES.get(fmt)
-    assert paths.read_title(other, fmt) == title
+    assert paths.read_title(other, spec.title_lines) == title
 
 
 def place(home: Path, fmt: str, project: str, text: str) -> Path:
     """``text`` as the transcript of ``fmt``'s sample session, where its agent keeps it under ``home``."""
     sid = SAMPLES[fmt][1]
     where = {
-        "claude-code": f".claude/projects/{paths.claude_sanitize(project)}/{sid}.jsonl",
-        "pi": f".pi/agent/sessions/{paths.pi_encode_cwd(project)}/2026-11-21T21-20-27-365Z_{sid}.jsonl",
+        "claude-code": f".claude/projects/{claude_paths.claude_sanitize(project)}/{sid}.jsonl",
+        "pi": f".pi/agent/sessions/{pi_paths.pi_encode_cwd(project)}/2026-11-21T21-20-27-365Z_{sid}.jsonl",
         "codex": f".codex/sessions/2026/11/21/rollout-2026-11-21T21-20-32-{sid}.jsonl",
         "qwen": f".qwen/projects/{qwen.project_folder(project)}/chats/{sid}.jsonl",
         "copilot": f".copilot/session-state/{sid}/events.jsonl",
@@ -176,11 +180,11 @@ def test_session_ids_read_from_a_head(tmp_path: Path, variant: str) -> None:
     subagent = DATA / "claude-code" / "subagent" / "subagents" / "agent-a2dfded9a6ae64437.jsonl"
     flat = tmp_path / "agent-a2dfded9a6ae64437.jsonl"
     flat.write_text(rewrite(subagent.read_text(encoding="utf-8"), write), encoding="utf-8")
-    assert paths.claude_flat_parent(os.fspath(flat)) == "d2f0fe18-9b2c-4094-9aca-781b3ce981be"
+    assert claude_paths.claude_flat_parent(os.fspath(flat)) == "d2f0fe18-9b2c-4094-9aca-781b3ce981be"
     # A Pi session or a Codex rollout whose file name has no uuid: the header's id.
     pi_file = tmp_path / "pi-session.jsonl"
     pi_file.write_text(rewrite(sample_text("pi"), write), encoding="utf-8")
-    assert paths.pi_session_uuid(pi_file) == SAMPLES["pi"][1]
+    assert pi_paths.pi_session_uuid(pi_file) == SAMPLES["pi"][1]
     rollout = tmp_path / "rollout-x.jsonl"
     rollout.write_text(rewrite(sample_text("codex"), write), encoding="utf-8")
     assert codex.rollout_id(os.fspath(rollout)) == SAMPLES["codex"][1]

@@ -526,7 +526,7 @@ def test_a_prompt_imports_only_the_templates_it_can_need(tmp_path: Path) -> None
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     some, loaded, same, count = json.loads(done.stdout)
     assert some == ["claude-code", "redis-streams", "volute"]
-    assert loaded == ["claude_code", "default", "redis_streams", "volute"]
+    assert loaded == ["claude_code", "default", "paths", "redis_streams", "volute"]
     assert same and count == 1
 
 

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.pi.paths import pi_encode_cwd
 from sidelight.config import ConfigError, Settings
 from sidelight.hook import handle_hook
-from sidelight.paths import claude_sanitize, pi_encode_cwd
 from sidelight.plugins import Plugins
 from sidelight.recap import handoff
 from sidelight.records import Session, SinkEvent

@@ -127,6 +127,10 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("layout", "Layout | None", None),
             ("decode", "Callable[[bytes], Iterable[Event] | None] | None", None),
             ("samples", "tuple[Path, ...]", ()),
+            ("title_lines", "tuple[tuple[str, str | None, tuple[str, ...]], ...]", ()),
+            ("resumes_beside", "bool", False),
+            ("subagent", "Callable[[Path], Subagent | None] | None", None),
+            ("tool_output", "Callable[[str], str] | None", None),
         ],
     ),
     (
@@ -148,6 +152,10 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ),
             ("sources", "Callable[[Settings], Iterable[str]] | None", None),
             ("variables", "tuple[str, ...]", ()),
+            ("folders", "Callable[[str, Settings], Sequence[Path]] | None", None),
+            ("session_at", "Callable[[Path], Session | None] | None", None),
+            ("history_paths", "Callable[[Session], Iterable[Path]] | None", None),
+            ("handoff_in_workspace", "Callable[[Path, Settings], bool] | None", None),
         ],
     ),
     (

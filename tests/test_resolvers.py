@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from sidelight import paths
 from sidelight.agents import claude_code, codex, pi, volute
+from sidelight.agents.claude_code import paths as claude_paths
+from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.plugins import Plugins
@@ -48,11 +50,11 @@ def _fresh_caches() -> None:
     """Each test starts with empty process caches (they are keyed by path, and tmp paths differ)."""
     paths._titles.clear()
     paths.real.cache_clear()
-    paths._find_volute_mind.cache_clear()
+    volute._find_volute_mind.cache_clear()
     claude_code._project_cwds.clear()
-    paths._claude_flat_parents.clear()
+    claude_paths._claude_flat_parents.clear()
     pi._folder_cwds.clear()
-    paths._pi_header_ids.clear()
+    pi_paths._header_ids.clear()
     codex._meta.clear()
     volute._seen_minds.clear()
 
@@ -92,7 +94,7 @@ def claude_session(
     sample_cwd: str = CC_SAMPLE_CWD,
     append: list[dict[str, object]] | None = None,
 ) -> Path:
-    project = projects / paths.claude_sanitize(real(cwd))
+    project = projects / claude_paths.claude_sanitize(real(cwd))
     return copy_sample(
         sample, project / f"{session_id}.jsonl", {sample_cwd: str(cwd), sample_id: session_id}, append
     )
@@ -159,7 +161,7 @@ def test_claude_code_sessions_subagents_titles_and_groups(tmp_path: Path) -> Non
         projects, beta, s4, append=[{"type": "ai-title", "aiTitle": "Beta title", "sessionId": s4}]
     )
     project_alpha = main1.parent
-    assert project_alpha.name == paths.claude_sanitize(real(alpha))
+    assert project_alpha.name == claude_paths.claude_sanitize(real(alpha))
     assert main4.parent.name.endswith("-work-beta-d")
     # New layout: subagents of s2, a nested workflow run, a sidecar, a journal and tool results.
     sub_a = copy_sample(
@@ -237,15 +239,15 @@ def test_claude_config_dir_with_two_folders(tmp_path: Path) -> None:
 
 
 def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
-    assert paths.claude_sanitize("/Users/foo/.volute") == "-Users-foo--volute"
-    assert paths.claude_sanitize("/tmp/aq-spike-deny.4kpu") == "-tmp-aq-spike-deny-4kpu"
-    assert paths.claude_sanitize("/tmp/é x_y") == "-tmp---x-y"
-    assert paths.claude_sanitize("/a/\U0001f600") == "-a---"  # one UTF-16 surrogate pair, two dashes
+    assert claude_paths.claude_sanitize("/Users/foo/.volute") == "-Users-foo--volute"
+    assert claude_paths.claude_sanitize("/tmp/aq-spike-deny.4kpu") == "-tmp-aq-spike-deny-4kpu"
+    assert claude_paths.claude_sanitize("/tmp/é x_y") == "-tmp---x-y"
+    assert claude_paths.claude_sanitize("/a/\U0001f600") == "-a---"  # one UTF-16 surrogate pair, two dashes
     home = tmp_path / "home"
     projects = home / ".claude" / "projects"
     long_cwd = tmp_path / ("deep-" + "x" * 120) / ("more_" + "y" * 120)
     long_cwd.mkdir(parents=True)
-    sanitized = paths.claude_sanitize(real(long_cwd))
+    sanitized = claude_paths.claude_sanitize(real(long_cwd))
     assert len(sanitized) > 200 and sanitized[200] == "-"
     # The CLI's hash (Bun.hash) differs from ours: the folder is found by its 200-character prefix.
     cli_dir = projects / (sanitized[:200] + "-cli1hash")
@@ -254,7 +256,7 @@ def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
     settings = settings_for(home)
     (listed,) = claude_code.list_sessions(settings)
     assert listed.group == real(long_cwd) and listed.path.parent == cli_dir
-    assert paths.claude_project_dir(projects, long_cwd) == cli_dir
+    assert claude_paths.claude_project_dir(projects, long_cwd) == cli_dir
     # A new session of that cwd (no transcript yet) goes into the existing folder.
     event = ev("claude-code", session_id=uuid(8), cwd=long_cwd)
     new = claude_code.current(event, settings)
@@ -262,9 +264,9 @@ def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
     assert new.group == listed.group
     # Without any folder yet, sidelight names one with its own hash.
     other = tmp_path / ("z" * 230)
-    made = paths.claude_project_dir(projects, other)
-    assert made.name == paths.claude_sanitize(real(other))
-    assert made.name.startswith(paths.claude_sanitize(real(other))[:200] + "-")
+    made = claude_paths.claude_project_dir(projects, other)
+    assert made.name == claude_paths.claude_sanitize(real(other))
+    assert made.name.startswith(claude_paths.claude_sanitize(real(other))[:200] + "-")
     assert paths.js_hash36("") == "0" and paths.js_hash36("a") == "2p"
 
 
@@ -300,7 +302,7 @@ def test_claude_code_current_for_each_event_shape(tmp_path: Path) -> None:
     fresh.mkdir()
     brand_new = claude_code.current(event(session_id=uuid(3), cwd=fresh), settings)
     assert brand_new is not None
-    assert brand_new.path == projects / paths.claude_sanitize(real(fresh)) / f"{uuid(3)}.jsonl"
+    assert brand_new.path == projects / claude_paths.claude_sanitize(real(fresh)) / f"{uuid(3)}.jsonl"
     assert brand_new.group == real(fresh)
     # The agent SDK sends the same fields.
     sdk = claude_code.current(event(host="agent-sdk", session_id=sid, transcript_path=main), settings)
@@ -317,7 +319,7 @@ def test_claude_code_current_for_each_event_shape(tmp_path: Path) -> None:
 def pi_session(
     sessions: Path, cwd: Path, session_id: str, append: list[dict[str, object]] | None = None
 ) -> Path:
-    folder = sessions / paths.pi_encode_cwd(real(cwd))
+    folder = sessions / pi_paths.pi_encode_cwd(real(cwd))
     name = f"2026-11-21T21-20-{int(session_id[:8], 16) % 60:02d}-000Z_{session_id}.jsonl"
     return copy_sample(PI_SAMPLE, folder / name, {PI_SAMPLE_CWD: str(cwd), PI_SAMPLE_ID: session_id}, append)
 
@@ -339,7 +341,7 @@ def test_pi_sessions_for_two_cwds(tmp_path: Path) -> None:
         ],
     )
     c = pi_session(sessions, two, uuid(3, 7))
-    assert a.parent.name == paths.pi_encode_cwd(real(one)) and a.parent.name.startswith("--")
+    assert a.parent.name == pi_paths.pi_encode_cwd(real(one)) and a.parent.name.startswith("--")
     settings = settings_for(home)
     found = by_key(list(pi.list_sessions(settings)))
     assert set(found) == {f"pi:{uuid(n, 7)}" for n in (1, 2, 3)}
@@ -361,7 +363,7 @@ def test_pi_sessions_for_two_cwds(tmp_path: Path) -> None:
     )
     # ... and in a folder that does not exist yet.
     three = tmp_path / "three"
-    new_folder = sessions / paths.pi_encode_cwd(str(three)) / f"x_{uuid(5, 7)}.jsonl"
+    new_folder = sessions / pi_paths.pi_encode_cwd(str(three)) / f"x_{uuid(5, 7)}.jsonl"
     made = pi.current(ev("pi", transcript_path=new_folder, cwd=three), settings)
     assert made is not None and made.group == real(three)
     # By id, and not for other hosts' files.
@@ -371,8 +373,8 @@ def test_pi_sessions_for_two_cwds(tmp_path: Path) -> None:
 
 
 def test_pi_encode_cwd() -> None:
-    assert paths.pi_encode_cwd("/tmp/x/proj") == "--tmp-x-proj--"
-    assert paths.pi_encode_cwd("C:\\Users\\me\\p.q") == "--C--Users-me-p.q--"
+    assert pi_paths.pi_encode_cwd("/tmp/x/proj") == "--tmp-x-proj--"
+    assert pi_paths.pi_encode_cwd("C:\\Users\\me\\p.q") == "--C--Users-me-p.q--"
     assert pi.decode_folder("--tmp-x-proj--") == "/tmp/x/proj"
 
 
@@ -582,7 +584,7 @@ def test_a_volute_config_folder_in_home_is_not_a_mind(tmp_path: Path) -> None:
     (home / "project").mkdir()
     # Not even when the folder is vouched for (listed in volute_dirs).
     settings = settings_for(home, SIDELIGHT_VOLUTE_DIRS=str(home))
-    assert paths.find_volute_mind(str(home / "project"), settings) is None
+    assert volute.find_volute_mind(str(home / "project"), settings) is None
 
 
 def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Path) -> None:
@@ -672,7 +674,7 @@ def test_listing_cost_for_1000_claude_sessions(tmp_path: Path, capsys: pytest.Ca
     sample = CC_SAMPLE.read_text(encoding="utf-8")
     for p in range(20):
         cwd = tmp_path / "work" / f"project-{p}"
-        folder = projects / paths.claude_sanitize(real(cwd))
+        folder = projects / claude_paths.claude_sanitize(real(cwd))
         folder.mkdir(parents=True)
         text = sample.replace(CC_SAMPLE_CWD, str(cwd))
         for s in range(50):
@@ -755,7 +757,7 @@ def test_a_listed_titled_session_is_the_one_the_keywords_make(tmp_path: Path) ->
         "resolver": "claude-code",
         "id": "abc",
         "extra_paths": (tmp_path / "agent-1.jsonl",),
-        "title_format": "claude-code",
+        "title_lines": claude_paths.TITLE_LINES,
         "fallback": "abc",
     }
     made = paths.TitledSession(**fields)
@@ -764,7 +766,7 @@ def test_a_listed_titled_session_is_the_one_the_keywords_make(tmp_path: Path) ->
     assert [getattr(listed, slot) for slot in Session.__slots__ if slot != "name"] == [
         getattr(made, slot) for slot in Session.__slots__ if slot != "name"
     ]
-    assert (listed._title_format, listed._fallback) == (made._title_format, made._fallback)
+    assert (listed._title_lines, listed._fallback) == (made._title_lines, made._fallback)
     assert listed.name == made.name == "Fix the parser"
     assert listed == made and hash(listed) == hash(made) and repr(listed) == repr(made)
     untitled = paths.TitledSession.listed(**{**fields, "path": tmp_path / "gone.jsonl"})
@@ -793,7 +795,7 @@ def test_a_heads_string_field_is_found_as_the_pattern_finds_it(parts: list[bytes
 @hypothesis.given(st.text(alphabet=st.sampled_from("aZ09/._-: \\é\U0001f600\u00a0")))
 def test_folder_names_are_made_as_the_agents_patterns_make_them(cwd: str) -> None:
     claude = re.sub(r"[^a-zA-Z0-9]", lambda m: "--" if ord(m.group()) > 0xFFFF else "-", cwd)
-    made = paths.claude_sanitize(cwd)
+    made = claude_paths.claude_sanitize(cwd)
     assert made == claude if len(claude) <= 200 else made.startswith(claude[:200] + "-")
     stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    assert paths.pi_encode_cwd(cwd) == "--" + re.sub(r"[/\\:]", "-", stripped) + "--"
+    assert pi_paths.pi_encode_cwd(cwd) == "--" + re.sub(r"[/\\:]", "-", stripped) + "--"

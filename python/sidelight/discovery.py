@@ -336,9 +336,9 @@ def _resolve(spec: str, settings: Settings, plugins: Plugins) -> Session:
                 return session
         from sidelight.paths import resumed_paths  # a command's lookup, never a hook's
 
-        # A later file of a session's own transcript (a Gemini resume) is that session, read whole.
+        # A later file of a session's own transcript (a resume) is that session, read whole.
         for session in listed:
-            if any(os.path.realpath(p) == str(resolved) for p in resumed_paths(session)):
+            if any(os.path.realpath(p) == str(resolved) for p in resumed_paths(session, plugins)):
                 return session
         return _path_session(resolved)
     sessions = list_sessions(settings, plugins)

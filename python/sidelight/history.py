@@ -34,11 +34,11 @@ active branch is read, the path from its last entry back to the root, as Pi itse
 
 **Session keys.** A host names its sessions by key, a tuple like ``("discord", channel_id)``: the key's
 string is its parts joined by ``:`` (``discord:1234``), and it names the sessions whose resolver key or
-name is that string (a volute session ``.volute/sessions/discord:1234.json`` or
-``.volute/pi-sessions/discord:1234/``, a ``pi:<uuid>`` or ``claude-code:<id>`` key). A key's transcripts
-are its session's current one, the earlier ones sidelight saw it have (``<state dir>/history-keys.json``,
-written whenever :func:`history` or a session-start hook sees a host-named session with a transcript new
-to it), and, for a volute pi session, every transcript in its folder. After a restart, when the key's new
+name is that string (a session a host names ``discord:1234``, or an agent's ``<agent>:<id>`` key). A
+key's transcripts are its session's current one, the earlier ones sidelight saw it have (``<state
+dir>/history-keys.json``, written whenever :func:`history` or a session-start hook sees a host-named
+session with a transcript new to it), and the earlier ones its resolver keeps for it
+(``ResolverSpec.history_paths``). After a restart, when the key's new
 transcript is empty or not written yet, the history is seeded from the newest earlier ones.
 """
 
@@ -595,10 +595,11 @@ def _transcripts(
     for session in sessions:
         decoder = decoder_for(session, plugins)
         add(session.path, decoder)
-        if session.resolver == "volute" and session.format == "pi":
-            # A volute pi session keeps every transcript it had in its own folder.
-            for sibling in _jsonl_in(session.path.parent):
-                add(sibling, decoder)
+        resolver = plugins.resolver(session.resolver)
+        if resolver is not None and resolver.history_paths is not None:
+            # Earlier transcripts its resolver keeps for it (``ResolverSpec.history_paths``).
+            for earlier in resolver.history_paths(session):
+                add(earlier, decoder)
         note_session(session, settings, known=index.get(session.key))
         record = index.get(session.key)
         if session.key not in keys and record is not None:
@@ -610,16 +611,6 @@ def _transcripts(
             add(Path(remembered_path), decoder)
     ordered = sorted(found.values(), key=lambda item: item[0], reverse=True)
     return [transcript for _, transcript in ordered]
-
-
-def _jsonl_in(folder: Path) -> list[Path]:
-    from pathlib import Path
-
-    try:
-        with os.scandir(folder) as entries:
-            return [Path(e.path) for e in entries if e.name.endswith(".jsonl") and e.is_file()]
-    except OSError:
-        return []
 
 
 def _record_paths(record: dict[str, Any]) -> list[str]:

@@ -1,6 +1,7 @@
 """The records of a transcript collapsed to plain lines (:mod:`sidelight.recap.collapse`): a
-:class:`Line` per message or tool call, and the :class:`Chunk` s of whole turns that the recap ranks and
-a chunk-summarizer plugin (``sidelight_chunk_summarizers``) receives.
+:class:`Line` per message or tool call, the :class:`Chunk` s of whole turns that the recap ranks and
+a chunk-summarizer plugin (``sidelight_chunk_summarizers``) receives, and the :class:`Subagent` a
+transcript belongs to (``FormatSpec.subagent``).
 
 Plugins import them from :mod:`sidelight.records`, with the other records; they live in a module of
 their own so that a prompt hook, which imports the records on every prompt and never needs these, does
@@ -10,9 +11,9 @@ not pay for making them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, NamedTuple, TypeAlias
 
-__all__ = ["KINDS", "Chunk", "Line", "LineKind"]
+__all__ = ["KINDS", "Chunk", "Line", "LineKind", "Subagent"]
 
 #: What a collapsed line records.
 LineKind: TypeAlias = Literal["user", "assistant", "observational", "consequential", "meta"]
@@ -76,3 +77,13 @@ class Chunk:
     def text(self) -> str:
         """The chunk's lines, one per line."""
         return "\n".join(line.render() for line in self.lines)
+
+
+class Subagent(NamedTuple):
+    """The subagent whose own transcript a file is, as its format's ``subagent(path)`` tells it (either
+    field may be ``None``: not every agent records them)."""
+
+    #: What kind of subagent it is (``general-purpose``, ``Explore``, a custom agent's name).
+    agent_type: str | None = None
+    #: The parent's few words for its task.
+    description: str | None = None

@@ -7,7 +7,7 @@ process lists once; the watcher lists many times).
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH100, PTH112, PTH116, PTH118, PTH120
+# ruff: noqa: PTH100, PTH116
 
 from __future__ import annotations
 
@@ -19,39 +19,27 @@ from pathlib import Path, PurePosixPath
 
 from sidelight._fast import jsonio
 from sidelight._fast.logs import get_logger
-from sidelight._fast.patterns import Pattern
 from sidelight.records import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from typing import Any, BinaryIO, NamedTuple
+    from collections.abc import Callable
+    from typing import Any, BinaryIO
 
     from sidelight.config import Settings
+    from sidelight.plugins import Plugins
     from sidelight.records import HostEvent
-else:
-    from sidelight._fast._typing import NamedTuple
+
+    #: A format's title lines (``FormatSpec.title_lines``): ``(marker, key, path)`` each.
+    TitleLines = tuple[tuple[str, str | None, tuple[str, ...]], ...]
 
 __all__ = [
-    "CLAUDE_MAX_SANITIZED",
-    "ClaudeSubagent",
     "TitledSession",
-    "claude_dirs",
-    "claude_flat_parent",
-    "claude_project_dir",
-    "claude_project_dirs",
-    "claude_sanitize",
-    "claude_subagent",
-    "claude_subagent_paths",
-    "claude_subagents_under",
-    "find_volute_mind",
     "has_field",
     "head_string_field",
-    "is_volute_mind",
     "js_hash36",
     "open_regular",
-    "pi_encode_cwd",
-    "pi_session_uuid",
+    "read_head",
     "read_title",
     "real",
     "resumed_paths",
@@ -61,18 +49,12 @@ __all__ = [
 
 logger = get_logger(__name__)
 
-#: Claude Code cuts a sanitized project directory name to this many characters and adds ``-<hash>``.
-CLAUDE_MAX_SANITIZED = 200
-
 #: How much of a transcript's head a resolver reads for ``cwd`` / ``sessionId`` / a header.
 HEAD_BYTES = 64 * 1024
 #: How much of a transcript's tail is searched for a title line (titles are appended when set).
 TAIL_BYTES = 64 * 1024
-#: How much of the head is searched for a title (older Claude Code wrote ``summary`` lines first).
+#: How much of the head is searched for a title (an agent may write its title lines first).
 TITLE_HEAD_BYTES = 16 * 1024
-
-#: Every ASCII character but a letter or a digit, as ``-`` (Claude Code's project folder names).
-_ASCII_DASHES = {c: "-" for c in range(128) if not chr(c).isalnum()}
 
 StatKey = tuple[str, int, int]
 
@@ -118,12 +100,8 @@ def real(path: str) -> str:
 
 
 def js_hash36(text: str) -> str:
-    """The Claude Agent SDK's stand-in for the CLI's hash of a long project path: a JavaScript-style
-    32-bit string hash (over UTF-16 code units) of ``text``, absolute value, in base 36.
-
-    The CLI itself uses ``Bun.hash``, so this may not match the CLI's directory name: look up existing
-    directories by prefix (:func:`claude_project_dir`) and use this only to name one that does not exist.
-    """
+    """A JavaScript-style 32-bit string hash (over UTF-16 code units) of ``text``, absolute value, in
+    base 36: how a JavaScript agent may shorten a long path in a folder's name."""
     h = 0
     data = text.encode("utf-16-le", "surrogatepass")
     for i in range(0, len(data), 2):
@@ -139,70 +117,6 @@ def js_hash36(text: str) -> str:
         out = digits[r] + out
         if h == 0:
             return out
-
-
-def claude_sanitize(cwd: str) -> str:
-    """Claude Code's project directory name for ``cwd``: every non-alphanumeric character becomes
-    ``-``; a name over 200 characters is cut to 200 and given ``-<hash>`` (see :func:`js_hash36`)."""
-    # Claude Code is JavaScript: it replaces UTF-16 code units, so a character outside the BMP
-    # becomes two dashes.
-    if cwd.isascii():
-        name = cwd.translate(_ASCII_DASHES)
-    else:
-        name = "".join(c if c.isascii() and c.isalnum() else "--" if ord(c) > 0xFFFF else "-" for c in cwd)
-    if len(name) <= CLAUDE_MAX_SANITIZED:
-        return name
-    return f"{name[:CLAUDE_MAX_SANITIZED]}-{js_hash36(cwd)}"
-
-
-def _canonical_cwd(cwd: Path | str) -> str:
-    path = real(os.fspath(cwd))
-    if path.isascii():
-        return path  # already NFC, without importing unicodedata for every prompt
-    import unicodedata
-
-    return unicodedata.normalize("NFC", path)
-
-
-def claude_project_dir(projects: Path, cwd: Path | str) -> Path:
-    """The folder of ``cwd``'s transcripts under a ``projects`` folder: the exact sanitized name if it
-    exists, else (for a name over 200 characters) an existing ``<first 200>-<hash>`` folder found by
-    prefix, else the name sidelight would give it (which may not exist yet)."""
-    canonical = _canonical_cwd(cwd)
-    name = claude_sanitize(canonical)
-    candidate = projects / name
-    if len(name) <= CLAUDE_MAX_SANITIZED or candidate.is_dir():
-        return candidate
-    prefix = name[:CLAUDE_MAX_SANITIZED] + "-"
-    try:
-        with os.scandir(projects) as entries:
-            for entry in entries:
-                if entry.name.startswith(prefix) and entry.is_dir():
-                    return Path(entry.path)
-    except OSError:
-        pass
-    return candidate
-
-
-def claude_project_dirs(claude_dir: Path) -> Iterator[os.DirEntry[str]]:
-    """The project folders of one Claude Code configuration folder (none if it does not exist), under
-    its resolved path, so the transcripts found there have canonical paths without resolving each."""
-    try:
-        with os.scandir(real(os.fspath(claude_dir / "projects"))) as entries:
-            dirs = [e for e in entries if e.is_dir()]
-    except OSError:
-        return
-    yield from dirs
-
-
-_PI_SEPARATORS = str.maketrans("/\\:", "---")
-
-
-def pi_encode_cwd(cwd: str) -> str:
-    """Pi's session folder name for ``cwd``: ``--`` + the path without its leading separator, with
-    ``/``, ``\\`` and ``:`` turned into ``-``, + ``--``."""
-    stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
-    return "--" + stripped.translate(_PI_SEPARATORS) + "--"
 
 
 #: Why :func:`open_regular` refuses a path (the core's words for it too).
@@ -235,7 +149,8 @@ def open_regular(path: Path | str) -> BinaryIO:
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
-def _read_head(path: Path | str, limit: int) -> bytes:
+def read_head(path: Path | str, limit: int) -> bytes:
+    """The first ``limit`` bytes of the regular file ``path`` (empty when it cannot be read)."""
     try:
         with open_regular(path) as f:
             return f.read(limit)
@@ -251,7 +166,7 @@ def head_string_field(
     ``data``), found without parsing whole lines, whatever whitespace JSON allows around the colon.
     ``None`` if absent or blank."""
     if data is None:
-        data = _read_head(path, limit)
+        data = read_head(path, limit)
     raw = _string_after(data, b'"' + name.encode() + b'"')
     if raw is None:
         return None
@@ -363,33 +278,18 @@ def _last_line_with(data: bytes, anchor: bytes, key: bytes | None, field: tuple[
         end = start
 
 
-#: Per format: the title lines, in order of precedence, as (the string that marks the line, the
-#: top-level key whose value it is, or ``None`` when it is a key itself; the path to the title).
-_TITLE_LINES: dict[str, tuple[tuple[bytes, bytes | None, tuple[str, ...]], ...]] = {
-    "claude-code": (
-        (b"custom-title", b"type", ("customTitle",)),
-        (b"ai-title", b"type", ("aiTitle",)),
-        (b"summary", b"type", ("summary",)),
-    ),
-    "pi": ((b"session_info", b"type", ("name",)),),
-    # The Gemini CLI saves the summary it makes of a chat as a metadata update line.
-    "gemini": ((b"summary", None, ("$set", "summary")),),
-}
-
 _titles: dict[StatKey, str | None] = {}
 
 
-def read_title(path: Path | str, format: str, st: os.stat_result | None = None) -> str | None:
-    """A transcript's title from a bounded head and tail read (cached by path, size and mtime).
+def read_title(path: Path | str, rules: TitleLines, st: os.stat_result | None = None) -> str | None:
+    """A transcript's title from a bounded head and tail read (cached by path, size and mtime), by its
+    format's ``rules`` (``FormatSpec.title_lines``: the newest line each marks, in order of precedence).
 
-    Claude Code: the newest ``custom-title``, else ``ai-title``, else ``summary`` line; Pi: the newest
-    ``session_info`` name; Gemini: the newest ``{"$set": {"summary": …}}``. Title lines are short
-    metadata lines the agents append when a title is set (and older Claude Code put ``summary``
-    first), so the head and the tail hold them; a title buried in the middle of a huge transcript is
-    missed, which costs only a nicer name.
+    Title lines are short metadata lines the agents append when a title is set (or write first), so
+    the head and the tail hold them; a title buried in the middle of a huge transcript is missed, which
+    costs only a nicer name.
     """
-    rules = _TITLE_LINES.get(format)
-    if rules is None:
+    if not rules:
         return None
     key = stat_key(path, st)
     if key is None:
@@ -412,11 +312,12 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
         logger.debug("cannot read %s: %s", path, error)
         return None
     title: str | None = None
-    for anchor, holder, field in rules:
+    for marker, holder, field in rules:
+        anchor = marker.encode()
         if not any(anchor in part for part in parts):
             continue
         for part in parts:  # the tail first: it holds the newest line
-            value = _last_line_with(part, anchor, holder, field)
+            value = _last_line_with(part, anchor, holder.encode() if holder is not None else None, field)
             if isinstance(value, str) and value.strip():
                 title = value.strip()
                 break
@@ -426,49 +327,6 @@ def read_title(path: Path | str, format: str, st: os.stat_result | None = None) 
         _titles.clear()
     _titles[key] = title
     return title
-
-
-def is_volute_mind(path: str) -> bool:
-    """A folder is laid out as a volute mind if it holds ``.volute/`` and one of ``.volute/sessions/``,
-    ``.volute/pi-sessions/`` or ``home/`` (a bare ``~/.volute`` config folder does not make the
-    user's home a mind). Whether it is trusted as one is :func:`find_volute_mind`'s question."""
-    state = os.path.join(path, ".volute")
-    if not os.path.isdir(state):
-        return False
-    return any(
-        os.path.isdir(p)
-        for p in (
-            os.path.join(state, "sessions"),
-            os.path.join(state, "pi-sessions"),
-            os.path.join(path, "home"),
-        )
-    )
-
-
-def find_volute_mind(path: str, settings: Settings) -> str | None:
-    """The volute mind at or above ``path``, resolved, among the minds something outside the folder
-    vouches for; else ``None``. Vouched for: a folder of ``settings.volute_dirs`` (the config file's
-    ``volute_dirs``, ``SIDELIGHT_VOLUTE_DIRS``, or ``VOLUTE_MIND_DIR``, which volute sets for a mind's
-    processes), or a folder directly in ``settings.volute_minds_dir`` (where volute creates its minds).
-
-    Any repository can ship a ``.volute/`` whose session files speak as the user's sessions: a folder
-    nobody vouched for is passed over as if it had none. A few string compares per folder up the path
-    and a stat or two at a vouched one, remembered per path (no git, no walk of the repository)."""
-    vouched = frozenset(real(os.fspath(folder)) for folder in settings.volute_dirs)
-    minds_dir = settings.volute_minds_dir
-    return _find_volute_mind(path, vouched, real(os.fspath(minds_dir)) if minds_dir is not None else None)
-
-
-@lru_cache(maxsize=4096)
-def _find_volute_mind(path: str, vouched: frozenset[str], minds_dir: str | None) -> str | None:
-    current = real(path)
-    while True:
-        if (current in vouched or os.path.dirname(current) == minds_dir) and is_volute_mind(current):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 def own_transcript(event: HostEvent, root: Path | str | None, agent: str) -> Path | None:
@@ -526,7 +384,7 @@ def working_group(agent: str, session_id: str, cwd: str | None, fallback: Path |
 
 def short_id(session_id: str) -> str:
     """Eight characters that tell sessions apart: a UUID's first eight, except for time-ordered
-    UUIDv7 ids (Pi, Codex), whose first eight are a timestamp shared by sessions started within a
+    UUIDv7 ids (as some agents use), whose first eight are a timestamp shared by sessions started within a
     minute, so their last eight."""
     if len(session_id) == 36 and session_id[14:15] == "7":
         return session_id[-8:]
@@ -539,23 +397,23 @@ _NAME_SLOT: Any = Session.__dict__["name"]
 
 class TitledSession(Session):
     """A :class:`~sidelight.records.Session` whose ``name`` is its transcript's title, read on first
-    use (``title_format`` picks the title lines, see :func:`read_title`), else ``fallback``.
+    use (by its format's ``title_lines``, see :func:`read_title`), else ``fallback``.
 
     Listing runs on every prompt over every transcript, but a digest names only the few siblings with
     news: reading titles lazily keeps the listing to a directory scan. Built with ``name=...`` (as
     :func:`dataclasses.replace` does), it is a plain session.
     """
 
-    __slots__ = ("_fallback", "_title_format")
+    __slots__ = ("_fallback", "_title_lines")
     _fallback: str
-    _title_format: str | None
+    _title_lines: TitleLines | None
 
     def __init__(
-        self, *args: Any, title_format: str | None = None, fallback: str = "", **fields: Any
+        self, *args: Any, title_lines: TitleLines | None = None, fallback: str = "", **fields: Any
     ) -> None:
-        object.__setattr__(self, "_title_format", title_format)
+        object.__setattr__(self, "_title_lines", title_lines)
         object.__setattr__(self, "_fallback", fallback)
-        if title_format is not None and "name" not in fields and len(args) < 2:
+        if title_lines is not None and "name" not in fields and len(args) < 2:
             fields["name"] = _UNREAD
         super().__init__(*args, **fields)
 
@@ -569,10 +427,10 @@ class TitledSession(Session):
         resolver: str,
         id: str | None,
         extra_paths: tuple[Path, ...],
-        title_format: str,
+        title_lines: TitleLines,
         fallback: str,
     ) -> TitledSession:
-        """``cls(key=key, path=path, ..., title_format=title_format, fallback=fallback)``, the same
+        """``cls(key=key, path=path, ..., title_lines=title_lines, fallback=fallback)``, the same
         session made without the keyword call through ``Session.__init__``: a resolver lists a thousand
         sessions on every prompt, and the generic call cost three times as much as the slots' own
         setters (``tests/test_resolvers.py`` checks the two make equal sessions)."""
@@ -586,7 +444,7 @@ class TitledSession(Session):
         _SET_ID(session, id)
         _SET_EXTRA_PATHS(session, extra_paths)
         _SET_CURSOR_FILE(session, None)
-        _SET_TITLE_FORMAT(session, title_format)
+        _SET_TITLE_LINES(session, title_lines)
         _SET_FALLBACK(session, fallback)
         return session
 
@@ -594,7 +452,7 @@ class TitledSession(Session):
     def name(self) -> str:
         value: str = _NAME_SLOT.__get__(self, Session)
         if value is _UNREAD:
-            value = read_title(self.path, self._title_format or "") or self._fallback
+            value = read_title(self.path, self._title_lines or ()) or self._fallback
             _NAME_SLOT.__set__(self, value)
         return value
 
@@ -609,130 +467,22 @@ _SET_KEY, _SET_PATH, _SET_FORMAT, _SET_GROUP, _SET_RESOLVER, _SET_ID, _SET_EXTRA
     Session.__dict__[slot].__set__
     for slot in ("key", "path", "format", "group", "resolver", "id", "extra_paths", "cursor_file")
 )
-_SET_TITLE_FORMAT = TitledSession.__dict__["_title_format"].__set__
+_SET_TITLE_LINES = TitledSession.__dict__["_title_lines"].__set__
 _SET_FALLBACK = TitledSession.__dict__["_fallback"].__set__
 
 
-# --- Claude Code and Pi: where a session's files are, what a file name says ---------------------------
+def resumed_paths(session: Session, plugins: Plugins | None = None) -> tuple[Path, ...]:
+    """The extra files of ``session`` that carry on its own transcript, not a subagent's: those in its
+    transcript's own folder when its format ``resumes_beside`` (a resumed session's later file); every
+    other format's extra files are its subagents' (or child sessions')."""
+    if not session.extra_paths:
+        return ()
+    if plugins is None:
+        from sidelight.plugins import get_plugins  # a command's question, never a prompt's
 
-_claude_flat_parents: dict[tuple[str, int, int], str | None] = {}
-_pi_header_ids: dict[str, str | None] = {}
-_PI_UUID = Pattern(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def claude_dirs(settings: Settings) -> list[Path]:
-    """The Claude folders, each once (``~/.config/claude`` may be a link to ``~/.claude``)."""
-    seen: set[str] = set()
-    out = []
-    for d in settings.claude_dirs:
-        r = real(os.fspath(d))
-        if r not in seen:
-            seen.add(r)
-            out.append(d)
-    return out
-
-
-def claude_subagents_under(session_folder: Path) -> list[Path]:
-    """``agent-*.jsonl`` anywhere under ``<session>/subagents/`` (workflow runs nest them deeper)."""
-    found: list[Path] = []
-    top = session_folder / "subagents"
-    for folder, dirs, files in os.walk(top, onerror=lambda error: None):
-        dirs.sort()
-        found.extend(
-            Path(folder, f) for f in sorted(files) if f.startswith("agent-") and f.endswith(".jsonl")
-        )
-    return found
-
-
-def claude_flat_parent(path: str) -> str | None:
-    """The parent session of an old-layout ``agent-<id>.jsonl``: the ``sessionId`` of its lines."""
-    key = stat_key(path)
-    if key is None:
-        return None
-    if key not in _claude_flat_parents:
-        _claude_flat_parents[key] = head_string_field(path, "sessionId")
-    return _claude_flat_parents[key]
-
-
-_SIDECHAIN = Pattern(rb'"isSidechain"\s*:\s*true')
-
-
-class ClaudeSubagent(NamedTuple):
-    """What is known of a Claude Code subagent from its ``agent-<id>.meta.json`` (either may be
-    ``None``: older versions wrote no such file)."""
-
-    #: ``agentType``: ``general-purpose``, ``Explore``, a custom agent's name.
-    agent_type: str | None = None
-    #: ``description``: the parent's few words for the task (its Agent/Task call's ``description``).
-    description: str | None = None
-
-
-def claude_subagent(path: Path | str) -> ClaudeSubagent | None:
-    """The subagent whose own transcript ``path`` is (``None``: not a subagent's).
-
-    A subagent's transcript (``<session>/subagents/agent-<id>.jsonl``, or an old flat
-    ``agent-<id>.jsonl`` beside its parent) starts with the parent's task for it, a line marked
-    ``isSidechain``; a session's own transcript never does (older versions wrote a subagent's turns
-    inline, after the session's own first prompt).
-    """
-    head = _read_head(path, HEAD_BYTES)
-    end = head.find(b"\n")
-    first = head if end < 0 else head[:end]
-    if b'"isSidechain"' not in first or not _SIDECHAIN().search(first):
-        return None
-    meta: object = None
-    text = os.fspath(path)
-    if text.endswith(".jsonl"):
-        # Read as a transcript's head is: a FIFO named like the meta file holds nothing up.
-        try:  # noqa: SIM105 (contextlib: an import on every prompt)
-            meta = jsonio.loads(_read_head(text[: -len(".jsonl")] + ".meta.json", HEAD_BYTES) or b"null")
-        except (ValueError, RecursionError):
-            pass
-    if not isinstance(meta, dict):
-        return ClaudeSubagent()
-
-    def field(name: str) -> str | None:
-        value = meta.get(name)
-        return value.strip() or None if isinstance(value, str) else None
-
-    return ClaudeSubagent(agent_type=field("agentType"), description=field("description"))
-
-
-def claude_subagent_paths(project: Path, session_id: str) -> tuple[Path, ...]:
-    """The subagent transcripts of one session (new layout, then old flat files naming it)."""
-    found = claude_subagents_under(project / session_id)
-    try:
-        with os.scandir(project) as entries:
-            flat = sorted(
-                (e.path for e in entries if e.name.startswith("agent-") and e.name.endswith(".jsonl")),
-            )
-    except OSError:
-        flat = []
-    found.extend(Path(p) for p in flat if claude_flat_parent(p) == session_id)
-    return tuple(found)
-
-
-def resumed_paths(session: Session) -> tuple[Path, ...]:
-    """The extra files of ``session`` that carry on its own transcript, not a subagent's.
-
-    The Gemini CLI starts a new ``session-<minute>-<id8>.jsonl`` beside the first one when a session is
-    resumed in a later minute; its subagents' chats live in a folder below (``chats/<session id>/``).
-    Every other format's extra files are its subagents' (or child sessions').
-    """
-    if session.format != "gemini":
+        plugins = get_plugins()
+    spec = plugins.format(session.format)
+    if spec is None or not spec.resumes_beside:
         return ()
     folder = session.path.parent
     return tuple(path for path in session.extra_paths if path.parent == folder)
-
-
-def pi_session_uuid(path: Path | str) -> str | None:
-    """The uuid of ``<timestamp>_<uuid>.jsonl``, else the ``session`` header's ``id``."""
-    stem = os.path.basename(os.fspath(path))  # noqa: PTH119 (a str or a path; as the Pi template read it)
-    stem = stem[:-6] if stem.endswith(".jsonl") else stem
-    tail = stem.rsplit("_", 1)[-1]
-    if _PI_UUID().fullmatch(tail):
-        return tail.lower()
-    key = os.fspath(path)
-    if key not in _pi_header_ids:
-        _pi_header_ids[key] = head_string_field(path, "id", limit=4096)
-    return _pi_header_ids[key]

@@ -432,6 +432,11 @@ class Plugins:
                     self._import_builtin(module_name)
         return self._collect("resolvers")
 
+    def resolver(self, name: str) -> ResolverSpec | None:
+        """The resolver ``name`` (``None``: none), importing no other agent's template."""
+        found: ResolverSpec | None = self._named("resolvers", name)
+        return found
+
     def summarizers(self) -> Mapping[str, SummarizerSpec]:
         """In the order they are asked: third-party plugins first, the built-in default last."""
         return self._family("summarizers")

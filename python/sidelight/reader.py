@@ -119,13 +119,12 @@ def tool_line(
     return f"[{shown} → {outcome}]" if outcome else f"[{shown}]"
 
 
-# An exit code as the agents write it: Codex (``Exit code: 1``, ``Process exited with code 1``),
-# Claude Code (``Exit code 1``), Pi (``Command exited with code 1``), and the core for the ones a
-# transcript records apart (``Exit code: 1``).
+# An exit code as the agents write it (``Exit code: 1``, ``Exit code 1``, ``Process exited with code 1``,
+# ``Command exited with code 1``), and the core for the ones a transcript records apart (``Exit code: 1``).
 _EXIT_LINE = re.compile(r"(?:exit code:?|(?:process|command) exited with code)\s*(-?\d+)\.?", re.IGNORECASE)
-# Codex's header lines before a command's output.
-_CODEX_HEADER = re.compile(r"(?:chunk id|wall time|original token count|total output lines):", re.IGNORECASE)
-# Claude Code's wrapper of a tool's error.
+# A command runner's header lines before a command's output (``Chunk ID: …``, ``Wall time: …``).
+_RUNNER_HEADER = re.compile(r"(?:chunk id|wall time|original token count|total output lines):", re.IGNORECASE)
+# An agent's wrapper of a tool's error.
 _ERROR_TAG = re.compile(r"</?tool_use_error>")
 # A line that is only a markup element (a client's metadata, ``<usage>…</usage>``): not shown.
 _MARKUP_LINE = re.compile(r"<([A-Za-z][\w-]*)>[^<]*</\1>|</?[A-Za-z][\w-]*>")
@@ -154,7 +153,7 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
     code: int | None = None
     body: list[str] = []
     if "Output:" in lines[:8]:
-        # Codex: a header (exit code, wall time…) and then the output.
+        # A command runner's header (exit code, wall time…) and then the output.
         at = lines.index("Output:")
         header, lines = lines[:at], lines[at + 1 :]
         for line in header:
@@ -165,7 +164,7 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
         found = _EXIT_LINE.fullmatch(line)
         if found and code is None:
             code = int(found[1])
-        elif line != "…" and not _CODEX_HEADER.match(line) and not _MARKUP_LINE.fullmatch(line):
+        elif line != "…" and not _RUNNER_HEADER.match(line) and not _MARKUP_LINE.fullmatch(line):
             body.append(line)
     failed = error or (code is not None and code != 0)
     prefix = f"exit {code}" if failed and code not in (None, 0) else "error" if failed else ""
@@ -238,23 +237,27 @@ def sidelight_command() -> str:
     return f"{shlex.quote(sys.executable)} -m sidelight"
 
 
-def skill_path(scope: str, directory: Path | None, settings: Settings) -> Path:
+def skill_path(
+    scope: str, directory: Path | None, settings: Settings, plugins: Plugins | None = None
+) -> Path:
     """Where :func:`install_skill` writes ``SKILL.md``.
 
-    ``directory`` given: ``DIRECTORY/SKILL.md`` whatever the scope (for another agent's skills folder,
-    e.g. ``~/.pi/agent/skills/sessions``). Else scope ``user``: ``~/.claude/skills/sessions/SKILL.md``
-    (in ``CLAUDE_CONFIG_DIR`` when set); scope ``project``: ``.claude/skills/sessions/SKILL.md`` under
-    the current directory.
+    ``directory`` given: ``DIRECTORY/SKILL.md`` whatever the scope (for another agent's skills folder).
+    Else ``sessions/SKILL.md`` in the skills folder (:attr:`AgentSpec.skills_dir`) of the agent whose
+    host is :data:`sidelight.agents.FALLBACK_HOST`, for the user (scope ``user``) or for the project in
+    the current directory (scope ``project``).
     """
     if directory is not None:
         return Path(directory).expanduser() / "SKILL.md"
-    if scope == "user":
-        base = settings.claude_dirs[0] if settings.claude_dirs else settings.home / ".claude"
-    elif scope == "project":
-        base = Path.cwd() / ".claude"
-    else:
+    if scope not in ("user", "project"):
         raise ValueError(f"unknown scope {scope!r}; use user or project")
-    return base / "skills" / "sessions" / "SKILL.md"
+    from sidelight.agents import FALLBACK_HOST
+    from sidelight.plugins import get_plugins
+
+    agent = (plugins or get_plugins()).agent_of_host(FALLBACK_HOST)
+    if agent is None or agent.skills_dir is None:
+        raise ValueError("no agent reads skills here; give the folder with --dir")
+    return agent.skills_dir(scope, settings) / "sessions" / "SKILL.md"
 
 
 @dataclass(frozen=True, slots=True)

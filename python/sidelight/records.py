@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from sidelight.lines import Chunk as Chunk
     from sidelight.lines import Line as Line
     from sidelight.lines import LineKind as LineKind
+    from sidelight.lines import Subagent as Subagent
     from sidelight.plugins import Plugins
     from sidelight.types import Activity, ToolUse
 
@@ -60,8 +61,8 @@ else:
 
 
 #: The records of a collapsed transcript (:mod:`sidelight.lines`: ``Line``, ``Chunk``, ``LineKind``,
-#: ``KINDS``), importable from here like the other records and made on first use.
-_LINE_RECORDS: frozenset[str] = frozenset({"KINDS", "Chunk", "Line", "LineKind"})
+#: ``KINDS``, ``Subagent``), importable from here like the other records and made on first use.
+_LINE_RECORDS: frozenset[str] = frozenset({"KINDS", "Chunk", "Line", "LineKind", "Subagent"})
 
 
 def __getattr__(name: str) -> object:
@@ -80,9 +81,9 @@ class Session:
     """One agent session as a resolver sees it.
 
     ``key`` is unique across all resolvers and stable over time (it names the session in cursor files);
-    ``name`` is what a person reads in the digest (a volute name like ``discord``, a transcript title,
-    else a short id); ``group`` decides who the siblings are (by default, sessions of one group see
-    each other: for Claude Code the project directory).
+    ``name`` is what a person reads in the digest (a name a host gives it like ``discord``, a transcript
+    title, else a short id); ``group`` decides who the siblings are (by default, sessions of one group
+    see each other: usually the project directory).
     """
 
     __slots__ = ("cursor_file", "extra_paths", "format", "group", "id", "key", "name", "path", "resolver")
@@ -93,12 +94,13 @@ class Session:
     format: str
     group: str
     resolver: str
-    #: The agent's own id of the session (Claude Code ``sessionId``, Pi header ``id``, Codex rollout id).
+    #: The agent's own id of the session (as its transcript or file name records it).
     id: str | None
-    #: More transcripts that belong to this session (Claude Code subagent files).
+    #: More transcripts that belong to this session (its subagents', or a resumed session's later files:
+    #: ``FormatSpec.resumes_beside``).
     extra_paths: tuple[Path, ...]
     #: Where this session keeps its cursors when it reads its siblings (``None``: the state directory's
-    #: ``cursors.json``; the volute template keeps ``.volute/session-cursors.json``).
+    #: ``cursors.json``; a resolver may keep them beside the session's own files).
     cursor_file: Path | None
 
     def __init__(
@@ -426,6 +428,16 @@ class FormatSpec:
     ``other``; ``injected_markers`` are prefixes of text that sidelight itself injects into this
     format's transcripts (never reported back); ``samples`` are transcripts the plugin ships, on which
     ``sidelight plugins --check`` runs the decoding checks.
+
+    The rest describes the format's files, for the resolvers and commands that read them (all
+    optional). ``title_lines`` are the lines that carry a session's title, in order of precedence, each
+    ``(marker, key, path)``: the newest line whose top-level ``key`` is the string ``marker`` (with
+    ``key`` ``None``: that holds ``marker`` as a key), the value at ``path`` (a tuple of keys) of it
+    (:func:`sidelight.paths.read_title`). ``resumes_beside``: a session's extra files in its
+    transcript's own folder carry that transcript on (a resumed session's later file), where other
+    extra files are its subagents'. ``subagent(path)`` says whose subagent the transcript at ``path``
+    is (a :class:`Subagent`; ``None``: a session's own). ``tool_output(text)`` is a tool's result as a
+    person reads it, from the text the transcript holds (a preamble moved after the output).
     """
 
     __slots__ = (
@@ -436,7 +448,11 @@ class FormatSpec:
         "injected_markers",
         "layout",
         "name",
+        "resumes_beside",
         "samples",
+        "subagent",
+        "title_lines",
+        "tool_output",
     )
 
     name: str
@@ -447,6 +463,10 @@ class FormatSpec:
     layout: Layout | None
     decode: Callable[[bytes], Iterable[Event] | None] | None
     samples: tuple[Path, ...]
+    title_lines: tuple[tuple[str, str | None, tuple[str, ...]], ...]
+    resumes_beside: bool
+    subagent: Callable[[Path], Subagent | None] | None
+    tool_output: Callable[[str], str] | None
 
     def __init__(
         self,
@@ -458,6 +478,10 @@ class FormatSpec:
         layout: Layout | None = None,
         decode: Callable[[bytes], Iterable[Event] | None] | None = None,
         samples: tuple[Path, ...] = (),
+        title_lines: tuple[tuple[str, str | None, tuple[str, ...]], ...] = (),
+        resumes_beside: bool = False,
+        subagent: Callable[[Path], Subagent | None] | None = None,
+        tool_output: Callable[[str], str] | None = None,
     ) -> None:
         if not decoder:
             if layout is None and decode is None:
@@ -473,6 +497,10 @@ class FormatSpec:
         _set(self, "layout", layout)
         _set(self, "decode", decode)
         _set(self, "samples", samples)
+        _set(self, "title_lines", title_lines)
+        _set(self, "resumes_beside", resumes_beside)
+        _set(self, "subagent", subagent)
+        _set(self, "tool_output", tool_output)
 
 
 def _no_roots(settings: Settings) -> Iterable[Path]:
@@ -497,15 +525,28 @@ class ResolverSpec:
     variables that change what it lists (where its agent keeps its sessions): a watcher's service is
     given them, and answers a hook only when they are the same in both (:mod:`sidelight.warm`). Each
     starts with ``SIDELIGHT_`` or ends with ``_HOME`` or ``_DIR``: the names a hook tells a watcher.
+
+    Optional, for other resolvers and the features: ``folders(cwd, settings)`` names the folders
+    where a session started in working directory ``cwd`` keeps its transcript, whether or not they
+    exist, the one a new session is written to first; ``session_at(path)`` is the session whose
+    transcript is ``path`` (which may not exist yet; ``None``: not one of this resolver's). A resolver
+    whose sessions another agent writes uses them (volute's minds run Claude Code and Pi sessions).
+    ``history_paths(session)`` names the earlier transcripts of a session that ``sidelight history``
+    searches beside its own; ``handoff_in_workspace(workspace, settings)`` says that a session
+    working in ``workspace`` reads the previous session's handoff from the workspace itself.
     """
 
     __slots__ = (
         "current",
         "description",
+        "folders",
+        "handoff_in_workspace",
+        "history_paths",
         "list_sessions",
         "name",
         "remote_activity",
         "roots",
+        "session_at",
         "sources",
         "variables",
     )
@@ -521,6 +562,10 @@ class ResolverSpec:
     remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None
     sources: Callable[[Settings], Iterable[str]] | None
     variables: tuple[str, ...]
+    folders: Callable[[str, Settings], Sequence[Path]] | None
+    session_at: Callable[[Path], Session | None] | None
+    history_paths: Callable[[Session], Iterable[Path]] | None
+    handoff_in_workspace: Callable[[Path, Settings], bool] | None
 
     def __init__(
         self,
@@ -532,6 +577,10 @@ class ResolverSpec:
         remote_activity: Callable[[Session, Settings, float, bool], Iterable[SessionActivity]] | None = None,
         sources: Callable[[Settings], Iterable[str]] | None = None,
         variables: tuple[str, ...] = (),
+        folders: Callable[[str, Settings], Sequence[Path]] | None = None,
+        session_at: Callable[[Path], Session | None] | None = None,
+        history_paths: Callable[[Session], Iterable[Path]] | None = None,
+        handoff_in_workspace: Callable[[Path, Settings], bool] | None = None,
     ) -> None:
         untold = [v for v in variables if not _told_to_watcher(v)] if variables else []
         if untold:
@@ -547,6 +596,10 @@ class ResolverSpec:
         _set(self, "remote_activity", remote_activity)
         _set(self, "sources", sources)
         _set(self, "variables", variables)
+        _set(self, "folders", folders)
+        _set(self, "session_at", session_at)
+        _set(self, "history_paths", history_paths)
+        _set(self, "handoff_in_workspace", handoff_in_workspace)
 
 
 @record(frozen=True)
@@ -818,7 +871,10 @@ class AgentSpec:
     developer message"``), and ``injected_values(line)`` gives the values of a decoded transcript line
     that hold such text (``None``: search every string of every line); a string it gives ends where the
     host's wrapper around the text ends (give the text before a closing tag, not the tag). ``short_name``
-    is how a digest line names it (``claude``; by default the ``name``)."""
+    is how a digest line names it (``claude``; by default the ``name``). ``skills_dir(scope, settings)``
+    is the folder the agent reads skills from, for the user (``scope="user"``) or for the project in the
+    current directory (``"project"``); ``None``: it reads none (``sidelight install skill`` writes the
+    skill into the skills folder of the agent named as the fallback host)."""
 
     __slots__ = (
         "formats",
@@ -830,6 +886,7 @@ class AgentSpec:
         "name",
         "resolver",
         "short_name",
+        "skills_dir",
         "timeout_unit",
         "title",
         "variables",
@@ -847,6 +904,7 @@ class AgentSpec:
     injected_where: str
     injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None
     short_name: str
+    skills_dir: Callable[[str, Settings], Path] | None
 
     def __init__(
         self,
@@ -862,6 +920,7 @@ class AgentSpec:
         injected_where: str = "",
         injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None = None,
         short_name: str = "",
+        skills_dir: Callable[[str, Settings], Path] | None = None,
     ) -> None:
         if timeout_unit not in ("s", "ms", ""):
             raise ValueError(f"agent {name!r}: timeout_unit {timeout_unit!r} is not 's', 'ms' or ''")
@@ -877,6 +936,7 @@ class AgentSpec:
         _set(self, "injected_where", injected_where)
         _set(self, "injected_values", injected_values)
         _set(self, "short_name", short_name or name)
+        _set(self, "skills_dir", skills_dir)
 
     def hook(self, moment: str) -> HostHook | None:
         """The host's event at ``moment`` (one of :data:`HOOK_MOMENTS`), ``None``: none is answered."""

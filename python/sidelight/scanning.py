@@ -37,8 +37,9 @@ __all__ = [
 
 #: A transcript path.
 PathArg: TypeAlias = str | os.PathLike[str]
-#: A format name, a :class:`~sidelight.Format`, or ``"auto"`` to detect it from the file's first lines.
-FormatArg: TypeAlias = Format | Literal["auto", "claude-code", "pi", "codex", "gemini"] | str
+#: A format name (any registered format's), a :class:`~sidelight.Format`, or ``"auto"`` to detect it
+#: from the file's first lines.
+FormatArg: TypeAlias = Format | Literal["auto"] | str
 #: One file for :func:`scan_many`: a path, or ``(path, format, cursor)``.
 ScanItem: TypeAlias = PathArg | tuple[PathArg, FormatArg, Cursor | None]
 

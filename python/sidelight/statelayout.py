@@ -25,7 +25,8 @@ The state directory (``$SIDELIGHT_STATE_DIR``, else ``$XDG_STATE_HOME/sidelight`
     archive/                ended sessions (lifecycle records and gzip transcripts)
     requests/               what ``sidelight suspend`` / ``resume`` ask of the watcher
     installs/  backups/     what ``sidelight install`` changed, and the files it backed up
-    opencode/               the export of opencode's sessions and its index.json
+    exports/AGENT/          per agent that keeps its sessions in a database: sidelight's export of them,
+                            and its index.json (older versions: AGENT/, moved on first use)
     dashboard/  recaps/     the dashboard's scratch files and the recaps it wrote (SESSION.md)
 
 A file named after a session is named by :func:`session_name` and found by :func:`session_path`, the
@@ -44,7 +45,7 @@ import os
 
 # The export of opencode's sessions: spelled in the built-in agents' index, which tells whether opencode
 # has sessions (the folder is its root) without importing its template.
-from sidelight.agents import OPENCODE_DIR
+from sidelight.agents import EXPORTS_DIR
 
 # The config file (``SIDELIGHT_CONFIG`` may name another) and the running watcher's socket, which warm
 # hooks ask: spelled in the warm client, whose import every prompt pays and which imports no module of
@@ -66,6 +67,8 @@ __all__ = [
     "DELIVERED_DIR",
     "ENTRY_POINTS_FILE",
     "EVENTS_FILE",
+    "EXPORTS_DIR",
+    "EXPORT_INDEX_FILE",
     "FACTS_FILE",
     "FLEET_CURSORS_FILE",
     "GIVEN_DIR",
@@ -76,8 +79,6 @@ __all__ = [
     "INSTALLS_DIR",
     "LOG_FILE",
     "NAME_BYTES",
-    "OPENCODE_DIR",
-    "OPENCODE_INDEX_FILE",
     "PENDING_HANDOFFS_DIR",
     "PENDING_RESUME_DIR",
     "PRIVATE_FILES",
@@ -151,8 +152,10 @@ REQUESTS_DIR = "requests"
 #: What ``sidelight install`` changed (one ledger per target), and the files it backed up.
 INSTALLS_DIR = "installs"
 BACKUPS_DIR = "backups"
-#: The index of the export of opencode's sessions (:data:`OPENCODE_DIR`), in it.
-OPENCODE_INDEX_FILE = "index.json"
+#: Per agent that keeps its sessions in a database: sidelight's export of them (:func:`export_dir`, in
+#: :data:`EXPORTS_DIR`, whose name the agents' index spells: it is read before anything else), and its
+#: index in it.
+EXPORT_INDEX_FILE = "index.json"
 #: The dashboard's scratch files, and the recaps it wrote (per session: ``SESSION.md``).
 DASHBOARD_DIR = "dashboard"
 RECAPS_DIR = "recaps"
@@ -173,7 +176,7 @@ PRIVATE_FOLDERS = frozenset(
         BACKUPS_DIR,
         WATCH_DIR,
         os.path.dirname(FLEET_CURSORS_FILE),
-        OPENCODE_DIR,
+        EXPORTS_DIR,
     }
 )
 #: The files at the top of the state directory that are sidelight's (with what their writers add:
@@ -203,6 +206,23 @@ def safe_name(key: str) -> str:
     :func:`session_name`."""
     name = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
     return name if name.strip(".") else "_" * max(len(name), 1)
+
+
+def export_dir(state_dir: Path | str, agent: str) -> str:
+    """Where sidelight keeps its export of ``agent``'s sessions: ``<state dir>/exports/<agent>`` (the
+    agent's name made a :func:`safe_name`). Older versions kept it at ``<state dir>/<agent>``: an export
+    found there (and none here yet) is moved here, once (a ``stat`` when it is here already)."""
+    name = safe_name(agent)
+    folder = os.path.join(state_dir, EXPORTS_DIR, name)
+    if not os.path.isdir(folder):
+        old = os.path.join(state_dir, name)
+        if os.path.isfile(os.path.join(old, EXPORT_INDEX_FILE)):
+            try:
+                os.makedirs(os.path.dirname(folder), mode=0o700, exist_ok=True)
+                os.rename(old, folder)
+            except OSError:
+                return old  # (read where it is; a later call moves it)
+    return folder
 
 
 def session_name(key: str) -> str:

@@ -38,7 +38,8 @@ from typing import Any
 
 import pytest
 
-from sidelight.paths import claude_sanitize, pi_encode_cwd
+from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.pi.paths import pi_encode_cwd
 from tests.support.dashboard import (
     DATA,
     BrowserMissing,

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from sidelight import discovery
+from sidelight.agents.claude_code.paths import claude_project_dir
 from sidelight.config import Settings
 from sidelight.fleet import streams as fleet
-from sidelight.paths import claude_project_dir
 from sidelight.plugins import Plugins
 from tests.support.redis_server import RedisServer
 

@@ -25,16 +25,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_AGENTS",
+    "EXPORTS_DIR",
     "FALLBACK_HOST",
     "FOLDER_VARIABLES",
     "HOOK_HOSTS",
     "HOOK_VARIABLES",
-    "OPENCODE_DIR",
     "BuiltinAgent",
     "agent_of",
     "may_name_current",
     "opencode_database",
-    "opencode_export_dir",
     "other_agents_hosts",
     "start_may_resume",
 ]
@@ -121,8 +120,10 @@ def _gemini_here(settings: Settings) -> bool:
     return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
 
 
-#: The export of opencode's sessions in the state directory (:mod:`sidelight.statelayout` has it from here).
-OPENCODE_DIR = "opencode"
+#: The folder of the state directory where sidelight exports the sessions of the agents that keep them in
+#: a database, one folder per agent (:func:`sidelight.statelayout.export_dir`, which has the name from
+#: here: this module is read before anything else of sidelight's).
+EXPORTS_DIR = "exports"
 
 
 def opencode_database(settings: Settings) -> str:
@@ -131,14 +132,15 @@ def opencode_database(settings: Settings) -> str:
     return os.path.join(data, "opencode", "opencode.db")  # noqa: PTH118
 
 
-def opencode_export_dir(settings: Settings) -> str:
-    """Where sidelight's export of opencode's sessions and its index live: ``<state dir>/opencode``."""
-    return os.path.join(settings.state_dir, OPENCODE_DIR)  # noqa: PTH118
-
-
 def _opencode_here(settings: Settings) -> bool:
-    # Its sessions are in opencode's database (exported on listing); its root is the export folder.
-    return os.path.isfile(opencode_database(settings)) or os.path.isdir(opencode_export_dir(settings))  # noqa: PTH112, PTH113
+    # Its sessions are in opencode's database (exported on listing); its root is the export folder (where
+    # older versions kept it, until its first listing moves it).
+    state = os.fspath(settings.state_dir)
+    return (
+        os.path.isfile(opencode_database(settings))  # noqa: PTH113
+        or os.path.isdir(os.path.join(state, EXPORTS_DIR, "opencode"))  # noqa: PTH112, PTH118
+        or os.path.isdir(os.path.join(state, "opencode"))  # noqa: PTH112, PTH118
+    )
 
 
 #: The built-in agents, in the order they are registered (before the other built-in templates).

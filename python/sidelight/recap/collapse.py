@@ -44,8 +44,7 @@ from sidelight.commands import (
     is_status_check,
 )
 from sidelight.formats import categories_for
-from sidelight.lines import KINDS, Chunk, Line, LineKind
-from sidelight.paths import ClaudeSubagent, claude_subagent
+from sidelight.lines import KINDS, Chunk, Line, LineKind, Subagent
 from sidelight.reader import squeeze_blank_lines
 from sidelight.redact import redact, sanitize, sanitize_lines
 
@@ -698,9 +697,16 @@ class TranscriptLog:
 
             raise UnknownFormatError(f"unknown transcript format {format!r}; use {', '.join(known)}")
         self.format = format
-        #: The subagent whose own transcript this is (Claude Code ``subagents/agent-*.jsonl``): its
-        #: ``isSidechain`` lines are read as its entries, the first prompt being its parent's task.
-        self.subagent: ClaudeSubagent | None = claude_subagent(self.path) if format == "claude-code" else None
+        from sidelight.plugins import get_plugins
+
+        spec = get_plugins().format(format)
+        #: The subagent whose own transcript this is, as its format tells (``FormatSpec.subagent``): its
+        #: lines are read as its entries, the first prompt being its parent's task.
+        self.subagent: Subagent | None = (
+            spec.subagent(self.path) if spec is not None and spec.subagent is not None else None
+        )
+        #: A tool result's text as a person reads it (``FormatSpec.tool_output``).
+        self._tool_output = spec.tool_output if spec is not None else None
         table = categories if categories is not None else categories_for(format)
         self.categories = {k.lower(): v for k, v in table.items()}
         self.max_line_bytes = max_line_bytes
@@ -725,7 +731,7 @@ class TranscriptLog:
     def __iter__(self) -> Iterator[Line]:
         for kind, stamp, call_id, name, text, data, is_error, lines in self._entries():
             if kind == "result":
-                self._result(call_id, _tool_result(text or "", data, is_error, lines, self.format))
+                self._result(call_id, _tool_result(text or "", data, is_error, lines, self._tool_output))
                 continue
             if kind == "session_id":
                 self.session_id = text
@@ -886,7 +892,9 @@ class TranscriptLog:
         self._last_role = role
 
 
-def _tool_result(text: str, details: str | None, is_error: bool, lines: int, format: str) -> ToolResult:
+def _tool_result(
+    text: str, details: str | None, is_error: bool, lines: int, output: Callable[[str], str] | None
+) -> ToolResult:
     """A result as the core reads it: ``details`` a JSON text, ``lines`` those of the whole text (kept
     when ``text`` is only its ends)."""
     parsed: Any = {}
@@ -895,21 +903,11 @@ def _tool_result(text: str, details: str | None, is_error: bool, lines: int, for
         with contextlib.suppress(ValueError, RecursionError):
             parsed = json.loads(details)
     whole = None if _line_count(text) == lines else lines
-    if format == "codex":
-        text = _codex_output(text)
+    if output is not None:
+        text = output(text)
     return ToolResult(
         text=text, is_error=is_error, details=parsed if isinstance(parsed, dict) else {}, lines=whole
     )
-
-
-def _codex_output(text: str) -> str:
-    """A Codex command's output without its preamble (``Chunk ID``, ``Wall time``, ``Process exited
-    with code N``, ``Output:``), which is moved after the output (the exit code is still found)."""
-    head, marker, body = text[:1000].partition("\nOutput:\n")
-    if not marker:
-        return text
-    codes = EXIT_CODE.findall(head)
-    return body + text[1000:] + (f"\nexit code: {codes[-1]}" if codes else "")
 
 
 def _clean_text(text: str) -> str:

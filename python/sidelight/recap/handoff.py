@@ -19,7 +19,8 @@ previous session's transcript up to its size then) moves the receiving session's
 session, so its digest does not report the same activity again.
 
 Where the handoff file goes (:func:`handoff_path`): ``<state dir>/handoffs/<workspace hash>/_handoff.md``
-(``0600``) by default; in the workspace itself for a volute mind, or with ``handoff_location =
+(``0600``) by default; in the workspace itself where a resolver says its sessions read it there
+(``ResolverSpec.handoff_in_workspace``: a volute mind), or with ``handoff_location =
 "project"`` (``SIDELIGHT_HANDOFF_LOCATION=project``), in which case it is listed in the repository's
 ``.git/info/exclude`` when the workspace is in a git repository. ``SIDELIGHT_HANDOFF=off`` turns writing
 and delivery off. The built-in ``handoff`` sink (:mod:`sidelight.templates.handoff`) writes the file when
@@ -40,7 +41,6 @@ from sidelight._fast._record import NEW_DICT, record
 from sidelight._fast.logs import get_logger
 from sidelight.discovery import current_session, list_sessions
 from sidelight.errors import NotARegularFileError
-from sidelight.paths import find_volute_mind
 from sidelight.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, write_atomic
 from sidelight.statelayout import (
@@ -213,12 +213,20 @@ def _workspace_key(workspace: Path) -> str:
 
 
 def _in_project(workspace: Path, settings: Settings) -> bool:
-    return settings.handoff_location == "project" or find_volute_mind(str(workspace), settings) is not None
+    if settings.handoff_location == "project":
+        return True
+    from sidelight.plugins import get_plugins
+
+    return any(
+        spec.handoff_in_workspace is not None and spec.handoff_in_workspace(workspace, settings)
+        for spec in get_plugins().resolvers(settings).values()
+    )
 
 
 def handoff_path(workspace: Path, settings: Settings) -> Path:
-    """Where the handoff file of ``workspace`` (resolved) goes: in the workspace for a volute mind or
-    with ``handoff_location = "project"``, else ``<state dir>/handoffs/<workspace hash>/_handoff.md``."""
+    """Where the handoff file of ``workspace`` (resolved) goes: in the workspace where a resolver says
+    so (``ResolverSpec.handoff_in_workspace``) or with ``handoff_location = "project"``, else
+    ``<state dir>/handoffs/<workspace hash>/_handoff.md``."""
     if _in_project(workspace, settings):
         return workspace / HANDOFF_FILE
     return settings.state_dir / HANDOFFS_DIR / _workspace_key(workspace) / HANDOFF_FILE

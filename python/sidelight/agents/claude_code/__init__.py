@@ -36,26 +36,24 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.agents import other_agents_hosts
-from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import command_hook_injector
-from sidelight.paths import (
-    TitledSession,
-    child_path,
+from sidelight.agents.claude_code.paths import (
+    TITLE_LINES,
     claude_dirs,
     claude_flat_parent,
     claude_project_dir,
     claude_project_dirs,
+    claude_subagent,
     claude_subagent_paths,
     claude_subagents_under,
-    head_string_field,
-    real,
-    short_id,
 )
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector
+from sidelight.paths import TitledSession, child_path, head_string_field, real, short_id
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
     from sidelight.config import Settings
@@ -76,6 +74,8 @@ FORMAT = FormatSpec(
     categories=DEFAULT_CATEGORIES["claude-code"],
     injected_markers=INJECTED_MARKERS,
     description="Claude Code transcripts (~/.claude/projects/<project>/<session>.jsonl)",
+    title_lines=TITLE_LINES,
+    subagent=claude_subagent,
 )
 
 #: Hosts whose events are never Claude Code sessions: the other built-in agents' (their index says).
@@ -139,7 +139,7 @@ def _project_sessions(project: Path) -> Iterator[Session]:
             NAME,
             session_id,
             tuple(extras.get(session_id, ())),
-            "claude-code",
+            TITLE_LINES,
             short_id(session_id),
         )
 
@@ -184,7 +184,7 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session:
         resolver=NAME,
         id=session_id,
         extra_paths=claude_subagent_paths(project, session_id),
-        title_format="claude-code",
+        title_lines=TITLE_LINES,
         fallback=short_id(session_id),
     )
 
@@ -246,11 +246,19 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
     return None
 
 
+def folders(cwd: str, settings: Settings) -> Sequence[Path]:
+    """The project folder of ``cwd`` in each Claude folder (resolved), the first one's first: where a
+    new session run there is written."""
+    return [claude_project_dir(Path(real(os.fspath(d / "projects"))), cwd) for d in claude_dirs(settings)]
+
+
 RESOLVER = ResolverSpec(
     name=NAME,
     list_sessions=list_sessions,
     current=current,
     roots=roots,
+    folders=folders,
+    session_at=session_for_path,
     description="Claude Code sessions under ~/.claude/projects (and CLAUDE_CONFIG_DIR), grouped by cwd",
 )
 
@@ -298,6 +306,15 @@ def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
         yield attachment.get("content")
 
 
+def skills_dir(scope: str, settings: Settings) -> Path:
+    """Where Claude Code reads skills: ``~/.claude/skills`` (in ``CLAUDE_CONFIG_DIR`` when set) for the
+    user, ``.claude/skills`` under the current directory for the project."""
+    if scope == "project":
+        return Path.cwd() / ".claude" / "skills"
+    dirs = claude_dirs(settings)
+    return (dirs[0] if dirs else settings.home / ".claude") / "skills"
+
+
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     from sidelight.records import AgentSpec, HostHook
@@ -323,6 +340,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         injected_where="Claude Code's hook attachment (hook_additional_context)",
         injected_values=injected_values,
         short_name="claude",
+        skills_dir=skills_dir,
     )
 
 

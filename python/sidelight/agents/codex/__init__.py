@@ -56,6 +56,19 @@ logger = get_logger(__name__)
 
 NAME = "codex"
 
+
+def tool_output(text: str) -> str:
+    """A Codex command's output without its preamble (``Chunk ID``, ``Wall time``, ``Process exited
+    with code N``, ``Output:``), which is moved after the output (the exit code is still found)."""
+    head, marker, body = text[:1000].partition("\nOutput:\n")
+    if not marker:
+        return text
+    from sidelight.commands import EXIT_CODE  # (a recap's question, never a prompt's)
+
+    codes = EXIT_CODE.findall(head)
+    return body + text[1000:] + (f"\nexit code: {codes[-1]}" if codes else "")
+
+
 FORMAT = FormatSpec(
     name=NAME,
     decoder="codex",
@@ -63,6 +76,7 @@ FORMAT = FormatSpec(
     # A hook's additionalContext is stored as a ``developer`` message, which the decoder never counts.
     injected_markers=("[Session Activity]",),
     description="Codex CLI rollouts (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)",
+    tool_output=tool_output,
 )
 
 _UUID_END = Pattern(r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$")

@@ -76,6 +76,10 @@ FORMAT = FormatSpec(
     # Our digest is stored as a `<hook_context>` part of the user's message, which the decoder leaves out.
     injected_markers=("[Session Activity]",),
     description="Gemini CLI chats (~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl)",
+    # The CLI saves the summary it makes of a chat as a metadata update line.
+    title_lines=(("summary", None, ("$set", "summary")),),
+    # A resume in a later minute writes a new file beside the first; subagents' chats are below.
+    resumes_beside=True,
 )
 
 #: Gemini's hook events, and the host event each one is.
@@ -195,7 +199,7 @@ def _session(paths: list[str], short: str, group: str, subagents: str | None) ->
         resolver=NAME,
         id=short,
         extra_paths=(*(Path(p) for p in paths[1:]), *_subagent_files(subagents)),
-        title_format=NAME,
+        title_lines=FORMAT.title_lines,
         fallback=short,
     )
 

@@ -57,11 +57,12 @@ from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
-from sidelight.agents import opencode_database, opencode_export_dir
+from sidelight.agents import opencode_database
 from sidelight.paths import open_regular, real
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
-from sidelight.statelayout import OPENCODE_INDEX_FILE
+from sidelight.statelayout import EXPORT_INDEX_FILE
+from sidelight.statelayout import export_dir as state_export_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -145,9 +146,14 @@ _SESSION_ID = Pattern(r"^[A-Za-z0-9_-]{1,128}$")
 # --- Where things are ------------------------------------------------------------------------------
 
 
-#: opencode's database, and where sidelight's export of its sessions lives (``<state dir>/opencode``).
+#: opencode's database, and where sidelight's export of its sessions lives (``<state dir>/exports/opencode``).
 database_path = opencode_database
-export_dir = opencode_export_dir
+
+
+def export_dir(settings: Settings) -> str:
+    """Where sidelight's export of opencode's sessions and its index live
+    (:func:`sidelight.statelayout.export_dir`)."""
+    return state_export_dir(settings.state_dir, NAME)
 
 
 def _export_file(folder: str, session_id: str) -> str:
@@ -167,7 +173,7 @@ def _stat_key(path: str) -> list[int] | None:
 
 def _read_index(folder: str) -> dict[str, Any]:
     try:
-        with open_regular(os.path.join(folder, OPENCODE_INDEX_FILE)) as file:
+        with open_regular(os.path.join(folder, EXPORT_INDEX_FILE)) as file:
             index = jsonio.loads(file.read())
     except (OSError, ValueError):
         return {}
@@ -189,7 +195,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
     try:
         private_dir(folder)  # each missing level 0700: the state directory too
         lock = os.open(
-            os.path.join(folder, OPENCODE_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+            os.path.join(folder, EXPORT_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
         )
     except OSError as error:
         logger.warning("opencode: cannot write the export in %s: %s", folder, error)
@@ -207,7 +213,7 @@ def export(settings: Settings) -> dict[str, dict[str, Any]]:
             logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
             return dict(index.get("sessions") or {})
         data = jsonio.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
-        write_atomic(Path(folder, OPENCODE_INDEX_FILE), data, durable=False)
+        write_atomic(Path(folder, EXPORT_INDEX_FILE), data, durable=False)
         return index["sessions"]  # type: ignore[no-any-return]
     finally:
         os.close(lock)

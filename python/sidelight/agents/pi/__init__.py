@@ -32,6 +32,7 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
+from sidelight.agents.pi.paths import TITLE_LINES, pi_session_uuid
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hostio import path_field, render_text, text_field
 from sidelight.paths import (
@@ -39,7 +40,6 @@ from sidelight.paths import (
     child_path,
     head_string_field,
     own_transcript,
-    pi_session_uuid,
     quietly,
     real,
     short_id,
@@ -67,6 +67,7 @@ FORMAT = FormatSpec(
     # decoder) whose text starts with the marker.
     injected_markers=("[Session Activity]",),
     description="Pi coding agent sessions (~/.pi/agent/sessions/--<cwd>--/<ts>_<uuid>.jsonl)",
+    title_lines=TITLE_LINES,
 )
 
 
@@ -145,7 +146,7 @@ def _session(path: Path, uuid: str, group: str) -> Session:
         group=group,
         resolver=NAME,
         id=uuid,
-        title_format="pi",
+        title_lines=TITLE_LINES,
         fallback=short_id(uuid),
     )
 
@@ -190,6 +191,7 @@ RESOLVER = ResolverSpec(
     list_sessions=list_sessions,
     current=current,
     roots=roots,
+    session_at=session_for_path,
     description="Pi sessions under ~/.pi/agent/sessions; grouped by working directory",
 )
 

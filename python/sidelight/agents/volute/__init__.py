@@ -27,7 +27,11 @@ process. ``current(event)`` looks at the mind at or above ``event.cwd`` and abov
 directly in volute's minds folder (``Settings.volute_minds_dir``), never any folder with a
 ``.volute/``: a repository can ship ``.volute/pi-sessions/*/*.jsonl`` whose "user" prompts would
 otherwise reach every digest as what the user's other sessions did
-(:func:`sidelight.paths.find_volute_mind`).
+(:func:`find_volute_mind`).
+
+**Other agents' rules.** Where a Claude Code session's transcript and subagents are, and what a Pi
+transcript's id is, are those agents' own: asked of their resolvers (``folders``, ``session_at``),
+only when a mind has such a session.
 
 **Plain Claude Code.** A volute transcript is also a file under ``~/.claude/projects``, so the
 ``claude-code`` resolver lists it too; :func:`sidelight.discovery.list_sessions` keeps one record per
@@ -35,27 +39,19 @@ path, preferring this more specific resolver, and asks it first for the current 
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH118, PTH120
+# ruff: noqa: PTH112, PTH118, PTH120
 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.discovery import working_directory
-from sidelight.paths import (
-    claude_dirs,
-    claude_project_dir,
-    claude_subagent_paths,
-    find_volute_mind,
-    is_volute_mind,
-    open_regular,
-    pi_session_uuid,
-    real,
-)
+from sidelight.paths import open_regular, real
 from sidelight.records import AgentSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -64,11 +60,114 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
 
-__all__ = ["NAME", "current", "list_sessions", "mind_sessions", "minds", "roots"]
+__all__ = [
+    "NAME",
+    "current",
+    "find_volute_mind",
+    "is_volute_mind",
+    "list_sessions",
+    "mind_sessions",
+    "minds",
+    "roots",
+]
 
 logger = get_logger(__name__)
 
 NAME = "volute"
+
+#: The agents whose sessions a mind runs: the Claude Agent SDK's transcripts are Claude Code's.
+_SDK = "claude-code"
+_PI = "pi"
+
+
+def is_volute_mind(path: str) -> bool:
+    """A folder is laid out as a volute mind if it holds ``.volute/`` and one of ``.volute/sessions/``,
+    ``.volute/pi-sessions/`` or ``home/`` (a bare ``~/.volute`` config folder does not make the
+    user's home a mind). Whether it is trusted as one is :func:`find_volute_mind`'s question."""
+    state = os.path.join(path, ".volute")
+    if not os.path.isdir(state):
+        return False
+    return any(
+        os.path.isdir(p)
+        for p in (
+            os.path.join(state, "sessions"),
+            os.path.join(state, "pi-sessions"),
+            os.path.join(path, "home"),
+        )
+    )
+
+
+def find_volute_mind(path: str, settings: Settings) -> str | None:
+    """The volute mind at or above ``path``, resolved, among the minds something outside the folder
+    vouches for; else ``None``. Vouched for: a folder of ``settings.volute_dirs`` (the config file's
+    ``volute_dirs``, ``SIDELIGHT_VOLUTE_DIRS``, or ``VOLUTE_MIND_DIR``, which volute sets for a mind's
+    processes), or a folder directly in ``settings.volute_minds_dir`` (where volute creates its minds).
+
+    Any repository can ship a ``.volute/`` whose session files speak as the user's sessions: a folder
+    nobody vouched for is passed over as if it had none. A few string compares per folder up the path
+    and a stat or two at a vouched one, remembered per path (no git, no walk of the repository)."""
+    vouched = frozenset(real(os.fspath(folder)) for folder in settings.volute_dirs)
+    minds_dir = settings.volute_minds_dir
+    return _find_volute_mind(path, vouched, real(os.fspath(minds_dir)) if minds_dir is not None else None)
+
+
+@lru_cache(maxsize=4096)
+def _find_volute_mind(path: str, vouched: frozenset[str], minds_dir: str | None) -> str | None:
+    current = real(path)
+    while True:
+        if (current in vouched or os.path.dirname(current) == minds_dir) and is_volute_mind(current):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _resolver(name: str) -> ResolverSpec | None:
+    """The resolver of the agent whose sessions a mind runs (imported only when a mind has one)."""
+    from sidelight.plugins import get_plugins
+
+    return get_plugins().resolver(name)
+
+
+def _folders(cwd: Path, settings: Settings) -> list[Path]:
+    """Where a Claude Code session run in ``cwd`` keeps its transcript, in each Claude folder."""
+    sdk = _resolver(_SDK)
+    if sdk is None or sdk.folders is None:
+        return []
+    return list(sdk.folders(os.fspath(cwd), settings))
+
+
+def _at(name: str, path: Path) -> Session | None:
+    """What agent ``name``'s resolver says of the session whose transcript is ``path``."""
+    found = _resolver(name)
+    return found.session_at(path) if found is not None and found.session_at is not None else None
+
+
+def _pi_id(path: Path | str) -> str | None:
+    session = _at(_PI, Path(path))
+    return session.id if session is not None else None
+
+
+def _history_paths(session: Session) -> list[Path]:
+    """A mind's pi session keeps every transcript it had in its own folder (``sidelight history``)."""
+    if session.format != _PI:
+        return []
+    return _jsonl_in(session.path.parent)
+
+
+def _jsonl_in(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    except OSError:
+        return []
+
+
+def _handoff_in_workspace(workspace: Path, settings: Settings) -> bool:
+    """A mind reads the previous session's handoff in its own folder."""
+    return find_volute_mind(os.fspath(workspace), settings) is not None
+
 
 #: Minds found by ``current()`` in this process, listed from then on.
 _seen_minds: dict[str, None] = {}
@@ -98,10 +197,7 @@ def roots(settings: Settings) -> list[Path]:
     out: list[Path] = []
     for mind in minds(settings):
         out.append(Path(mind, ".volute"))
-        for claude_dir in claude_dirs(settings):
-            project = claude_project_dir(claude_dir / "projects", Path(mind, "home"))
-            if project.is_dir():
-                out.append(project)
+        out.extend(project for project in _folders(Path(mind, "home"), settings) if project.is_dir())
     return out
 
 
@@ -121,9 +217,8 @@ def _claude_transcript(settings: Settings, mind: str, session_id: str) -> Path |
     where it will be written (the first Claude folder); ``None`` without any Claude folder."""
     home = Path(mind, "home")
     first: Path | None = None
-    for claude_dir in claude_dirs(settings):
-        projects = Path(real(os.fspath(claude_dir / "projects")))
-        candidate = claude_project_dir(projects, home) / f"{session_id}.jsonl"
+    for project in _folders(home, settings):
+        candidate = project / f"{session_id}.jsonl"
         if candidate.is_file():
             return candidate
         if first is None:
@@ -183,6 +278,7 @@ def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) 
         if path is None or not (include_missing or path.is_file()):
             continue
         named.add(name)
+        own = _at(_SDK, path)
         yield Session(
             key=f"{NAME}:{mind}:{name}",
             name=name,
@@ -191,7 +287,7 @@ def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) 
             group=mind,
             resolver=NAME,
             id=session_id,
-            extra_paths=claude_subagent_paths(path.parent, session_id),
+            extra_paths=own.extra_paths if own is not None else (),
             cursor_file=cursor_file,
         )
     for name in _names(state / "pi-sessions", None):
@@ -210,7 +306,7 @@ def mind_sessions(settings: Settings, mind: str, include_missing: bool = False) 
             format="pi",
             group=mind,
             resolver=NAME,
-            id=pi_session_uuid(newest),
+            id=_pi_id(newest),
             cursor_file=cursor_file,
         )
 
@@ -278,7 +374,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
                     format="pi",
                     group=mind,
                     resolver=NAME,
-                    id=pi_session_uuid(given),
+                    id=_pi_id(given),
                     cursor_file=Path(mind, ".volute", "session-cursors.json"),
                 )
     return None
@@ -287,7 +383,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
 def _with_path(session: Session, path: Path) -> Session:
     from dataclasses import replace
 
-    return replace(session, path=path, id=pi_session_uuid(path))
+    return replace(session, path=path, id=_pi_id(path))
 
 
 RESOLVER = ResolverSpec(
@@ -295,6 +391,8 @@ RESOLVER = ResolverSpec(
     list_sessions=list_sessions,
     current=current,
     roots=roots,
+    history_paths=_history_paths,
+    handoff_in_workspace=_handoff_in_workspace,
     description="volute minds' named sessions (.volute/sessions/*.json, .volute/pi-sessions/*/)",
 )
 
