@@ -35,13 +35,10 @@ from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
 from sidelight.statelayout import ACTIVITY_EVENTS_FILE, DASHBOARD_DIR, RECAPS_DIR, STATUS_FILE, session_path
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
+from sidelight.watch.follow import derive_state
+from sidelight.watch.options import watch_options
+from sidelight.watch.runtime import read_snapshot, running_watcher
 from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
-from sidelight.watch.watcher import (
-    derive_state,
-    read_snapshot,
-    running_watcher,
-    watch_options,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -722,7 +719,7 @@ class Board:
 
     def request(self, key: str, action: str) -> dict[str, Any]:
         """Suspends or resumes a session (as ``sidelight suspend`` / ``resume``)."""
-        from sidelight.watch.watcher import request_resume, request_suspend
+        from sidelight.watch.requests import request_resume, request_suspend
 
         session = self.session(key)
         live = (request_suspend if action == "suspend" else request_resume)(session.key, self.settings)

@@ -28,7 +28,10 @@ from sidelight.reads import TranscriptRead, decoder_for, first_look, scan_reads
 from sidelight.recap.handoff import hook_lives
 from sidelight.scanning import detect_format
 from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
-from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
+from sidelight.timestamps import epoch_seconds
+from sidelight.watch.follow import derive_state
+from sidelight.watch.options import watch_options
+from sidelight.watch.runtime import read_snapshot, running_watcher
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
