@@ -1,6 +1,8 @@
-"""Requests left for the running watcher (``sidelight suspend`` / ``resume``, the dashboard, the API): one
-small JSON file each in ``<state dir>/requests/``, which the watcher takes within a second. Without a
-running watcher, the request is recorded in the status snapshot for the next one.
+"""What others leave for the running watcher: requests (``sidelight suspend`` / ``resume``, the dashboard,
+the API), one small JSON file each in ``<state dir>/requests/``, which the watcher takes within a
+second (without a running watcher, a request is recorded in the status snapshot for the next one);
+and the session starts and ends the hooks record in ``<state dir>/events.jsonl``
+(:func:`read_hook_events`).
 """
 
 from __future__ import annotations
@@ -13,19 +15,27 @@ import os
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight.records import HostEvent
 from sidelight.statefile import private_dir
 from sidelight.statelayout import REQUESTS_DIR, STATUS_FILE
 from sidelight.watch.runtime import SNAPSHOT_VERSION, read_snapshot, running_watcher, write_json_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from sidelight.config import Settings
 
-__all__ = ["WatchRequest", "request_resume", "request_suspend", "take_requests"]
+__all__ = [
+    "HOOK_EVENTS",
+    "WatchRequest",
+    "read_hook_events",
+    "request_resume",
+    "request_suspend",
+    "take_requests",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -104,3 +114,60 @@ def take_requests(state_dir: Path) -> Iterator[tuple[str, WatchRequest]]:
             path.unlink()
         if request is not None:
             yield name, request
+
+
+#: The hooks' events the watcher's lifecycle hears.
+HOOK_EVENTS = frozenset({"SessionStart", "SessionEnd", "UserPromptSubmit"})
+
+
+def read_hook_events(
+    path: Path, offset: int | None
+) -> tuple[int, list[tuple[str, HostEvent, float | None]]] | None:
+    """The :data:`HOOK_EVENTS` the hooks recorded in ``path`` (the events file) past ``offset``
+    (``None``: from its start), each with its key (the file and the byte offset of its line, the same
+    each time it is read: after a crash, from an older offset) and its time; and the offset after the
+    last whole line. ``None``: nothing new, or the file cannot be read. A file shorter than ``offset``
+    was replaced: it is read from its start."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    if offset is None or size < offset:
+        offset = 0  # a shrunk file was replaced: read it all
+    if size == offset:
+        return None
+    try:
+        with path.open("rb") as file:
+            file.seek(offset)
+            data = file.read(size - offset)
+    except OSError as error:
+        logger.warning("cannot read %s: %s", path, error)
+        return None
+    complete = data.rfind(b"\n") + 1
+    try:
+        info = path.stat()
+        file_id = f"{info.st_dev}-{info.st_ino}"
+    except OSError:
+        file_id = "0-0"
+    events: list[tuple[str, HostEvent, float | None]] = []
+    line_offset = offset
+    for line in data[:complete].split(b"\n")[:-1]:
+        key = f"h{file_id}:{line_offset}"
+        line_offset += len(line) + 1
+        try:
+            record = json.loads(line)
+            event = HostEvent(
+                host=str(record.get("host") or ""),
+                event=record["event"],
+                session_id=record.get("session_id"),
+                transcript_path=Path(record["transcript_path"]) if record.get("transcript_path") else None,
+                cwd=Path(record["cwd"]) if record.get("cwd") else None,
+                raw={"source": record.get("source"), "reason": record.get("reason")},
+            )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if event.event not in HOOK_EVENTS:
+            continue
+        moment = record.get("time")
+        events.append((key, event, float(moment) if isinstance(moment, int | float) else None))
+    return offset + complete, events

@@ -2,20 +2,23 @@
 
 Threads and their jobs:
 
-* watchdog's observer (inotify, or a polling observer for network file systems and WSL) calls
-  :class:`_Handler`, which only adds the event's path to a dirty set under a lock and wakes the worker:
-  no I/O, no parsing, so a burst of writes costs one cheap Python call per event;
+* watchdog's observer (inotify, or a polling observer for network file systems and WSL,
+  :mod:`sidelight.watch.observe`) calls a handler that only adds the event's path to a dirty set under a
+  lock and wakes the worker: no I/O, no parsing, so a burst of writes costs one cheap Python call per
+  event;
 * the worker waits for the wake-up, lets the burst settle (``debounce``), takes the whole dirty set, and
-  scans every dirty transcript in one parallel native call (:func:`sidelight.reads.scan_reads`) from
-  the watcher's own cursors (reader ``"watcher"`` in ``<state dir>/watch/cursors.json``). Each session's
-  new activity goes to the lifecycle tracker, and a status snapshot (``<state dir>/status.json``) is
-  written for ``sidelight status`` and the hooks.
+  reads every dirty transcript in one batch of the reading engine (:func:`sidelight.reads.count_reads`:
+  one parallel native call) from the watcher's own cursors (reader ``"watcher"`` in
+  ``<state dir>/watch/cursors.json``). Each session's new activity goes to the lifecycle tracker, and a
+  status snapshot (``<state dir>/status.json``) is written for ``sidelight status`` and the hooks.
 
 Events are only hints: every ``reconcile_interval`` the worker lists the sessions again, stats every
 transcript and marks the changed ones dirty (missed events, new and deleted files), and schedules roots
 that did not exist before. A transcript seen for the first time is read, like a hook does, from a
 bounded recent tail (``Settings.first_look_bytes``): the lifecycle hears that much of its history as
-news, never months of it; its status row counts the whole file, read once more for that.
+news, never months of it; its status row counts the whole file, read once more for that. A file new
+to a session the watcher already follows (a subagent's) is read whole, as the hook reads it: it is all
+news (:func:`sidelight.reads.start_of`, the one rule of where a read starts).
 
 One watcher per state directory: it holds an exclusive ``flock`` on ``<state dir>/watch.lock`` (which
 also holds its pid) for as long as it runs.
@@ -26,10 +29,7 @@ also holds its pid) for as long as it runs.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import gc
-import json
 import logging
 import os
 import threading
@@ -51,7 +51,6 @@ from sidelight.reads import (
     line_entries,
     start_of,
 )
-from sidelight.records import HostEvent, Session
 from sidelight.statefile import private_dir
 from sidelight.statelayout import (
     ARCHIVE_DIR,
@@ -62,8 +61,15 @@ from sidelight.statelayout import (
 )
 from sidelight.timestamps import epoch_seconds
 from sidelight.watch.follow import derive_state
+from sidelight.watch.observe import JOIN_TIMEOUT, Roots
 from sidelight.watch.options import WatchOptions, watch_options
-from sidelight.watch.requests import WatchRequest, request_resume, request_suspend, take_requests
+from sidelight.watch.requests import (
+    WatchRequest,
+    read_hook_events,
+    request_resume,
+    request_suspend,
+    take_requests,
+)
 from sidelight.watch.rows import Row, row_for, status_row
 from sidelight.watch.runtime import (
     SNAPSHOT_VERSION,
@@ -79,17 +85,14 @@ from sidelight.watch.runtime import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
-
-    from watchdog.events import FileSystemEvent
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+    from collections.abc import Callable, Sequence
 
     from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
     from sidelight.reads import Head
-    from sidelight.records import SinkEvent
+    from sidelight.records import HostEvent, Session, SinkEvent
     from sidelight.types import CursorTuple
     from sidelight.watch.serve import HookServer
 
@@ -123,30 +126,10 @@ HOUSEKEEPING_INTERVAL = 0.5
 GC_INTERVAL = 30.0
 #: Seconds between two writes of the lifecycle state (it is always written on stop).
 LIFECYCLE_FLUSH = 10.0
-#: How long to wait for a thread to finish when stopping.
-JOIN_TIMEOUT = 10.0
 #: A transcript not written to for this long is cool: the quick stat pass looks at it only every
 #: :data:`COOL_EVERY` beats (a second at the default beat), so a fleet of quiet sessions costs a quarter.
 COOL_AFTER = 60.0
 COOL_EVERY = 4
-
-
-class _Handler:
-    """The watchdog handler: marks the event's paths dirty and wakes the worker. Nothing else."""
-
-    def __init__(self, mark: Callable[[str, str | None], None], placed: Callable[[], None]) -> None:
-        self._mark = mark
-        self._placed = placed
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        src = event.src_path
-        dest = event.dest_path
-        if event.event_type != "modified":
-            self._placed()  # created, deleted, moved: the listing may have changed
-        self._mark(
-            src if isinstance(src, str) else os.fsdecode(src),
-            (dest if isinstance(dest, str) else os.fsdecode(dest)) if dest else None,
-        )
 
 
 class Watcher:
@@ -217,9 +200,11 @@ class Watcher:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._lock_fd: int | None = None
-        self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
-        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        #: The observer and its watches on the resolvers' roots.
+        self.roots = Roots(
+            settings, plugins, self._mark, self._placed, polling=polling, poll_interval=poll_interval
+        )
         self._error: BaseException | None = None
         self._sinks_started = False
 
@@ -302,8 +287,7 @@ class Watcher:
                     self._hook_offset = (self.state_dir / EVENTS_FILE).stat().st_size
                 except OSError:
                     self._hook_offset = 0
-            self._observer = self._make_observer()
-            self._observer.start()
+            self.roots.start()
             self._sink_calls("start", self.settings, self.plugins)
             if self.serve_hooks:
                 self._serve_hooks()
@@ -314,7 +298,7 @@ class Watcher:
                 self._server.stop()
                 self._server = None
             self._sink_calls("stop")
-            self._shutdown_observer()
+            self.roots.shutdown()
             _release(self._lock_fd)
             self._lock_fd = None
             raise
@@ -341,15 +325,7 @@ class Watcher:
         worker's listing changed: the hook server lists the sessions again then. ``None`` while a
         resolver names a root that no watch covers yet (a folder that appeared since the last reconcile,
         or one that cannot be watched): until the worker watches it, every hook lists the sessions."""
-        watched = [name.rstrip("/") + "/" for name in list(self._watches)]
-        for resolver in self.plugins.resolvers().values():
-            try:
-                roots = [os.path.realpath(root) + "/" for root in resolver.roots(self.settings)]
-            except Exception:
-                return None
-            if any(not root.startswith(tuple(watched)) for root in roots):
-                return None
-        return self._placements
+        return self._placements if self.roots.covered() else None
 
     def _hook_answered(self) -> None:
         # The snapshot counts the answered hooks (`sidelight status`): written at the next flush.
@@ -362,7 +338,7 @@ class Watcher:
             server.stop()
         self._stopping.set()
         self._wake.set()
-        self._shutdown_observer()
+        self.roots.shutdown()
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(JOIN_TIMEOUT)
@@ -414,113 +390,6 @@ class Watcher:
         self._wake.set()
 
     # -- observer ------------------------------------------------------------------------------------
-
-    def _make_observer(self) -> BaseObserver:
-        if self.polling:
-            from watchdog.observers.polling import PollingObserver
-
-            return PollingObserver(timeout=self.poll_interval)
-        from watchdog.observers import Observer
-
-        return Observer()
-
-    def _schedule_roots(self, modify_events: bool | None = None) -> None:
-        """Watch every root the resolvers name that exists and is not watched yet; drop vanished ones.
-        New watches report writes when ``modify_events`` (default: the watcher's choice) is true."""
-        if modify_events is None:
-            modify_events = self.modify_events
-        observer = self._observer
-        if observer is None:
-            return
-        wanted: dict[str, None] = {}
-        for resolver in self.plugins.resolvers().values():
-            try:
-                roots: Iterable[Path] = list(resolver.roots(self.settings))
-            except Exception:
-                logger.warning("resolver %s failed to name its folders", resolver.name, exc_info=True)
-                continue
-            for root in roots:
-                with contextlib.suppress(OSError):
-                    if root.is_dir():
-                        wanted[os.path.realpath(root)] = None
-        # A root inside another one is already covered by the recursive watch of the outer one.
-        chosen = [r for r in wanted if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in wanted)]
-        for watched, (_watch, identity) in list(self._watches.items()):
-            # Gone, or replaced by a new folder of the same name (its old watch sees nothing).
-            if watched not in chosen or _identity(watched) != identity:
-                self._unwatch(watched)
-                logger.info("no longer watching %s", watched)
-        from watchdog.events import (
-            DirCreatedEvent,
-            DirDeletedEvent,
-            DirMovedEvent,
-            FileCreatedEvent,
-            FileDeletedEvent,
-            FileModifiedEvent,
-            FileMovedEvent,
-        )
-
-        event_filter: list[type[FileSystemEvent]] = [
-            FileCreatedEvent,
-            FileDeletedEvent,
-            FileMovedEvent,
-            DirCreatedEvent,
-            DirDeletedEvent,
-            DirMovedEvent,
-        ]
-        if modify_events:
-            event_filter.append(FileModifiedEvent)
-        for name in chosen:
-            if name in self._watches:
-                continue
-            try:
-                identity = _identity(name)
-                watch = observer.schedule(
-                    _Handler(self._mark, self._placed),  # type: ignore[arg-type]
-                    name,
-                    recursive=True,
-                    event_filter=event_filter,
-                )
-                self._watches[name] = (watch, identity)
-            except OSError as error:
-                hint = ""
-                if error.errno in (errno.ENOSPC, errno.EMFILE):
-                    hint = " (inotify limits reached: raise fs.inotify.max_user_watches, or use --polling)"
-                logger.warning("cannot watch %s: %s%s; the stat pass still covers it", name, error, hint)
-            except Exception as error:
-                logger.warning("cannot watch %s: %s; the stat pass still covers it", name, error)
-            else:
-                logger.info("watching %s%s", name, " (polling)" if self.polling else "")
-
-    def _unwatch(self, watched: str) -> None:
-        watch, _identity = self._watches.pop(watched)
-        observer = self._observer
-        if observer is not None:
-            with contextlib.suppress(Exception):
-                observer.unschedule(watch)
-
-    def _shutdown_observer(self) -> None:
-        observer = self._observer
-        if observer is None:
-            return
-        self._observer = None
-        try:
-            if observer.is_alive():
-                observer.stop()
-                observer.join(JOIN_TIMEOUT)
-            else:
-                # Never started: its emitters and inotify reader thread still need stopping.
-                observer.unschedule_all()
-        except Exception:
-            logger.warning("the file observer did not stop cleanly", exc_info=True)
-        inotify = getattr(observer, "_inotify_fd", None)
-        if inotify is not None:
-            # watchdog >= 6 reads inotify in a thread of its own, started with the observer.
-            with contextlib.suppress(Exception):
-                if inotify.is_alive():
-                    inotify.stop()
-                    inotify.join(JOIN_TIMEOUT)
-        self._watches.clear()
 
     # -- worker --------------------------------------------------------------------------------------
 
@@ -665,54 +534,13 @@ class Watcher:
         """Feed the tracker the session starts and ends the hooks recorded in ``events.jsonl``."""
         if self.tracker is None:
             return
-        path = self.state_dir / EVENTS_FILE
-        try:
-            size = path.stat().st_size
-        except OSError:
+        found = read_hook_events(self.state_dir / EVENTS_FILE, self._hook_offset)
+        if found is None:
             return
-        if self._hook_offset is None or size < self._hook_offset:
-            self._hook_offset = 0  # a shrunk file was replaced: read it all
-        if size == self._hook_offset:
-            return
-        try:
-            with path.open("rb") as file:
-                file.seek(self._hook_offset)
-                data = file.read(size - self._hook_offset)
-        except OSError as error:
-            logger.warning("cannot read %s: %s", path, error)
-            return
-        complete = data.rfind(b"\n") + 1
-        offset = self._hook_offset
-        self._hook_offset += complete
+        self._hook_offset, events = found
         self._dirty_state = True
-        try:
-            info = path.stat()
-            file_id = f"{info.st_dev}-{info.st_ino}"
-        except OSError:
-            file_id = "0-0"
-        for line in data[:complete].split(b"\n")[:-1]:
-            # The record's key: the events file and the byte offset of its line, the same each time it
-            # is read (after a crash, from an older offset).
-            key = f"h{file_id}:{offset}"
-            offset += len(line) + 1
-            try:
-                record = json.loads(line)
-                event = HostEvent(
-                    host=str(record.get("host") or ""),
-                    event=record["event"],
-                    session_id=record.get("session_id"),
-                    transcript_path=Path(record["transcript_path"])
-                    if record.get("transcript_path")
-                    else None,
-                    cwd=Path(record["cwd"]) if record.get("cwd") else None,
-                    raw={"source": record.get("source"), "reason": record.get("reason")},
-                )
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-            if event.event not in ("SessionStart", "SessionEnd", "UserPromptSubmit"):
-                continue
-            moment = record.get("time")
-            self._hook_event(event, key, float(moment) if isinstance(moment, int | float) else None)
+        for key, event, moment in events:
+            self._hook_event(event, key, moment)
 
     def hook_event(self, event: HostEvent) -> None:
         """Pass one host hook event to the tracker (call from the worker thread, or before start)."""
@@ -846,7 +674,7 @@ class Watcher:
         if self.auto_appends:
             # By the last passes' stats; the stat pass below covers writes made while switching.
             self._choose_appends()
-        self._schedule_roots()
+        self.roots.schedule(bool(self.modify_events))
         self._refresh_sessions()
         changed = self._stat_pass()
         # Sessions the watcher knew whose transcript is gone and that no resolver lists any more.
@@ -861,7 +689,7 @@ class Watcher:
     def _choose_appends(self) -> None:
         """File events, or the stat pass past :data:`AUTO_STAT_APPENDS` live transcripts; once chosen,
         back to file events only at half of it, so that a fleet near the threshold does not flap. A
-        switch drops the watches: :meth:`_schedule_roots` makes them again with the other events."""
+        switch drops the watches and makes them again with the other events."""
         live = self._live_transcripts()
         threshold = AUTO_STAT_APPENDS // 2 if self.modify_events is False else AUTO_STAT_APPENDS
         file_events = live <= threshold
@@ -875,11 +703,10 @@ class Watcher:
             if file_events
             else "a stat pass finds their appends (--no-stat-appends for file events)",
         )
-        for watched in list(self._watches):
-            self._unwatch(watched)
+        self.roots.unwatch_all()
         # The watches are made again before the choice shows: whoever reads `modify_events` finds the
         # watches that go with it.
-        self._schedule_roots(file_events)
+        self.roots.schedule(file_events)
         self.modify_events = file_events
 
     def _live_transcripts(self) -> int:
@@ -1365,14 +1192,6 @@ def _source_stat(path: str) -> tuple[int, int, int, int] | None:
     except OSError:
         return None
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)  # noqa: PTH116
-    except OSError:
-        return None
-    return (stat.st_dev, stat.st_ino)
 
 
 #: Past this many transcripts written to within ``2 * idle_timeout``, the watcher finds appends with a
