@@ -48,6 +48,7 @@ __all__ = [
     "entry_data",
     "first_look",
     "first_look_cursor",
+    "has_news",
     "line_entries",
     "plan_reads",
     "saved_cursor",
@@ -296,6 +297,13 @@ def _news(path: Path, saved: Mapping[str, Any]) -> int | None:
 
 #: Stands for "not stat-ed yet" in :func:`plan_reads`' batch (a session listed twice).
 _UNSEEN = (-1, -1, -1)
+
+
+def has_news(cursor: CursorTuple | None, size: int, dev: int, inode: int) -> bool:
+    """Whether a transcript of ``size`` bytes, file ``inode`` on ``dev``, may hold something past a
+    reader's ``cursor`` (``None``: never read): another file in its place, or another size. The stat
+    test of :func:`_news_of`, for the watcher's cursor tuples ``(offset, dev, inode, ...)``."""
+    return cursor is None or cursor[0] != size or cursor[2] != inode or cursor[1] != dev
 
 
 def _news_of(identity: tuple[int, int, int] | None, saved: Mapping[str, Any], path: Path) -> int | None:

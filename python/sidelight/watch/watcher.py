@@ -48,6 +48,7 @@ from sidelight.reads import (
     cursor_entry,
     decoder_for,
     entry_cursor,
+    has_news,
     line_entries,
     start_of,
 )
@@ -636,7 +637,7 @@ class Watcher:
         except OSError:
             return known is not None
         self._mtimes[name] = found.st_mtime
-        return known is None or (known[0], known[1], known[2]) != (found.st_size, found.st_dev, found.st_ino)
+        return has_news(known, found.st_size, found.st_dev, found.st_ino)
 
     def _refresh_sessions(self) -> None:
         now = time.monotonic()
@@ -746,13 +747,7 @@ class Watcher:
                     changed.append(name)  # gone: the scan notices and forgets it
                 continue
             mtimes[name] = found.st_mtime
-            # Cursor tuples: (offset, dev, inode, ...).
-            if (
-                known is None
-                or known[0] != found.st_size
-                or known[2] != found.st_ino
-                or known[1] != found.st_dev
-            ):
+            if has_news(known, found.st_size, found.st_dev, found.st_ino):
                 changed.append(name)
         return changed
 
