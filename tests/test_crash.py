@@ -236,7 +236,7 @@ def test_a_damaged_state_file_is_moved_aside(tmp_path: Path, caplog: pytest.LogC
 
 def test_the_watchers_state_loader_moves_a_damaged_file_aside(tmp_path: Path) -> None:
     """The watcher loads its snapshot and lifecycle state through the same helper."""
-    from sidelight.watch import watcher as watch
+    from sidelight.watch import runtime as watch
 
     path = tmp_path / "status.json"
     path.write_bytes(b'{"sessions": [')

@@ -316,7 +316,7 @@ def test_without_a_watcher_hooks_are_answered_in_process(home, run_cli):
 @pytest.fixture
 def watcher_lock(home):
     """The state directory held as a running watcher holds it (this process's pid in the lock)."""
-    from sidelight.watch.watcher import _acquire, _release
+    from sidelight.watch.runtime import _acquire, _release
 
     state = home / "state"
     state.mkdir(mode=0o700, exist_ok=True)

@@ -243,7 +243,7 @@ def test_a_folder_created_after_start_gets_watched(home, settings, plugins):
         path.write_text(prompt_line("hello"), encoding="utf-8")
         wait_for(lambda: counted(settings, "claude-code:late") == 1, what="the late session")
         root = os.path.realpath(home / ".claude" / "projects")
-        wait_for(lambda: root in watcher._watches, what="a watch on the new root")
+        wait_for(lambda: root in watcher.roots.watches, what="a watch on the new root")
         # From now on events do the work: a new project folder inside the root, appended at once.
         watcher.reconcile_interval = 3600.0
         newer = transcript(home, "newer", project="-tmp-new")
@@ -260,7 +260,7 @@ def test_polling_observer(home, settings, plugins):
         wait_for(lambda: counted(settings, "claude-code:polled") == 25, what="25 polled lines")
         from watchdog.observers.polling import PollingObserver
 
-        assert isinstance(watcher._observer, PollingObserver)
+        assert isinstance(watcher.roots.observer, PollingObserver)
 
 
 def test_a_second_watcher_on_one_state_directory_is_refused(home, settings, plugins):
@@ -639,7 +639,7 @@ def watched_events(watcher: Watcher) -> set[bool]:
     """Per watch of the watcher: whether watchdog reports writes to it."""
     from watchdog.events import FileModifiedEvent
 
-    return {FileModifiedEvent in (watch.event_filter or ()) for watch, _ in watcher._watches.values()}
+    return {FileModifiedEvent in (watch.event_filter or ()) for watch, _ in watcher.roots.watches.values()}
 
 
 def test_a_growing_fleet_moves_to_the_stat_pass_and_back(home, settings, plugins, monkeypatch):

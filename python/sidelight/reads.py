@@ -4,7 +4,11 @@ the one answer to which native decoder reads a session, one parallel native scan
 a scan leaves behind.
 
 The engine's second half (the first, finding sessions, is :mod:`sidelight.discovery`). The digest, the
-fleet publisher, status, resume and the watcher read through it.
+fleet publisher, status, resume and the watcher read through it: where a read starts (:func:`start_of`:
+its cursor, else a first look, else its start), which decoder reads it (:func:`decoder_for`), and what
+a truncated, replaced or rewritten transcript gets (read again like a first look) are answered here
+once. The watcher's batched fast path is the engine's batch call, :func:`count_reads`: the same rules
+on the core's count tuples, without a Python object per line.
 """
 
 from __future__ import annotations
@@ -25,26 +29,33 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, overload
 
+    from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.config import Settings
     from sidelight.cursors import CursorStore
     from sidelight.plugins import Plugins
     from sidelight.records import Session
 
 __all__ = [
+    "Head",
     "TranscriptRead",
     "category_tables",
     "commit_reads",
+    "count_reads",
     "cursor_entry",
     "cursor_file",
     "decoder_for",
+    "entry_cursor",
     "entry_data",
     "first_look",
     "first_look_cursor",
+    "has_news",
+    "line_entries",
     "plan_reads",
     "saved_cursor",
     "scan_reads",
     "scan_with_resets",
     "scan_within",
+    "start_of",
 ]
 
 logger = get_logger(__name__)
@@ -160,10 +171,30 @@ def plan_reads(
                         continue
                 reads.append(TranscriptRead(session, path, cursor, False, max(news, 0)))
             elif not skip_unchanged or path.exists():
-                # Never seen: its recent tail. New to a session already seen (a subagent file): all news.
-                new = first_look(session, path, settings) if entry is None else None
-                reads.append(new or TranscriptRead(session, path, None, first_look=False))
+                reads.append(_start_read(session, path, entry is not None, settings))
     return reads
+
+
+def start_of(
+    path: str, cursor: CursorTuple | None, known: bool, first_look_bytes: int
+) -> tuple[CursorTuple | None, bool]:
+    """Where a read of ``path`` starts (``None``: at its start), and whether it is a first look: at the
+    reader's ``cursor`` when it has one; without one, a first look at its recent tail
+    (:func:`first_look_cursor`) when the reader has never read the session (its history is not
+    news), else from the start (a file new to a session read before, a subagent's: all news). The
+    one rule of :func:`plan_reads` and of the watcher's reads (:func:`count_reads`)."""
+    if cursor is not None:
+        return cursor, False
+    if known:
+        return None, False
+    return first_look_cursor(path, first_look_bytes), True
+
+
+def _start_read(session: Session, path: Path, known: bool, settings: Settings) -> TranscriptRead:
+    """The read of a transcript without a cursor (:func:`start_of`)."""
+    start, looked = start_of(str(path), None, known, settings.first_look_bytes)
+    cursor = None if start is None else Cursor.from_tuple(start)
+    return TranscriptRead(session, path, cursor, looked, settings.first_look_bytes if looked else 0)
 
 
 #: Reads a time budget always plans and scans (the first scan batch), even when the budget was spent
@@ -226,6 +257,16 @@ def cursor_entry(
     return entry if "offset" in entry else None
 
 
+def entry_cursor(entry: Mapping[str, Any] | None, session: Session, path: Path) -> CursorTuple | None:
+    """The cursor a reader's cursor entry for ``session`` holds for its transcript ``path``
+    (:func:`entry_data`, :func:`saved_cursor`; ``None``: none, or unusable)."""
+    data = entry_data(entry, session, path)
+    if data is None:
+        return None
+    cursor = saved_cursor(path, data)
+    return None if cursor is None else cursor.as_tuple()
+
+
 def saved_cursor(path: Path, data: Mapping[str, Any]) -> Cursor | None:
     """The cursor a cursor-store entry holds for ``path`` (``None``: unusable, read afresh)."""
     try:
@@ -258,6 +299,13 @@ def _news(path: Path, saved: Mapping[str, Any]) -> int | None:
 _UNSEEN = (-1, -1, -1)
 
 
+def has_news(cursor: CursorTuple | None, size: int, dev: int, inode: int) -> bool:
+    """Whether a transcript of ``size`` bytes, file ``inode`` on ``dev``, may hold something past a
+    reader's ``cursor`` (``None``: never read): another file in its place, or another size. The stat
+    test of :func:`_news_of`, for the watcher's cursor tuples ``(offset, dev, inode, ...)``."""
+    return cursor is None or cursor[0] != size or cursor[2] != inode or cursor[1] != dev
+
+
 def _news_of(identity: tuple[int, int, int] | None, saved: Mapping[str, Any], path: Path) -> int | None:
     """:func:`_news` from a transcript's ``(size, inode, device)`` (``None``: it cannot be stat-ed)."""
     if identity is None:
@@ -274,7 +322,9 @@ def _news_of(identity: tuple[int, int, int] | None, saved: Mapping[str, Any], pa
 
 
 def first_look(session: Session, path: Path, settings: Settings) -> TranscriptRead:
-    """The first look at a transcript reads only a bounded recent tail, not months of history."""
+    """The first look at a transcript reads only a bounded recent tail, not months of history. A
+    transcript found truncated, replaced or rewritten is read again this way (:func:`scan_with_resets`,
+    :func:`count_reads`)."""
     found = first_look_cursor(str(path), settings.first_look_bytes)
     cursor = None if found is None else Cursor.from_tuple(found)
     return TranscriptRead(session, path, cursor, first_look=True, pending=settings.first_look_bytes)
@@ -556,3 +606,110 @@ def covered_until(path: Path) -> int | None:
     except OSError:
         return None
     return int(text) if text.strip().isdigit() else None
+
+
+# -- the batch call: counts ------------------------------------------------------------------------------
+# The watcher's reads, thousands a second: the same rules as above (start_of, decoder_for, a reset read
+# again like a first look) on the core's count tuples (``_core.scan_many_counts``), with no Python object
+# per line or per cursor.
+
+#: What the part of a transcript before a first look's tail holds: ``(lines, user_messages,
+#: assistant_messages, (edit, read, command, other), tools)`` (see :func:`count_reads`).
+Head = tuple[int, int, int, tuple[int, int, int, int], dict[str, int]]
+
+
+def count_reads(
+    requests: list[tuple[str, str, CursorTuple | None]],
+    looks: list[bool],
+    tables: dict[str, dict[str, str]],
+    first_look_bytes: int,
+    *,
+    heads: bool = False,
+) -> tuple[list[ScanCounts | OSError | ValueError], dict[int, Head]]:
+    """The engine's batch call: one parallel native count of every request ``(path, decoder, start)``
+    (``start`` from :func:`start_of`; ``looks[i]``: whether it is a first look), then each transcript
+    found truncated, replaced or rewritten read again like a first look, its request and look updated
+    in place (:func:`scan_with_resets`' rule). A count tuple or the exception per request.
+
+    ``heads``: the part of each first look's transcript before its recent tail is counted too (a whole
+    scan, once, when a reader first sees a transcript: about 35 ms for 50 MB), and its counts returned
+    by request index, so that a reader's totals count the whole transcript as ``sidelight scan`` does
+    while its news is the tail only. Should the file have grown between the two scans, the request's
+    count takes the whole scan's cursor: every line is counted once (its news then misses the lines
+    written in between)."""
+    outcomes = _core.scan_many_counts(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+    found: dict[int, Head] = {}
+    if heads:
+        skipped = [i for i, (_p, _d, start) in enumerate(requests) if looks[i] and start and start[0] > 0]
+        if skipped:
+            found = _count_heads(skipped, requests, outcomes, tables)
+    again = [i for i, o in enumerate(outcomes) if not isinstance(o, Exception) and o[1] is not None]
+    if again:
+        for i in again:
+            logger.info("%s was %s; reading its recent tail again", requests[i][0], outcomes[i][1])  # type: ignore[index]
+        redo = [
+            (requests[i][0], requests[i][1], first_look_cursor(requests[i][0], first_look_bytes))
+            for i in again
+        ]
+        redone = _core.scan_many_counts(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
+        for i, outcome, request in zip(again, redone, redo, strict=True):
+            outcomes[i], requests[i], looks[i] = outcome, request, True
+    return outcomes, found
+
+
+def _count_heads(
+    indices: list[int],
+    requests: list[tuple[str, str, CursorTuple | None]],
+    outcomes: list[ScanCounts | OSError | ValueError],
+    tables: dict[str, dict[str, str]],
+) -> dict[int, Head]:
+    """The counts of what the first looks ``indices`` left out (see :func:`count_reads`): the whole
+    transcript's scan, less its tail's."""
+    whole = _core.scan_many_counts(
+        [(requests[i][0], requests[i][1], None) for i in indices],
+        tables,
+        DEFAULT_MAX_LINE_BYTES,
+        DEFAULT_TEXT_LIMIT,
+    )
+    found: dict[int, Head] = {}
+    for i, counted in zip(indices, whole, strict=True):
+        tail = outcomes[i]
+        if isinstance(counted, Exception) or isinstance(tail, Exception) or tail[1] is not None:
+            continue  # the tail scan's failure or reset is dealt with by the caller
+        in_tail = tail[6] or {}
+        found[i] = (
+            counted[2] - tail[2],
+            counted[3] - tail[3],
+            counted[4] - tail[4],
+            (
+                counted[5][0] - tail[5][0],
+                counted[5][1] - tail[5][1],
+                counted[5][2] - tail[5][2],
+                counted[5][3] - tail[5][3],
+            ),
+            {k: n - in_tail.get(k, 0) for k, n in (counted[6] or {}).items() if n > in_tail.get(k, 0)},
+        )
+        if counted[0][0] != tail[0][0]:
+            outcomes[i] = (counted[0], *tail[1:])
+    return found
+
+
+def line_entries(path: str, decoder: str, start: int, end: int) -> list[tuple[int, list[Any]]]:
+    """The entries of each line of ``path`` from ``start`` to ``end`` (a count's range), each with the
+    offset where its line ends: a line read again after a crash has the same end, and so the same key
+    (the watcher's at-least-once reading, exactly-once logging). Stops early when the file changed
+    under the read (replaced: the next count sees it)."""
+    lines: list[tuple[int, list[Any]]] = []
+    offset = start
+    read = _core.read_entries
+    while offset < end:
+        # max_bytes=1: one line a call, and where it ends (the key). One native call a line.
+        entries, after, _read, _skipped, _first, _last = read(
+            path, decoder, offset, 1 << 30, 1, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, 0
+        )
+        if after <= offset or after > end:
+            break
+        offset = after
+        if entries:
+            lines.append((after, entries))
+    return lines

@@ -154,7 +154,9 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from sidelight.config import ConfigError, Settings
     from sidelight.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import get_plugins
-    from sidelight.watch.watcher import Watcher, WatcherRunningError, watch_options
+    from sidelight.watch.options import watch_options
+    from sidelight.watch.runtime import WatcherRunningError
+    from sidelight.watch.watcher import Watcher
 
     _foreground_logging(args)
     try:
@@ -321,8 +323,8 @@ def _timestamps() -> None:
 def _status_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import ConfigError, Settings
     from sidelight.plugins import get_plugins
+    from sidelight.watch.runtime import make_state_private
     from sidelight.watch.status import collect_status, render_table
-    from sidelight.watch.watcher import make_state_private
 
     try:
         settings = Settings.load()
@@ -392,7 +394,8 @@ def _has_rich() -> bool:
 def _request_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
     from sidelight.plugins import get_plugins
-    from sidelight.watch.watcher import read_snapshot, request_resume, request_suspend
+    from sidelight.watch.requests import request_resume, request_suspend
+    from sidelight.watch.runtime import read_snapshot
 
     suspend = args.action == "suspend"
     try:

@@ -32,18 +32,30 @@ from sidelight.discovery import SessionNotFoundError, list_sessions
 from sidelight.paths import open_regular
 from sidelight.plugins import get_plugins
 from sidelight.reads import first_look, scan_reads
+from sidelight.recap.handoff import hook_lives
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
-from sidelight.statelayout import ACTIVITY_EVENTS_FILE, DASHBOARD_DIR, RECAPS_DIR, STATUS_FILE, session_path
+from sidelight.statelayout import (
+    ACTIVITY_EVENTS_FILE,
+    DASHBOARD_DIR,
+    EVENTS_FILE,
+    RECAPS_DIR,
+    STATUS_FILE,
+    session_path,
+)
 from sidelight.timestamps import epoch_seconds
 from sidelight.types import Activity
-from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
-from sidelight.watch.watcher import (
+from sidelight.watch.follow import (
+    Identity,
     derive_state,
-    read_snapshot,
-    running_watcher,
-    watch_options,
+    host_ended,
+    next_state_turn,
+    state_turns,
+    transcript_identities,
 )
+from sidelight.watch.options import watch_options
+from sidelight.watch.runtime import read_snapshot, running_watcher
+from sidelight.watch.status import CATEGORIES, collect_status, transcript_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -234,9 +246,6 @@ class Changes:
         return bool(self.rows or self.removed)
 
 
-Identity = tuple[int, int, int] | None
-
-
 class Board:
     """The sessions as the dashboard shows them, kept between requests and refreshed in place.
 
@@ -274,6 +283,10 @@ class Board:
         self._state_due = float("inf")
         self._paths: list[str] = []
         self._stated_at = float("-inf")
+        #: The hooks' records of each session's start and end (:func:`hook_lives`), as of the events
+        #: file's identity: a recorded end turns a row ended without a write to its transcript.
+        self._lives: dict[str, tuple[float, float]] = {}
+        self._events_identity: Identity = None
 
     # -- rows --------------------------------------------------------------------------------------------
 
@@ -321,11 +334,13 @@ class Board:
             return True
         if running_watcher(self.settings) != self.watcher_pid:  # one started or stopped
             return True
-        status = os.fspath(self.settings.state_dir / STATUS_FILE)
-        if _core.file_identities([status])[0] != self._status_identity:
+        status, events = _core.file_identities(self._state_files())
+        if status != self._status_identity:
             return True
         if self.source == "watcher":
             return False
+        if events != self._events_identity:  # a host recorded a start or an end
+            return True
         if now - self._listed_at >= RELIST_SECONDS:
             before = self._paths
             self._listed(now)
@@ -341,6 +356,11 @@ class Board:
             for identity in self._identities.get(session.key, (None,) * (1 + len(session.extra_paths)))
         ]
         return _core.file_identities(self._paths) != known
+
+    def _state_files(self) -> list[str]:
+        """The watcher's snapshot and the hooks' events file (their identities say when to look again)."""
+        state = self.settings.state_dir
+        return [os.fspath(state / STATUS_FILE), os.fspath(state / EVENTS_FILE)]
 
     def row(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -379,19 +399,15 @@ class Board:
         """The next moment a row's state turns by the clock alone (the watcher's rows: it judges them)."""
         if self.source == "watcher":
             return float("inf")
-        due = [
-            moment
-            for row in self._rows.values()
-            if row.last_activity is not None
-            for moment in (row.last_activity + self.idle_timeout, row.last_activity + 2 * self.idle_timeout)
-            if moment > now
-        ]
-        return min(due, default=float("inf"))
+        return next_state_turn((row.last_activity for row in self._rows.values()), now, self.idle_timeout)
 
     def _read_rows(self, now: float) -> list[StatusRow]:
         settings = self.settings
         pid = running_watcher(settings)
-        identity = _core.file_identities([os.fspath(settings.state_dir / STATUS_FILE)])[0]
+        identity, events = _core.file_identities(self._state_files())
+        if events != self._events_identity:
+            self._events_identity = events
+            self._lives = hook_lives(settings)
         status_changed = identity != self._status_identity or pid != self.watcher_pid
         self._status_identity = identity
         self.watcher_pid = pid
@@ -428,11 +444,16 @@ class Board:
                 changed, self.settings, self.plugins, now, self.idle_timeout, self._suspended
             ):
                 rows[row.key] = row
+        # Judged again as `sidelight status` judges them (the clock moved, a host recorded an end).
         out = [
             replace(
                 row,
                 state=derive_state(
-                    row.last_activity, now, self.idle_timeout, suspended=row.key in self._suspended
+                    row.last_activity,
+                    now,
+                    self.idle_timeout,
+                    suspended=row.key in self._suspended,
+                    ended_at=host_ended(row.session_ids, self._lives),
                 ),
             )
             for row in rows.values()
@@ -458,10 +479,7 @@ class Board:
 
     @staticmethod
     def _stat(sessions: Iterable[Session]) -> dict[str, tuple[Identity, ...]]:
-        sessions = list(sessions)
-        paths = [os.fspath(p) for s in sessions for p in (s.path, *s.extra_paths)]
-        found = iter(_core.file_identities(paths))
-        return {s.key: tuple(next(found) for _ in range(1 + len(s.extra_paths))) for s in sessions}
+        return transcript_identities(sessions)
 
     def session(self, key: str) -> Session:
         """The listed session whose key is ``key`` (a row's ``id``): the dashboard opens no other file.
@@ -636,9 +654,8 @@ class Board:
             if row.last_activity is None:
                 continue
             # No event log for it: when the idle timeout made (or will have made) it idle, then ended.
-            for kind, moment in (
-                ("idle", row.last_activity + self.idle_timeout),
-                ("end", row.last_activity + 2 * self.idle_timeout),
+            for kind, moment in zip(
+                ("idle", "end"), state_turns(row.last_activity, self.idle_timeout), strict=True
             ):
                 if start <= moment <= now:
                     marks.append({"id": row.key, "time": iso(moment), "epoch": moment, "kind": kind})
@@ -726,7 +743,7 @@ class Board:
 
     def request(self, key: str, action: str) -> dict[str, Any]:
         """Suspends or resumes a session (as ``sidelight suspend`` / ``resume``)."""
-        from sidelight.watch.watcher import request_resume, request_suspend
+        from sidelight.watch.requests import request_resume, request_suspend
 
         session = self.session(key)
         live = (request_suspend if action == "suspend" else request_resume)(session.key, self.settings)

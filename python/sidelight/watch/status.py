@@ -28,7 +28,10 @@ from sidelight.reads import TranscriptRead, decoder_for, first_look, scan_reads
 from sidelight.recap.handoff import hook_lives
 from sidelight.scanning import detect_format
 from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
-from sidelight.watch.watcher import derive_state, epoch_seconds, read_snapshot, running_watcher, watch_options
+from sidelight.timestamps import epoch_seconds
+from sidelight.watch.follow import derive_state, host_ended
+from sidelight.watch.options import watch_options
+from sidelight.watch.runtime import read_snapshot, running_watcher
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
@@ -91,6 +94,9 @@ class StatusRow:
     #: The files it edited or wrote most recently, oldest first (the watcher's ``recent_files``; from
     #: the transcripts, the last :data:`sidelight.lifecycle.RECENT_FILES` of their ``files_touched``).
     files: tuple[str, ...] = ()
+    #: The ids its host's hooks may know it by (the listing's, its transcripts'): its state follows the
+    #: end they record (:func:`sidelight.watch.follow.host_ended`) when judged again without a read.
+    session_ids: tuple[str, ...] = ()
 
     def as_dict(self, now: float) -> dict[str, Any]:
         return {
@@ -380,17 +386,19 @@ def _judged(
 ) -> str:
     """A session's state without a watcher: from its last activity, the idle timeout, a suspension and
     the end its host recorded (unless it started again since)."""
-    # The id the listing knows, else the one its transcript states (a session named by its path).
-    ids = [session.id, *(a.session_id for a in activities)]
-    session_id = next((i.lower() for i in ids if i and i.lower() in lives), "")
-    started, stopped = lives.get(session_id, (0.0, 0.0))
     return derive_state(
         _last_activity(session, activities),
         now,
         idle_timeout,
         suspended=session.key in suspended,
-        ended_at=stopped if stopped > 0.0 and stopped >= started else None,
+        ended_at=host_ended(_session_ids(session, activities), lives),
     )
+
+
+def _session_ids(session: Session, activities: Sequence[Activity]) -> tuple[str, ...]:
+    """The id the listing knows, then the ones its transcripts state (a session named by its path)."""
+    ids = (session.id, *(a.session_id for a in activities))
+    return tuple(dict.fromkeys(i for i in ids if i))
 
 
 def _rows_from_transcripts(
@@ -437,6 +445,7 @@ def transcript_rows(
                 user_messages=sum(a.messages.user for a in activities),
                 assistant_messages=sum(a.messages.assistant for a in activities),
                 files=_recent_files(activities),
+                session_ids=_session_ids(session, activities),
             )
         )
     return _sorted(rows)

@@ -2,20 +2,23 @@
 
 Threads and their jobs:
 
-* watchdog's observer (inotify, or a polling observer for network file systems and WSL) calls
-  :class:`_Handler`, which only adds the event's path to a dirty set under a lock and wakes the worker:
-  no I/O, no parsing, so a burst of writes costs one cheap Python call per event;
+* watchdog's observer (inotify, or a polling observer for network file systems and WSL,
+  :mod:`sidelight.watch.observe`) calls a handler that only adds the event's path to a dirty set under a
+  lock and wakes the worker: no I/O, no parsing, so a burst of writes costs one cheap Python call per
+  event;
 * the worker waits for the wake-up, lets the burst settle (``debounce``), takes the whole dirty set, and
-  scans every dirty transcript in one parallel native call (:func:`sidelight.reads.scan_reads`) from
-  the watcher's own cursors (reader ``"watcher"`` in ``<state dir>/watch/cursors.json``). Each session's
-  new activity goes to the lifecycle tracker, and a status snapshot (``<state dir>/status.json``) is
-  written for ``sidelight status`` and the hooks.
+  reads every dirty transcript in one batch of the reading engine (:func:`sidelight.reads.count_reads`:
+  one parallel native call) from the watcher's own cursors (reader ``"watcher"`` in
+  ``<state dir>/watch/cursors.json``). Each session's new activity goes to the lifecycle tracker, and a
+  status snapshot (``<state dir>/status.json``) is written for ``sidelight status`` and the hooks.
 
 Events are only hints: every ``reconcile_interval`` the worker lists the sessions again, stats every
 transcript and marks the changed ones dirty (missed events, new and deleted files), and schedules roots
 that did not exist before. A transcript seen for the first time is read, like a hook does, from a
 bounded recent tail (``Settings.first_look_bytes``): the lifecycle hears that much of its history as
-news, never months of it; its status row counts the whole file, read once more for that.
+news, never months of it; its status row counts the whole file, read once more for that. A file new
+to a session the watcher already follows (a subagent's) is read whole, as the hook reads it: it is all
+news (:func:`sidelight.reads.start_of`, the one rule of where a read starts).
 
 One watcher per state directory: it holds an exclusive ``flock`` on ``<state dir>/watch.lock`` (which
 also holds its pid) for as long as it runs.
@@ -26,68 +29,77 @@ also holds its pid) for as long as it runs.
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import fcntl
 import gc
-import json
 import logging
 import os
 import threading
 import time
-import uuid
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-import orjson
-
-from sidelight import _core
 from sidelight.cursors import CursorStore
 from sidelight.discovery import list_sessions
-from sidelight.errors import SidelightError, describe
-from sidelight.formats import DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT
-from sidelight.lifecycle import PATH_LIMIT, SessionCounts, add_tool_counts, format_duration, judge_session
+from sidelight.errors import describe
+from sidelight.lifecycle import add_tool_counts, format_duration, judge_session
 from sidelight.reads import (
     category_tables,
+    count_reads,
     cursor_entry,
     decoder_for,
-    entry_data,
-    first_look_cursor,
-    saved_cursor,
+    entry_cursor,
+    has_news,
+    line_entries,
+    start_of,
 )
-from sidelight.records import HostEvent, Session
-from sidelight.redact import sanitize
-from sidelight.statefile import private_dir, private_tree, write_atomic
+from sidelight.statefile import private_dir
 from sidelight.statelayout import (
     ARCHIVE_DIR,
-    ENTRY_POINTS_FILE,
     EVENTS_FILE,
-    PRIVATE_FILES,
-    PRIVATE_FOLDERS,
-    REQUESTS_DIR,
     STATUS_FILE,
     WATCH_CURSORS_FILE,
     WATCH_LIFECYCLE_FILE,
-    WATCH_LOCK_FILE,
 )
 from sidelight.timestamps import epoch_seconds
+from sidelight.watch.follow import derive_state
+from sidelight.watch.observe import JOIN_TIMEOUT, Roots
+from sidelight.watch.options import WatchOptions, watch_options
+from sidelight.watch.requests import (
+    WatchRequest,
+    read_hook_events,
+    request_resume,
+    request_suspend,
+    take_requests,
+)
+from sidelight.watch.rows import Row, row_for, status_row
+from sidelight.watch.runtime import (
+    SNAPSHOT_VERSION,
+    WatcherRunningError,
+    _acquire,
+    _read_json,
+    _release,
+    _sweep_temporaries,
+    make_state_private,
+    read_snapshot,
+    running_watcher,
+    write_json_atomic,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
-
-    from watchdog.events import FileSystemEvent
-    from watchdog.observers.api import BaseObserver, ObservedWatch
+    from collections.abc import Callable, Sequence
 
     from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.config import Settings
     from sidelight.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
-    from sidelight.records import SinkEvent
+    from sidelight.reads import Head
+    from sidelight.records import HostEvent, Session, SinkEvent
     from sidelight.types import CursorTuple
     from sidelight.watch.serve import HookServer
 
+#: The names below are importable from here as before; each is defined in the module of its job
+#: (:mod:`~sidelight.watch.runtime`, :mod:`~sidelight.watch.requests`, :mod:`~sidelight.watch.options`,
+#: :mod:`~sidelight.watch.rows`, :mod:`~sidelight.watch.follow`).
 __all__ = [
     "READER",
     "WatchOptions",
@@ -109,132 +121,16 @@ logger = logging.getLogger(__name__)
 
 #: The watcher's reader name in its cursor file.
 READER = "watcher"
-#: Version of the snapshot's shape.
-SNAPSHOT_VERSION = 1
 #: How often the worker looks for requests, ticks the tracker and flushes state when nothing happens.
 HOUSEKEEPING_INTERVAL = 0.5
 #: With ``own_gc``, how often the worker runs a full garbage collection itself.
 GC_INTERVAL = 30.0
 #: Seconds between two writes of the lifecycle state (it is always written on stop).
 LIFECYCLE_FLUSH = 10.0
-#: How long to wait for a thread to finish when stopping.
-JOIN_TIMEOUT = 10.0
 #: A transcript not written to for this long is cool: the quick stat pass looks at it only every
 #: :data:`COOL_EVERY` beats (a second at the default beat), so a fleet of quiet sessions costs a quarter.
 COOL_AFTER = 60.0
 COOL_EVERY = 4
-
-
-class WatcherRunningError(SidelightError, RuntimeError):
-    """Another ``sidelight watch`` holds the state directory."""
-
-
-@dataclass(frozen=True, slots=True)
-class WatchRequest:
-    """A request left for the running watcher by `sidelight suspend` / `resume` or the API."""
-
-    action: str  # "suspend" or "resume"
-    session: str  # the session's key
-    time: float
-
-
-@dataclass(slots=True)
-class _Row:
-    """One session the watcher follows: where it is and what it is called (as of the last listing its
-    scans came from), and its counts, the one record of them (:class:`SessionCounts`, which a tracker
-    the watcher feeds shares). What ``sidelight status`` shows of it is a view, :func:`status_row`."""
-
-    key: str
-    name: str
-    agent: str
-    group: str
-    path: str
-    resolver: str
-    counts: SessionCounts = field(default_factory=SessionCounts)
-    #: The listing's Session object the name and group were last taken from.
-    seen: Session | None = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> _Row:
-        """The row :func:`status_row` rendered (a snapshot's session record)."""
-        row = cls(
-            key=str(data["key"]),
-            name=str(data.get("name") or data["key"]),
-            agent=str(data.get("agent") or ""),
-            group=str(data.get("group") or ""),
-            path=str(data.get("path") or ""),
-            resolver=str(data.get("resolver") or ""),
-        )
-        counts = row.counts
-        counts.user_messages = int(data.get("user_messages") or 0)
-        counts.assistant_messages = int(data.get("assistant_messages") or 0)
-        found = data.get("categories")
-        if isinstance(found, dict):
-            counts.categories.update({k: int(v) for k, v in found.items() if isinstance(v, int)})
-        tools = data.get("tools")
-        if isinstance(tools, dict):
-            counts.tools = {str(k): int(v) for k, v in tools.items() if isinstance(v, int)}
-        counts.lines = int(data.get("lines") or 0)
-        counts.last_timestamp = data.get("last_timestamp")
-        last = data.get("last_activity")
-        counts.activity_seconds = float(last) if isinstance(last, int | float) else None
-        files = data.get("recent_files")
-        counts.touched_files = [str(f) for f in files] if isinstance(files, list) else []
-        return row
-
-
-def status_row(row: _Row) -> dict[str, Any]:
-    """The status row of a session (a record of ``status.json``'s ``sessions``, before its state): a
-    view of the watcher's record, rendered when the snapshot is written."""
-    counts = row.counts
-    return {
-        "key": row.key,
-        "name": row.name,
-        "agent": row.agent,
-        "group": row.group,
-        "path": row.path,
-        "resolver": row.resolver,
-        "user_messages": counts.user_messages,
-        "assistant_messages": counts.assistant_messages,
-        "messages": counts.user_messages + counts.assistant_messages,
-        "categories": dict(counts.categories),
-        "tools": dict(counts.tools),
-        "lines": counts.lines,
-        "last_timestamp": counts.last_timestamp,
-        "last_activity": counts.last_activity,
-        # The core's paths as the transcript gave them: sanitized here, where they reach a state file
-        # (a path may hold a token: ``/tmp/ghp_...``), not on the scanning path.
-        "recent_files": [sanitize(path, PATH_LIMIT) for path in counts.touched_files],
-    }
-
-
-def _row_for(session: Session) -> _Row:
-    return _Row(
-        key=session.key,
-        name=session.name,
-        agent=session.format,
-        group=session.group,
-        path=str(session.path),
-        resolver=session.resolver,
-    )
-
-
-class _Handler:
-    """The watchdog handler: marks the event's paths dirty and wakes the worker. Nothing else."""
-
-    def __init__(self, mark: Callable[[str, str | None], None], placed: Callable[[], None]) -> None:
-        self._mark = mark
-        self._placed = placed
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        src = event.src_path
-        dest = event.dest_path
-        if event.event_type != "modified":
-            self._placed()  # created, deleted, moved: the listing may have changed
-        self._mark(
-            src if isinstance(src, str) else os.fsdecode(src),
-            (dest if isinstance(dest, str) else os.fsdecode(dest)) if dest else None,
-        )
 
 
 class Watcher:
@@ -305,9 +201,11 @@ class Watcher:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._lock_fd: int | None = None
-        self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
-        self._watches: dict[str, tuple[ObservedWatch, tuple[int, int] | None]] = {}
+        #: The observer and its watches on the resolvers' roots.
+        self.roots = Roots(
+            settings, plugins, self._mark, self._placed, polling=polling, poll_interval=poll_interval
+        )
         self._error: BaseException | None = None
         self._sinks_started = False
 
@@ -327,7 +225,7 @@ class Watcher:
         self._cursors: dict[str, dict[str, CursorTuple]] = {}
         self._changed_entries: set[str] = set()
         self._removed_entries: set[str] = set()
-        self._rows: dict[str, _Row] = {}
+        self._rows: dict[str, Row] = {}
         self._suspended: set[str] = set()
         self._complained: set[str] = set()
         #: Transcript -> its modification time at its last stat (what the quick stat pass skips on).
@@ -390,8 +288,7 @@ class Watcher:
                     self._hook_offset = (self.state_dir / EVENTS_FILE).stat().st_size
                 except OSError:
                     self._hook_offset = 0
-            self._observer = self._make_observer()
-            self._observer.start()
+            self.roots.start()
             self._sink_calls("start", self.settings, self.plugins)
             if self.serve_hooks:
                 self._serve_hooks()
@@ -402,7 +299,7 @@ class Watcher:
                 self._server.stop()
                 self._server = None
             self._sink_calls("stop")
-            self._shutdown_observer()
+            self.roots.shutdown()
             _release(self._lock_fd)
             self._lock_fd = None
             raise
@@ -429,15 +326,7 @@ class Watcher:
         worker's listing changed: the hook server lists the sessions again then. ``None`` while a
         resolver names a root that no watch covers yet (a folder that appeared since the last reconcile,
         or one that cannot be watched): until the worker watches it, every hook lists the sessions."""
-        watched = [name.rstrip("/") + "/" for name in list(self._watches)]
-        for resolver in self.plugins.resolvers().values():
-            try:
-                roots = [os.path.realpath(root) + "/" for root in resolver.roots(self.settings)]
-            except Exception:
-                return None
-            if any(not root.startswith(tuple(watched)) for root in roots):
-                return None
-        return self._placements
+        return self._placements if self.roots.covered() else None
 
     def _hook_answered(self) -> None:
         # The snapshot counts the answered hooks (`sidelight status`): written at the next flush.
@@ -450,7 +339,7 @@ class Watcher:
             server.stop()
         self._stopping.set()
         self._wake.set()
-        self._shutdown_observer()
+        self.roots.shutdown()
         worker = self._worker
         if worker is not None and worker is not threading.current_thread():
             worker.join(JOIN_TIMEOUT)
@@ -502,113 +391,6 @@ class Watcher:
         self._wake.set()
 
     # -- observer ------------------------------------------------------------------------------------
-
-    def _make_observer(self) -> BaseObserver:
-        if self.polling:
-            from watchdog.observers.polling import PollingObserver
-
-            return PollingObserver(timeout=self.poll_interval)
-        from watchdog.observers import Observer
-
-        return Observer()
-
-    def _schedule_roots(self, modify_events: bool | None = None) -> None:
-        """Watch every root the resolvers name that exists and is not watched yet; drop vanished ones.
-        New watches report writes when ``modify_events`` (default: the watcher's choice) is true."""
-        if modify_events is None:
-            modify_events = self.modify_events
-        observer = self._observer
-        if observer is None:
-            return
-        wanted: dict[str, None] = {}
-        for resolver in self.plugins.resolvers().values():
-            try:
-                roots: Iterable[Path] = list(resolver.roots(self.settings))
-            except Exception:
-                logger.warning("resolver %s failed to name its folders", resolver.name, exc_info=True)
-                continue
-            for root in roots:
-                with contextlib.suppress(OSError):
-                    if root.is_dir():
-                        wanted[os.path.realpath(root)] = None
-        # A root inside another one is already covered by the recursive watch of the outer one.
-        chosen = [r for r in wanted if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in wanted)]
-        for watched, (_watch, identity) in list(self._watches.items()):
-            # Gone, or replaced by a new folder of the same name (its old watch sees nothing).
-            if watched not in chosen or _identity(watched) != identity:
-                self._unwatch(watched)
-                logger.info("no longer watching %s", watched)
-        from watchdog.events import (
-            DirCreatedEvent,
-            DirDeletedEvent,
-            DirMovedEvent,
-            FileCreatedEvent,
-            FileDeletedEvent,
-            FileModifiedEvent,
-            FileMovedEvent,
-        )
-
-        event_filter: list[type[FileSystemEvent]] = [
-            FileCreatedEvent,
-            FileDeletedEvent,
-            FileMovedEvent,
-            DirCreatedEvent,
-            DirDeletedEvent,
-            DirMovedEvent,
-        ]
-        if modify_events:
-            event_filter.append(FileModifiedEvent)
-        for name in chosen:
-            if name in self._watches:
-                continue
-            try:
-                identity = _identity(name)
-                watch = observer.schedule(
-                    _Handler(self._mark, self._placed),  # type: ignore[arg-type]
-                    name,
-                    recursive=True,
-                    event_filter=event_filter,
-                )
-                self._watches[name] = (watch, identity)
-            except OSError as error:
-                hint = ""
-                if error.errno in (errno.ENOSPC, errno.EMFILE):
-                    hint = " (inotify limits reached: raise fs.inotify.max_user_watches, or use --polling)"
-                logger.warning("cannot watch %s: %s%s; the stat pass still covers it", name, error, hint)
-            except Exception as error:
-                logger.warning("cannot watch %s: %s; the stat pass still covers it", name, error)
-            else:
-                logger.info("watching %s%s", name, " (polling)" if self.polling else "")
-
-    def _unwatch(self, watched: str) -> None:
-        watch, _identity = self._watches.pop(watched)
-        observer = self._observer
-        if observer is not None:
-            with contextlib.suppress(Exception):
-                observer.unschedule(watch)
-
-    def _shutdown_observer(self) -> None:
-        observer = self._observer
-        if observer is None:
-            return
-        self._observer = None
-        try:
-            if observer.is_alive():
-                observer.stop()
-                observer.join(JOIN_TIMEOUT)
-            else:
-                # Never started: its emitters and inotify reader thread still need stopping.
-                observer.unschedule_all()
-        except Exception:
-            logger.warning("the file observer did not stop cleanly", exc_info=True)
-        inotify = getattr(observer, "_inotify_fd", None)
-        if inotify is not None:
-            # watchdog >= 6 reads inotify in a thread of its own, started with the observer.
-            with contextlib.suppress(Exception):
-                if inotify.is_alive():
-                    inotify.stop()
-                    inotify.join(JOIN_TIMEOUT)
-        self._watches.clear()
 
     # -- worker --------------------------------------------------------------------------------------
 
@@ -753,54 +535,13 @@ class Watcher:
         """Feed the tracker the session starts and ends the hooks recorded in ``events.jsonl``."""
         if self.tracker is None:
             return
-        path = self.state_dir / EVENTS_FILE
-        try:
-            size = path.stat().st_size
-        except OSError:
+        found = read_hook_events(self.state_dir / EVENTS_FILE, self._hook_offset)
+        if found is None:
             return
-        if self._hook_offset is None or size < self._hook_offset:
-            self._hook_offset = 0  # a shrunk file was replaced: read it all
-        if size == self._hook_offset:
-            return
-        try:
-            with path.open("rb") as file:
-                file.seek(self._hook_offset)
-                data = file.read(size - self._hook_offset)
-        except OSError as error:
-            logger.warning("cannot read %s: %s", path, error)
-            return
-        complete = data.rfind(b"\n") + 1
-        offset = self._hook_offset
-        self._hook_offset += complete
+        self._hook_offset, events = found
         self._dirty_state = True
-        try:
-            info = path.stat()
-            file_id = f"{info.st_dev}-{info.st_ino}"
-        except OSError:
-            file_id = "0-0"
-        for line in data[:complete].split(b"\n")[:-1]:
-            # The record's key: the events file and the byte offset of its line, the same each time it
-            # is read (after a crash, from an older offset).
-            key = f"h{file_id}:{offset}"
-            offset += len(line) + 1
-            try:
-                record = json.loads(line)
-                event = HostEvent(
-                    host=str(record.get("host") or ""),
-                    event=record["event"],
-                    session_id=record.get("session_id"),
-                    transcript_path=Path(record["transcript_path"])
-                    if record.get("transcript_path")
-                    else None,
-                    cwd=Path(record["cwd"]) if record.get("cwd") else None,
-                    raw={"source": record.get("source"), "reason": record.get("reason")},
-                )
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-            if event.event not in ("SessionStart", "SessionEnd", "UserPromptSubmit"):
-                continue
-            moment = record.get("time")
-            self._hook_event(event, key, float(moment) if isinstance(moment, int | float) else None)
+        for key, event, moment in events:
+            self._hook_event(event, key, moment)
 
     def hook_event(self, event: HostEvent) -> None:
         """Pass one host hook event to the tracker (call from the worker thread, or before start)."""
@@ -896,7 +637,7 @@ class Watcher:
         except OSError:
             return known is not None
         self._mtimes[name] = found.st_mtime
-        return known is None or (known[0], known[1], known[2]) != (found.st_size, found.st_dev, found.st_ino)
+        return has_news(known, found.st_size, found.st_dev, found.st_ino)
 
     def _refresh_sessions(self) -> None:
         now = time.monotonic()
@@ -934,7 +675,7 @@ class Watcher:
         if self.auto_appends:
             # By the last passes' stats; the stat pass below covers writes made while switching.
             self._choose_appends()
-        self._schedule_roots()
+        self.roots.schedule(bool(self.modify_events))
         self._refresh_sessions()
         changed = self._stat_pass()
         # Sessions the watcher knew whose transcript is gone and that no resolver lists any more.
@@ -949,7 +690,7 @@ class Watcher:
     def _choose_appends(self) -> None:
         """File events, or the stat pass past :data:`AUTO_STAT_APPENDS` live transcripts; once chosen,
         back to file events only at half of it, so that a fleet near the threshold does not flap. A
-        switch drops the watches: :meth:`_schedule_roots` makes them again with the other events."""
+        switch drops the watches and makes them again with the other events."""
         live = self._live_transcripts()
         threshold = AUTO_STAT_APPENDS // 2 if self.modify_events is False else AUTO_STAT_APPENDS
         file_events = live <= threshold
@@ -963,11 +704,10 @@ class Watcher:
             if file_events
             else "a stat pass finds their appends (--no-stat-appends for file events)",
         )
-        for watched in list(self._watches):
-            self._unwatch(watched)
+        self.roots.unwatch_all()
         # The watches are made again before the choice shows: whoever reads `modify_events` finds the
         # watches that go with it.
-        self._schedule_roots(file_events)
+        self.roots.schedule(file_events)
         self.modify_events = file_events
 
     def _live_transcripts(self) -> int:
@@ -1007,40 +747,33 @@ class Watcher:
                     changed.append(name)  # gone: the scan notices and forgets it
                 continue
             mtimes[name] = found.st_mtime
-            # Cursor tuples: (offset, dev, inode, ...).
-            if (
-                known is None
-                or known[0] != found.st_size
-                or known[2] != found.st_ino
-                or known[1] != found.st_dev
-            ):
+            if has_news(known, found.st_size, found.st_dev, found.st_ino):
                 changed.append(name)
         return changed
 
     def _saved_cursor(self, session: Session, path: Path, name: str) -> CursorTuple | None:
         """The cursor the last run saved for a transcript; callers look for this run's in
         ``_cursors`` first (inline: a thousand transcripts a pass)."""
-        data = entry_data(self._entries.get(session.key), session, name)
-        if data is None:
-            return None
-        cursor = saved_cursor(path, data)
-        return None if cursor is None else cursor.as_tuple()
+        return entry_cursor(self._entries.get(session.key), session, path)
 
     def _process(self, dirty: set[str]) -> None:
-        """Scan the dirty transcripts in one native call and account for what is new.
+        """Read the dirty transcripts in one batch of the engine (:func:`sidelight.reads.count_reads`)
+        and account for what is new.
 
-        The hot loop of the watcher: it works on the tuples ``_core.scan_many_counts`` returns, and so
-        does the lifecycle tracker (``observe_counts``).
+        The hot loop of the watcher: it works on the count tuples the engine's batch call returns, and
+        so does the lifecycle tracker (``observe_counts``).
         """
         unknown = [p for p in dirty if p not in self._by_path and p not in self._ignored]
         if any(p.endswith(".jsonl") for p in unknown):
             # A new transcript (or one of a new session): list the sessions again.
             self._refresh_sessions()
         plugins = self.plugins
+        first_look_bytes = self.settings.first_look_bytes
         decoders: dict[str, str] = {}
-        jobs: list[tuple[Session, Path, str, bool]] = []  # session, path, name, first look
+        jobs: list[tuple[Session, Path, str]] = []  # session, path, name
         requests: list[tuple[str, str, CursorTuple | None]] = []
-        by_path, cursors = self._by_path, self._cursors
+        looks: list[bool] = []  # whether each read is a first look
+        by_path, cursors, entries = self._by_path, self._cursors, self._entries
         for name in dirty:
             found = by_path.get(name)
             if found is None:
@@ -1054,40 +787,25 @@ class Watcher:
             cursor = mine.get(name) if mine is not None else None
             if cursor is None:
                 cursor = self._saved_cursor(session, path, name)
-            first = cursor is None
-            if first:
-                cursor = first_look_cursor(name, self.settings.first_look_bytes)
-            jobs.append((session, path, name, first))
+                known = mine is not None or session.key in entries
+                cursor, first = start_of(name, cursor, known, first_look_bytes)
+            else:
+                first = False
+            jobs.append((session, path, name))
             requests.append((name, decoder, cursor))
+            looks.append(first)
         if not jobs:
             return
         tables = self._categories = category_tables(plugins)
-        # First looks that skipped the start of a transcript (its recent tail is what the tracker hears).
-        heads = [i for i, (_n, _d, cursor) in enumerate(requests) if jobs[i][3] and cursor and cursor[0] > 0]
-        outcomes = _core.scan_many_counts(requests, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
-        if heads:
-            self._count_heads(heads, jobs, requests, outcomes, tables)
-        again = [i for i, o in enumerate(outcomes) if not isinstance(o, Exception) and o[1] is not None]
-        if again:
-            # Truncated, replaced or rewritten in place: read its recent tail again, like a first look.
-            for i in again:
-                logger.info("%s was %s; reading its recent tail again", jobs[i][2], outcomes[i][1])  # type: ignore[index]
-            redo = [
-                (jobs[i][2], requests[i][1], first_look_cursor(jobs[i][2], self.settings.first_look_bytes))
-                for i in again
-            ]
-            redone = _core.scan_many_counts(redo, tables, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT)
-            for i, outcome, request in zip(again, redone, redo, strict=True):
-                session, path, name, _first = jobs[i]
-                jobs[i] = (session, path, name, True)
-                outcomes[i] = outcome
-                requests[i] = request
+        outcomes, heads = count_reads(requests, looks, tables, first_look_bytes, heads=True)
+        for i, head in heads.items():
+            self._count_head(jobs[i][0], head)
         now = self.clock()
         by_session: dict[str, tuple[Session, list[ScanCounts], bool]] = {}
         offsets: list[tuple[str, int]] = []
         cursors, changed_entries = self._cursors, self._changed_entries
         self._ranges.clear()
-        for i, ((session, path, name, first), outcome) in enumerate(zip(jobs, outcomes, strict=True)):
+        for i, ((session, path, name), outcome) in enumerate(zip(jobs, outcomes, strict=True)):
             if isinstance(outcome, Exception):
                 self._scan_failed(session, path, name, outcome)
                 continue
@@ -1107,6 +825,7 @@ class Watcher:
             if self.tracker is not None:
                 start = requests[i][2]
                 self._ranges[id(outcome)] = (name, requests[i][1], 0 if start is None else start[0])
+            first = looks[i]
             grouped = by_session.get(key)
             if grouped is None:
                 by_session[key] = (session, [outcome], first)
@@ -1125,55 +844,20 @@ class Watcher:
         if self.on_scan is not None:
             self.on_scan(now, offsets)
 
-    def _count_heads(
-        self,
-        heads: list[int],
-        jobs: list[tuple[Session, Path, str, bool]],
-        requests: list[tuple[str, str, CursorTuple | None]],
-        outcomes: list[ScanCounts | OSError | ValueError],
-        tables: dict[str, dict[str, str]],
-    ) -> None:
-        """Counts, into their status rows, what the first looks ``heads`` (indexes into ``jobs``) left
-        out: the part of each transcript before its recent tail, so that a row counts the whole
+    def _count_head(self, session: Session, head: Head) -> None:
+        """Counts, into the session's status row, what a first look left out (the part of its transcript
+        before its recent tail, :func:`sidelight.reads.count_reads`), so that a row counts the whole
         transcript as ``sidelight scan`` does (a row showed 7 messages of 9). The tracker still hears
-        only the tail: history is not news.
-
-        One full read of each such transcript, once, when the watcher first sees it (about 35 ms for
-        50 MB). The whole scan runs after the tail's: the head is the difference. Should the file have
-        grown in between, the watcher's cursor moves to the whole scan's, so that every line is counted
-        once (the tracker then misses the lines written in between)."""
-        whole = _core.scan_many_counts(
-            [(requests[i][0], requests[i][1], None) for i in heads],
-            tables,
-            DEFAULT_MAX_LINE_BYTES,
-            DEFAULT_TEXT_LIMIT,
-        )
-        for i, counted in zip(heads, whole, strict=True):
-            tail = outcomes[i]
-            if isinstance(counted, Exception) or isinstance(tail, Exception) or tail[1] is not None:
-                continue  # the tail scan's failure or reset is dealt with by the caller
-            session = jobs[i][0]
-            row = self._rows.get(session.key)
-            if row is None:
-                row = self._rows[session.key] = _row_for(session)
-            counts = row.counts
-            counts.lines += counted[2] - tail[2]
-            counts.user_messages += counted[3] - tail[3]
-            counts.assistant_messages += counted[4] - tail[4]
-            in_tail = tail[6] or {}
-            add_tool_counts(
-                counts.categories,
-                counts.tools,
-                (
-                    counted[5][0] - tail[5][0],
-                    counted[5][1] - tail[5][1],
-                    counted[5][2] - tail[5][2],
-                    counted[5][3] - tail[5][3],
-                ),
-                {k: n - in_tail.get(k, 0) for k, n in (counted[6] or {}).items() if n > in_tail.get(k, 0)},
-            )
-            if counted[0][0] != tail[0][0]:
-                outcomes[i] = (counted[0], *tail[1:])
+        only the tail: history is not news."""
+        row = self._rows.get(session.key)
+        if row is None:
+            row = self._rows[session.key] = row_for(session)
+        counts = row.counts
+        lines, user, assistant, categories, tools = head
+        counts.lines += lines
+        counts.user_messages += user
+        counts.assistant_messages += assistant
+        add_tool_counts(counts.categories, counts.tools, categories, tools)
 
     def _scan_failed(self, session: Session, path: Path, name: str, error: Exception) -> None:
         if isinstance(error, FileNotFoundError):
@@ -1226,7 +910,7 @@ class Watcher:
         row and its lifecycle; the lifecycle events it means go to ``events``."""
         row = self._rows.get(session.key)
         if row is None:
-            row = self._rows[session.key] = _row_for(session)
+            row = self._rows[session.key] = row_for(session)
         if row.seen is not session:
             # A new listing of the sessions (a title read, a project renamed): refresh what shows.
             row.name, row.group, row.seen = session.name, session.group, session
@@ -1271,20 +955,10 @@ class Watcher:
         end, dev, inode = outcome[0][0], outcome[0][1], outcome[0][2]
         prefix = f"{self._event_prefix(session.key)}:{dev}-{inode}:"
         lines: list[tuple[str, list[Any]]] = []
-        offset = start
-        read = _core.read_entries
-        while offset < end:
-            # max_bytes=1: one line a call, and where it ends (the key). One native call a line.
-            entries, after, _read, _skipped, _first, _last = read(
-                name, decoder, offset, 1 << 30, 1, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, 0
-            )
-            if after <= offset or after > end:
-                break  # the file changed under the scan (replaced): the next scan sees it
-            offset = after
-            if entries:
-                first = entries[0]
-                mark = zlib.crc32(f"{first[1]}\0{first[4] or first[3]}".encode()) & 0xFFFF
-                lines.append((f"{prefix}{after}-{mark:04x}", entries))
+        for after, entries in line_entries(name, decoder, start, end):
+            first = entries[0]
+            mark = zlib.crc32(f"{first[1]}\0{first[4] or first[3]}".encode()) & 0xFFFF
+            lines.append((f"{prefix}{after}-{mark:04x}", entries))
         return lines
 
     def _event_prefix(self, key: str) -> str:
@@ -1302,25 +976,8 @@ class Watcher:
     # -- requests ------------------------------------------------------------------------------------
 
     def _take_requests(self) -> None:
-        folder = self.state_dir / REQUESTS_DIR
-        try:
-            names = sorted(os.listdir(folder))  # noqa: PTH208
-        except OSError:
-            return
-        for name in names:
-            if not name.endswith(".json"):
-                continue
-            path = folder / name
-            try:
-                data = json.loads(path.read_bytes())
-                request = WatchRequest(str(data["action"]), str(data["session"]), float(data["time"]))
-            except (OSError, ValueError, KeyError, TypeError) as error:
-                logger.warning("ignoring the request %s: %s", path, error)
-                request = None
-            with contextlib.suppress(OSError):
-                path.unlink()
-            if request is not None:
-                self._apply(request, f"r:{name}")
+        for name, request in take_requests(self.state_dir):
+            self._apply(request, f"r:{name}")
 
     def _apply(self, request: WatchRequest, key: str | None = None) -> None:
         tracker = self.tracker
@@ -1354,7 +1011,7 @@ class Watcher:
             return
         for data in snapshot.get("sessions") or ():
             try:
-                row = _Row.from_dict(data)
+                row = Row.from_dict(data)
             except (KeyError, TypeError, ValueError):
                 continue
             # Counts are kept only with their cursors: together they count every line once.
@@ -1532,296 +1189,8 @@ def _source_stat(path: str) -> tuple[int, int, int, int] | None:
     return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)  # noqa: PTH116
-    except OSError:
-        return None
-    return (stat.st_dev, stat.st_ino)
-
-
-# -- the lock --------------------------------------------------------------------------------------------
-
 #: Past this many transcripts written to within ``2 * idle_timeout``, the watcher finds appends with a
 #: stat pass rather than file events (``Watcher(modify_events=None)``). watchdog costs about 30-40 µs of
 #: Python per write; the stat pass about 4 µs per live transcript per period: with many live sessions,
 #: one write a second each is enough for the stat pass to cost less.
 AUTO_STAT_APPENDS: Final = 100
-
-#: How long a starting watcher retries a lock held for a moment by `sidelight status` peeking at it.
-_LOCK_RETRY = 0.5
-
-
-def _acquire(state_dir: Path) -> int:
-    path = state_dir / WATCH_LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    deadline = time.monotonic() + _LOCK_RETRY
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if time.monotonic() < deadline:
-                time.sleep(0.02)
-                continue
-            pid = _read_pid(fd)
-            os.close(fd)
-            raise WatcherRunningError(
-                f"another sidelight watch is running on {state_dir} (pid {pid or '?'})"
-            ) from None
-        except BaseException:
-            os.close(fd)
-            raise
-    try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError as error:  # a full disk: say which file could not be written
-        os.close(fd)
-        error.filename = error.filename or os.fspath(path)
-        raise
-    return fd
-
-
-def _release(fd: int | None) -> None:
-    if fd is None:
-        return
-    with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-    os.close(fd)  # releases the lock
-
-
-def _read_pid(fd: int) -> int | None:
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        return int(text) if text else None
-    except (OSError, ValueError):
-        return None
-
-
-def running_watcher(settings: Settings) -> int | None:
-    """The pid of the watcher holding ``settings.state_dir`` (0 when its pid is unknown), else ``None``."""
-    path = settings.state_dir / WATCH_LOCK_FILE
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return _read_pid(fd) or 0
-        return None
-    finally:
-        os.close(fd)  # releases a lock taken above at once
-
-
-# -- files -----------------------------------------------------------------------------------------------
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` atomically (:func:`sidelight.statefile.write_atomic`), ``0600``."""
-    private_dir(path.parent)
-    try:
-        # orjson: the snapshot of a thousand sessions is written every second.
-        payload = orjson.dumps(data)
-    except (TypeError, orjson.JSONEncodeError):
-        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
-    write_atomic(path, payload)
-
-
-def make_state_private(state_dir: Path) -> int:
-    """Makes sidelight's folders in ``state_dir`` ``0700`` and its files ``0600`` where an older version
-    or a loose umask left them open, leaving another user's and anything that is not sidelight's as they
-    are (:func:`sidelight.statefile.private_tree`). A walk of the whole state: at the watcher's start
-    and in ``sidelight status``, never on a hook's path. Returns how many entries it changed."""
-    cache = ENTRY_POINTS_FILE.split("{", 1)[0]
-
-    def ours(name: str) -> bool:
-        # With what their writers add: NAME.lock, NAME.tmp, NAME.corrupt-<time>, a rotated NAME.1, and
-        # write_atomic's temporaries .NAME.<pid>.<thread>.tmp.
-        base = name[1:] if name.startswith(".") else name
-        return base.startswith(cache) or any(base == f or base.startswith(f + ".") for f in PRIVATE_FILES)
-
-    changed = private_tree(state_dir, PRIVATE_FOLDERS, ours)
-    if changed:
-        logger.info(
-            "made %d folders and files of %s private (only their owner may read them)", changed, state_dir
-        )
-    return changed
-
-
-#: A temporary file of :func:`write_json_atomic` this old is left over from a writer that was killed.
-STALE_TEMPORARY = 60.0
-
-
-def _sweep_temporaries(state_dir: Path) -> None:
-    """Removes the temporary files that writers killed mid-write left in ``state_dir``."""
-    cutoff = time.time() - STALE_TEMPORARY
-    for path in state_dir.glob(".*.tmp"):
-        with contextlib.suppress(OSError):
-            if path.lstat().st_mtime < cutoff:
-                path.unlink()
-
-
-def read_snapshot(settings: Settings) -> dict[str, Any] | None:
-    """The last snapshot a watcher wrote (``None``: none, or not readable)."""
-    data = _read_json(settings.state_dir / STATUS_FILE)
-    return data if isinstance(data, dict) else None
-
-
-def _read_json(path: Path) -> Any:
-    # A corrupt state file is moved aside with a warning and the state rebuilt (sidelight.statefile).
-    from sidelight.statefile import load_json_state
-
-    return load_json_state(path)
-
-
-def derive_state(
-    last_activity: float | None,
-    now: float,
-    idle_timeout: float,
-    *,
-    suspended: bool = False,
-    ended_at: float | None = None,
-) -> str:
-    """A session's state judged from its facts, without a tracker (:func:`~sidelight.lifecycle.judge_session`,
-    the tracker's own rule): ``active`` within the idle timeout, ``idle`` within twice that, else
-    ``ended``; ``ended`` as well when its host said so (``ended_at``) and nothing was written since;
-    ``suspended`` when asked to."""
-    return judge_session(last_activity, now, idle_timeout, ended_at=ended_at, suspended=suspended)[0]
-
-
-def _request(action: str, key: str, settings: Settings) -> bool:
-    """Hand a request to the running watcher; without one, record it in the snapshot.
-
-    Returns ``True`` when a running watcher will pick it up.
-    """
-    if running_watcher(settings) is not None:
-        folder = settings.state_dir / REQUESTS_DIR
-        name = f"{time.time():.6f}-{uuid.uuid4().hex[:8]}.json"
-        write_json_atomic(folder / name, {"action": action, "session": key, "time": time.time()})
-        return True
-    lock = settings.state_dir / (STATUS_FILE + ".lock")
-    private_dir(settings.state_dir)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        snapshot = read_snapshot(settings) or {"version": SNAPSHOT_VERSION, "sessions": []}
-        suspended = {str(k) for k in snapshot.get("suspended") or ()}
-        if action == "suspend":
-            suspended.add(key)
-        else:
-            suspended.discard(key)
-        snapshot["suspended"] = sorted(suspended)
-        for record in snapshot.get("sessions") or ():
-            if isinstance(record, dict) and record.get("key") == key:
-                record["state"] = "suspended" if action == "suspend" else None
-        write_json_atomic(settings.state_dir / STATUS_FILE, snapshot)
-    finally:
-        os.close(fd)
-    return False
-
-
-def request_suspend(key: str, settings: Settings) -> bool:
-    """Suspend the session ``key`` (the host says so): the running watcher picks the request up within
-    a second; without a watcher it is recorded in the snapshot for the next one. Returns ``True`` when a
-    running watcher was asked."""
-    return _request("suspend", key, settings)
-
-
-def request_resume(key: str, settings: Settings) -> bool:
-    """Undo :func:`request_suspend`."""
-    return _request("resume", key, settings)
-
-
-# -- options ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class WatchOptions:
-    """The watcher's settings: command-line flag, else environment variable, else the config file's
-    top-level key of the same name (``idle_timeout = "30m"``), else the default."""
-
-    idle_timeout: float = 1800.0
-    max_duration: float = 8 * 3600.0
-    polling: bool = False
-    debounce: float = 0.25
-    reconcile: float = 10.0
-    archive_transcripts: bool = False
-    #: Find appends with a stat pass every ``debounce`` rather than one inotify event per write
-    #: (``None``: choose by the number of live sessions, see :data:`AUTO_STAT_APPENDS`).
-    stat_appends: bool | None = None
-
-
-#: Option name -> environment variable.
-OPTION_ENV = {
-    "idle_timeout": "SIDELIGHT_IDLE_TIMEOUT",
-    "max_duration": "SIDELIGHT_MAX_DURATION",
-    "polling": "SIDELIGHT_POLLING",
-    "debounce": "SIDELIGHT_DEBOUNCE",
-    "reconcile": "SIDELIGHT_RECONCILE",
-    "archive_transcripts": "SIDELIGHT_ARCHIVE_TRANSCRIPTS",
-    "stat_appends": "SIDELIGHT_STAT_APPENDS",
-}
-
-
-def watch_options(
-    settings: Settings, env: Mapping[str, str] | None = None, **given: str | float | bool | None
-) -> WatchOptions:
-    """The options from ``given`` (``None``: not given), the environment and ``settings.extra``.
-
-    Raises :class:`sidelight.config.ConfigError` for a duration that does not parse (``90s``, ``30m``,
-    ``8h`` and ``250ms`` do).
-    """
-    from sidelight.config import parse_duration
-
-    env = os.environ if env is None else env
-    defaults = WatchOptions()
-    values: dict[str, Any] = {}
-    for name, variable in OPTION_ENV.items():
-        value: Any = given.get(name)
-        if value is None:
-            value = env.get(variable)
-        if value is None:
-            value = settings.extra.get(name)
-        if value is None:
-            continue
-        if name == "stat_appends":
-            values[name] = _tristate(name, value)
-        elif isinstance(getattr(defaults, name), bool):
-            values[name] = _flag(name, value)
-        else:
-            # debounce may be 0 (no settling); the others are periods, and 0 would spin.
-            positive = name in ("idle_timeout", "max_duration", "reconcile")
-            values[name] = parse_duration(value, name.replace("_", "-"), above=positive)
-    return WatchOptions(**values)
-
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
-
-
-def _flag(name: str, value: object) -> bool:
-    """``True`` or ``False``; any other word is an error, not off (``SIDELIGHT_POLLING=maybe``)."""
-    from sidelight.config import ConfigError
-
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower()
-    if word in _TRUE or word in _FALSE:
-        return word in _TRUE
-    raise ConfigError(f"{name.replace('_', '-')} must be true or false, not {value!r}")
-
-
-def _tristate(name: str, value: object) -> bool | None:
-    """``True``, ``False``, or ``None`` for ``auto``."""
-    from sidelight.config import ConfigError
-
-    if isinstance(value, bool):
-        return value
-    word = str(value).strip().lower()
-    if word == "auto":
-        return None
-    if word in _TRUE or word in _FALSE:
-        return word in _TRUE
-    raise ConfigError(f"{name.replace('_', '-')} must be true, false or auto, not {value!r}")
