@@ -205,7 +205,15 @@ def opencode_samples(out: Path) -> None:
         agents.claude("Say hello.")
         agents.opencode(PROMPT_2, session=first.session_id)
         agents.sidelight("sessions")  # brings the export up to date
-        export = agents.home / ".local" / "state" / "sidelight" / "opencode" / f"{first.session_id}.jsonl"
+        export = (
+            agents.home
+            / ".local"
+            / "state"
+            / "sidelight"
+            / "exports"
+            / "opencode"
+            / f"{first.session_id}.jsonl"
+        )
         copy(export, out / "four-tools-continue.jsonl")
         with sqlite3.connect(f"file:{agents.opencode_db}?mode=ro", uri=True) as connection:
             lines = [

@@ -101,7 +101,9 @@ def test_opencode_and_claude_code_see_each_other(agents: AgentEnv) -> None:
     # is stored by opencode but never counted as a prompt.
     expected = opencode_counts(agents.opencode_db, first.session_id)
     assert expected["synthetic"] >= 1, expected
-    export = agents.home / ".local" / "state" / "sidelight" / "opencode" / f"{first.session_id}.jsonl"
+    export = (
+        agents.home / ".local" / "state" / "sidelight" / "exports" / "opencode" / f"{first.session_id}.jsonl"
+    )
     get_plugins().formats()  # registers the opencode decoder in this process
     activity = sidelight.scan(export, format="opencode")
     assert activity.messages.user == expected["user"] == 2, (activity, expected)

@@ -8,10 +8,10 @@ with a ``data`` JSON text column). A message holds no text itself: its parts do 
 
 **The export.** sidelight reads the database read-only (``mode=ro``, ``query_only``; a reader never
 blocks opencode's writer in WAL mode) and appends what is new to one JSONL file per session,
-``<state dir>/opencode/<session id>.jsonl``: a ``session`` line when a session is first seen or its
+``<state dir>/exports/opencode/<session id>.jsonl``: a ``session`` line when a session is first seen or its
 title changes, then one ``message`` line per message (its parts inside, tool outputs cut). Its own
 incremental cursor, per session, is the last message exported (``time_created``, ``id``), kept in
-``<state dir>/opencode/index.json`` with what the listing needs (directory, title, parent); the export
+``<state dir>/exports/opencode/index.json`` with what the listing needs (directory, title, parent); the export
 runs under an exclusive lock on that index, so two hooks never append the same message twice. A
 message is exported once it is settled: a reply step once opencode marks it completed (or failed),
 a prompt once a later message exists (its parts are written after it) or after
@@ -530,7 +530,7 @@ FORMAT = FormatSpec(
     # Our digest is a synthetic part (never counted); its marker, should it come back another way.
     injected_markers=("[Session Activity]",),
     description="opencode sessions, exported from ~/.local/share/opencode/opencode.db "
-    "to <state dir>/opencode/<session id>.jsonl",
+    "to <state dir>/exports/opencode/<session id>.jsonl",
 )
 
 
