@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from sidelight import paths
 from sidelight import plugins as plugins_module
 from sidelight.config import Settings
+from sidelight.engine import paths
+from sidelight.features.recap.collapse import TranscriptLog
+from sidelight.features.recap.handoff import handoff_path
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.recap.collapse import TranscriptLog
-from sidelight.recap.handoff import handoff_path
 from sidelight.records import FormatSpec, ResolverSpec, Session, Subagent
 from sidelight.statelayout import EXPORT_INDEX_FILE, EXPORTS_DIR, export_dir
 
@@ -110,7 +110,7 @@ def test_a_plugin_resolver_keeps_the_handoff_in_its_workspace(
 
 
 def test_a_plugin_resolvers_earlier_transcripts_are_in_its_history(tmp_path: Path) -> None:
-    from sidelight.history import _transcripts
+    from sidelight.features.history import _transcripts
 
     current, earlier = tmp_path / "now.jsonl", tmp_path / "before.jsonl"
     for path in (current, earlier):

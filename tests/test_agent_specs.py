@@ -21,8 +21,8 @@ import pytest
 
 from sidelight import plugins as plugins_module
 from sidelight.dashboard.data import last_injected
-from sidelight.discovery import is_generic
-from sidelight.facts import injects_at_start
+from sidelight.engine.discovery import is_generic
+from sidelight.features.facts import injects_at_start
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import PluginConflictError, Plugins
 from sidelight.records import HOOK_MOMENTS, AgentSpec, HostHook, Session

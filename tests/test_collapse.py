@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import sidelight
-from sidelight.recap.collapse import (
+from sidelight.features.recap.collapse import (
     Line,
     ToolCall,
     ToolResult,

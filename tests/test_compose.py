@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sidelight import resume
 from sidelight.cli import main
 from sidelight.config import ConfigError, Settings
-from sidelight.discovery import current_session
-from sidelight.facts import add_fact
-from sidelight.hook import Plan, _fit, handle_hook, plan_event
+from sidelight.engine.discovery import current_session
+from sidelight.features import resume
+from sidelight.features.facts import add_fact
+from sidelight.features.hook import Plan, _fit, handle_hook, plan_event
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity

@@ -5,7 +5,7 @@ Two ways:
 - 64 real ``sidelight hook claude-code`` processes at once, one per session of a 64-session project,
   every one reading its 63 siblings: all exit 0 with a valid payload, and every reader's cursors end at
   the ends of its siblings' files;
-- 64 processes running the hook's orchestration (:func:`sidelight.digest.get_session_updates`) with a
+- 64 processes running the hook's orchestration (:func:`sidelight.features.digest.get_session_updates`) with a
   counting summarizer, all sharing ONE cursor file (as the volute template does), each appending to its
   own transcript between reads: every reader counts every sibling's prompts exactly once (the model:
   the prompts each file holds), and the shared file ends with every reader's cursors at the ends.
@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from sidelight.cursors import CursorStore
-from sidelight.digest import CARRIED_OVER
+from sidelight.features.digest import CARRIED_OVER
 from tests.support.hook_world import HookWorld, context_of, reported_ranges, session_id
 
 #: The issue's 64 processes (``slow``: about a minute on two busy cores), and a fast variant.
@@ -88,8 +88,8 @@ _READER = textwrap.dedent(
     from sidelight.hookspecs import hookimpl
     from sidelight.plugins import Plugins
     from sidelight.records import FormatSpec, ResolverSpec, Session, SummarizerSpec
-    from sidelight import digest
-    from sidelight.digest import get_session_updates
+    from sidelight.features import digest
+    from sidelight.features.digest import get_session_updates
 
     # The readers this process plays, one after the other; each appends to its own transcript and reads
     # its siblings ``rounds`` times (without appending, when ``rounds`` is 0, until nothing is left: a
@@ -204,7 +204,7 @@ _SAME_READER = textwrap.dedent(
     from pathlib import Path
 
     from sidelight import statefile
-    from sidelight.hook import handle_hook
+    from sidelight.features.hook import handle_hook
 
     # Every save of a cursor file, in the order they happen: _write runs under the file's lock.
     saves, outputs, go, payload, rounds = sys.argv[1:6]

@@ -100,7 +100,7 @@ class _Capture:
 
 
 def test_every_command_gives_one_set_of_counts_per_session(world: Path, run_cli, monkeypatch) -> None:
-    from sidelight.digest import get_session_updates
+    from sidelight.features.digest import get_session_updates
     from sidelight.watch.watcher import Watcher, read_snapshot
 
     listed = json_lines(run_cli("sessions", "--json").stdout)
@@ -192,7 +192,7 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 
 def test_what_sessions_shows_resolves_for_every_agent(world: Path, run_cli) -> None:
-    from sidelight.discovery import resolve_session
+    from sidelight.engine.discovery import resolve_session
 
     listed = json_lines(run_cli("sessions", "--json").stdout)
     settings, plugins = Settings.load(), Plugins()

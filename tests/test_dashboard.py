@@ -742,8 +742,8 @@ def test_the_timeline_of_a_real_transcript_adds_up_to_its_counts(home, agent, sa
     """The transcripts the real CLIs wrote: their minutes add up to what one scan of the whole file
     counts (what ``sidelight status`` shows), for every agent."""
     from sidelight.dashboard.data import minute_counts
+    from sidelight.engine.reads import TranscriptRead, scan_reads
     from sidelight.plugins import get_plugins
-    from sidelight.reads import TranscriptRead, scan_reads
     from sidelight.records import Session
     from sidelight.timestamps import epoch_seconds
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from sidelight import _core, hookimpl
+from sidelight.engine.scanning import recent_entries, scan, scan_many
+from sidelight.features.history import history
 from sidelight.formats import (
     DEFAULT_CATEGORIES,
     Blocks,
@@ -20,10 +22,8 @@ from sidelight.formats import (
     categories_for,
     register_format,
 )
-from sidelight.history import history
 from sidelight.plugins import Plugins
 from sidelight.records import FormatSpec, Session
-from sidelight.scanning import recent_entries, scan, scan_many
 from sidelight.types import Activity
 from tests.conftest import PI_CORPUS
 from tests.support.reference import reference_scan

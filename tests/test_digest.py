@@ -1,4 +1,5 @@
-"""The digest block (``sidelight.digest``) and the default summarizer (``sidelight.templates.default``)."""
+"""The digest block (``sidelight.features.digest``) and the default summarizer
+(``sidelight.templates.default``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sidelight.digest import (
+from sidelight.features.digest import (
     DEFAULT_LIMIT,
     FRAMING,
     HEADER,

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import sidelight
-from sidelight import facts as facts_module
 from sidelight.config import Settings
-from sidelight.facts import (
+from sidelight.features import facts as facts_module
+from sidelight.features.facts import (
     CONTEXT_LIMIT,
     FACT_LIMIT,
     Fact,
@@ -28,7 +28,7 @@ from sidelight.facts import (
     long_term_context,
     normalize_fact,
 )
-from sidelight.hook import handle_hook
+from sidelight.features.hook import handle_hook
 from tests.conftest import ROOT
 
 PI_SAMPLE = ROOT / "tests" / "data" / "pi" / "four-tools-continue.jsonl"

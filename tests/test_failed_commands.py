@@ -10,9 +10,9 @@ from pathlib import Path
 import hypothesis
 import pytest
 
+from sidelight.engine.reads import TranscriptRead, scan_reads
 from sidelight.formats import Category
 from sidelight.plugins import Plugins
-from sidelight.reads import TranscriptRead, scan_reads
 from sidelight.records import Session, SessionActivity
 from sidelight.templates.default import summarize
 from sidelight.types import Activity, ToolUse
@@ -131,7 +131,7 @@ def test_the_digest_of_a_real_sibling_says_its_command_failed(tmp_path: Path) ->
     """The whole prompt path: a Claude Code sibling whose test run failed, from the sample the real CLI
     wrote, through `get_session_updates` with the built-in resolvers."""
     from sidelight.config import Settings
-    from sidelight.digest import get_session_updates
+    from sidelight.features.digest import get_session_updates
 
     home = tmp_path / "home"
     project = home / ".claude" / "projects" / "-w-p"

@@ -1,4 +1,5 @@
-"""Fleets through Redis Streams (`sidelight.fleet.streams`, the built-in `redis-streams` plugin), against a
+"""Fleets through Redis Streams (`sidelight.features.fleet.streams`, the built-in `redis-streams` plugin),
+against a
 real
 ``redis-server`` on loopback (tests/support/redis_server.py): two "hosts" (two HOMEs and state directories on
 this machine, two host ids, one project directory) publishing with their watchers and reading each
@@ -29,12 +30,13 @@ from typing import Any
 
 import pytest
 
-from sidelight import discovery, hook, reads
 from sidelight.agents.claude_code.paths import claude_project_dir
 from sidelight.config import ConfigError, Settings
 from sidelight.cursors import CursorStore
-from sidelight.fleet import streams as fleet
-from sidelight.lifecycle import LifecycleSettings, SessionTracker
+from sidelight.engine import discovery, reads
+from sidelight.features import hook
+from sidelight.features.fleet import streams as fleet
+from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
 from sidelight.records import SessionActivity
 from sidelight.statelayout import FLEET_CURSORS_FILE
@@ -232,13 +234,13 @@ def digest_lines(text: str | None) -> list[str]:
 
 def test_importing_sidelight_and_hooks_without_a_fleet_never_import_redis(tmp_path):
     code = (
-        "import sys, sidelight, sidelight.hook\n"
+        "import sys, sidelight, sidelight.features.hook\n"
         "from sidelight.plugins import Plugins\n"
         "p = Plugins(entry_points=False); p.sinks(); p.resolvers()\n"
-        "from sidelight.hook import handle_hook\n"
+        "from sidelight.features.hook import handle_hook\n"
         "handle_hook('claude-code', {'hook_event_name': 'UserPromptSubmit', 'session_id': 'x',"
         " 'transcript_path': '/nonexistent.jsonl', 'cwd': '/tmp'}, plugins=p)\n"
-        "loaded = ('redis', 'sidelight.fleet.streams', 'sidelight._fast.resp')\n"
+        "loaded = ('redis', 'sidelight.features.fleet.streams', 'sidelight._fast.resp')\n"
         "print(sorted(m for m in loaded if m in sys.modules))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
@@ -261,7 +263,7 @@ def test_hooks_with_a_fleet_read_it_without_the_redis_package(fleet_of):
     publisher.publish_pending()
     code = (
         "import json, sys\n"
-        "from sidelight.hook import handle_hook\n"
+        "from sidelight.features.hook import handle_hook\n"
         "out = handle_hook('claude-code', json.loads(sys.argv[1]))\n"
         "print(json.dumps({'redis': 'redis' in sys.modules, 'out': out}))\n"
     )

@@ -16,12 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sidelight
-from sidelight import paths, scanning
 from sidelight.agents import volute
 from sidelight.agents.claude_code import paths as claude_paths
 from sidelight.config import Settings
-from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError
-from sidelight.history import (
+from sidelight.engine import paths, scanning
+from sidelight.engine.discovery import AmbiguousSessionError, SessionNotFoundError
+from sidelight.features.history import (
     MESSAGE_OVERHEAD,
     TOOL_RUN_KEPT,
     Message,
@@ -668,7 +668,7 @@ def test_cli_history_errors(run_cli, home: Path, args: list[str], code: int, mes
 
 
 def test_public_api() -> None:
-    assert sidelight.history is history
+    assert sidelight.features.history is history
     assert sidelight.Message is Message
     assert sidelight.subagent_context is subagent_context
     assert Message("user", "hi", None).as_dict() == {"role": "user", "content": "hi", "timestamp": None}

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.hook import handle_hook
+from sidelight.features.hook import handle_hook
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
 from sidelight.records import ResolverSpec, SummarizerSpec

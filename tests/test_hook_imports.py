@@ -36,20 +36,20 @@ NOT_FOR_A_PROMPT = (
     "sidelight.cli.watch",
     "sidelight.install",
     # the rest of the library: transcripts as conversations, the watcher, recaps, fleets
-    "sidelight.history",
-    "sidelight.reader",
-    "sidelight.scanning",
-    "sidelight.lifecycle",
-    "sidelight.recap.build",
-    "sidelight.recap.model",
-    "sidelight.recap.chunks",
-    "sidelight.recap.rank",
-    "sidelight.recap.render",
-    "sidelight.recap.collapse",
+    "sidelight.features.history",
+    "sidelight.features.reader",
+    "sidelight.engine.scanning",
+    "sidelight.features.lifecycle",
+    "sidelight.features.recap.build",
+    "sidelight.features.recap.model",
+    "sidelight.features.recap.chunks",
+    "sidelight.features.recap.rank",
+    "sidelight.features.recap.render",
+    "sidelight.features.recap.collapse",
     "sidelight.tokens",
     "sidelight.watch.watcher",
     "sidelight.watch.status",
-    "sidelight.fleet.streams",
+    "sidelight.features.fleet.streams",
     "sidelight._fast.resp",
     # slow to import, and needed only elsewhere: a config file, a stored fact or delivered handoff,
     # package versions, terminal output, the watcher's fast JSON, the redis package
@@ -105,7 +105,7 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
     context = context_of(done.stdout)
     assert context is not None and "news from the sibling" in context  # the whole prompt path ran
     loaded = set(json.loads(done.stderr))
-    assert "sidelight.hook" in loaded
+    assert "sidelight.features.hook" in loaded
     assert sorted(loaded.intersection(NOT_FOR_A_PROMPT)) == []
     assert sorted(m for m in loaded if m.startswith(PLUGIN_MODULES)) == CLAUDE_CODE_PROMPT
     assert world.log().count("ERROR") == 0
@@ -232,14 +232,13 @@ def test_the_cold_start_kit_as_a_package_imports_nothing() -> None:
 
 
 def test_public_names_are_the_same_whatever_is_imported_first() -> None:
-    # `sidelight.history` is the function, also when the submodule of the same name was imported first
-    # (the import system then sets the package's attribute to the submodule).
+    # `sidelight.history` is the function, also when its module was imported first (it is
+    # `sidelight.features.history`, so the import system sets no attribute of the package itself).
     code = (
-        "import sidelight.cli.history, sidelight.history as imported\n"
+        "import sidelight.cli.history, sidelight.features.history as module\n"
         "import sidelight\n"
         "from sidelight import history\n"
-        "from sidelight.history import history as function\n"
-        "assert history is function is sidelight.history is imported, (history, sidelight.history)\n"
+        "assert history is module.history is sidelight.history, (history, sidelight.history)\n"
         "assert sidelight.Message is sidelight.history.__globals__['Message']\n"
         "missing = [name for name in sidelight.__all__ if getattr(sidelight, name, None) is None]\n"
         "assert not missing, missing\n"

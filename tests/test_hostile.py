@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from sidelight.digest import FRAMING
-from sidelight.hook import handle_hook
+from sidelight.features.digest import FRAMING
+from sidelight.features.hook import handle_hook
 from tests.conftest import cli_command, wait_for
 from tests.support.hook_world import HookWorld, context_of, session_id
 
@@ -464,7 +464,7 @@ def test_every_secret_is_redacted_in_every_output(world: HookWorld) -> None:
     the digest, ``read``, ``history``, ``recap``, ``scan`` (text and JSON), or the watcher's state files
     (``status.json``, ``watch/lifecycle.json`` with its key entities, ``archive/*.json``)."""
     from sidelight.config import Settings
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent
     from sidelight.watch.watcher import Watcher, read_snapshot
@@ -815,7 +815,7 @@ def test_file_names_that_are_not_utf8_are_left_out_of_the_listing(
     world: HookWorld, bad_names: list[bytes], caplog: pytest.LogCaptureFixture
 ) -> None:
     from sidelight.config import Settings
-    from sidelight.discovery import list_sessions
+    from sidelight.engine.discovery import list_sessions
     from sidelight.plugins import get_plugins
 
     caplog.set_level("INFO", logger="sidelight")

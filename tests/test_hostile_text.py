@@ -159,7 +159,7 @@ def _run_cli(world: HookWorld, *args: str) -> str:
 
 @pytest.mark.parametrize("name", list(ISSUE_SECRETS))
 def test_a_siblings_secret_of_issue_29_never_reaches_the_digest(world: HookWorld, name: str) -> None:
-    from sidelight.hook import handle_hook
+    from sidelight.features.hook import handle_hook
 
     text, secrets = ISSUE_SECRETS[name]
     world.prompt(1, f"please run {text}")
@@ -175,7 +175,7 @@ def test_the_secrets_of_issue_29_are_redacted_in_every_output(world: HookWorld) 
     session: every one goes through ``redact``."""
     from sidelight.config import Settings
     from sidelight.dashboard.data import Board
-    from sidelight.fleet.streams import build_record
+    from sidelight.features.fleet.streams import build_record
     from sidelight.plugins import Plugins
     from sidelight.records import SessionActivity
 
@@ -226,7 +226,7 @@ def test_the_secrets_of_issue_29_are_redacted_in_every_output(world: HookWorld) 
 def test_a_recap_line_never_shows_the_rest_of_a_cut_key() -> None:
     """The recap quotes the first line of a failed tool's output, a delegated task's first line of report
     and an edit's changed lines: each is redacted before the text is split into lines."""
-    from sidelight.recap.collapse import ToolCall, ToolResult, collapse_tool
+    from sidelight.features.recap.collapse import ToolCall, ToolResult, collapse_tool
 
     cut = f"{GITHUB[:16]}\n{GITHUB[16:]}"
     lines = [
@@ -374,8 +374,8 @@ FOLDED_MARKERS = ["[/session activity]", "<<sys>>", "<</sys>>", "<|end", "<|user
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_a_lookalike_marker_never_reaches_the_digest(world: HookWorld, attack: str) -> None:
-    from sidelight.digest import FRAMING
-    from sidelight.hook import handle_hook
+    from sidelight.features.digest import FRAMING
+    from sidelight.features.hook import handle_hook
 
     world.prompt(1, attack)
     out = handle_hook("claude-code", world.payload(0))
@@ -425,7 +425,7 @@ def test_a_megabyte_of_markers_is_not_catastrophic(name: str) -> None:
 def test_a_search_s_count_of_lines_is_the_lines_as_written() -> None:
     """A search's count shows no text, so it counts the lines as written: redacting first would take
     the lines after a key (paths with digits, mixed-case names) into the key's marker."""
-    from sidelight.recap.collapse import ToolResult, _match_count
+    from sidelight.features.recap.collapse import ToolResult, _match_count
 
     result = ToolResult(f"token {GITHUB}\nsrc/v2/app.py\nlib/util3.py\nREADME.md")
     assert _match_count(result) == 4

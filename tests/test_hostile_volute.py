@@ -20,12 +20,13 @@ from pathlib import Path
 
 import pytest
 
-from sidelight import discovery, paths, warm
+from sidelight import warm
 from sidelight.agents import volute
 from sidelight.config import Settings
-from sidelight.hook import handle_hook
+from sidelight.engine import discovery, paths
+from sidelight.features.hook import handle_hook
+from sidelight.features.recap import handoff
 from sidelight.plugins import Plugins
-from sidelight.recap import handoff
 from sidelight.records import HostEvent
 from tests.support.hook_world import HookWorld, context_of
 

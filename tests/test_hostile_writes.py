@@ -27,11 +27,11 @@ from sidelight import install as installer
 from sidelight.agents.gemini.install import GEMINI_EVENTS
 from sidelight.agents.qwen.install import QWEN_EVENTS
 from sidelight.config import Settings
-from sidelight.discovery import list_sessions
+from sidelight.engine.discovery import list_sessions
+from sidelight.features.recap import handoff
 from sidelight.install.jsonc import edit_jsonc, loads_jsonc
 from sidelight.install.service import SERVICE_MARKER
 from sidelight.plugins import Plugins
-from sidelight.recap import handoff
 from sidelight.records import SinkEvent
 from sidelight.statefile import write_atomic
 from sidelight.templates import handoff as handoff_plugin

@@ -203,7 +203,7 @@ def test_non_mapping_payloads_are_refused() -> None:
 
 @pytest.fixture
 def fake_updates(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
-    """Replaces ``sidelight.hook`` with a stub whose ``handle_hook`` does what ``state`` says."""
+    """Replaces ``sidelight.features.hook`` with a stub whose ``handle_hook`` does what ``state`` says."""
     state: dict[str, Any] = {"output": None, "raise": None, "calls": []}
 
     def handle_hook(host: str, payload: Any, **kwargs: Any) -> str | None:
@@ -216,9 +216,9 @@ def fake_updates(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, A
             deliver(out)
         return out
 
-    module = types.ModuleType("sidelight.hook")
+    module = types.ModuleType("sidelight.features.hook")
     module.handle_hook = handle_hook  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "sidelight.hook", module)
+    monkeypatch.setitem(sys.modules, "sidelight.features.hook", module)
     monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "state"))
     return state
 
@@ -405,13 +405,13 @@ def test_agent_sdk_callback_does_not_block_the_loop(fake_updates: dict[str, Any]
 
     loop_thread: list[int] = []
     seen: list[int] = []
-    original = sys.modules["sidelight.hook"].handle_hook
+    original = sys.modules["sidelight.features.hook"].handle_hook
 
     def slow(host: str, payload: Any, **kwargs: Any) -> str | None:
         seen.append(threading.get_ident())
         return original(host, payload, **kwargs)  # type: ignore[no-any-return]
 
-    sys.modules["sidelight.hook"].handle_hook = slow  # type: ignore[attr-defined]
+    sys.modules["sidelight.features.hook"].handle_hook = slow  # type: ignore[attr-defined]
 
     async def main() -> None:
         loop_thread.append(threading.get_ident())

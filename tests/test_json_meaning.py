@@ -19,13 +19,13 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from sidelight import paths
 from sidelight.agents import codex, qwen
 from sidelight.agents.claude_code import paths as claude_paths
 from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
+from sidelight.engine import paths
+from sidelight.engine.scanning import detect_format, scan
 from sidelight.plugins import Plugins
-from sidelight.scanning import detect_format, scan
 
 DATA = Path(__file__).parent / "data"
 

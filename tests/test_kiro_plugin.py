@@ -138,7 +138,7 @@ def test_the_installed_plugin_shows_tool_results_in_read(installed: Path, tmp_pa
 _COLLAPSE = """
 import json, sys
 from dataclasses import replace
-from sidelight.recap.collapse import TranscriptLog
+from sidelight.features.recap.collapse import TranscriptLog
 from sidelight.formats import register_format
 from sidelight_kiro import FORMAT, decode_line
 
@@ -215,8 +215,8 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
         "import sys\n"
         "from sidelight.config import Settings\n"
         "from sidelight.plugins import get_plugins\n"
-        "from sidelight.discovery import resolve_session\n"
-        "from sidelight.recap.handoff import write_for_session\n"
+        "from sidelight.engine.discovery import resolve_session\n"
+        "from sidelight.features.recap.handoff import write_for_session\n"
         "settings, plugins = Settings.load(), get_plugins()\n"
         "print(write_for_session(resolve_session(sys.argv[1], settings, plugins), settings, plugins))\n"
     )

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import sidelight
-from sidelight.lifecycle import (
+from sidelight.features.lifecycle import (
     RESUME_LIMIT,
     LifecycleSettings,
     SessionState,
@@ -809,8 +809,8 @@ REAL_TRANSCRIPTS = sorted((Path(__file__).parent / "data").glob("*/four-tools-*.
 @pytest.mark.parametrize("path", REAL_TRANSCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_observe_counts_on_the_core_tuple_is_observe_on_the_activity(path: Path) -> None:
     from sidelight import _core
+    from sidelight.engine.reads import category_tables
     from sidelight.plugins import Plugins
-    from sidelight.reads import category_tables
 
     fmt = path.parent.name
     tables = category_tables(Plugins(entry_points=False))
@@ -873,7 +873,7 @@ def test_event_lines_are_the_records_as_json(tmp_path: Path) -> None:
 
 def test_one_rule_judges_a_session_from_its_facts():
     """``judge_session`` is the tracker's rule, and that of ``status`` and ``recap`` without it."""
-    from sidelight.lifecycle import judge_session
+    from sidelight.features.lifecycle import judge_session
 
     t = 1_000.0
     assert judge_session(t, t + 10, 60) == ("active", None)

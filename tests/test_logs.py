@@ -54,7 +54,7 @@ def test_the_hook_log_gets_info_and_up_with_its_caller_and_opens_no_file_for_not
         """
         import sys
         from sidelight._fast.logs import get_logger, hook_log
-        log = get_logger("sidelight.digest")
+        log = get_logger("sidelight.features.digest")
         with hook_log("state/quiet.log"):
             log.debug("not kept")
         print("logging" in sys.modules)
@@ -74,8 +74,8 @@ def test_the_hook_log_gets_info_and_up_with_its_caller_and_opens_no_file_for_not
     assert not (tmp_path / "state" / "quiet.log").exists()
     log = tmp_path / "state" / "sidelight.log"
     text = log.read_text()
-    assert "INFO sidelight.digest: kept 1" in text
-    assert "ERROR sidelight.digest: failed" in text and "ZeroDivisionError" in text
+    assert "INFO sidelight.features.digest: kept 1" in text
+    assert "ERROR sidelight.features.digest: failed" in text and "ZeroDivisionError" in text
     assert "after the block" not in text
     assert log.stat().st_mode & 0o777 == 0o600
     assert log.parent.stat().st_mode & 0o777 == 0o700
@@ -87,7 +87,7 @@ def test_a_hook_log_that_cannot_be_opened_prints_nothing(tmp_path: Path) -> None
         """
         from sidelight._fast.logs import get_logger, hook_log
         with hook_log("state/sidelight.log"):
-            get_logger("sidelight.hook").error("lost, quietly")
+            get_logger("sidelight.features.hook").error("lost, quietly")
         """,
         tmp_path,
     )
@@ -99,7 +99,7 @@ def test_a_logger_used_before_a_hook_log_still_writes_to_it(tmp_path: Path) -> N
     done = _python(
         """
         from sidelight._fast.logs import get_logger, hook_log
-        log = get_logger("sidelight.reads")
+        log = get_logger("sidelight.engine.reads")
         log.warning("before")  # imports logging: this logger now delegates directly
         with hook_log("state/sidelight.log"):
             log.warning("during")
@@ -107,4 +107,4 @@ def test_a_logger_used_before_a_hook_log_still_writes_to_it(tmp_path: Path) -> N
         tmp_path,
     )
     assert done.returncode == 0
-    assert "WARNING sidelight.reads: during" in (tmp_path / "state" / "sidelight.log").read_text()
+    assert "WARNING sidelight.engine.reads: during" in (tmp_path / "state" / "sidelight.log").read_text()

@@ -1,5 +1,5 @@
 """One reading engine, one follower (issue 30, item 4): the hook's reads and the watcher's batch call
-(:func:`sidelight.reads.count_reads`) start, stop and start over at the same places on the same
+(:func:`sidelight.engine.reads.count_reads`) start, stop and start over at the same places on the same
 transcript; the dashboard's Board and ``sidelight status`` judge a session's state by the same rules."""
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import pytest
 
 from sidelight import _core
 from sidelight.config import Settings
-from sidelight.discovery import list_sessions
-from sidelight.lifecycle import judge_session
-from sidelight.plugins import Plugins
-from sidelight.reads import (
+from sidelight.engine.discovery import list_sessions
+from sidelight.engine.reads import (
     category_tables,
     count_reads,
     decoder_for,
@@ -25,6 +23,8 @@ from sidelight.reads import (
     scan_with_resets,
     start_of,
 )
+from sidelight.features.lifecycle import judge_session
+from sidelight.plugins import Plugins
 from sidelight.records import Session
 from sidelight.types import Activity
 from sidelight.watch.follow import host_ended, next_state_turn, state_turns

@@ -25,8 +25,8 @@ import pytest
 
 from sidelight import _core, hookspecs
 from sidelight.config import Settings
+from sidelight.features.recap.collapse import Chunk, Line
 from sidelight.plugins import Plugins
-from sidelight.recap.collapse import Chunk, Line
 from sidelight.records import (
     HOOK_ABILITIES,
     HOOK_MOMENTS,

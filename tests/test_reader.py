@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 import sidelight.plugins
-from sidelight import cli, reader
+from sidelight import cli
 from sidelight.config import Settings
-from sidelight.discovery import AmbiguousSessionError, SessionNotFoundError, resolve_session
+from sidelight.engine.discovery import AmbiguousSessionError, SessionNotFoundError, resolve_session
+from sidelight.features import reader
+from sidelight.features.reader import install_skill, read_session_log, skill_text
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.reader import install_skill, read_session_log, skill_text
 from sidelight.records import ResolverSpec, Session
 from tests.conftest import ROOT, jsonl
 

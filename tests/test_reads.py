@@ -1,9 +1,10 @@
-"""`sidelight.reads.cursor_entry`: the one builder of a reader's cursor entries (the digest's, the fleet
+"""`sidelight.engine.reads.cursor_entry`: the one builder of a reader's cursor entries (the digest's, the
+fleet
 publisher's and the watcher's)."""
 
 from __future__ import annotations
 
-from sidelight.reads import cursor_entry
+from sidelight.engine.reads import cursor_entry
 from sidelight.types import CURSOR_FIELDS
 
 MAIN = "/p/main.jsonl"

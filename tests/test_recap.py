@@ -15,8 +15,7 @@ import pytest
 import sidelight
 from sidelight import hookimpl
 from sidelight.config import ConfigError, Settings
-from sidelight.plugins import Plugins
-from sidelight.recap.build import (
+from sidelight.features.recap.build import (
     ChunkSummary,
     RecapSettings,
     build_recap,
@@ -26,7 +25,8 @@ from sidelight.recap.build import (
     recency,
     score_chunks,
 )
-from sidelight.recap.collapse import Chunk, Line
+from sidelight.features.recap.collapse import Chunk, Line
+from sidelight.plugins import Plugins
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec
 from sidelight.tokens import estimate_tokens
 from tests.conftest import PI_CORPUS, ROOT
@@ -121,7 +121,8 @@ def test_score_parts() -> None:
 
 def test_hashed_vectors_are_deterministic_across_processes() -> None:
     code = (
-        "from sidelight.recap.build import hashed_ngram_vectors as h; v = h(['Edited parser.py twice']); "
+        "from sidelight.features.recap.build import hashed_ngram_vectors as h\n"
+        "v = h(['Edited parser.py twice'])\n"
         "print(sum(i * x for i, x in enumerate(v[0])))"
     )
     outputs = {
@@ -232,7 +233,7 @@ def test_the_budget_is_never_exceeded(budget: int) -> None:
 def test_recaps_are_byte_identical() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
     code = (
-        "import sys; from sidelight.recap.build import build_recap; "
+        "import sys; from sidelight.features.recap.build import build_recap; "
         "sys.stdout.write(build_recap(sys.argv[1]).text)"
     )
     outputs = {

@@ -13,9 +13,9 @@ import pytest
 from sidelight.agents.claude_code.paths import claude_sanitize
 from sidelight.agents.pi.paths import pi_encode_cwd
 from sidelight.config import ConfigError, Settings
-from sidelight.hook import handle_hook
+from sidelight.features.hook import handle_hook
+from sidelight.features.recap import handoff
 from sidelight.plugins import Plugins
-from sidelight.recap import handoff
 from sidelight.records import Session, SinkEvent
 from sidelight.templates import handoff as handoff_plugin
 from tests.conftest import ROOT
@@ -434,7 +434,7 @@ def test_the_plan_of_a_pi_first_prompt_shows_the_handoff_and_moves_nothing(
     home: Path, workspace: Path
 ) -> None:
     from sidelight.config import Settings
-    from sidelight.hook import plan_event
+    from sidelight.features.hook import plan_event
 
     folder = home / ".pi" / "agent" / "sessions" / pi_encode_cwd(str(workspace))
     folder.mkdir(parents=True)

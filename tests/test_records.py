@@ -19,9 +19,11 @@ from typing import Any
 
 import pytest
 
-from sidelight import config, digest, facts, plugins, reads, records, types
+from sidelight import config, plugins, records, types
 from sidelight._fast import _record
-from sidelight.recap import handoff
+from sidelight.engine import reads
+from sidelight.features import digest, facts
+from sidelight.features.recap import handoff
 
 #: No default.
 REQUIRED = object()
@@ -699,8 +701,9 @@ def test_making_the_records_imports_no_dataclasses() -> None:
     code = (
         "import sys\n"
         "import sidelight.records, sidelight.types, sidelight.config, sidelight.plugins, sidelight.formats\n"
-        "import sidelight.digest, sidelight.reads, sidelight.facts, sidelight.resume\n"
-        "import sidelight.recap.handoff\n"
+        "import sidelight.features.digest, sidelight.engine.reads\n"
+        "import sidelight.features.facts, sidelight.features.resume\n"
+        "import sidelight.features.recap.handoff\n"
         "print('dataclasses' in sys.modules)\n"
         "import dataclasses\n"
         "print([f.name for f in dataclasses.fields(sidelight.records.Session)][:2])\n"

@@ -18,11 +18,11 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from sidelight import paths
 from sidelight.agents import claude_code, codex, pi, volute
 from sidelight.agents.claude_code import paths as claude_paths
 from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
+from sidelight.engine import paths
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.plugins import Plugins
 from sidelight.records import HostEvent, Session
@@ -588,7 +588,7 @@ def test_a_volute_config_folder_in_home_is_not_a_mind(tmp_path: Path) -> None:
 
 
 def test_volute_transcripts_are_listed_once_under_their_volute_name(tmp_path: Path) -> None:
-    from sidelight import discovery
+    from sidelight.engine import discovery
 
     home = tmp_path / "home"
     alice, transcripts = make_sdk_mind(tmp_path, home)
@@ -731,7 +731,7 @@ def test_listed_paths_are_canonical_and_linked_config_folders_count_once(tmp_pat
 
 def test_child_path_is_the_plain_join(tmp_path: Path) -> None:
     """The listing's fast path makes the same Path as ``folder / name``, text, hash and all."""
-    from sidelight.paths import child_path
+    from sidelight.engine.paths import child_path
 
     (tmp_path / "a b.jsonl").write_text("")
     with os.scandir(tmp_path) as entries:

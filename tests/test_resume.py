@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sidelight import resume
 from sidelight.config import Settings
-from sidelight.discovery import list_sessions
-from sidelight.hook import handle_hook
-from sidelight.lifecycle import RESUME_LIMIT
+from sidelight.engine.discovery import list_sessions
+from sidelight.features import resume
+from sidelight.features.hook import handle_hook
+from sidelight.features.lifecycle import RESUME_LIMIT
 from sidelight.plugins import Plugins
 
 DATA = Path(__file__).parent / "data"

@@ -1,4 +1,5 @@
-"""Rooms by job: the modules split by job (``sidelight.lifecycle``, ``sidelight.recap.build``) still give
+"""Rooms by job: the modules split by job (``sidelight.features.lifecycle``,
+``sidelight.features.recap.build``) still give
 every name their callers import from them.
 
 That the plugin contract (records, hookspecs) reads without the plugin manager or the formats is
@@ -12,7 +13,7 @@ import importlib
 from tests.support import layers
 
 #: The modules split by job, whose callers import from them as before.
-SPLIT = ("sidelight.lifecycle", "sidelight.recap.build")
+SPLIT = ("sidelight.features.lifecycle", "sidelight.features.recap.build")
 
 
 def _names_imported_from(modules: tuple[str, ...]) -> dict[str, set[str]]:
@@ -31,8 +32,8 @@ def _names_imported_from(modules: tuple[str, ...]) -> dict[str, set[str]]:
 def test_the_split_modules_still_give_every_name_their_callers_import() -> None:
     imported = _names_imported_from(SPLIT)
     # also names imported inside functions only (the watcher archives an ended session)
-    assert {"SessionTracker", "archive_session", "judge_session"} <= imported["sidelight.lifecycle"]
-    assert {"build_recap", "extractive_summary", "Recap"} <= imported["sidelight.recap.build"]
+    assert {"SessionTracker", "archive_session", "judge_session"} <= imported["sidelight.features.lifecycle"]
+    assert {"build_recap", "extractive_summary", "Recap"} <= imported["sidelight.features.recap.build"]
     for module, names in imported.items():
         loaded = importlib.import_module(module)
         missing = sorted(name for name in names if not hasattr(loaded, name))

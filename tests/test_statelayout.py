@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from sidelight import resume, statelayout
+from sidelight import statelayout
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
-from sidelight.facts import _given_marker
-from sidelight.reads import covered_file, cursor_file
+from sidelight.engine.reads import covered_file, cursor_file
+from sidelight.features import resume
+from sidelight.features.facts import _given_marker
 from sidelight.records import Session
 from sidelight.statelayout import (
     CURSORS_DIR,
@@ -243,10 +244,11 @@ def test_the_check_finds_a_name_spelled_elsewhere(tmp_path: Path) -> None:
 def test_a_host_event_resolves_its_session_once_and_hands_it_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sidelight import discovery, hook
-    from sidelight.hook import handle_hook
+    from sidelight.engine import discovery
+    from sidelight.features import hook
+    from sidelight.features.hook import handle_hook
+    from sidelight.features.recap import handoff
     from sidelight.plugins import Plugins
-    from sidelight.recap import handoff
     from tests.test_resume import claude_event, claude_session
 
     asked: list[str] = []

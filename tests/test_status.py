@@ -400,7 +400,7 @@ def watcher_row(settings: Settings, name: str, messages: int) -> Any:
 
 
 def test_the_watcher_counts_the_whole_transcript_it_first_sees(home):
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 
     sample_session(home)
     # A first look of 64 KiB: the sample's first prompt lies before it (the default holds the whole
@@ -502,7 +502,7 @@ def test_a_codex_session_quiet_past_the_idle_timeout_is_idle_for_both(home, run_
 
 
 def test_with_a_watcher_status_and_recap_give_its_answer(home, run_cli):
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 
     codex_rollout(home, time.time() - 120)
     settings = Settings.load()
@@ -561,7 +561,7 @@ def test_a_watcher_that_first_sees_an_idle_session_says_idle(home, run_cli):
                 return record
         return None
 
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 
     tracker = SessionTracker(LifecycleSettings())  # as `sidelight watch` has one: the default timeouts
     with Watcher(settings, plugins, tracker=tracker, debounce=0.02, flush_interval=0.0):

@@ -125,7 +125,7 @@ def test_importing_tokens_is_cheap() -> None:
     import subprocess
     import sys
 
-    heavy = ("sidelight.config", "sidelight.plugins", "sidelight.recap.build")
+    heavy = ("sidelight.config", "sidelight.plugins", "sidelight.features.recap.build")
     code = f"import sys, sidelight.tokens; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,5 @@
-"""The awareness hot path (`sidelight.digest`, `sidelight.discovery`, `sidelight.reads`): siblings, cursors,
+"""The awareness hot path (`sidelight.features.digest`, `sidelight.engine.discovery`,
+`sidelight.engine.reads`): siblings, cursors,
 first looks, resets, the budget.
 
 Sessions come from a fake resolver over real Claude-Code-shaped transcripts in a throwaway folder, so
@@ -16,15 +17,15 @@ from pathlib import Path
 import pytest
 
 import sidelight._core as _core
-from sidelight import reads
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
-from sidelight.digest import CARRIED_OVER, get_session_updates
-from sidelight.discovery import siblings_of
+from sidelight.engine import reads
+from sidelight.engine.discovery import siblings_of
+from sidelight.engine.reads import cursor_file
+from sidelight.features.digest import CARRIED_OVER, get_session_updates
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hookspecs import hookimpl
 from sidelight.plugins import Plugins
-from sidelight.reads import cursor_file
 from sidelight.records import FormatSpec, HostEvent, ResolverSpec, Session
 from tests.support.hook_world import HookWorld, session_id
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from sidelight import hook as hook_module
 from sidelight import warm
 from sidelight.config import Settings
-from sidelight.hook import handle_hook
+from sidelight.features import hook as hook_module
+from sidelight.features.hook import handle_hook
 from sidelight.plugins import get_plugins
 from sidelight.statelayout import HOOK_SOCKET
 from sidelight.watch.serve import CONCURRENCY, HookServer
@@ -415,7 +415,7 @@ def test_real_hooks_answered_warm_match_cold_ones_and_import_almost_nothing(tmp_
         "pluggy",
         "sidelight.plugins",
         "sidelight.records",
-        "sidelight.hook",
+        "sidelight.features.hook",
         "typing",
         "types",
         "json",

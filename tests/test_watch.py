@@ -26,8 +26,8 @@ import pytest
 from sidelight.cli.watch import LogOutput
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
+from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.hookspecs import hookimpl
-from sidelight.lifecycle import LifecycleSettings, SessionTracker
 from sidelight.plugins import Plugins
 from sidelight.records import Session, SinkEvent, SinkSpec
 from sidelight.statelayout import STATUS_FILE, WATCH_CURSORS_FILE

@@ -61,9 +61,12 @@ __version__: str
 
 
 if TYPE_CHECKING:
-    from sidelight.digest import get_session_updates
+    from sidelight.engine.scanning import detect_format, recent_entries, scan, scan_many
     from sidelight.errors import InvalidCursorError, SidelightError, UnknownFormatError
-    from sidelight.facts import Fact, add_fact, forget_fact, list_facts, load_fact_texts
+    from sidelight.features.digest import get_session_updates
+    from sidelight.features.facts import Fact, add_fact, forget_fact, list_facts, load_fact_texts
+    from sidelight.features.history import Message, history, subagent_context
+    from sidelight.features.reader import read_session_log
     from sidelight.formats import (
         DEFAULT_CATEGORIES,
         DEFAULT_MAX_LINE_BYTES,
@@ -72,10 +75,7 @@ if TYPE_CHECKING:
         Category,
         Format,
     )
-    from sidelight.history import Message, history, subagent_context
     from sidelight.hookspecs import hookimpl
-    from sidelight.reader import read_session_log
-    from sidelight.scanning import detect_format, recent_entries, scan, scan_many
     from sidelight.types import (
         Activity,
         CategoryCounts,
@@ -98,13 +98,13 @@ _LAZY = {
     "DEFAULT_TEXT_LIMIT": "sidelight.formats",
     "Category": "sidelight.formats",
     "Format": "sidelight.formats",
-    "Message": "sidelight.history",
-    "history": "sidelight.history",
-    "subagent_context": "sidelight.history",
-    "detect_format": "sidelight.scanning",
-    "recent_entries": "sidelight.scanning",
-    "scan": "sidelight.scanning",
-    "scan_many": "sidelight.scanning",
+    "Message": "sidelight.features.history",
+    "history": "sidelight.features.history",
+    "subagent_context": "sidelight.features.history",
+    "detect_format": "sidelight.engine.scanning",
+    "recent_entries": "sidelight.engine.scanning",
+    "scan": "sidelight.engine.scanning",
+    "scan_many": "sidelight.engine.scanning",
     "Activity": "sidelight.types",
     "CategoryCounts": "sidelight.types",
     "Cursor": "sidelight.types",
@@ -114,19 +114,21 @@ _LAZY = {
     "SkippedLines": "sidelight.types",
     "ToolUse": "sidelight.types",
     "hookimpl": "sidelight.hookspecs",
-    "get_session_updates": "sidelight.digest",
-    "read_session_log": "sidelight.reader",
-    "Fact": "sidelight.facts",
-    "add_fact": "sidelight.facts",
-    "list_facts": "sidelight.facts",
-    "forget_fact": "sidelight.facts",
-    "load_fact_texts": "sidelight.facts",
+    "get_session_updates": "sidelight.features.digest",
+    "read_session_log": "sidelight.features.reader",
+    "Fact": "sidelight.features.facts",
+    "add_fact": "sidelight.features.facts",
+    "list_facts": "sidelight.features.facts",
+    "forget_fact": "sidelight.features.facts",
+    "load_fact_texts": "sidelight.features.facts",
 }
 
 
 #: The submodules ``import sidelight`` imported when it imported every public name, which code may
 #: reach as attributes of the package.
-_SUBMODULES = frozenset({"_core", "errors", "formats", "scanning", "types"})
+_SUBMODULES = frozenset({"_core", "errors", "formats", "types"})
+#: Those of them that moved into a layer's folder, by their former name.
+_MOVED = {"scanning": "sidelight.engine.scanning"}
 
 
 def __getattr__(name: str) -> Any:
@@ -137,10 +139,10 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
+    if name in _SUBMODULES or name in _MOVED:
         import importlib
 
-        return importlib.import_module(f"{__name__}.{name}")
+        return importlib.import_module(_MOVED.get(name, f"{__name__}.{name}"))
     # The version comes from the installed package's metadata. importlib.metadata is slow to import,
     # and hooks import sidelight on every prompt, so it is looked up only when asked for.
     if name == "__version__":
@@ -157,17 +159,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-class _Package(ModuleType):
-    """This package's module object. Importing the submodule ``sidelight.history`` (which the CLI and
-    the facts do) sets the package's ``history`` attribute to that submodule; ``sidelight.history`` is
-    the function :func:`sidelight.history.history`, as ``__all__`` says, whichever was imported first."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "history" and isinstance(value, ModuleType) and value.__name__ == "sidelight.history":
-            value = value.history
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -235,7 +235,7 @@ class Settings:
     #: ``volute_dirs`` or ``SIDELIGHT_VOLUTE_DIRS``, and ``VOLUTE_MIND_DIR`` (volute sets it for a
     #: mind's processes). Hooks also find the mind of their own ``cwd`` when it is one of these or
     #: directly in ``volute_minds_dir``; a ``.volute/`` anywhere else (a repository can ship one) is
-    #: no mind (:func:`sidelight.paths.find_volute_mind`).
+    #: no mind (:func:`sidelight.engine.paths.find_volute_mind`).
     volute_dirs: tuple[Path, ...]
     #: The raw config file contents, for plugins' own settings (``[plugins.NAME]`` tables).
     extra: Mapping[str, Any]

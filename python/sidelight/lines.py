@@ -1,4 +1,4 @@
-"""The records of a transcript collapsed to plain lines (:mod:`sidelight.recap.collapse`): a
+"""The records of a transcript collapsed to plain lines (:mod:`sidelight.features.recap.collapse`): a
 :class:`Line` per message or tool call, the :class:`Chunk` s of whole turns that the recap ranks and
 a chunk-summarizer plugin (``sidelight_chunk_summarizers``) receives, and the :class:`Subagent` a
 transcript belongs to (``FormatSpec.subagent``).
@@ -34,7 +34,8 @@ class Line:
     #: The tool call failed (an error result, a non-zero exit code, failing tests).
     failed: bool = False
     #: What the tool call did, without its outcome, so that a later try matches it: ``run:git commit``
-    #: (:func:`sidelight.recap.collapse.command_key`), ``edit:src/app.py``; ``None``: its text decides.
+    #: (:func:`sidelight.features.recap.collapse.command_key`), ``edit:src/app.py``; ``None``: its text
+    #: decides.
     action: str | None = None
 
     def render(self) -> str:

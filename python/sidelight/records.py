@@ -433,7 +433,7 @@ class FormatSpec:
     optional). ``title_lines`` are the lines that carry a session's title, in order of precedence, each
     ``(marker, key, path)``: the newest line whose top-level ``key`` is the string ``marker`` (with
     ``key`` ``None``: that holds ``marker`` as a key), the value at ``path`` (a tuple of keys) of it
-    (:func:`sidelight.paths.read_title`). ``resumes_beside``: a session's extra files in its
+    (:func:`sidelight.engine.paths.read_title`). ``resumes_beside``: a session's extra files in its
     transcript's own folder carry that transcript on (a resumed session's later file), where other
     extra files are its subagents'. ``subagent(path)`` says whose subagent the transcript at ``path``
     is (a :class:`Subagent`; ``None``: a session's own). ``tool_output(text)`` is a tool's result as a

@@ -262,7 +262,7 @@ def core_available() -> str | None:
     """``None`` when ``sidelight.scan`` can run here, else why not."""
     try:
         import sidelight._core
-        import sidelight.scanning  # noqa: F401
+        import sidelight.engine.scanning  # noqa: F401
     except ImportError as exc:
         return f"the native core is not built ({exc}); run `make build-dev`"
     return None

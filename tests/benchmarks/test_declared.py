@@ -21,9 +21,9 @@ import msgspec
 import orjson
 import pytest
 
+from sidelight.engine.scanning import scan
 from sidelight.formats import Event, register_format
 from sidelight.records import FormatSpec
-from sidelight.scanning import scan
 from tests.benchmarks.corpus import CACHE_DIR, MB
 from tests.conftest import PI_CORPUS
 from tests.support.reference import reference_scan

@@ -2,11 +2,13 @@
 server on loopback (tests/support/redis_server.py).
 
 - ``publish``: ``SESSIONS`` Claude Code sessions each get a prompt, an edit and a reply; the timed run
-  is the publisher working through all of them (:meth:`sidelight.fleet.streams.Publisher.publish_pending`:
+  is the publisher working through all of them
+  (:meth:`sidelight.features.fleet.streams.Publisher.publish_pending`:
   the scan from its own cursors, one summarized, redacted record per session, pipelined ``XADD``s,
   the cursor commit), ``ROUNDS`` times over;
 - ``read``: another host's reader catches up on ``READ_RECORDS`` records in one
-  :func:`sidelight.fleet.streams.remote_activity` call (``XREAD`` batches, parsing, dedup, merging per remote
+  :func:`sidelight.features.fleet.streams.remote_activity` call (``XREAD`` batches, parsing, dedup, merging
+  per remote
   session), as its hook would after a long absence.
 
 One run each (``benchmark.pedantic``); ``extra_info`` records the records per second and what was
@@ -26,10 +28,10 @@ from typing import Any
 
 import pytest
 
-from sidelight import discovery
 from sidelight.agents.claude_code.paths import claude_project_dir
 from sidelight.config import Settings
-from sidelight.fleet import streams as fleet
+from sidelight.engine import discovery
+from sidelight.features.fleet import streams as fleet
 from sidelight.plugins import Plugins
 from tests.support.redis_server import RedisServer
 

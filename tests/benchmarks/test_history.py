@@ -32,7 +32,7 @@ import pytest
 
 import sidelight
 from sidelight import _core
-from sidelight.history import Message, cap_messages
+from sidelight.features.history import Message, cap_messages
 from sidelight.tokens import estimate_tokens
 from tests.benchmarks.peers import core_available
 from tests.conftest import PI_CORPUS
@@ -40,7 +40,7 @@ from tests.conftest import PI_CORPUS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-history_module = sys.modules["sidelight.history"]  # ``sidelight.history`` is the function
+history_module = sys.modules["sidelight.features.history"]  # ``sidelight.features.history`` is the function
 
 ROUNDS = int(os.environ.get("SIDELIGHT_BENCH_ROUNDS", "3")) * 5
 WANT = 20

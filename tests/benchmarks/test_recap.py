@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.recap.build import Recap, build_recap
+from sidelight.features.recap.build import Recap, build_recap
 from tests.benchmarks.corpus import MB, corpus
 from tests.conftest import PI_CORPUS
 
@@ -55,7 +55,7 @@ def test_recap_time(benchmark: Any, peer: str, shape_mb: Any) -> None:
 PEAK_RSS = """
 import sys
 from pathlib import Path
-from sidelight.recap.build import build_recap
+from sidelight.features.recap.build import build_recap
 if sys.argv[1] != "-":
     recap = build_recap(sys.argv[1])
     assert recap.tokens <= recap.budget

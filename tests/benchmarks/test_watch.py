@@ -129,7 +129,7 @@ def run_watcher(
     os.environ["HOME"] = str(home)
     os.environ["SIDELIGHT_STATE_DIR"] = str(home / "state")
     from sidelight.config import Settings
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import Plugins
     from sidelight.watch.watcher import Watcher
 

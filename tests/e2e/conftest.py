@@ -610,7 +610,7 @@ def sidelight_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "sidelight"]
 
 
-#: What every sidelight digest starts with (`sidelight.digest.HEADER`).
+#: What every sidelight digest starts with (`sidelight.features.digest.HEADER`).
 DIGEST_HEADER = "[Session Activity]"
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sidelight.config import Settings
+from sidelight.engine.paths import short_id
 from sidelight.integrations.agent_sdk import make_session_context_hook
-from sidelight.paths import short_id
 from tests.e2e.conftest import AgentEnv, client_bin, digest_for
 from tests.e2e.mockapi import bash, say
 

@@ -11,7 +11,7 @@ import tomllib
 
 import pytest
 
-from sidelight.paths import short_id
+from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for
 from tests.e2e.mockapi import bash, say, write
 

@@ -13,7 +13,7 @@ import json
 import pytest
 
 import sidelight
-from sidelight.paths import short_id
+from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for
 from tests.e2e.mockapi import bash, edit, read, say, write
 from tests.support.reference import normalize, reference_scan

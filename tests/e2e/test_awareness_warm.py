@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidelight.paths import short_id
+from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for, sidelight_command
 from tests.e2e.mockapi import bash, say, write
 from tests.support import watching

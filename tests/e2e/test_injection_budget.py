@@ -28,10 +28,10 @@ from tests.e2e.mockapi import RecordedRequest, bash, edit, say, write
 
 pytestmark = pytest.mark.e2e
 
-#: How each block the composer sends begins (`sidelight.hook.BLOCK_ORDER`): the digest
-#: (`sidelight.digest.HEADER`), long-term facts (`sidelight.facts.HEADER`), the handoff
-#: (`sidelight.recap.handoff.FRAME`), the welcome back and the session's own context
-#: (`sidelight.lifecycle`).
+#: How each block the composer sends begins (`sidelight.features.hook.BLOCK_ORDER`): the digest
+#: (`sidelight.features.digest.HEADER`), long-term facts (`sidelight.features.facts.HEADER`), the handoff
+#: (`sidelight.features.recap.handoff.FRAME`), the welcome back and the session's own context
+#: (`sidelight.features.lifecycle`).
 HEADERS = {
     "[Session Activity]": "digest",
     "[Long-term context]": "long-term",

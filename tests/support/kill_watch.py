@@ -125,7 +125,7 @@ class World:
             file.write(data)
 
     def end(self, session_id: str) -> None:
-        """The hook's record of a ``SessionEnd`` (``sidelight.hook._record``)."""
+        """The hook's record of a ``SessionEnd`` (``sidelight.features.hook._record``)."""
         record = {
             "time": time.time(),
             "host": "claude-code",

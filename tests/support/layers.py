@@ -27,70 +27,27 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "python" / "sidelight"
 CORE = ROOT / "rust" / "sidelight-core" / "src"
 
-#: The layers, lowest first, and the modules in each (a name ending in ``.*`` is a whole subpackage).
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("native", ("sidelight._core",)),
-    # The cold-start kit (sidelight._fast says why): stand-ins for stdlib modules and pluggy that the
-    # whole package uses, so it imports nothing of sidelight but itself and the native module. Its
-    # members are its folder's modules, whatever they are.
-    ("fast", ("sidelight._fast.*",)),
-    (
-        "contract",
-        (
-            "sidelight.errors",
-            "sidelight._declared",
-            "sidelight.timestamps",
-            "sidelight.redact",
-            "sidelight.config",
-            "sidelight.statelayout",
-            "sidelight.statefile",
-            "sidelight.cursors",
-            "sidelight.formats",
-            "sidelight.types",
-            "sidelight.lines",
-            "sidelight.commands",
-            "sidelight.records",
-            "sidelight.sessions",
-            "sidelight.hookspecs",
-            "sidelight.plugins",
-            "sidelight.tokens",
-            "sidelight.warm",
-            "sidelight.hostio",
-            "sidelight.agents",  # the package alone: the static index of the built-in agents
-        ),
-    ),
-    ("engine", ("sidelight.scanning", "sidelight.paths", "sidelight.discovery", "sidelight.reads")),
-    (
-        "features",
-        (
-            "sidelight.digest",
-            "sidelight.reader",
-            "sidelight.history",
-            "sidelight.facts",
-            "sidelight.lifecycle.*",
-            "sidelight.resume",
-            "sidelight.install.*",
-            "sidelight.recap.*",
-            "sidelight.fleet.*",
-        ),
-    ),
-    (
-        "entry",
-        (
-            "sidelight",
-            "sidelight.hook",
-            "sidelight.watch.*",
-            "sidelight.templates.*",
-            "sidelight.agents.*",
-            "sidelight.integrations.*",
-            "sidelight.testing.*",
-        ),
-    ),
-    # The dashboard shows what the entry points read (the watcher's snapshot, the hook's plan); only the
-    # command line imports it, lazily (its web framework is an extra).
-    ("dashboard", ("sidelight.dashboard.*",)),
-    ("cli", ("sidelight.cli.*", "sidelight.__main__")),
-)
+#: The layers, lowest first. A module's layer is where it sits in the package (:func:`layer_of`):
+#: ``_core`` is native; the folder ``_fast/`` is the cold-start kit (``sidelight._fast`` says why: it
+#: imports nothing of sidelight but itself and the native module); the package's top-level modules and
+#: ``install/`` (what an installer plugin imports) are the contract plugins program against, with
+#: ``agents/__init__.py`` (the static index of the built-in agents, data every layer reads); ``engine/``
+#: and ``features/`` are those layers; ``dashboard/`` shows what the entry points read (only the command
+#: line imports it, lazily: its web framework is an extra); ``cli/`` and ``__main__`` are the command
+#: line; every other folder (the watcher, the agents, the templates, the integrations, the testing kit)
+#: and the package itself are the entry points.
+LAYERS: tuple[str, ...] = ("native", "fast", "contract", "engine", "features", "entry", "dashboard", "cli")
+
+#: The folders named after their layer (the first folder of a module's path below the package).
+_FOLDER_LAYERS = {
+    "_fast": "fast",
+    "install": "contract",
+    "engine": "engine",
+    "features": "features",
+    "dashboard": "dashboard",
+    "cli": "cli",
+}
+
 
 #: The packages of built-in plugins: only the plugin manager loads their modules (by name); a module of
 #: one agent's folder may import its own folder's others. ``sidelight.agents`` itself, the index of the
@@ -119,15 +76,27 @@ class Import:
     runtime: bool
 
 
-def layer_of(module: str) -> int | None:
-    """The index in :data:`LAYERS` of ``module`` (``None``: in no layer)."""
-    for index, (_, members) in enumerate(LAYERS):
-        for member in members:
-            if module == member or (
-                member.endswith(".*") and (module == member[:-2] or module.startswith(member[:-1]))
-            ):
-                return index
-    return None
+def layer_of(module: str, package: bool = False) -> int | None:
+    """The index in :data:`LAYERS` of ``module`` (a package's ``__init__`` when ``package``), from where
+    it sits in the package (``None``: not sidelight's)."""
+    parts = module.split(".")
+    if parts[0] != "sidelight":
+        return None
+    if module == "sidelight._core":
+        name = "native"
+    elif module == "sidelight":
+        name = "entry"
+    elif module == "sidelight.__main__":
+        name = "cli"
+    elif module == "sidelight.agents":
+        name = "contract"
+    elif parts[1] in _FOLDER_LAYERS:
+        name = _FOLDER_LAYERS[parts[1]]
+    elif len(parts) == 2 and not package:
+        name = "contract"
+    else:
+        name = "entry"
+    return LAYERS.index(name)
 
 
 def package_modules(package: Path = PACKAGE) -> dict[str, Path]:
@@ -237,22 +206,23 @@ def python_findings(package: Path = PACKAGE) -> list[str]:
     modules = package_modules(package)
     findings: list[str] = []
     runtime: dict[str, set[str]] = {name: set() for name in modules}
+
+    def layer(name: str) -> int | None:
+        return layer_of(name, package=name in modules and modules[name].name == "__init__.py")
+
     for module, path in modules.items():
-        if layer_of(module) is None:
-            findings.append(f"{module}: in no layer; add it to LAYERS in {Path(__file__).name}")
-            continue
         if module == "sidelight._core":
             continue
         for imp in imports_of(module, path, modules):
             where = f"{_shown(path)}:{imp.line}"
             if imp.runtime:
                 runtime[module].add(imp.target)
-            source_layer, target_layer = layer_of(module), layer_of(imp.target)
+            source_layer, target_layer = layer(module), layer(imp.target)
             if source_layer is not None and target_layer is not None and target_layer > source_layer:
                 kind = "imports" if imp.runtime else "imports for type checking"
                 findings.append(
-                    f"{where}: {module} ({LAYERS[source_layer][0]}) {kind} {imp.target} "
-                    f"({LAYERS[target_layer][0]}), a higher layer"
+                    f"{where}: {module} ({LAYERS[source_layer]}) {kind} {imp.target} "
+                    f"({LAYERS[target_layer]}), a higher layer"
                 )
             unit = _plugin_unit(imp.target)
             if unit is not None and unit != _plugin_unit(module):

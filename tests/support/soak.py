@@ -41,7 +41,7 @@ from typing import Any
 
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
-from sidelight.reads import cursor_file
+from sidelight.engine.reads import cursor_file
 from sidelight.records import Session
 from tests.conftest import cli_command
 

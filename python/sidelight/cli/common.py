@@ -137,7 +137,7 @@ def format_option(command: argparse.ArgumentParser, what: str = "the transcript'
 
         if value == "auto" or value in Format.__members__.values():
             return value
-        from sidelight.scanning import format_names
+        from sidelight.engine.scanning import format_names
 
         registered = format_names()
         if value not in registered:

@@ -10,7 +10,7 @@ from sidelight.cli.common import EXIT_OK, EXPECTED_ERRORS, fail, format_option, 
 if TYPE_CHECKING:
     import argparse
 
-    from sidelight.hook import Plan
+    from sidelight.features.hook import Plan
 
 __all__ = ["register"]
 
@@ -51,8 +51,8 @@ def register(commands: Any) -> None:
 
 def _context_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.discovery import resolve_session
-    from sidelight.hook import host_event, plan_event
+    from sidelight.engine.discovery import resolve_session
+    from sidelight.features.hook import host_event, plan_event
     from sidelight.plugins import get_plugins
 
     if args.source is not None and args.event != "start":

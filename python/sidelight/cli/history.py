@@ -23,15 +23,15 @@ from sidelight.cli.common import (
 if TYPE_CHECKING:
     import argparse
 
-    from sidelight.history import Message
+    from sidelight.features.history import Message
 
 __all__ = ["register"]
 
 
 def register(commands: Any) -> None:
     """Adds ``history``, ``remember``, ``facts`` and ``forget``."""
-    from sidelight.facts import SCOPES
-    from sidelight.history import DEFAULT_MAX_MESSAGES, DEFAULT_MAX_TOKENS
+    from sidelight.features.facts import SCOPES
+    from sidelight.features.history import DEFAULT_MAX_MESSAGES, DEFAULT_MAX_TOKENS
 
     history = commands.add_parser(
         "history",
@@ -127,7 +127,7 @@ def register(commands: Any) -> None:
 
 def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.history import history, subagent_context
+    from sidelight.features.history import history, subagent_context
     from sidelight.plugins import get_plugins
 
     try:
@@ -135,7 +135,7 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         plugins = get_plugins()
         target: Any = args.session
         if args.format != "auto":
-            from sidelight.discovery import resolve_session
+            from sidelight.engine.discovery import resolve_session
 
             target = resolve_session(args.session, settings, plugins, args.format)
         if args.subagent_context:
@@ -166,7 +166,7 @@ def _history_command(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 def format_messages(messages: list[Message]) -> str:
     """The messages for a person: ``[HH:MM] User:`` (with the date when they span days) and the
     content indented beneath it."""
-    from sidelight.reader import local_time
+    from sidelight.features.reader import local_time
 
     moments = [local_time(m.timestamp) for m in messages]
     days = {moment.date() for moment in moments if moment is not None}
@@ -185,7 +185,7 @@ def _printable(line: str) -> str:
 
 def _remember_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.facts import FactStore
+    from sidelight.features.facts import FactStore
 
     if not args.text.strip():
         parser.error("TEXT is empty; say the fact in a few words")
@@ -207,7 +207,7 @@ def _remember_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
 
 def _facts_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.facts import FactStore
+    from sidelight.features.facts import FactStore
 
     try:
         facts = FactStore.for_settings(Settings.load()).list(args.scope)
@@ -229,7 +229,7 @@ def _facts_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 def _forget_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.facts import FactStore
+    from sidelight.features.facts import FactStore
 
     if not args.fact.strip():
         parser.error("FACT is empty; give its id (see 'sidelight facts') or its text")

@@ -60,7 +60,7 @@ def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
         from sidelight.warm import ask_watcher
 
         if ask_watcher(host, payload, deliver=_print) is None:
-            from sidelight.hook import handle_hook
+            from sidelight.features.hook import handle_hook
 
             handle_hook(host, payload, deliver=_print)
         if own_process:
@@ -126,7 +126,7 @@ def _log_failure(message: str) -> None:
         from sidelight._fast.logs import private_fd  # imports nothing more: only on a failure
 
         private_fd(fd)  # a log an older version left 0644
-        os.write(fd, f"{stamp} ERROR sidelight.hook: {line}\n".encode(errors="replace"))
+        os.write(fd, f"{stamp} ERROR sidelight.features.hook: {line}\n".encode(errors="replace"))
     finally:
         os.close(fd)
 
@@ -310,12 +310,12 @@ def _install_or_uninstall(
 
 
 def _skill(scope: str, directory: str | None, *, install: bool) -> Any:
-    """``install skill`` belongs to the reader (:mod:`sidelight.reader`); this only routes to it."""
+    """``install skill`` belongs to the reader (:mod:`sidelight.features.reader`); this only routes to it."""
     from pathlib import Path
 
     from sidelight import install as installer
     from sidelight.config import Settings
-    from sidelight.reader import install_skill_report, is_skill, skill_path
+    from sidelight.features.reader import install_skill_report, is_skill, skill_path
     from sidelight.statefile import regular_file_target
 
     settings = Settings.load()

@@ -181,7 +181,7 @@ def run_command(argv: Sequence[str] | None = None) -> int:
 
 
 def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from sidelight.scanning import scan, scan_many
+    from sidelight.engine.scanning import scan, scan_many
     from sidelight.types import ScanFailure
 
     if args.json is None:
@@ -244,10 +244,10 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
     """The scans of the ``paths`` whose format the first lines do not tell but a resolver knows (an
     opencode export, a plugin's format), read as every other command reads that session's
-    transcript (:func:`sidelight.reads.scan_reads`), so that ``scan`` counts what ``status`` does."""
+    transcript (:func:`sidelight.engine.reads.scan_reads`), so that ``scan`` counts what ``status`` does."""
     import os
 
-    from sidelight.scanning import detect_format
+    from sidelight.engine.scanning import detect_format
     from sidelight.types import ScanFailure
 
     unknown = []
@@ -260,9 +260,9 @@ def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
     if not unknown:
         return {}
     from sidelight.config import Settings
-    from sidelight.discovery import list_sessions
+    from sidelight.engine.discovery import list_sessions
+    from sidelight.engine.reads import TranscriptRead, scan_reads
     from sidelight.plugins import get_plugins
-    from sidelight.reads import TranscriptRead, scan_reads
 
     plugins = get_plugins()
     by_path = {}
@@ -284,7 +284,7 @@ def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
 def _wrong_format(result: Activity | ScanFailure, forced: str) -> Activity | ScanFailure:
     """A scan with ``--format`` that counted nothing in a file of another known format is a failure
     that says so, not a row of zeros: the decoder read lines it does not know."""
-    from sidelight.scanning import detect_format
+    from sidelight.engine.scanning import detect_format
     from sidelight.types import ScanFailure
 
     if isinstance(result, ScanFailure) or result.messages.total or result.categories.total:

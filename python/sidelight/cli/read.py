@@ -73,9 +73,9 @@ def register(commands: Any) -> None:
 
 def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.discovery import resolve_session
+    from sidelight.engine.discovery import resolve_session
+    from sidelight.features.reader import format_entries, read_session, result_line
     from sidelight.plugins import get_plugins
-    from sidelight.reader import format_entries, read_session, result_line
     from sidelight.redact import sanitize_lines
 
     try:
@@ -105,9 +105,9 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
-    from sidelight.discovery import list_sessions
+    from sidelight.engine.discovery import list_sessions
+    from sidelight.features.reader import describe_sessions
     from sidelight.plugins import get_plugins
-    from sidelight.reader import describe_sessions
     from sidelight.watch.status import collect_status
 
     try:

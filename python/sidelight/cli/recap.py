@@ -1,4 +1,5 @@
-"""Command ``sidelight recap``: a ranked, token-budgeted recap of a session (:mod:`sidelight.recap.build`)."""
+"""Command ``sidelight recap``: a ranked, token-budgeted recap of a session
+(:mod:`sidelight.features.recap.build`)."""
 
 from __future__ import annotations
 
@@ -70,10 +71,10 @@ def _recap_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     from pathlib import Path
 
     from sidelight.config import Settings
-    from sidelight.discovery import resolve_session
+    from sidelight.engine.discovery import resolve_session
     from sidelight.errors import NotARegularFileError
+    from sidelight.features.recap.handoff import build_for_session, handoff_document, write_handoff
     from sidelight.plugins import get_plugins
-    from sidelight.recap.handoff import build_for_session, handoff_document, write_handoff
     from sidelight.statefile import regular_file_target
     from sidelight.statelayout import HANDOFF_FILE
     from sidelight.watch.status import session_state

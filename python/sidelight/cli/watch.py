@@ -152,7 +152,7 @@ def register(commands: Any) -> None:
 
 def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import ConfigError, Settings
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
     from sidelight.plugins import get_plugins
     from sidelight.watch.options import watch_options
     from sidelight.watch.runtime import WatcherRunningError
@@ -230,7 +230,7 @@ def _watch_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _duration(seconds: float) -> str:
-    from sidelight.lifecycle import format_duration
+    from sidelight.features.lifecycle import format_duration
 
     return format_duration(seconds)
 
@@ -431,9 +431,9 @@ def watched_session(spec: str, settings: Any, plugins: Any) -> Any:
     lists is refused: there is nothing the watcher could hold."""
     from pathlib import Path
 
-    from sidelight.discovery import SessionNotFoundError, list_sessions, resolve_session
+    from sidelight.engine.discovery import SessionNotFoundError, list_sessions, resolve_session
+    from sidelight.engine.scanning import detect_format
     from sidelight.errors import UnknownFormatError
-    from sidelight.scanning import detect_format
 
     session = resolve_session(spec, settings, plugins)
     if session.resolver != "path":

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from sidelight import _core
 from sidelight._fast import jsonio
-from sidelight.digest import _touched, absolute_path
-from sidelight.discovery import SessionNotFoundError, list_sessions
-from sidelight.paths import open_regular
+from sidelight.engine.discovery import SessionNotFoundError, list_sessions
+from sidelight.engine.paths import open_regular
+from sidelight.engine.reads import first_look, scan_reads
+from sidelight.features.digest import _touched, absolute_path
+from sidelight.features.recap.handoff import hook_lives
 from sidelight.plugins import get_plugins
-from sidelight.reads import first_look, scan_reads
-from sidelight.recap.handoff import hook_lives
 from sidelight.records import SessionActivity
 from sidelight.redact import redact, sanitize, sanitize_lines, strip_invisible
 from sidelight.statelayout import (
@@ -483,7 +483,7 @@ class Board:
 
     def session(self, key: str) -> Session:
         """The listed session whose key is ``key`` (a row's ``id``): the dashboard opens no other file.
-        Anything else, a path among them, raises :class:`~sidelight.discovery.SessionNotFoundError`
+        Anything else, a path among them, raises :class:`~sidelight.engine.discovery.SessionNotFoundError`
         with :data:`NOT_LISTED`, the same words whether a file of that name exists or not."""
         with self._lock:
             before = self._listed_at
@@ -502,7 +502,7 @@ class Board:
     def collisions(self) -> list[dict[str, Any]]:
         """Files more than one live session touched in its recent activity, the digest's way: one session
         edited or wrote the file, another edited, wrote or read it (the same file once made absolute
-        against each session's directory, :func:`sidelight.digest.absolute_path`). Each names the
+        against each session's directory, :func:`sidelight.features.digest.absolute_path`). Each names the
         sessions, whether each changed it, and when it last touched it; the newest first (then the one
         more sessions share).
 
@@ -668,9 +668,9 @@ class Board:
         """A session's page: its row, recent conversation (``sidelight read``), the last context sidelight
         injected into it, what its next prompt would get (``sidelight context``; nothing moves) and its
         recap (``sidelight recap``). Raises ``LookupError`` for a session that does not exist."""
-        from sidelight.hook import host_event, plan_event
-        from sidelight.reader import read_session, result_line
-        from sidelight.recap.handoff import build_for_session
+        from sidelight.features.hook import host_event, plan_event
+        from sidelight.features.reader import read_session, result_line
+        from sidelight.features.recap.handoff import build_for_session
 
         session = self.session(key)
         record = self.row(session.key) or {
@@ -731,7 +731,7 @@ class Board:
     def recap_to_file(self, key: str) -> Path:
         """Writes the session's recap as a handoff file (as ``sidelight recap -w``) in
         ``<state dir>/recaps/``; its path."""
-        from sidelight.recap.handoff import build_for_session, handoff_document, write_handoff
+        from sidelight.features.recap.handoff import build_for_session, handoff_document, write_handoff
         from sidelight.statefile import private_dir, regular_file_target
 
         session = self.session(key)
@@ -759,7 +759,7 @@ class Board:
         now = self.clock()
         cached = self._fleet
         if cached is None or now - cached[0] >= FLEET_SECONDS:
-            from sidelight.fleet.streams import list_remote
+            from sidelight.features.fleet.streams import list_remote
 
             hosts: dict[str, list[dict[str, Any]]] = {}
             error: str | None = None
@@ -823,7 +823,7 @@ def minute_counts(
     began. ``partial`` says the window reaches back before the part read."""
     import tempfile
 
-    from sidelight.reads import TranscriptRead, scan_reads
+    from sidelight.engine.reads import TranscriptRead, scan_reads
     from sidelight.statefile import private_dir
 
     counts: dict[str, Any] = {"messages": [0] * minutes, "tools": [0] * minutes, "partial": False}
@@ -886,11 +886,12 @@ def last_injected(
     """The last block sidelight injected into the transcript at ``path``, read where the agent whose
     transcripts are in ``format`` records a hook's context (its :attr:`AgentSpec.injected_values`) in
     the last :data:`INJECTED_TAIL_BYTES`, and recognised as the formats recognise our text
-    (:func:`sidelight.history.strip_injected`: one of :data:`sidelight.history.INJECTED_HEADERS` or the
+    (:func:`sidelight.features.history.strip_injected`: one of
+    :data:`sidelight.features.history.INJECTED_HEADERS` or the
     format's ``injected_markers``), from that header on. ``{"text", "where", "time"}`` (the line's
     time, ISO 8601 UTC, or ``None``); ``None`` when there is none. A format of no agent that says where
     (a plugin's) is searched in every string of its lines."""
-    from sidelight.history import INJECTED_HEADERS
+    from sidelight.features.history import INJECTED_HEADERS
 
     headers = (*INJECTED_HEADERS, *(m for m in markers if m))
     agent = _agent_of_format(format, plugins or get_plugins())

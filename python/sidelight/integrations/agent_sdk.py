@@ -43,7 +43,7 @@ HookCallback = Callable[[Any, "str | None", Any], Coroutine[Any, Any, Any]]
 
 
 def _context(input_data: Any, settings: Settings | None, plugins: Plugins | None) -> dict[str, Any]:
-    from sidelight.hook import handle_hook
+    from sidelight.features.hook import handle_hook
 
     if not isinstance(input_data, Mapping):
         return {}

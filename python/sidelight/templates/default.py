@@ -16,7 +16,7 @@ registered like any plugin and asked last, so a third-party summarizer that answ
 from __future__ import annotations
 
 from sidelight._fast._hookimpl import hookimpl
-from sidelight.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text, short_path
+from sidelight.features.digest import LINE_LIMIT, OPTIONAL_TAIL, ago, is_digest_text, short_path
 from sidelight.records import SummarizerSpec
 from sidelight.redact import sanitize
 

@@ -3,15 +3,15 @@
 Hooks it implements:
 
 - ``sidelight_token_counters``: ``estimate`` (:func:`sidelight.tokens.estimate_tokens`);
-- ``sidelight_embedders``: ``hashed-ngrams`` (:func:`sidelight.recap.build.hashed_ngram_vectors`);
-- ``sidelight_chunk_summarizers``: ``extractive`` (:func:`sidelight.recap.build.extractive_summary`);
+- ``sidelight_embedders``: ``hashed-ngrams`` (:func:`sidelight.features.recap.build.hashed_ngram_vectors`);
+- ``sidelight_chunk_summarizers``: ``extractive`` (:func:`sidelight.features.recap.build.extractive_summary`);
 - ``sidelight_sinks``: ``handoff``, which writes the ``_handoff.md`` of a session's workspace (its cwd
   as the transcript records it) when the watcher says the session ended (``session_end``: the host's
   ``SessionEnd``, or no activity for twice the idle timeout, which is how an interrupted session
   ends): in the state directory, or in the workspace itself for a volute mind or with
-  ``handoff_location = "project"`` (:func:`sidelight.recap.handoff.handoff_path`).
+  ``handoff_location = "project"`` (:func:`sidelight.features.recap.handoff.handoff_path`).
 
-The delivery to the next session is :mod:`sidelight.recap.handoff`.
+The delivery to the next session is :mod:`sidelight.features.recap.handoff`.
 
 Importing this module is cheap (it is loaded with every hook): the recap machinery is imported when used.
 """
@@ -23,7 +23,7 @@ from collections import deque
 
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
-from sidelight.recap.handoff import SINK_TAIL_BYTES, is_enabled, write_for_session
+from sidelight.features.recap.handoff import SINK_TAIL_BYTES, is_enabled, write_for_session
 from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, SinkSpec, TokenCounterSpec
 from sidelight.statelayout import HANDOFF_FILE
 
@@ -47,13 +47,13 @@ logger = get_logger(__name__)
 
 
 def _extractive(chunk: Chunk) -> str:
-    from sidelight.recap.build import extractive_summary
+    from sidelight.features.recap.build import extractive_summary
 
     return extractive_summary(chunk)
 
 
 def _hashed(texts: Sequence[str]) -> list[list[float]]:
-    from sidelight.recap.build import hashed_ngram_vectors
+    from sidelight.features.recap.build import hashed_ngram_vectors
 
     return hashed_ngram_vectors(texts)
 

@@ -4,12 +4,13 @@ It is active only when a fleet is configured (``SIDELIGHT_REDIS_URL`` or ``redis
 file); otherwise it costs nothing and never imports the ``redis`` client.
 
 * The **sink** ``redis-streams``: when a watcher starts, it starts a
-  :class:`sidelight.fleet.streams.Publisher`
+  :class:`sidelight.features.fleet.streams.Publisher`
   with the watcher's settings and plugins; each pass of the watcher, ``emit_many`` notes which
   sessions have news (no I/O) and the publisher's thread publishes them; when the watcher stops, the
   publisher makes a last attempt and its thread is joined.
 * The **resolver** ``redis-streams``: lists no local session; its ``remote_activity`` gives the prompt
-  hook what the siblings on the fleet's other machines did (:func:`sidelight.fleet.streams.remote_activity`).
+  hook what the siblings on the fleet's other machines did
+  (:func:`sidelight.features.fleet.streams.remote_activity`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from sidelight.config import Settings
-    from sidelight.fleet import streams as fleet
+    from sidelight.features.fleet import streams as fleet
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session, SessionActivity, SinkEvent
 
@@ -33,7 +34,8 @@ __all__ = ["current_publisher", "emit", "emit_many", "start", "stop"]
 
 logger = get_logger(__name__)
 
-#: The sink's and the resolver's name (``sidelight.fleet.streams.RESOLVER``: this module loads with every
+#: The sink's and the resolver's name (``sidelight.features.fleet.streams.RESOLVER``: this module loads
+#: with every
 #: hook,
 #: and imports the fleet's machinery only when a fleet is configured).
 NAME = "redis-streams"
@@ -52,7 +54,7 @@ def start(settings: Settings, plugins: Plugins) -> None:
     global _publisher
     if not settings.redis_url:
         return
-    from sidelight.fleet import streams as fleet
+    from sidelight.features.fleet import streams as fleet
 
     try:
         config = fleet.FleetConfig.of(settings)
@@ -95,10 +97,10 @@ def emit_many(events: Sequence[SinkEvent]) -> None:
 def _remote_activity(
     current: Session, settings: Settings, deadline: float, commit: bool
 ) -> list[SessionActivity]:
-    """:func:`sidelight.fleet.streams.remote_activity`, for a configured fleet only."""
+    """:func:`sidelight.features.fleet.streams.remote_activity`, for a configured fleet only."""
     if not settings.redis_url:
         return []
-    from sidelight.fleet import streams as fleet
+    from sidelight.features.fleet import streams as fleet
 
     return fleet.remote_activity(current, settings, deadline, commit)
 

@@ -172,7 +172,7 @@ def check_format(
 
 
 def _scan(path: Path, fmt: str, cursor: Any = None) -> Activity:
-    from sidelight.scanning import scan
+    from sidelight.engine.scanning import scan
 
     return scan(path, fmt, cursor, threads=1)
 
@@ -250,7 +250,7 @@ RESULT_ENTRIES = 500
 
 def _tool_results(path: Path, fmt: str) -> list[tuple[str | None, str | None, str | None, bool]]:
     """Each tool use among the last entries, with its result as history shows it."""
-    from sidelight.scanning import recent_entries
+    from sidelight.engine.scanning import recent_entries
 
     return [
         (e.tool_name, e.primary_arg, e.result, e.result_error)
@@ -356,9 +356,9 @@ def check_resolver(spec: ResolverSpec, settings: Settings, formats: Iterable[str
 def check_digest(plugins: Plugins, settings: Settings, limit: int | None = None) -> list[str]:
     """Every session every resolver lists is scanned and summarized; the digest of them all must stay
     within its cap (``limit``, default 500 characters) and no summarizer may raise."""
-    from sidelight.digest import DEFAULT_LIMIT, DigestLine, render_digest
+    from sidelight.engine.scanning import scan
+    from sidelight.features.digest import DEFAULT_LIMIT, DigestLine, render_digest
     from sidelight.records import SessionActivity
-    from sidelight.scanning import scan
 
     cap = DEFAULT_LIMIT if limit is None else limit
     formats = plugins.formats()

@@ -4,7 +4,7 @@ lifecycle tracker, and to tell when it turns by the clock alone.
 
 - :func:`derive_state`: ``active``, ``idle``, ``ended`` or ``suspended`` from a session's facts (its last
   activity, the idle timeout, a suspension, the end its host recorded), by
-  :func:`sidelight.lifecycle.judge_session`, the tracker's own rule;
+  :func:`sidelight.features.lifecycle.judge_session`, the tracker's own rule;
 - :func:`host_ended`: the end its host recorded for a session (the hooks' events file), which counts
   unless the session started again since;
 - :func:`state_turns` / :func:`next_state_turn`: when a quiet session turns idle, then ended, with no
@@ -19,7 +19,7 @@ import os
 from typing import TYPE_CHECKING
 
 from sidelight import _core
-from sidelight.lifecycle import judge_session
+from sidelight.features.lifecycle import judge_session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -47,7 +47,8 @@ def derive_state(
     suspended: bool = False,
     ended_at: float | None = None,
 ) -> str:
-    """A session's state judged from its facts, without a tracker (:func:`~sidelight.lifecycle.judge_session`,
+    """A session's state judged from its facts, without a tracker
+    (:func:`~sidelight.features.lifecycle.judge_session`,
     the tracker's own rule): ``active`` within the idle timeout, ``idle`` within twice that, else
     ``ended``; ``ended`` as well when its host said so (``ended_at``) and nothing was written since;
     ``suspended`` when asked to."""
@@ -56,7 +57,8 @@ def derive_state(
 
 def host_ended(session_ids: Iterable[str | None], lives: Mapping[str, tuple[float, float]]) -> float | None:
     """When the host of a session (known by any of ``session_ids``: the listing's, its transcript's) last
-    recorded its end, from ``lives`` (:func:`sidelight.recap.handoff.hook_lives`); ``None`` when it never
+    recorded its end, from ``lives`` (:func:`sidelight.features.recap.handoff.hook_lives`); ``None`` when
+    it never
     did, or started it again since."""
     session_id = next((i.lower() for i in session_ids if i and i.lower() in lives), "")
     started, stopped = lives.get(session_id, (0.0, 0.0))

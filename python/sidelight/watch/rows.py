@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sidelight.lifecycle import PATH_LIMIT, SessionCounts
+from sidelight.features.lifecycle import PATH_LIMIT, SessionCounts
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:

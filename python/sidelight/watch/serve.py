@@ -2,7 +2,8 @@
 
 A hook that finds ``<state dir>/hook.sock`` sends its host's payload there, and the watcher answers it
 with the same composer, settings and cursor store the hook would have used itself
-(:func:`sidelight.hook.answer_hook`): the answer is the one the hook would have printed, and the cursors
+(:func:`sidelight.features.hook.answer_hook`): the answer is the one the hook would have printed, and the
+cursors
 move once, whoever answered. What the watcher saves a hook is the start-up (the imports, the plugins)
 and the listing of every session, made again only when its file events say a transcript was created,
 deleted or moved.
@@ -26,8 +27,8 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.config import Settings
-from sidelight.discovery import list_sessions, serving
-from sidelight.hook import answer_hook, log_handler
+from sidelight.engine.discovery import list_sessions, serving
+from sidelight.features.hook import answer_hook, log_handler
 from sidelight.plugins import installed_key
 from sidelight.statefile import private_dir
 from sidelight.statelayout import HOOK_SOCKET

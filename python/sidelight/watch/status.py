@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sidelight.discovery import list_sessions
-from sidelight.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
-from sidelight.reads import TranscriptRead, decoder_for, first_look, scan_reads
-from sidelight.recap.handoff import hook_lives
-from sidelight.scanning import detect_format
+from sidelight.engine.discovery import list_sessions
+from sidelight.engine.reads import TranscriptRead, decoder_for, first_look, scan_reads
+from sidelight.engine.scanning import detect_format
+from sidelight.features.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
+from sidelight.features.recap.handoff import hook_lives
 from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
 from sidelight.timestamps import epoch_seconds
 from sidelight.watch.follow import derive_state, host_ended
@@ -92,7 +92,8 @@ class StatusRow:
     user_messages: int = 0
     assistant_messages: int = 0
     #: The files it edited or wrote most recently, oldest first (the watcher's ``recent_files``; from
-    #: the transcripts, the last :data:`sidelight.lifecycle.RECENT_FILES` of their ``files_touched``).
+    #: the transcripts, the last :data:`sidelight.features.lifecycle.RECENT_FILES` of their
+    #: ``files_touched``).
     files: tuple[str, ...] = ()
     #: The ids its host's hooks may know it by (the listing's, its transcripts'): its state follows the
     #: end they record (:func:`sidelight.watch.follow.host_ended`) when judged again without a read.
@@ -334,7 +335,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
 def session_state(session: Session, settings: Settings, plugins: Plugins, now: float | None = None) -> str:
     """The state ``sidelight status`` shows for ``session`` at ``now``: the running watcher's, else judged
     from the session's transcripts and the hooks' records as the rows without a watcher are
-    (:func:`~sidelight.lifecycle.judge_session`). ``sidelight recap`` says the same."""
+    (:func:`~sidelight.features.lifecycle.judge_session`). ``sidelight recap`` says the same."""
     now = time.time() if now is None else now
     snapshot = read_snapshot(settings)
     if running_watcher(settings) is not None and snapshot is not None:
@@ -452,8 +453,9 @@ def transcript_rows(
 
 
 def _recent_files(activities: Sequence[Activity]) -> tuple[str, ...]:
-    """The last :data:`sidelight.lifecycle.RECENT_FILES` files the scans saw edited or written, oldest
-    first, as the watcher's :class:`sidelight.lifecycle.SessionCounts` keeps them."""
+    """The last :data:`sidelight.features.lifecycle.RECENT_FILES` files the scans saw edited or written,
+    oldest
+    first, as the watcher's :class:`sidelight.features.lifecycle.SessionCounts` keeps them."""
     recent: dict[str, None] = {}
     for activity in activities:
         for path in activity.files_touched:

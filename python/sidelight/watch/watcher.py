@@ -7,7 +7,7 @@ Threads and their jobs:
   lock and wakes the worker: no I/O, no parsing, so a burst of writes costs one cheap Python call per
   event;
 * the worker waits for the wake-up, lets the burst settle (``debounce``), takes the whole dirty set, and
-  reads every dirty transcript in one batch of the reading engine (:func:`sidelight.reads.count_reads`:
+  reads every dirty transcript in one batch of the reading engine (:func:`sidelight.engine.reads.count_reads`:
   one parallel native call) from the watcher's own cursors (reader ``"watcher"`` in
   ``<state dir>/watch/cursors.json``). Each session's new activity goes to the lifecycle tracker, and a
   status snapshot (``<state dir>/status.json``) is written for ``sidelight status`` and the hooks.
@@ -18,7 +18,7 @@ that did not exist before. A transcript seen for the first time is read, like a 
 bounded recent tail (``Settings.first_look_bytes``): the lifecycle hears that much of its history as
 news, never months of it; its status row counts the whole file, read once more for that. A file new
 to a session the watcher already follows (a subagent's) is read whole, as the hook reads it: it is all
-news (:func:`sidelight.reads.start_of`, the one rule of where a read starts).
+news (:func:`sidelight.engine.reads.start_of`, the one rule of where a read starts).
 
 One watcher per state directory: it holds an exclusive ``flock`` on ``<state dir>/watch.lock`` (which
 also holds its pid) for as long as it runs.
@@ -39,10 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from sidelight.cursors import CursorStore
-from sidelight.discovery import list_sessions
-from sidelight.errors import describe
-from sidelight.lifecycle import add_tool_counts, format_duration, judge_session
-from sidelight.reads import (
+from sidelight.engine.discovery import list_sessions
+from sidelight.engine.reads import (
     category_tables,
     count_reads,
     cursor_entry,
@@ -52,6 +50,8 @@ from sidelight.reads import (
     line_entries,
     start_of,
 )
+from sidelight.errors import describe
+from sidelight.features.lifecycle import add_tool_counts, format_duration, judge_session
 from sidelight.statefile import private_dir
 from sidelight.statelayout import (
     ARCHIVE_DIR,
@@ -90,9 +90,9 @@ if TYPE_CHECKING:
 
     from sidelight._core import _ScanCounts as ScanCounts
     from sidelight.config import Settings
-    from sidelight.lifecycle import SessionTracker
+    from sidelight.engine.reads import Head
+    from sidelight.features.lifecycle import SessionTracker
     from sidelight.plugins import Plugins
-    from sidelight.reads import Head
     from sidelight.records import HostEvent, Session, SinkEvent
     from sidelight.types import CursorTuple
     from sidelight.watch.serve import HookServer
@@ -514,7 +514,7 @@ class Watcher:
                 self._archive(event.session.key, event.key)
 
     def _archive(self, key: str, event_key: str | None = None) -> None:
-        from sidelight.lifecycle import archive_session
+        from sidelight.features.lifecycle import archive_session
 
         tracker = self.tracker
         state = None if tracker is None else tracker.get(key)
@@ -558,7 +558,7 @@ class Watcher:
         if session is None and event.session_id is not None:
             session = next((s for s in self._sessions.values() if s.id == event.session_id), None)
         if session is None and event.event != "SessionEnd":
-            from sidelight.discovery import current_session
+            from sidelight.engine.discovery import current_session
 
             try:
                 session = current_session(event, self.settings, self.plugins)
@@ -757,7 +757,7 @@ class Watcher:
         return entry_cursor(self._entries.get(session.key), session, path)
 
     def _process(self, dirty: set[str]) -> None:
-        """Read the dirty transcripts in one batch of the engine (:func:`sidelight.reads.count_reads`)
+        """Read the dirty transcripts in one batch of the engine (:func:`sidelight.engine.reads.count_reads`)
         and account for what is new.
 
         The hot loop of the watcher: it works on the count tuples the engine's batch call returns, and
@@ -846,7 +846,7 @@ class Watcher:
 
     def _count_head(self, session: Session, head: Head) -> None:
         """Counts, into the session's status row, what a first look left out (the part of its transcript
-        before its recent tail, :func:`sidelight.reads.count_reads`), so that a row counts the whole
+        before its recent tail, :func:`sidelight.engine.reads.count_reads`), so that a row counts the whole
         transcript as ``sidelight scan`` does (a row showed 7 messages of 9). The tracker still hears
         only the tail: history is not news."""
         row = self._rows.get(session.key)
@@ -885,7 +885,7 @@ class Watcher:
         self._dirty_state = True
 
     def _entry(self, key: str) -> dict[str, Any] | None:
-        """The cursor-store entry of ``key`` (:func:`sidelight.reads.cursor_entry`): the main
+        """The cursor-store entry of ``key`` (:func:`sidelight.engine.reads.cursor_entry`): the main
         transcript's cursor, and ``extra`` for subagent files."""
         session = self._sessions.get(key)
         row = self._rows.get(key)

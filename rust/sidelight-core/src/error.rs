@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Why a path that is no regular file is refused (Python's `sidelight.paths.NOT_REGULAR` says the same).
+/// Why a path that is no regular file is refused (Python's `sidelight.engine.paths.NOT_REGULAR` says the same).
 pub const NOT_REGULAR: &str = "not a regular file (a FIFO, socket or device)";
 
 #[derive(Debug)]

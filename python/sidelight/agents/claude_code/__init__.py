@@ -24,7 +24,8 @@ every non-alphanumeric character of the cwd becomes ``-``; over 200 characters, 
 suffix, found by prefix) under the first Claude folder.
 
 A transcript that the volute resolver also lists is kept once, under volute's name:
-:func:`sidelight.discovery.list_sessions` keeps the more specific resolver's record for a path, and asks
+:func:`sidelight.engine.discovery.list_sessions` keeps the more specific resolver's record for a path, and
+asks
 specific resolvers first for the current session.
 """
 
@@ -46,9 +47,9 @@ from sidelight.agents.claude_code.paths import (
     claude_subagent_paths,
     claude_subagents_under,
 )
+from sidelight.engine.paths import TitledSession, child_path, head_string_field, real, short_id
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hostio import command_hook_injector
-from sidelight.paths import TitledSession, child_path, head_string_field, real, short_id
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False

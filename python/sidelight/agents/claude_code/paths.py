@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sidelight._fast import jsonio
 from sidelight._fast.patterns import Pattern
-from sidelight.paths import HEAD_BYTES, head_string_field, js_hash36, read_head, real, stat_key
+from sidelight.engine.paths import HEAD_BYTES, head_string_field, js_hash36, read_head, real, stat_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ _ASCII_DASHES = {c: "-" for c in range(128) if not chr(c).isalnum()}
 def claude_sanitize(cwd: str) -> str:
     """Claude Code's project directory name for ``cwd``: every non-alphanumeric character becomes
     ``-``; a name over 200 characters is cut to 200 and given ``-<hash>`` (the Claude Agent SDK's
-    stand-in for the CLI's hash, :func:`sidelight.paths.js_hash36`: the CLI uses ``Bun.hash``, so
+    stand-in for the CLI's hash, :func:`sidelight.engine.paths.js_hash36`: the CLI uses ``Bun.hash``, so
     existing folders are looked up by prefix, :func:`claude_project_dir`)."""
     # Claude Code is JavaScript: it replaces UTF-16 code units, so a character outside the BMP
     # becomes two dashes.

@@ -29,9 +29,7 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
-from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import command_hook_injector
-from sidelight.paths import (
+from sidelight.engine.paths import (
     has_field,
     head_string_field,
     id_session,
@@ -41,6 +39,8 @@ from sidelight.paths import (
     real,
     working_group,
 )
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False

@@ -27,9 +27,9 @@ from pathlib import Path
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
+from sidelight.engine.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hostio import path_field, text_field
-from sidelight.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False

@@ -12,7 +12,7 @@ subagents' chats (``chats/<session id>/*.jsonl``) its extra files.
 listing reads no file (Gemini session ids are random UUIDs, so eight characters tell them apart; the
 full id is only inside the file), unless the chat holds the summary Gemini makes of it (a
 ``{"$set": {"summary": …}}`` line): that is its name, read when it is first shown
-(:class:`sidelight.paths.TitledSession`).
+(:class:`sidelight.engine.paths.TitledSession`).
 
 **Group.** The project's directory: the key of ``<gemini dir>/projects.json`` (``{"projects":
 {"/abs/dir": "<project>"}}``) that names the folder, else the folder's ``.project_root`` file, else
@@ -42,8 +42,8 @@ from pathlib import Path
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
+from sidelight.engine.paths import TitledSession, open_regular, own_transcript, quietly, real
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.paths import TitledSession, open_regular, own_transcript, quietly, real
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False

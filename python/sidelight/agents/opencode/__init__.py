@@ -58,7 +58,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.agents import opencode_database
-from sidelight.paths import open_regular, real
+from sidelight.engine.paths import open_regular, real
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 from sidelight.statefile import append_whole, private_dir, write_atomic
 from sidelight.statelayout import EXPORT_INDEX_FILE

@@ -33,9 +33,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.agents.pi.paths import TITLE_LINES, pi_session_uuid
-from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import path_field, render_text, text_field
-from sidelight.paths import (
+from sidelight.engine.paths import (
     TitledSession,
     child_path,
     head_string_field,
@@ -44,6 +42,8 @@ from sidelight.paths import (
     real,
     short_id,
 )
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import path_field, render_text, text_field
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from sidelight._fast.patterns import Pattern
-from sidelight.paths import head_string_field
+from sidelight.engine.paths import head_string_field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -28,15 +28,15 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
-from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import command_hook_injector, render_hook_json
-from sidelight.paths import (
+from sidelight.engine.paths import (
     head_string_field,
     id_session,
     own_transcript,
     quietly,
     real,
 )
+from sidelight.formats import DEFAULT_CATEGORIES
+from sidelight.hostio import command_hook_injector, render_hook_json
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -175,7 +175,7 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 # --- The injector ----------------------------------------------------------------------------------
 # Qwen Code's hooks are Claude Code's (:mod:`sidelight.hostio`); the text goes without ``<`` and ``>``,
 # which Qwen Code would HTML-escape. The empty-prompt call Qwen makes after each tool result gets
-# nothing (:mod:`sidelight.hook`).
+# nothing (:mod:`sidelight.features.hook`).
 
 
 def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:

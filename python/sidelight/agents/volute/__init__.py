@@ -34,7 +34,7 @@ transcript's id is, are those agents' own: asked of their resolvers (``folders``
 only when a mind has such a session.
 
 **Plain Claude Code.** A volute transcript is also a file under ``~/.claude/projects``, so the
-``claude-code`` resolver lists it too; :func:`sidelight.discovery.list_sessions` keeps one record per
+``claude-code`` resolver lists it too; :func:`sidelight.engine.discovery.list_sessions` keeps one record per
 path, preferring this more specific resolver, and asks it first for the current session.
 """
 
@@ -50,8 +50,8 @@ from pathlib import Path
 from sidelight._fast import jsonio
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
-from sidelight.discovery import working_directory
-from sidelight.paths import open_regular, real
+from sidelight.engine.discovery import working_directory
+from sidelight.engine.paths import open_regular, real
 from sidelight.records import AgentSpec, HostEvent, ResolverSpec, Session
 
 TYPE_CHECKING = False

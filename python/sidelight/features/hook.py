@@ -13,8 +13,8 @@ from sidelight._fast import jsonio
 from sidelight._fast.logs import file_handler, get_logger, hook_log, last_line_says
 from sidelight.agents import FALLBACK_HOST, start_may_resume
 from sidelight.config import Settings, StateRefusedError
-from sidelight.digest import plan_session_updates
-from sidelight.discovery import current_session, listed_once
+from sidelight.engine.discovery import current_session, listed_once
+from sidelight.features.digest import plan_session_updates
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
 from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
@@ -290,7 +290,7 @@ def plan_event(
     plan will be applied (the hook), so a fleet's resolver commits as it reads, once, rather than read
     again when the plan is applied: the digest always goes out; and it holds the session's reading lock
     until the plan is finished or closed (:meth:`Plan.close`). ``deadline``: the digest's
-    (:func:`sidelight.digest.plan_session_updates`).
+    (:func:`sidelight.features.digest.plan_session_updates`).
 
     The event's session is resolved here, once, and handed to every block's planner."""
     start = event.event == "SessionStart"
@@ -348,9 +348,9 @@ def _plan_start(
     so: :func:`sidelight.agents.start_may_resume`), a welcome back kept for its first prompt (a host
     may drop what a resumed session's start adds, or not inject at start); and the ``[SESSION
     CONTEXT]`` block after a compaction or a clear."""
-    from sidelight import resume
-    from sidelight.facts import plan_long_term
-    from sidelight.recap import handoff
+    from sidelight.features import resume
+    from sidelight.features.facts import plan_long_term
+    from sidelight.features.recap import handoff
 
     facts, note = plan_long_term(event, session, settings)
     plan.effects.append(("long-term" if facts else None, note))
@@ -398,9 +398,9 @@ def _plan_prompt(
     """At a prompt: the digest; long-term facts with a first prompt (hosts that cannot inject at start);
     a handoff kept for this first prompt (Pi), else a welcome back, once per absence: the one its
     session's start kept, else one when the session had no prompt or start for ``idle_timeout`` and its
-    transcript has been quiet that long (:func:`sidelight.resume.welcome_back`)."""
-    from sidelight.facts import plan_long_term
-    from sidelight.recap import handoff
+    transcript has been quiet that long (:func:`sidelight.features.resume.welcome_back`)."""
+    from sidelight.features.facts import plan_long_term
+    from sidelight.features.recap import handoff
 
     # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers: the
     # digest is planned from the cursors it leaves, and the handoff is applied first.
@@ -439,7 +439,7 @@ def _plan_welcome(
     plan: Plan,
     candidates: dict[str, str],
 ) -> None:
-    from sidelight import resume
+    from sidelight.features import resume
 
     now = time.time()
     previous = resume.last_prompt(session, settings)
@@ -587,8 +587,8 @@ def _read_received(path: Path) -> list[str]:
 def _drop_pending(event: HostEvent, settings: Settings, plugins: Plugins) -> None:
     """A session that ends before its next prompt loses what was kept for that prompt: the handoff of a
     new Pi session, a welcome back. When it is resumed, its start judges afresh."""
-    from sidelight import resume
-    from sidelight.recap import handoff
+    from sidelight.features import resume
+    from sidelight.features.recap import handoff
 
     session = current_session(event, settings, plugins)
     if session is not None:

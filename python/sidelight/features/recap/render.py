@@ -1,6 +1,6 @@
 """A recap's text: its header (where it comes from, the last request, the files edited last), one line
 per chosen chunk, what the session left unfinished, and the short sentences they quote. Pure text from
-the records (:mod:`.model`); :func:`~sidelight.recap.rank.assemble` fits it into the budget."""
+the records (:mod:`.model`); :func:`~sidelight.features.recap.rank.assemble` fits it into the budget."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
-from sidelight.recap.collapse import clip
+from sidelight.features.recap.collapse import clip
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sidelight.features.recap.collapse import TranscriptLog
+    from sidelight.features.recap.model import ChunkSummary, Reading
     from sidelight.lines import Line
-    from sidelight.recap.collapse import TranscriptLog
-    from sidelight.recap.model import ChunkSummary, Reading
 
 __all__ = [
     "chunk_line",

@@ -8,22 +8,22 @@ import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.digest import is_digest_text
-from sidelight.lifecycle.memory import (
+from sidelight.features.digest import is_digest_text
+from sidelight.features.lifecycle.memory import (
     PATH_LIMIT,
     entities_in,
     hot_memory_line,
     looks_like_path,
     tool_description,
 )
-from sidelight.lifecycle.records import (
+from sidelight.features.lifecycle.records import (
     DETAIL_LIMIT,
     SNAPSHOT_VERSION,
     LifecycleSettings,
     SessionState,
     iso_time,
 )
-from sidelight.lifecycle.render import format_duration
+from sidelight.features.lifecycle.render import format_duration
 from sidelight.records import SinkEvent
 from sidelight.redact import sanitize
 from sidelight.timestamps import epoch_seconds
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from sidelight._core import _ScanCounts as ScanCounts
-    from sidelight.lifecycle.records import CoreToolUse, SessionCounts, State, TranscriptLine
+    from sidelight.features.lifecycle.records import CoreToolUse, SessionCounts, State, TranscriptLine
     from sidelight.records import HostEvent, Session
     from sidelight.types import Activity
 

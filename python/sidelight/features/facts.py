@@ -410,7 +410,7 @@ def with_long_term(
 ) -> str | None:
     """``text`` (what a hook injects) with the ``[Long-term context]`` block before it, when this event
     is where the session gets it (:func:`plan_long_term`, applied); never raises (it runs in hooks)."""
-    from sidelight.discovery import current_session
+    from sidelight.engine.discovery import current_session
     from sidelight.plugins import get_plugins
 
     try:
@@ -440,7 +440,7 @@ def plan_long_term(
     :func:`injects_at_start`, and the Agent SDK callback, which sees prompts only). A session is known by
     its host and id (else transcript path); a marker in ``<state dir>/long-term-given/`` records that it
     got the block, so later prompts cost one ``stat``. Applying it at a session start also records a
-    host-named session's transcript for its key's history (:func:`sidelight.history.note_session`):
+    host-named session's transcript for its key's history (:func:`sidelight.features.history.note_session`):
     ``session``, the event's (``None``: not known), as the hook resolved it.
     """
     try:
@@ -489,7 +489,7 @@ def _block_for(
 
 
 def _note_start(session: Session | None, settings: Settings) -> None:
-    from sidelight.history import note_session
+    from sidelight.features.history import note_session
 
     if session is not None:
         note_session(session, settings)

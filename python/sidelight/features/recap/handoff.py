@@ -39,9 +39,9 @@ from pathlib import Path
 from sidelight._fast import jsonio
 from sidelight._fast._record import NEW_DICT, record
 from sidelight._fast.logs import get_logger
-from sidelight.discovery import current_session, list_sessions
+from sidelight.engine.discovery import current_session, list_sessions
+from sidelight.engine.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
 from sidelight.errors import NotARegularFileError
-from sidelight.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
 from sidelight.statefile import private_dir, regular_file_target, write_atomic
 from sidelight.statelayout import (
     DELIVERED_DIR,
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
     from sidelight.config import Settings
+    from sidelight.features.recap.build import Recap
     from sidelight.plugins import Plugins
-    from sidelight.recap.build import Recap
     from sidelight.records import HostEvent, Session
 
 __all__ = [
@@ -124,7 +124,7 @@ def load_memories(settings: Settings) -> list[str]:
     """The long-term memories (issue 6's facts store) that novelty is measured against; none when the
     store cannot be read (a recap does not depend on it)."""
     try:
-        from sidelight.facts import load_fact_texts
+        from sidelight.features.facts import load_fact_texts
 
         return list(load_fact_texts(settings))
     except Exception as error:
@@ -144,7 +144,7 @@ def build_for_session(
     session's (a handoff is made of an ended one)."""
     from dataclasses import replace
 
-    from sidelight.recap.build import RecapSettings, build_recap
+    from sidelight.features.recap.build import RecapSettings, build_recap
 
     recap_settings = RecapSettings.load(settings)
     if tail_bytes and (not recap_settings.tail_bytes or recap_settings.tail_bytes > tail_bytes):
@@ -631,7 +631,7 @@ def _start(
 
 
 def _has_prompts(session: Session, plugins: Plugins) -> bool:
-    from sidelight.scanning import scan
+    from sidelight.engine.scanning import scan
 
     try:
         return scan(session.path, decoder_for(session, plugins)).messages.user > 0
@@ -673,10 +673,10 @@ class Planned:
 
 def plan_start(event: HostEvent, session: Session | None, settings: Settings, plugins: Plugins) -> Planned:
     """At a new session's start: the handoff to inject now (Claude Code, Codex). For Pi and opencode,
-    which cannot inject at start (:func:`sidelight.facts.injects_at_start`), applying it keeps the
+    which cannot inject at start (:func:`sidelight.features.facts.injects_at_start`), applying it keeps the
     handoff for :func:`plan_prompt`. A start that is not new drops a handoff kept for the session.
     ``session``: the event's (``None``: not known), as the hook resolved it. Never raises."""
-    from sidelight.facts import injects_at_start
+    from sidelight.features.facts import injects_at_start
 
     if not is_enabled():
         return Planned()

@@ -9,9 +9,10 @@ transcripts sidelight already reads::
 
 **Messages.** A ``user`` message is one prompt a person wrote; an ``assistant`` message is everything the
 agent did between two prompts: its text, and one short ``[Tool primary-argument → result]`` line per tool
-use (the reader's :func:`~sidelight.reader.tool_line`: ``[Bash npm test → exit 1: 2 failed, 3 passed]``,
+use (the reader's :func:`~sidelight.features.reader.tool_line`: ``[Bash npm test → exit 1: 2 failed, 3
+passed]``,
 ``[Edit src/app.py → The file src/app.py has been updated successfully.]``), never a tool's raw input or
-output: a result is one line of at most 100 characters (:func:`~sidelight.reader.result_line`: a
+output: a result is one line of at most 100 characters (:func:`~sidelight.features.reader.result_line`: a
 failure's last line after ``exit N:`` or ``error:``, a success's first line), shown when the result's
 line is among those read. A command the person ran, Pi's ``!command``, is a ``user`` message
 ``[bashExecution ls → …]``. A run of more than :data:`TOOL_RUN_KEPT` tool uses keeps its last ones after a
@@ -163,8 +164,8 @@ def history(
     id prefix, a transcript path) or a remembered key's string. A host-named session's earlier
     transcripts seed the history when its newest one has too little.
 
-    Raises :class:`~sidelight.discovery.SessionNotFoundError` /
-    :class:`~sidelight.discovery.AmbiguousSessionError`
+    Raises :class:`~sidelight.engine.discovery.SessionNotFoundError` /
+    :class:`~sidelight.engine.discovery.AmbiguousSessionError`
     (both :class:`LookupError`) when ``session`` names no session or several, :class:`ValueError` for a
     negative cap, and what :func:`sidelight.scan` raises for a transcript it cannot read.
     """
@@ -334,7 +335,7 @@ def _read(
 ) -> tuple[list[Message], bool]:
     """The messages of one transcript's tail, enough to fill the caps on top of ``newer`` (read in
     growing steps), and whether the caps are met (no older transcript is needed)."""
-    from sidelight.scanning import recent_entries
+    from sidelight.engine.scanning import recent_entries
 
     want = max_messages - len(newer)
     if want <= 0:
@@ -390,7 +391,7 @@ def messages_from_entries(entries: Iterable[Entry], markers: Sequence[str] = ())
         parts.clear()
         stamp = None
 
-    from sidelight.reader import tool_line
+    from sidelight.features.reader import tool_line
 
     for entry in entries:
         if entry.role == "tool":
@@ -521,7 +522,7 @@ def key_string(key: SessionKey | str) -> str:
 
 def transcripts_of(target: HistoryTarget, settings: Settings, plugins: Plugins) -> list[Transcript]:
     """The transcripts :func:`history` reads for ``target``, newest first (see :func:`history`)."""
-    from sidelight.discovery import SessionNotFoundError, resolve_session
+    from sidelight.engine.discovery import SessionNotFoundError, resolve_session
     from sidelight.records import Session
 
     if isinstance(target, Session):
@@ -555,7 +556,7 @@ def _key_sessions(
     """The listed sessions named by key string ``wanted`` (by resolver key or name), and the records of
     remembered sessions so named. Raises :class:`AmbiguousSessionError` when they lie in more than one
     group (two minds that both have a ``discord`` session)."""
-    from sidelight.discovery import AmbiguousSessionError, list_sessions
+    from sidelight.engine.discovery import AmbiguousSessionError, list_sessions
 
     sessions = [s for s in list_sessions(settings, plugins) if wanted in (s.key, s.name)]
     records = [
@@ -575,7 +576,7 @@ def _key_sessions(
 def _transcripts(
     sessions: Sequence[Session], remembered: Sequence[dict[str, Any]], settings: Settings, plugins: Plugins
 ) -> list[Transcript]:
-    from sidelight.reads import decoder_for
+    from sidelight.engine.reads import decoder_for
 
     formats = plugins.formats()
     found: dict[str, tuple[float, Transcript]] = {}
@@ -645,7 +646,7 @@ def note_session(
     """Remembers that the host-named ``session`` (one of a resolver that is not a plain agent template:
     volute, a plugin's) has its transcript at ``session.path``, so that its key's history survives the
     host's next session. Writes only when the transcript is new to the key. Never raises."""
-    from sidelight.discovery import is_generic
+    from sidelight.engine.discovery import is_generic
     from sidelight.plugins import get_plugins
 
     if session.resolver == "path" or is_generic(session.resolver, get_plugins()):
@@ -707,10 +708,10 @@ def subagent_context(
     ``limit`` characters. ``None`` when the session has no user request yet. Raises what :func:`history`
     raises."""
     from sidelight.config import Settings
+    from sidelight.engine.scanning import recent_entries
+    from sidelight.features.reader import tool_line
     from sidelight.plugins import get_plugins
-    from sidelight.reader import tool_line
     from sidelight.redact import sanitize
-    from sidelight.scanning import recent_entries
 
     settings = settings or Settings.load()
     plugins = plugins or get_plugins()

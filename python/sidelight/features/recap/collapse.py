@@ -43,9 +43,9 @@ from sidelight.commands import (
     is_read_only,
     is_status_check,
 )
+from sidelight.features.reader import squeeze_blank_lines
 from sidelight.formats import categories_for
 from sidelight.lines import KINDS, Chunk, Line, LineKind, Subagent
-from sidelight.reader import squeeze_blank_lines
 from sidelight.redact import redact, sanitize, sanitize_lines
 
 if TYPE_CHECKING:
@@ -688,7 +688,7 @@ class TranscriptLog:
         #: Where reading starts (the start of a line): a recap of a huge transcript may read its tail only.
         self.start_offset = start_offset
         if format == "auto":
-            from sidelight.scanning import resolve_format
+            from sidelight.engine.scanning import resolve_format
 
             format = resolve_format(str(self.path), format).value
         known = (*_core.FORMATS, *_core.declared_formats())
@@ -884,7 +884,7 @@ class TranscriptLog:
         clean = _clean_text(text)
         if not clean:
             return
-        from sidelight.digest import is_digest_text
+        from sidelight.features.digest import is_digest_text
 
         if is_digest_text(clean):
             return

@@ -11,14 +11,14 @@ import zlib
 from typing import TYPE_CHECKING, Final
 
 from sidelight._fast.logs import get_logger
-from sidelight.recap.model import DEFAULT_EMBEDDER, RecapSettings, ScoredChunk
-from sidelight.recap.render import chunk_line, render_text, shrink
+from sidelight.features.recap.model import DEFAULT_EMBEDDER, RecapSettings, ScoredChunk
+from sidelight.features.recap.render import chunk_line, render_text, shrink
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from sidelight.features.recap.model import ChunkSummary
     from sidelight.plugins import Plugins
-    from sidelight.recap.model import ChunkSummary
 
 __all__ = [
     "assemble",

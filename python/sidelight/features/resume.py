@@ -1,8 +1,10 @@
 """Welcome back: what a session is told when it comes back after a real absence.
 
 A hook has no watcher to ask, so it rebuilds the session's recent state from the tail of its own
-transcript (through the same :class:`~sidelight.lifecycle.SessionTracker` the watcher uses) and turns it
-into :func:`~sidelight.lifecycle.resume_context`, whose last events are the transcript's last entries,
+transcript (through the same :class:`~sidelight.features.lifecycle.SessionTracker` the watcher uses) and
+turns it
+into :func:`~sidelight.features.lifecycle.resume_context`, whose last events are the transcript's last
+entries,
 each with its own time, in the order they happened. It is given once per absence, only when the
 session's transcript has been quiet for at least ``Settings.idle_timeout`` (:func:`welcome_back`):
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sidelight.config import Settings
-    from sidelight.lifecycle import SessionState
+    from sidelight.features.lifecycle import SessionState
     from sidelight.plugins import Plugins
     from sidelight.records import Session
 
@@ -67,8 +69,8 @@ ENTRIES_READ = 40
 
 def recent_state(session: Session, settings: Settings, plugins: Plugins) -> SessionState | None:
     """The session's state as its transcript's recent tail shows it (``None``: nothing to show)."""
-    from sidelight.lifecycle import LifecycleSettings, SessionTracker
-    from sidelight.reads import first_look, scan_reads
+    from sidelight.engine.reads import first_look, scan_reads
+    from sidelight.features.lifecycle import LifecycleSettings, SessionTracker
 
     tail = replace(settings, first_look_bytes=TAIL_BYTES)
     reads = [
@@ -127,7 +129,7 @@ def _welcome(
     idle_timeout: float | None,
     prompt: str | None,
 ) -> str | None:
-    from sidelight.lifecycle import resume_context
+    from sidelight.features.lifecycle import resume_context
 
     state = recent_state(session, settings, plugins)
     if state is None:
@@ -158,9 +160,9 @@ def _welcome(
 def _entry_events(session: Session, plugins: Plugins) -> list[dict[str, Any]]:
     """The events of the session's last transcript entries, each with its own time (none when the
     transcript cannot be read)."""
-    from sidelight.lifecycle import entry_events
-    from sidelight.reads import category_tables, decoder_for
-    from sidelight.scanning import recent_entries
+    from sidelight.engine.reads import category_tables, decoder_for
+    from sidelight.engine.scanning import recent_entries
+    from sidelight.features.lifecycle import entry_events
 
     decoder = decoder_for(session, plugins)
     try:
@@ -193,7 +195,7 @@ def context_text(
     session: Session, settings: Settings, plugins: Plugins, now: float | None = None
 ) -> str | None:
     """The ``[SESSION CONTEXT] ... [END SESSION]`` block of ``session`` (``None``: nothing to show)."""
-    from sidelight.lifecycle import session_context_block
+    from sidelight.features.lifecycle import session_context_block
 
     state = recent_state(session, settings, plugins)
     if state is None or not state.events:

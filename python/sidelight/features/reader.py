@@ -27,19 +27,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.paths import resumed_paths
-from sidelight.reads import decoder_for
+from sidelight.engine.paths import resumed_paths
+from sidelight.engine.reads import decoder_for
+from sidelight.engine.scanning import recent_entries
 from sidelight.redact import sanitize, sanitize_lines
-from sidelight.scanning import recent_entries
 from sidelight.timestamps import parse_timestamp
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from sidelight.config import Settings
+    from sidelight.engine.scanning import FormatArg, PathArg
     from sidelight.plugins import Plugins
     from sidelight.records import Session
-    from sidelight.scanning import FormatArg, PathArg
     from sidelight.types import Entry
 
 __all__ = [
@@ -214,7 +214,7 @@ def local_time(timestamp: str | None) -> datetime | None:
 # --- the skill --------------------------------------------------------------------------------------
 
 #: The skill as shipped (``sidelight`` on ``PATH``); :func:`skill_text` puts in the absolute command.
-SKILL_FILE = Path(__file__).parent / "integrations" / "skill" / "SKILL.md"
+SKILL_FILE = Path(__file__).parents[1] / "integrations" / "skill" / "SKILL.md"
 
 
 def skill_text(command: str | None = None) -> str:

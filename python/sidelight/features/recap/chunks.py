@@ -1,8 +1,8 @@
 """Reading a transcript into chunk summaries, streamed: its collapsed lines packed into chunks of whole
 turns, each summarized as it completes (the built-in ``extractive`` summary, or a
 ``sidelight_chunk_summarizers`` plugin), the oldest merged pairwise past
-:attr:`~sidelight.recap.model.RecapSettings.max_chunks`, and the facts the recap's text needs kept on
-the way (:class:`~sidelight.recap.model.Reading`)."""
+:attr:`~sidelight.features.recap.model.RecapSettings.max_chunks`, and the facts the recap's text needs kept on
+the way (:class:`~sidelight.features.recap.model.Reading`)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,19 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Final
 
 from sidelight._fast.logs import get_logger
+from sidelight.features.recap.collapse import is_acknowledgement
+from sidelight.features.recap.model import DEFAULT_SUMMARIZER, ChunkSummary, Reading
+from sidelight.features.recap.render import ended, lead
 from sidelight.lines import Chunk
-from sidelight.recap.collapse import is_acknowledgement
-from sidelight.recap.model import DEFAULT_SUMMARIZER, ChunkSummary, Reading
-from sidelight.recap.render import ended, lead
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from sidelight.features.recap.collapse import TranscriptLog
+    from sidelight.features.recap.model import RecapSettings
     from sidelight.lines import Line
     from sidelight.plugins import Plugins
-    from sidelight.recap.collapse import TranscriptLog
-    from sidelight.recap.model import RecapSettings
 
 __all__ = ["extractive_summary", "read_chunks", "summarize"]
 

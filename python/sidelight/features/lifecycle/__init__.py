@@ -34,14 +34,14 @@ The package is split by job (each name of ``__all__`` is importable from the pac
 - :mod:`.render`: what is injected from a state (the session context block, the welcome back);
 - :mod:`.archive`: the archive files of ended sessions (gzip copies of their transcripts).
 
-No prompt imports it: a welcome back does, after a quiet spell (:mod:`sidelight.resume`).
+No prompt imports it: a welcome back does, after a quiet spell (:mod:`sidelight.features.resume`).
 """
 
 from __future__ import annotations
 
-from sidelight.lifecycle.archive import archive_session
-from sidelight.lifecycle.memory import PATH_LIMIT, hot_memory_line
-from sidelight.lifecycle.records import (
+from sidelight.features.lifecycle.archive import archive_session
+from sidelight.features.lifecycle.memory import PATH_LIMIT, hot_memory_line
+from sidelight.features.lifecycle.records import (
     EVENT_KINDS,
     RECENT_FILES,
     STATES,
@@ -51,14 +51,14 @@ from sidelight.lifecycle.records import (
     State,
     add_tool_counts,
 )
-from sidelight.lifecycle.render import (
+from sidelight.features.lifecycle.render import (
     RESUME_LIMIT,
     entry_events,
     format_duration,
     resume_context,
     session_context_block,
 )
-from sidelight.lifecycle.states import SessionTracker, judge_session
+from sidelight.features.lifecycle.states import SessionTracker, judge_session
 
 __all__ = [
     "EVENT_KINDS",

@@ -6,16 +6,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from sidelight.digest import is_digest_text
-from sidelight.lifecycle.memory import hot_memory_line, tool_description
-from sidelight.lifecycle.records import DETAIL_LIMIT
+from sidelight.features.digest import is_digest_text
+from sidelight.features.lifecycle.memory import hot_memory_line, tool_description
+from sidelight.features.lifecycle.records import DETAIL_LIMIT
 from sidelight.redact import sanitize
 from sidelight.timestamps import epoch_seconds
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from sidelight.lifecycle.records import SessionState
+    from sidelight.features.lifecycle.records import SessionState
 
 __all__ = [
     "CONTEXT_LIMIT",

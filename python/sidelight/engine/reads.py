@@ -3,7 +3,7 @@ main transcript and its subagent files), the first look at a new transcript (a b
 the one answer to which native decoder reads a session, one parallel native scan, and the cursor entries
 a scan leaves behind.
 
-The engine's second half (the first, finding sessions, is :mod:`sidelight.discovery`). The digest, the
+The engine's second half (the first, finding sessions, is :mod:`sidelight.engine.discovery`). The digest, the
 fleet publisher, status, resume and the watcher read through it: where a read starts (:func:`start_of`:
 its cursor, else a first look, else its start), which decoder reads it (:func:`decoder_for`), and what
 a truncated, replaced or rewritten transcript gets (read again like a first look) are answered here
@@ -595,7 +595,8 @@ def commit_reads(
 
 def covered_file(settings: Settings, key: str) -> Path:
     """Where the size is noted up to which the largest delivered handoff covered session ``key``'s
-    transcript (:data:`sidelight.statelayout.COVERED_DIR`, written by :mod:`sidelight.recap.handoff`)."""
+    transcript (:data:`sidelight.statelayout.COVERED_DIR`, written by
+    :mod:`sidelight.features.recap.handoff`)."""
     return session_path(settings.state_dir, COVERED_DIR, key)
 
 

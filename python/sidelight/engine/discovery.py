@@ -1,7 +1,7 @@
 """Finding sessions: every session the resolver plugins know, the session a hook event comes from, its
 siblings, and the session a name, id, key or path means.
 
-The engine's first half (the second, reading transcripts from cursors, is :mod:`sidelight.reads`). It
+The engine's first half (the second, reading transcripts from cursors, is :mod:`sidelight.engine.reads`). It
 asks the resolver plugins and nothing above them.
 """
 
@@ -174,7 +174,7 @@ def current_session(event: HostEvent, settings: Settings, plugins: Plugins) -> S
     """The session a hook event comes from, as the resolvers see it (specific resolvers first).
 
     Finding it can mean listing a big project folder: whoever composes the answer to an event asks
-    once and hands the session on (:func:`sidelight.hook.plan_event`)."""
+    once and hands the session on (:func:`sidelight.features.hook.plan_event`)."""
     listing = _LISTING.get()
     if listing is not None:
         # Answering for the watcher: its listing already holds a known transcript's session, with
@@ -302,7 +302,7 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str
     1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
        file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it).
        A transcript a resolver lists is that session (its name and format), and so is a later file of
-       its own transcript (:func:`sidelight.paths.resumed_paths`); another is read as it is, its
+       its own transcript (:func:`sidelight.engine.paths.resumed_paths`); another is read as it is, its
        format detected.
     2. Else a session's name, key or id, exactly.
     3. Else a prefix (at least :data:`MIN_PREFIX` characters) of a session's id, key, key without its
@@ -334,7 +334,7 @@ def _resolve(spec: str, settings: Settings, plugins: Plugins) -> Session:
         for session in listed:
             if session.path == resolved or os.path.realpath(session.path) == str(resolved):
                 return session
-        from sidelight.paths import resumed_paths  # a command's lookup, never a hook's
+        from sidelight.engine.paths import resumed_paths  # a command's lookup, never a hook's
 
         # A later file of a session's own transcript (a resume) is that session, read whole.
         for session in listed:

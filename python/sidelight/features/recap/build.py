@@ -2,13 +2,15 @@
 
 The pipeline, all deterministic (byte-identical output for the same input) and without an LLM:
 
-1. **Collapse** the transcript into plain lines (:mod:`sidelight.recap.collapse`), streamed line by line.
+1. **Collapse** the transcript into plain lines (:mod:`sidelight.features.recap.collapse`), streamed line
+by line.
 2. **Chunk** the lines by whole turns up to :attr:`RecapSettings.chunk_chars` characters (a longer
    turn is split), and **summarize** each chunk as it completes (the built-in ``extractive``
    summarizer, or a ``sidelight_chunk_summarizers`` plugin). Only the summaries are kept, and past
    :attr:`RecapSettings.max_chunks` the oldest ones are merged pairwise, so memory stays bounded
-   whatever the transcript's size (:mod:`sidelight.recap.chunks`).
-3. **Score** each chunk (:mod:`sidelight.recap.rank`): ``novelty x centrality x recency x action_weight``:
+   whatever the transcript's size (:mod:`sidelight.features.recap.chunks`).
+3. **Score** each chunk (:mod:`sidelight.features.recap.rank`): ``novelty x centrality x recency x
+action_weight``:
 
    - novelty: ``1 - max cosine`` to the long-term memories (floored at ``novelty_floor``), with
      vectors from the chosen embedder (built-in ``hashed-ngrams``: hashed words and character
@@ -21,10 +23,10 @@ The pipeline, all deterministic (byte-identical output for the same input) and w
 4. **Build** the recap from the best chunks, shown in session order, within a token budget (counted
    with the chosen counter, :mod:`sidelight.tokens`): a header that says where it comes from, the
    last request and the files edited last, the chunks, and what was left unfinished (the text:
-   :mod:`sidelight.recap.render`; the best that fit: :func:`sidelight.recap.rank.assemble`).
+   :mod:`sidelight.features.recap.render`; the best that fit: :func:`sidelight.features.recap.rank.assemble`).
 
 This module runs the pipeline (:func:`build_recap`); the records it passes along are in
-:mod:`sidelight.recap.model`, and its public names are importable from here.
+:mod:`sidelight.features.recap.model`, and its public names are importable from here.
 
 Settings come from ``[recap]`` in the config file and ``SIDELIGHT_RECAP_*`` environment variables
 (see :meth:`RecapSettings.load`).
@@ -35,11 +37,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Final
 
-from sidelight.formats import categories_for
-from sidelight.reads import decoder_for
-from sidelight.recap.chunks import extractive_summary, read_chunks
-from sidelight.recap.collapse import TranscriptLog
-from sidelight.recap.model import (
+from sidelight.engine.reads import decoder_for
+from sidelight.features.recap.chunks import extractive_summary, read_chunks
+from sidelight.features.recap.collapse import TranscriptLog
+from sidelight.features.recap.model import (
     DEFAULT_EMBEDDER,
     DEFAULT_SUMMARIZER,
     ChunkSummary,
@@ -47,7 +48,7 @@ from sidelight.recap.model import (
     RecapSettings,
     ScoredChunk,
 )
-from sidelight.recap.rank import (
+from sidelight.features.recap.rank import (
     assemble,
     centrality,
     cosine,
@@ -56,7 +57,8 @@ from sidelight.recap.rank import (
     recency,
     score_chunks,
 )
-from sidelight.recap.render import header_lines, unfinished_items
+from sidelight.features.recap.render import header_lines, unfinished_items
+from sidelight.formats import categories_for
 from sidelight.redact import sanitize
 
 if TYPE_CHECKING:

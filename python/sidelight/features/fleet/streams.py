@@ -46,7 +46,7 @@ from sidelight._fast.logs import get_logger
 from sidelight._fast.resp import TOO_LARGE, ReplyTooLargeError, RespClient
 from sidelight.config import ConfigError, parse_duration
 from sidelight.cursors import CursorStore
-from sidelight.digest import is_digest_text
+from sidelight.features.digest import is_digest_text
 from sidelight.records import Session, SessionActivity
 from sidelight.redact import sanitize
 from sidelight.statelayout import FLEET_CURSORS_FILE
@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from sidelight.config import Settings
+    from sidelight.engine.reads import TranscriptRead
     from sidelight.plugins import Plugins
-    from sidelight.reads import TranscriptRead
     from sidelight.types import Activity, CursorTuple
 
 __all__ = [
@@ -601,7 +601,7 @@ class Publisher:
         """Scans the batch: the records to publish (session key -> record), the cursor entries to store
         once they are published (or at once, for sessions with nothing to say), and the sessions to drop
         (their transcript is gone)."""
-        from sidelight.reads import cursor_entry, plan_reads, scan_with_resets
+        from sidelight.engine.reads import cursor_entry, plan_reads, scan_with_resets
 
         reads = plan_reads(list(batch.values()), saved, self.settings, skip_unchanged=False)
         results = scan_with_resets(reads, self.plugins, self.settings)
@@ -908,7 +908,7 @@ def remote_activity(
         return []
     if config is None:
         return []
-    from sidelight.reads import cursor_file
+    from sidelight.engine.reads import cursor_file
 
     store = CursorStore(cursor_file(current, settings))
     key = _reader_key(config)

@@ -11,8 +11,8 @@ as a report of other sessions, never as instructions::
     +1 more session
 
 The same input always gives the same output. :func:`get_session_updates` makes the digest for one
-reader: it lists the siblings (:mod:`sidelight.discovery`), reads what is new in their transcripts
-(:mod:`sidelight.reads`) and in its own (from its own cursor: the files it touched, kept in its cursor
+reader: it lists the siblings (:mod:`sidelight.engine.discovery`), reads what is new in their transcripts
+(:mod:`sidelight.engine.reads`) and in its own (from its own cursor: the files it touched, kept in its cursor
 entry for itself), asks the summarizer plugins for one line each, and commits the cursors.
 """
 
@@ -22,13 +22,13 @@ import os
 import posixpath
 import time
 
-from sidelight import reads as engine
 from sidelight._fast._record import record, replace
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore, ReadingLock
-from sidelight.discovery import describe_spec, identify, list_sessions, siblings_of
+from sidelight.engine import reads as engine
+from sidelight.engine.discovery import describe_spec, identify, list_sessions, siblings_of
 from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
@@ -348,7 +348,7 @@ def plan_session_updates(
 ) -> tuple[str | None, DigestCommit]:
     """The digest (as :func:`get_session_updates` makes it) without moving anything, and what moves
     this session's cursors past it (call it once the digest went out). ``cursors``: cursor entries
-    that stand in for the saved ones (a handoff about to move them, :mod:`sidelight.recap.handoff`).
+    that stand in for the saved ones (a handoff about to move them, :mod:`sidelight.features.recap.handoff`).
     A fleet's resolver (``remote_activity``) moves its own cursors as it reads: with ``commit_remote``
     (a caller that sends the digest whatever else it drops: the hook) it is asked once and commits
     then; without it, it reads without committing and is asked again, to commit, when it is applied
@@ -659,7 +659,7 @@ def _summaries(
     deadline: float | None = None,
 ) -> tuple[list[DigestLine], list[str], set[str]]:
     """The digest lines of the siblings read, the session key of each, and the keys of those left
-    unsummarized when the deadline passed (after the first :data:`sidelight.reads.MIN_READS`: each
+    unsummarized when the deadline passed (after the first :data:`sidelight.engine.reads.MIN_READS`: each
     prompt makes progress)."""
     by_session: dict[str, tuple[Session, list[Activity], bool, int]] = {}
     for read, result in zip(reads, results, strict=True):

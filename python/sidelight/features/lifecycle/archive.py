@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.lifecycle.records import SNAPSHOT_VERSION, iso_time
-from sidelight.paths import open_regular, short_id
+from sidelight.engine.paths import open_regular, short_id
+from sidelight.features.lifecycle.records import SNAPSHOT_VERSION, iso_time
 from sidelight.statefile import write_atomic
 
 if TYPE_CHECKING:
-    from sidelight.lifecycle.records import SessionState
+    from sidelight.features.lifecycle.records import SessionState
 
 __all__ = ["archive_session"]
 
