@@ -668,7 +668,7 @@ def test_cli_history_errors(run_cli, home: Path, args: list[str], code: int, mes
 
 
 def test_public_api() -> None:
-    assert sidelight.features.history is history
+    assert sidelight.history is history
     assert sidelight.Message is Message
     assert sidelight.subagent_context is subagent_context
     assert Message("user", "hi", None).as_dict() == {"role": "user", "content": "hi", "timestamp": None}

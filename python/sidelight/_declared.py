@@ -75,7 +75,7 @@ class Blocks:
     the object under its kind key): ``result_id_key`` is the id of the call it answers,
     ``result_error_key`` says it failed (``true``, or an error message), ``result_content_key`` is its
     text (a string, or a list of blocks whose text blocks are joined). They are read only for
-    :func:`~sidelight.features.history` and ``recent_entries``; a count never reads a result.
+    :func:`~sidelight.history` and ``recent_entries``; a count never reads a result.
     """
 
     type_key: str | None = "type"
@@ -360,7 +360,7 @@ class Event(NamedTuple):
     def result(cls, id: str | None, text: str | None = None, *, is_error: bool = False) -> Event:
         """A tool's result: the ``id`` of the call it answers (``None``: the tool use reported just
         before it in the same line), its text, and whether the tool failed. Never counted: history
-        (:func:`~sidelight.features.history`, ``sidelight read``) shows it as one short line on its call."""
+        (:func:`~sidelight.history`, ``sidelight read``) shows it as one short line on its call."""
         return cls("result", text, None, id, is_error=is_error)
 
     @classmethod

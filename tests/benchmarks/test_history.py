@@ -40,7 +40,7 @@ from tests.conftest import PI_CORPUS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-history_module = sys.modules["sidelight.features.history"]  # ``sidelight.features.history`` is the function
+history_module = sys.modules["sidelight.features.history"]  # ``sidelight.history`` is the function
 
 ROUNDS = int(os.environ.get("SIDELIGHT_BENCH_ROUNDS", "3")) * 5
 WANT = 20
