@@ -170,7 +170,7 @@ ALLOWED = {
     # warm client does its two names below: it is read before anything else, and statelayout takes it)
     ("agents/__init__.py", "opencode"),
     # the made-up path of a remote session (``/fleet/HOST/KEY``), no file
-    ("fleet/streams.py", "fleet"),
+    ("features/fleet/streams.py", "fleet"),
     # the two names the warm client needs, spelled where it imports nothing of sidelight's (statelayout
     # takes them from there)
     ("warm.py", "config.toml"),
