@@ -123,6 +123,34 @@ def test_a_folder_outside_git_costs_a_few_stats_once(tmp_path: Path, monkeypatch
     assert repository_of("relative/folder") is None and repository_of(None) is None
 
 
+def test_within_looks_only_under_the_repository_s_worktrees(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked = (repo.parent / "wt-feature").resolve()
+    nested = repo / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    git(repo, "worktree", "add", "-q", "-b", "gone", str(tmp_path / "wt-gone"))
+    (tmp_path / "wt-gone" / ".git").unlink()  # a worktree deleted without a prune: its entry stays
+    mine = repository_of(str(repo))
+    assert mine is not None
+    assert set(repos.worktree_roots(mine)) == {
+        str(repo.resolve()),
+        str(linked),
+        str((tmp_path / "wt-gone").resolve()),
+    }
+    found = repos.within(mine, str(linked / "sub"))
+    assert found is not None and found.branch == "feature-x"
+    assert repos.within(mine, str(repo.resolve() / "sub")) == mine
+    assert repos.within(mine, str(nested.resolve())) is None  # a repository of its own, nested
+    assert repos.within(mine, str((tmp_path / "wt-gone").resolve())) is None
+    assert repos.within(mine, None) is None
+    looked: list[str] = []
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(str(path)))
+    assert repos.within(mine, str(tmp_path / "elsewhere")) is None
+    assert looked == []  # outside every worktree: not looked at
+
+
 # -- hostile .git files: not in git, never an error ------------------------------------------------------
 
 

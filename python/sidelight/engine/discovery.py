@@ -264,7 +264,7 @@ def siblings_of(current: Session, sessions: Iterable[Session], scope: str | froz
     own = os.fspath(current.path)  # compared as text: a thousand Path comparisons cost more
     by_repository = scope == "repository" or scope == "project"
     group = current.group
-    mine: object = _UNKNOWN  # the reader's repository's identity, looked up once a group differs
+    mine: Any = _UNKNOWN  # the reader's repository, looked up once a group differs
     same: dict[str, bool] = {}  # by group: in the reader's repository
     for session in sessions:
         if session.key == current.key or os.fspath(session.path) == own:
@@ -277,12 +277,14 @@ def siblings_of(current: Session, sessions: Iterable[Session], scope: str | froz
                 out.append(session)
             elif by_repository:
                 if mine is _UNKNOWN:
-                    mine = _repository_identity(current.directory)
+                    from sidelight.engine.repos import repository_of, within  # only for other folders
+
+                    mine = repository_of(current.directory)
                 if mine is None:
                     continue
                 known = same.get(other)
                 if known is None:
-                    known = same[other] = _repository_identity(session.directory) == mine
+                    known = same[other] = within(mine, session.directory) is not None
                 if known:
                     out.append(session)
         elif session.name in scope or session.key in scope:
@@ -291,16 +293,6 @@ def siblings_of(current: Session, sessions: Iterable[Session], scope: str | froz
 
 
 _UNKNOWN: object = object()
-
-
-def _repository_identity(directory: str | None) -> str | None:
-    """The identity of the git repository ``directory`` is in (``None``: none, or no directory)."""
-    if directory is None:
-        return None
-    from sidelight.engine.repos import repository_of  # only when siblings work in other folders
-
-    found = repository_of(directory)
-    return None if found is None else found.identity
 
 
 def identify(

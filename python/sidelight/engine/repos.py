@@ -15,7 +15,7 @@ git costs a few ``lstat`` calls once, and its subfolders and neighbours a dictio
 """
 
 # Hot path (a prompt whose siblings work in other folders): plain str paths and os functions.
-# ruff: noqa: PTH100, PTH116, PTH118, PTH119, PTH120
+# ruff: noqa: PTH100, PTH116, PTH118, PTH119, PTH120, PTH208
 
 from __future__ import annotations
 
@@ -25,7 +25,15 @@ import time
 
 from sidelight._fast._record import record
 
-__all__ = ["CACHE_SECONDS", "Repository", "common_git_dir", "forget", "repository_of"]
+__all__ = [
+    "CACHE_SECONDS",
+    "Repository",
+    "common_git_dir",
+    "forget",
+    "repository_of",
+    "within",
+    "worktree_roots",
+]
 
 #: How long an answer about a folder is kept (the watcher lives long; a branch is switched, a folder
 #: becomes a repository).
@@ -34,6 +42,8 @@ CACHE_SECONDS = 10.0
 CACHE_SIZE = 4096
 #: The most of a ``.git`` file, a ``commondir``, ``gitdir`` or ``HEAD`` read: git's own are one short line.
 POINTER_BYTES = 4096
+#: At most this many linked worktrees of one repository are looked for (:func:`worktree_roots`).
+WORKTREES_READ = 256
 
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
 
@@ -141,24 +151,31 @@ _MISSING: object = object()
 _ABOVE: object = object()
 
 _found: dict[str, Repository | None] = {}
+_roots: dict[str, tuple[str, ...]] = {}
 _since = 0.0
 
 
 def forget() -> None:
     """Forgets every answer (tests; a watcher that knows a repository changed)."""
     _found.clear()
+    _roots.clear()
+
+
+def _fresh() -> None:
+    """Forgets every answer older than :data:`CACHE_SECONDS`, or all when there are too many."""
+    global _since
+    now = time.monotonic()
+    if now - _since > CACHE_SECONDS or len(_found) > CACHE_SIZE:
+        forget()
+        _since = now
 
 
 def repository_of(folder: str | None) -> Repository | None:
     """The repository ``folder`` (an absolute path) is in, ``None`` when it is in none, or its nearest
     ``.git`` is not followed (:func:`common_git_dir`), or its ``HEAD`` is unreadable or no ``HEAD``."""
-    global _since
     if not folder or folder[0] != "/":
         return None
-    now = time.monotonic()
-    if now - _since > CACHE_SECONDS or len(_found) > CACHE_SIZE:
-        _found.clear()
-        _since = now
+    _fresh()
     known = _found.get(folder, _MISSING)
     if known is not _MISSING:
         return known  # type: ignore[return-value]
@@ -182,6 +199,48 @@ def repository_of(folder: str | None) -> Repository | None:
     for each in walked:
         _found[each] = found  # type: ignore[assignment]
     return found  # type: ignore[return-value]
+
+
+def worktree_roots(repository: Repository) -> tuple[str, ...]:
+    """The folders the worktrees of ``repository`` may be in: its own root, the main checkout's (the
+    folder that holds the common ``.git``) and every linked worktree's its common directory lists
+    (``worktrees/<name>/gitdir``, at most :data:`WORKTREES_READ`). A folder under none of them is in
+    another repository, told without a look at it; one under them may still be in a repository nested
+    there (:func:`within` looks)."""
+    _fresh()
+    identity = repository.identity
+    known = _roots.get(identity)
+    if known is not None and repository.root in known:
+        return known
+    roots = dict.fromkeys([repository.root])
+    if os.path.basename(identity) == ".git":
+        roots[os.path.dirname(identity)] = None
+    folder = os.path.join(identity, "worktrees")
+    try:
+        names = sorted(os.listdir(folder))[:WORKTREES_READ]
+    except (OSError, ValueError):
+        names = []
+    for name in names:
+        git_dir = os.path.join(folder, name)
+        try:
+            dot = os.path.join(git_dir, _read_pointer(os.path.join(git_dir, "gitdir")))
+        except (OSError, ValueError):
+            continue  # pruned, or no worktree git made
+        roots[os.path.realpath(os.path.dirname(os.path.normpath(dot)))] = None
+    _roots[identity] = found = tuple(roots)
+    return found
+
+
+def within(repository: Repository, folder: str | None) -> Repository | None:
+    """The repository of ``folder`` when it is ``repository`` (another worktree of it, or a subfolder),
+    else ``None``: a folder outside its :func:`worktree_roots` costs a few string comparisons."""
+    if not folder:
+        return None
+    for root in worktree_roots(repository):
+        if folder == root or folder.startswith(root.rstrip("/") + "/"):
+            found = repository_of(folder)
+            return found if found is not None and found.identity == repository.identity else None
+    return None
 
 
 def _here(folder: str) -> object:

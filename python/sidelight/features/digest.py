@@ -620,13 +620,13 @@ class _Viewpoint:
         there = activity.session.directory
         if not self.repositories or there is None or there == self.directory:
             return _with_shared(activity, self.touched)
-        from sidelight.engine.repos import repository_of  # only for siblings in other folders
+        from sidelight.engine.repos import repository_of, within  # only for siblings in other folders
 
         if self._mine is _UNKNOWN:
             self._mine = repository_of(self.directory)
         mine = self._mine
-        theirs = repository_of(there)
-        if mine is None or theirs is None or theirs.identity != mine.identity:
+        theirs = None if mine is None else within(mine, there)
+        if mine is None or theirs is None:
             return _with_shared(activity, self.touched)
         if self._keys is None:
             self._keys = frozenset(_repository_key(path, mine, None) for path in self.touched)
