@@ -8,44 +8,25 @@ session in the main checkout reads ``app.py``; another, started in the linked wo
 
 from __future__ import annotations
 
-import os
-import subprocess
-from typing import TYPE_CHECKING
-
 import pytest
 
 from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for
 from tests.e2e.mockapi import edit, read, say
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from tests.test_repository_scope import git
 
 pytestmark = pytest.mark.e2e
-
-
-def _git(cwd: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(cwd),
-    }
-    subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, check=True)
 
 
 def test_a_session_in_a_linked_worktree_is_a_sibling_and_its_edit_a_conflict(agents: AgentEnv) -> None:
     agents.install_sidelight("claude-code")
     main = agents.project
     (main / "app.py").write_text("VERSION = 1\n")
-    _git(main, "init", "-q", "-b", "main")
-    _git(main, "add", "app.py")
-    _git(main, "commit", "-qm", "one")
+    git(main, "init", "-q", "-b", "main")
+    git(main, "add", "app.py")
+    git(main, "commit", "-qm", "one")
     linked = agents.root / "wt-feature"
-    _git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
     agents.mock.set_script(
         [
             [read(str(main / "app.py")), say("main: read it")],
