@@ -98,6 +98,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("tool_uses", "tuple[ToolUse, ...]", ()),
             ("cwd", "str | None", None),
             ("shared_files", "tuple[str, ...]", ()),
+            ("worktree", "str | None", None),
         ],
     ),
     (
@@ -338,7 +339,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
         [
             ("home", "Path", REQUIRED),
             ("state_dir", "Path", REQUIRED),
-            ("scope", "str | frozenset[str]", "project"),
+            ("scope", "str | frozenset[str]", "repository"),
             ("first_look_bytes", "int", 524288),
             ("time_budget", "float", 2.0),
             ("idle_timeout", "float", 1800.0),

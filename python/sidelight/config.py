@@ -213,8 +213,10 @@ class Settings:
 
     home: Path
     state_dir: Path
-    #: Who the siblings are: ``"project"`` (sessions of the same project directory), ``"all"``, or a
-    #: set of session names.
+    #: Who the siblings are: ``"repository"`` (sessions whose working directories lie in one git
+    #: repository: its main checkout, any linked worktree, any subfolder; outside git, the same
+    #: directory), ``"directory"`` (the same working directory), ``"all"``, or a set of session names.
+    #: ``"project"``, the default's former name, is read as ``"repository"``.
     scope: str | frozenset[str]
     #: How many bytes of a sibling's history are read the first time it is seen. A Claude Code session
     #: writes ~140 KB of attachments and request shapes with its first prompt: 64 KiB held less than
@@ -271,7 +273,7 @@ class Settings:
         self,
         home: Path,
         state_dir: Path,
-        scope: str | frozenset[str] = "project",
+        scope: str | frozenset[str] = "repository",
         first_look_bytes: int = 512 * 1024,
         time_budget: float = DEFAULT_TIME_BUDGET,
         idle_timeout: float = 1800.0,
@@ -427,13 +429,22 @@ def _agent_dir(value: str | None, home: Path, default: str) -> Path:
     return Path(os.path.abspath(value))  # noqa: PTH100 (normalized as Node's path.resolve does)
 
 
+#: The scopes that are no list of names (``project`` is the former name of ``repository``).
+SCOPES = ("repository", "directory", "all")
+
+
 def _parse_scope(value: Any) -> str | frozenset[str]:
     if isinstance(value, list):
         return frozenset(str(v) for v in value)
     text = str(value).strip()
-    if text in ("project", "all"):
+    if text in SCOPES:
         return text
+    if text == "project":
+        return "repository"
     names = frozenset(n.strip() for n in text.split(",") if n.strip())
     if not names:
-        raise ConfigError(f"scope must be 'project', 'all' or a comma-separated list of names, not {value!r}")
+        raise ConfigError(
+            "scope must be 'repository', 'directory', 'all' or a comma-separated list of names, "
+            f"not {value!r}"
+        )
     return names

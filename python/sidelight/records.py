@@ -206,6 +206,7 @@ class SessionActivity:
         "tool_uses",
         "tools",
         "user_messages",
+        "worktree",
     )
 
     session: Session
@@ -232,6 +233,9 @@ class SessionActivity:
     #: Files the sibling edited or wrote that the reading session has itself edited, written or read
     #: (as :attr:`files_changed` names them, most recent first): a possible conflict.
     shared_files: tuple[str, ...]
+    #: The sibling's worktree when it works in another worktree of the reader's git repository (its
+    #: branch, else its folder's name; ``None``: the reader's own worktree, or no repository).
+    worktree: str | None
 
     def __init__(
         self,
@@ -250,6 +254,7 @@ class SessionActivity:
         tool_uses: tuple[ToolUse, ...] = (),
         cwd: str | None = None,
         shared_files: tuple[str, ...] = (),
+        worktree: str | None = None,
     ) -> None:
         _set(self, "session", session)
         _set(self, "user_messages", user_messages)
@@ -266,6 +271,7 @@ class SessionActivity:
         _set(self, "tool_uses", tool_uses)
         _set(self, "cwd", cwd)
         _set(self, "shared_files", shared_files)
+        _set(self, "worktree", worktree)
 
     @property
     def messages(self) -> int:

@@ -256,20 +256,43 @@ def _listed_session(event: HostEvent, sessions: Iterable[Session]) -> Session | 
 
 
 def siblings_of(current: Session, sessions: Iterable[Session], scope: str | frozenset[str]) -> list[Session]:
-    """The sessions ``current`` reports on: by default the others of its group."""
+    """The sessions ``current`` reports on: by default (``repository``, or its former name ``project``)
+    the others whose working directories lie in its git repository (:mod:`sidelight.engine.repos`: the
+    main checkout, any linked worktree, any subfolder), and outside git the others of its group;
+    ``directory``: the others of its group; ``all``: every other; else those named."""
     out = []
     own = os.fspath(current.path)  # compared as text: a thousand Path comparisons cost more
+    by_repository = scope == "repository" or scope == "project"
+    group = current.group
+    mine: Any = _UNKNOWN  # the reader's repository, looked up once a group differs
+    same: dict[str, bool] = {}  # by group: in the reader's repository
     for session in sessions:
         if session.key == current.key or os.fspath(session.path) == own:
             continue
         if scope == "all":
             out.append(session)
-        elif scope == "project":
-            if session.group == current.group:
+        elif by_repository or scope == "directory":
+            other = session.group
+            if other == group:
                 out.append(session)
+            elif by_repository:
+                if mine is _UNKNOWN:
+                    from sidelight.engine.repos import repository_of, within  # only for other folders
+
+                    mine = repository_of(current.directory)
+                if mine is None:
+                    continue
+                known = same.get(other)
+                if known is None:
+                    known = same[other] = within(mine, session.directory) is not None
+                if known:
+                    out.append(session)
         elif session.name in scope or session.key in scope:
             out.append(session)
     return out
+
+
+_UNKNOWN: object = object()
 
 
 def identify(

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping, Sequence
     from typing import Any, Final
 
+    from sidelight.engine.repos import Repository
+
 __all__ = [
     "DEFAULT_LIMIT",
     "FRAMING",
@@ -462,7 +464,12 @@ def _read_and_summarize(
     own_files = _own_files(current, mine, everything[len(reads) :], results[len(reads) :])
     touched = frozenset(own_files)
     lines, keys, late = _summaries(
-        everything[: len(reads)], results[: len(reads)], plugins, now, touched, deadline
+        everything[: len(reads)],
+        results[: len(reads)],
+        plugins,
+        now,
+        _Viewpoint(current, touched, settings.scope),
+        deadline,
     )
     kept = mine.get("waiting") if mine is not None else None
     before = {k: n for k, n in kept.items() if isinstance(n, int) and n > 0} if isinstance(kept, dict) else {}
@@ -590,6 +597,71 @@ def _with_shared(activity: SessionActivity, touched: frozenset[str]) -> SessionA
     return replace(activity, shared_files=shared) if shared else activity
 
 
+class _Viewpoint:
+    """The reading session as its siblings' lines are compared with it: the files it touched (absolute,
+    for conflicts) and, for a sibling in another folder of its git repository (another worktree, a
+    subfolder), that repository: the same file in two worktrees is one file (paths compared relative to
+    each worktree's root), and a sibling in another worktree is said to be there. A sibling in the
+    reader's own folder (and any, with ``scope = directory``) is compared as it always was, without a
+    look at a repository."""
+
+    __slots__ = ("_keys", "_mine", "directory", "repositories", "touched")
+
+    def __init__(self, current: Session, touched: frozenset[str], scope: str | frozenset[str]) -> None:
+        self.touched = touched
+        self.directory = current.directory
+        self.repositories = scope != "directory" and self.directory is not None
+        self._mine: Any = _UNKNOWN
+        self._keys: frozenset[str] | None = None
+
+    def note(self, activity: SessionActivity) -> SessionActivity:
+        """``activity`` with the files it changed that the reader touched too (its ``shared_files``), and
+        its ``worktree`` when it is another of the reader's repository."""
+        there = activity.session.directory
+        if not self.repositories or there is None or there == self.directory:
+            return _with_shared(activity, self.touched)
+        from sidelight.engine.repos import repository_of, within  # only for siblings in other folders
+
+        if self._mine is _UNKNOWN:
+            self._mine = repository_of(self.directory)
+        mine = self._mine
+        theirs = None if mine is None else within(mine, there)
+        if mine is None or theirs is None:
+            return _with_shared(activity, self.touched)
+        if self._keys is None:
+            self._keys = frozenset(_repository_key(path, mine, None) for path in self.touched)
+        keys = self._keys
+        directory = activity.directory
+        shared = tuple(
+            f
+            for f in activity.files_changed
+            if _repository_key(absolute_path(f, directory), theirs, directory) in keys
+        )
+        worktree = theirs.label if theirs.root != mine.root else None
+        if not shared and worktree is None:
+            return activity
+        noted: SessionActivity = replace(activity, shared_files=shared, worktree=worktree)
+        return noted
+
+
+_UNKNOWN: Any = object()
+
+
+def _repository_key(path: str, repository: Repository, directory: str | None) -> str:
+    """``path`` (absolute, normal) as the same file in any worktree of ``repository`` is named: relative
+    to its worktree's root (through the real path of ``directory``, the sibling's working directory as
+    its transcript wrote it, when that is a link), else as it is."""
+    relative = repository.relative(path)
+    if relative is None and directory:
+        from sidelight.engine.paths import real
+
+        base = directory.rstrip("/")
+        resolved = real(base)
+        if resolved != base and path.startswith(base + "/"):
+            relative = repository.relative(resolved + path[len(base) :])
+    return path if relative is None else relative
+
+
 def _remote_lines(
     current: Session,
     resolvers: Sequence[ResolverSpec],
@@ -655,7 +727,7 @@ def _summaries(
     results: Sequence[Activity | Exception | None],
     plugins: Plugins,
     now: float,
-    touched: frozenset[str] = frozenset(),
+    reader: _Viewpoint | None = None,
     deadline: float | None = None,
 ) -> tuple[list[DigestLine], list[str], set[str]]:
     """The digest lines of the siblings read, the session key of each, and the keys of those left
@@ -684,7 +756,7 @@ def _summaries(
         activity = SessionActivity.merge(session, activities, first_look=first_look, now=now)
         if activity.is_empty:
             continue
-        line = _line(_with_shared(activity, touched), summarizers)
+        line = _line(activity if reader is None else reader.note(activity), summarizers)
         if line is not None:
             lines.append(replace(line, text=_noted(line.text, skipped)) if skipped else line)
             keys.append(session.key)

@@ -4,9 +4,11 @@
 
     - pi 3f5dc7bd (2m ago, 6 messages): "write the plan" -> wrote plan.md; ran grep -c hello (+1) — last: "OK"
     - codex 5e6f7a8b (just now, 2 messages) [also touched by you: app.py]: "fix it" -> edited app.py
+    - claude 1a2b3c4d (worktree feature-x, 3m ago, 4 messages): "add the export" -> edited export.py
 
 The agent (``claude``, ``pi``, ``codex``, a plugin's format), the session's name (a volute name, a
-title, else a short id), the age and the messages; a file this session touched too; the first prompt;
+title, else a short id), the worktree when it is another of the reader's repository, the age and the
+messages; a file this session touched too; the first prompt;
 the files edited or written (each once, the most recent first, relative to the sibling's directory),
 the latest command's first words (or the latest that failed and was not run again with success since,
 ``(failed, exit 1)``) and how many others ran; the last reply where it fits. It is
@@ -33,6 +35,8 @@ __all__ = ["count", "summarize"]
 TEXT_LIMIT: Final = 100
 #: A session name is cut to this many characters.
 NAME_LIMIT: Final = 60
+#: A worktree's name (its branch, else its folder's) is cut to this many characters.
+WORKTREE_LIMIT: Final = 40
 #: How many file names a line shows (the others are counted: ``(+N)``).
 FILES_SHOWN: Final = 2
 #: The latest command is shown by its first words: at most this many, and this many characters.
@@ -120,6 +124,8 @@ def summarize(activity: SessionActivity) -> str | None:
     name = sanitize(session.name, NAME_LIMIT) or "session"
     agent = sanitize(session.agent, 20)
     details = []
+    if activity.worktree:
+        details.append(f"worktree {sanitize(activity.worktree, WORKTREE_LIMIT)}")
     if activity.age_seconds is not None:
         details.append(ago(activity.age_seconds))
     details.append(count(activity.messages, "1 message", "{n} messages"))

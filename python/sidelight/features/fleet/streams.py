@@ -787,11 +787,12 @@ def _text(value: Any) -> str:
 
 def _is_sibling(current: Session, remote: RemoteSession, scope: str | frozenset[str]) -> bool:
     """The local rule for siblings (``Settings.scope``), for a session of another machine: with
-    ``project``, the same project directory (the same path on both machines); with names, the remote
-    name as it is or as ``name@host``, or its key."""
+    ``repository`` or ``directory``, the same project directory (the same path on both machines: another
+    machine's repository cannot be looked into); with names, the remote name as it is or as
+    ``name@host``, or its key."""
     if scope == "all":
         return True
-    if scope == "project":
+    if scope in ("repository", "directory", "project"):
         return remote.group == current.group
     return bool({remote.name, f"{remote.name}@{remote.host}", remote.key} & set(scope))
 

@@ -263,58 +263,13 @@ def store_handoff(workspace: Path, settings: Settings, document: str) -> Path | 
 
 
 def _git_dir(folder: Path) -> Path | None:
-    """The git directory whose ``info/exclude`` applies to the work tree at ``folder``, ``None`` when
-    ``folder`` holds no ``.git``. Raises :class:`OSError` for a ``.git`` that is not followed: a
-    symbolic link, or a ``gitdir:`` file that points anywhere but to a git directory of a repository
-    that vouches for this work tree (:func:`_linked_git_dir`)."""
-    dot = folder / ".git"
-    try:
-        found = os.lstat(dot)
-    except FileNotFoundError:
-        return None
-    if stat.S_ISDIR(found.st_mode):
-        return dot
-    if not stat.S_ISREG(found.st_mode):
-        raise OSError(f"{dot}: neither a folder nor a gitdir file; not followed")
-    text = _read_small(dot)
-    if not text.startswith("gitdir:"):
-        raise OSError(f"{dot}: no gitdir line; not followed")
-    return _linked_git_dir(folder, dot, Path(os.path.realpath(folder / text[len("gitdir:") :].strip())))
+    """The git directory whose ``info/exclude`` applies to the work tree at ``folder`` (its repository's
+    common one), ``None`` when ``folder`` holds no ``.git``. Raises :class:`OSError` for a ``.git`` that
+    is not followed (:func:`sidelight.engine.repos.common_git_dir`)."""
+    from sidelight.engine.repos import common_git_dir  # only where a handoff goes in the workspace
 
-
-def _read_small(path: Path) -> str:
-    """The text of the small regular file ``path`` (a gitdir pointer), never through a link. Raises
-    :class:`OSError`."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file; not read")
-        return file.read(4096).decode("utf-8", "replace").strip()
-
-
-def _linked_git_dir(folder: Path, dot: Path, git_dir: Path) -> Path:
-    """The git directory that the ``.git`` file ``dot`` of the work tree ``folder`` names (resolved:
-    ``git_dir``), when it is one git made for it: a linked worktree's ``<common>/worktrees/<name>``
-    whose ``gitdir`` file names ``dot`` back (its ``info/exclude`` is the common directory's), or a
-    submodule's ``<superproject>/.git/modules/...`` in a repository that holds ``folder``. Anything
-    else (a ``.git`` file a folder was shipped with, pointing to ``~`` or to another repository) raises
-    :class:`OSError`: nothing is written there."""
-    if git_dir.parent.name == "worktrees":
-        try:
-            # Absolute, or relative to the worktree's git directory (worktree.useRelativePaths).
-            back = git_dir / _read_small(git_dir / "gitdir")
-            vouched = os.path.samestat(os.lstat(back), os.lstat(dot))
-        except OSError:
-            vouched = False
-        if vouched:
-            return git_dir.parent.parent  # the common directory, which git reads info/exclude from
-    for above in folder.parents:
-        modules = above / ".git" / "modules"
-        if git_dir.is_relative_to(modules) and git_dir != modules:
-            if stat.S_ISDIR(os.lstat(above / ".git").st_mode):
-                return git_dir
-            break
-    raise OSError(f"{dot} points to {git_dir}, which is no git directory of this work tree; not followed")
+    found = common_git_dir(os.fspath(folder))
+    return None if found is None else Path(found[1])
 
 
 def _exclude_pattern(relative: str) -> str:

@@ -1,0 +1,55 @@
+"""One repository is one project (issue 31, item 1), with the real Claude Code CLI.
+
+The project is a git repository with a linked worktree beside it (branch ``feature-x``). A Claude Code
+session in the main checkout reads ``app.py``; another, started in the linked worktree, edits its own
+``app.py``. The first session's next prompt hears of the second, in the worktree it names, with
+``app.py`` flagged as a file it touched too: the same repository path in two worktrees is one file.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from sidelight.engine.paths import short_id
+from tests.e2e.conftest import AgentEnv, digest_for
+from tests.e2e.mockapi import edit, read, say
+from tests.test_repository_scope import git
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_session_in_a_linked_worktree_is_a_sibling_and_its_edit_a_conflict(agents: AgentEnv) -> None:
+    agents.install_sidelight("claude-code")
+    main = agents.project
+    (main / "app.py").write_text("VERSION = 1\n")
+    git(main, "init", "-q", "-b", "main")
+    git(main, "add", "app.py")
+    git(main, "commit", "-qm", "one")
+    linked = agents.root / "wt-feature"
+    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+    agents.mock.set_script(
+        [
+            [read(str(main / "app.py")), say("main: read it")],
+            [edit(str(linked / "app.py"), "VERSION = 1", "VERSION = 2"), say("feature: bumped")],
+            [say("main: noted")],
+        ]
+    )
+    cc = agents.claude("main: read the app")
+    agents.project = linked  # the runners start the CLIs in the project folder: this one, in the worktree
+    try:
+        feature = agents.claude("feature: bump the version")
+    finally:
+        agents.project = main
+    assert cc.session_id and feature.session_id
+    assert (linked / "app.py").read_text() == "VERSION = 2\n" and (
+        main / "app.py"
+    ).read_text() == "VERSION = 1\n"
+    agents.claude("main: what happened?", resume=cc.session_id)
+
+    digest = digest_for(agents.mock, "main: what happened?")
+    assert digest is not None, f"{agents.sidelight_log}\n{agents.mock.summary()}"
+    print(digest)  # the report quotes this line
+    (line,) = [line for line in digest.splitlines() if line.startswith("- ")]
+    assert line.startswith(f"- claude {short_id(feature.session_id)} (worktree feature-x, "), digest
+    assert "[also touched by you: app.py]" in line and "-> edited app.py" in line, digest
+    assert "ERROR" not in agents.sidelight_log
