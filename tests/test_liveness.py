@@ -303,3 +303,25 @@ def workspace(tmp_path: Path) -> Path:
     folder = tmp_path / "work" / "proj"
     folder.mkdir(parents=True)
     return folder.resolve()
+
+
+def test_with_a_watcher_status_shows_a_session_whose_process_is_gone_as_ended(home: Path) -> None:
+    """The watcher writes nothing when a process dies: status corrects the snapshot's state as it reads
+    it, by the session id the snapshot now records."""
+    from sidelight.watch.status import session_state
+    from sidelight.watch.watcher import Watcher, read_snapshot
+    from tests.test_watch import wait_for
+
+    transcript(home, SESSION).write_text(prompt_line("fix it"), encoding="utf-8")
+    settings, plugins = Settings.load(), Plugins(entry_points=False)
+    with Watcher(settings, plugins, debounce=0.02, flush_interval=0.0):
+        wait_for(lambda: (read_snapshot(settings) or {}).get("sessions"), what="the snapshot")
+        (record,) = (read_snapshot(settings) or {})["sessions"]
+        assert record["session_id"] == SESSION
+        assert [row.state for row in collect_status(settings, plugins).rows] == ["active"]
+        claude_record(home, dead_pid())
+        report = collect_status(settings, plugins)
+        assert report.source == "watcher"
+        assert [row.state for row in report.rows] == ["ended"]
+        (session,) = plugins.resolver("claude-code").list_sessions(settings)  # type: ignore[union-attr]
+        assert session_state(session, settings, plugins) == "ended"

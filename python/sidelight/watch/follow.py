@@ -32,6 +32,7 @@ __all__ = [
     "Identity",
     "derive_state",
     "host_ended",
+    "live_state",
     "liveness_of",
     "next_state_turn",
     "state_turns",
@@ -61,11 +62,17 @@ def derive_state(
     ``gone`` has ``ended``, however recently it wrote; one whose process is ``running`` is not ended
     by the clock (``idle`` at most), only by its host's word."""
     if liveness == "gone":
-        return "ended"
+        return live_state(state=None, liveness=liveness)
     state, why = judge_session(last_activity, now, idle_timeout, ended_at=ended_at, suspended=suspended)
     if liveness == "running" and why == "idle_timeout":
         return "active" if last_activity is None else "idle"
     return state
+
+
+def live_state(state: str | None, liveness: Liveness | None) -> str:
+    """A state judged elsewhere (the watcher's), corrected by whether the session's process runs: one
+    whose process is ``gone`` has ``ended`` (a process that died writes nothing to say so)."""
+    return "ended" if liveness == "gone" else state or "active"
 
 
 def liveness_of(session_ids: Iterable[str | None], live: Mapping[str, Liveness]) -> Liveness | None:

@@ -30,7 +30,7 @@ from sidelight.features.lifecycle import RECENT_FILES, LifecycleSettings, Sessio
 from sidelight.features.recap.handoff import hook_lives
 from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
 from sidelight.timestamps import epoch_seconds
-from sidelight.watch.follow import derive_state, host_ended, liveness_of
+from sidelight.watch.follow import derive_state, host_ended, live_state, liveness_of
 from sidelight.watch.options import watch_options
 from sidelight.watch.runtime import read_snapshot, running_watcher
 
@@ -191,7 +191,11 @@ def collect_status(settings: Settings, plugins: Plugins, now: float | None = Non
     hooks = hook_serving(pid, snapshot)
     problems = refused_state(settings) + state_problems(settings)
     if pid is not None and snapshot is not None and snapshot.get("sessions"):
-        rows = _rows_from_snapshot(snapshot)
+        live = session_liveness(settings, plugins)
+        rows = [
+            replace(row, state=live_state(row.state, liveness_of(row.session_ids, live)))
+            for row in _rows_from_snapshot(snapshot)
+        ]
         return StatusReport("watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems)
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     idle_timeout = watch_options(settings).idle_timeout
@@ -328,6 +332,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
                 user_messages=user,
                 assistant_messages=assistant,
                 files=tuple(str(f) for f in record.get("recent_files") or () if isinstance(f, str)),
+                session_ids=(record["session_id"],) if isinstance(record.get("session_id"), str) else (),
             )
         )
     return _sorted(rows)
@@ -343,7 +348,9 @@ def session_state(session: Session, settings: Settings, plugins: Plugins, now: f
         for record in snapshot.get("sessions") or ():
             # A session named by its transcript's path is the watcher's session of that transcript.
             if isinstance(record, dict) and session.key in (record.get("key"), f"path:{record.get('path')}"):
-                return str(record.get("state") or "active")
+                ids = (session.id, record.get("session_id"))
+                state = str(record.get("state") or "active")
+                return live_state(state, liveness_of(ids, session_liveness(settings, plugins)))
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     if decoder_for(session, plugins) == "auto":  # named by its path: the format is judged from the file
         detected = detect_format(session.path)
