@@ -302,6 +302,20 @@ class AgentEnv:
 
     # ---- running
 
+    def spawn(self, argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[str]:
+        """Start a CLI in the project, its output piped, in a process group of its own (so a timeout,
+        or a test, can kill the whole group)."""
+        return subprocess.Popen(
+            list(argv),
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
     def _run(
         self,
         client: str,
@@ -312,16 +326,7 @@ class AgentEnv:
     ) -> RunResult:
         before = _snapshot(watch)
         started = time.monotonic()
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=self.project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # so a timeout can kill the whole process group
-        )
+        proc = self.spawn(argv, env)
         try:
             stdout, stderr = proc.communicate(timeout=timeout or RUN_TIMEOUT)
         except subprocess.TimeoutExpired:

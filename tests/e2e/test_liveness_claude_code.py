@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 
 import pytest
@@ -28,15 +27,7 @@ def test_a_killed_claude_code_session_is_not_running(agents: AgentEnv) -> None:
     agents.mock.set_script([[bash("python3 -c 'import time; time.sleep(60)'"), say("done")]])
     argv, env = agents.claude_command("wait for the build")
     registry = agents.home / ".claude" / "sessions"
-    proc = subprocess.Popen(
-        argv,
-        cwd=agents.project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = agents.spawn(argv, env)  # its output is little: the pipes are read once it is killed
     try:
         record_file = registry / f"{proc.pid}.json"
         deadline = time.monotonic() + 60
@@ -53,7 +44,7 @@ def test_a_killed_claude_code_session_is_not_running(agents: AgentEnv) -> None:
         assert states(agents) == {key: "active"}
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.communicate()
     # Killed: no SessionEnd, and the record stays, naming a dead process.
     assert record_file.exists()
     assert states(agents) == {key: "ended"}
