@@ -43,6 +43,7 @@ __all__ = [
     "InjectorSpec",
     "InstallResult",
     "InstallerSpec",
+    "Liveness",
     "ResolverSpec",
     "Session",
     "SessionActivity",
@@ -52,6 +53,14 @@ __all__ = [
     "TokenCounterSpec",
 ]
 
+
+#: Whether a session's process runs, as its host's registry of running sessions says
+#: (:attr:`AgentSpec.live_sessions`): ``running``, or ``gone`` (its process exited, or its pid is now
+#: another program's).
+if TYPE_CHECKING:
+    Liveness = Literal["running", "gone"]
+else:
+    Liveness = str
 
 #: The host events sidelight handles.
 if TYPE_CHECKING:
@@ -880,7 +889,12 @@ class AgentSpec:
     is how a digest line names it (``claude``; by default the ``name``). ``skills_dir(scope, settings)``
     is the folder the agent reads skills from, for the user (``scope="user"``) or for the project in the
     current directory (``"project"``); ``None``: it reads none (``sidelight install skill`` writes the
-    skill into the skills folder of the agent named as the fallback host)."""
+    skill into the skills folder of the agent named as the fallback host). ``live_sessions(settings)``
+    says, per session id, whether its process runs (``"running"``) or is gone (``"gone"``), from the
+    registry its host keeps of running sessions (Claude Code's ``~/.claude/sessions/<pid>.json``); a
+    session it does not name, or ``None`` (no registry), is judged from its files' times. It is asked
+    only where a state is shown or a handoff chosen, never for a prompt's digest
+    (:mod:`sidelight.engine.liveness` has the helpers)."""
 
     __slots__ = (
         "formats",
@@ -889,6 +903,7 @@ class AgentSpec:
         "injected_values",
         "injected_where",
         "installer",
+        "live_sessions",
         "name",
         "resolver",
         "short_name",
@@ -911,6 +926,7 @@ class AgentSpec:
     injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None
     short_name: str
     skills_dir: Callable[[str, Settings], Path] | None
+    live_sessions: Callable[[Settings], Mapping[str, Liveness]] | None
 
     def __init__(
         self,
@@ -927,6 +943,7 @@ class AgentSpec:
         injected_values: Callable[[Mapping[str, Any]], Iterable[Any]] | None = None,
         short_name: str = "",
         skills_dir: Callable[[str, Settings], Path] | None = None,
+        live_sessions: Callable[[Settings], Mapping[str, Liveness]] | None = None,
     ) -> None:
         if timeout_unit not in ("s", "ms", ""):
             raise ValueError(f"agent {name!r}: timeout_unit {timeout_unit!r} is not 's', 'ms' or ''")
@@ -943,6 +960,7 @@ class AgentSpec:
         _set(self, "injected_values", injected_values)
         _set(self, "short_name", short_name or name)
         _set(self, "skills_dir", skills_dir)
+        _set(self, "live_sessions", live_sessions)
 
     def hook(self, moment: str) -> HostHook | None:
         """The host's event at ``moment`` (one of :data:`HOOK_MOMENTS`), ``None``: none is answered."""

@@ -302,6 +302,20 @@ class AgentEnv:
 
     # ---- running
 
+    def spawn(self, argv: Sequence[str], env: dict[str, str]) -> subprocess.Popen[str]:
+        """Start a CLI in the project, its output piped, in a process group of its own (so a timeout,
+        or a test, can kill the whole group)."""
+        return subprocess.Popen(
+            list(argv),
+            cwd=self.project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
     def _run(
         self,
         client: str,
@@ -312,16 +326,7 @@ class AgentEnv:
     ) -> RunResult:
         before = _snapshot(watch)
         started = time.monotonic()
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=self.project,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # so a timeout can kill the whole process group
-        )
+        proc = self.spawn(argv, env)
         try:
             stdout, stderr = proc.communicate(timeout=timeout or RUN_TIMEOUT)
         except subprocess.TimeoutExpired:
@@ -363,6 +368,27 @@ class AgentEnv:
         check: bool = True,
     ) -> RunResult:
         """`claude -p PROMPT --output-format json` (with `--resume SESSION_ID` for a follow-up turn)."""
+        argv, run_env = self.claude_command(prompt, resume=resume, extra_args=extra_args, env=env)
+        result = self._run("claude", argv, run_env, self.claude_projects, timeout)
+        try:
+            out = json.loads(result.stdout.strip().splitlines()[-1]) if result.stdout.strip() else None
+        except ValueError:
+            out = None
+        if isinstance(out, dict):
+            result.output = out
+            sid = out.get("session_id")
+            result.session_id = sid if isinstance(sid, str) else None
+        return self._check(result, check)
+
+    def claude_command(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        extra_args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+    ) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment of :meth:`claude` (for a test that starts it itself)."""
         argv = [
             str(client_bin("claude")),
             "--dangerously-skip-permissions",
@@ -382,16 +408,7 @@ class AgentEnv:
             DISABLE_AUTOUPDATER="1",
             **(env or {}),
         )
-        result = self._run("claude", argv, run_env, self.claude_projects, timeout)
-        try:
-            out = json.loads(result.stdout.strip().splitlines()[-1]) if result.stdout.strip() else None
-        except ValueError:
-            out = None
-        if isinstance(out, dict):
-            result.output = out
-            sid = out.get("session_id")
-            result.session_id = sid if isinstance(sid, str) else None
-        return self._check(result, check)
+        return argv, run_env
 
     def pi(
         self,

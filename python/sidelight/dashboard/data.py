@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from sidelight import _core
 from sidelight._fast import jsonio
 from sidelight.engine.discovery import SessionNotFoundError, list_sessions
+from sidelight.engine.liveness import session_liveness
 from sidelight.engine.paths import open_regular
 from sidelight.engine.reads import first_look, scan_reads
 from sidelight.features.digest import _touched, absolute_path
@@ -49,6 +50,7 @@ from sidelight.watch.follow import (
     Identity,
     derive_state,
     host_ended,
+    liveness_of,
     next_state_turn,
     state_turns,
     transcript_identities,
@@ -62,7 +64,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.records import AgentSpec, Session
+    from sidelight.records import AgentSpec, Liveness, Session
     from sidelight.watch.status import StatusRow
 
 __all__ = [
@@ -287,6 +289,8 @@ class Board:
         #: file's identity: a recorded end turns a row ended without a write to its transcript.
         self._lives: dict[str, tuple[float, float]] = {}
         self._events_identity: Identity = None
+        #: Whether each session's process runs (:func:`session_liveness`), as of the last refresh.
+        self._live: dict[str, Liveness] = {}
 
     # -- rows --------------------------------------------------------------------------------------------
 
@@ -408,6 +412,9 @@ class Board:
         if events != self._events_identity:
             self._events_identity = events
             self._lives = hook_lives(settings)
+        # The hosts' registries of running sessions: read again on every refresh (a process's exit
+        # writes nothing a file identity would show).
+        self._live = session_liveness(settings, self.plugins)
         status_changed = identity != self._status_identity or pid != self.watcher_pid
         self._status_identity = identity
         self.watcher_pid = pid
@@ -454,6 +461,7 @@ class Board:
                     self.idle_timeout,
                     suspended=row.key in self._suspended,
                     ended_at=host_ended(row.session_ids, self._lives),
+                    liveness=liveness_of(row.session_ids, self._live),
                 ),
             )
             for row in rows.values()

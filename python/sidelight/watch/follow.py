@@ -3,8 +3,10 @@ and the dashboard's :class:`~sidelight.dashboard.data.Board` share to judge a se
 lifecycle tracker, and to tell when it turns by the clock alone.
 
 - :func:`derive_state`: ``active``, ``idle``, ``ended`` or ``suspended`` from a session's facts (its last
-  activity, the idle timeout, a suspension, the end its host recorded), by
+  activity, the idle timeout, a suspension, the end its host recorded, whether its process runs), by
   :func:`sidelight.features.lifecycle.judge_session`, the tracker's own rule;
+- :func:`liveness_of`: whether a session's process runs, as its host's registry says
+  (:func:`sidelight.engine.liveness.session_liveness`);
 - :func:`host_ended`: the end its host recorded for a session (the hooks' events file), which counts
   unless the session started again since;
 - :func:`state_turns` / :func:`next_state_turn`: when a quiet session turns idle, then ended, with no
@@ -24,12 +26,14 @@ from sidelight.features.lifecycle import judge_session
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from sidelight.records import Session
+    from sidelight.records import Liveness, Session
 
 __all__ = [
     "Identity",
     "derive_state",
     "host_ended",
+    "live_state",
+    "liveness_of",
     "next_state_turn",
     "state_turns",
     "transcript_identities",
@@ -46,13 +50,36 @@ def derive_state(
     *,
     suspended: bool = False,
     ended_at: float | None = None,
+    liveness: Liveness | None = None,
 ) -> str:
     """A session's state judged from its facts, without a tracker
     (:func:`~sidelight.features.lifecycle.judge_session`,
     the tracker's own rule): ``active`` within the idle timeout, ``idle`` within twice that, else
     ``ended``; ``ended`` as well when its host said so (``ended_at``) and nothing was written since;
-    ``suspended`` when asked to."""
-    return judge_session(last_activity, now, idle_timeout, ended_at=ended_at, suspended=suspended)[0]
+    ``suspended`` when asked to.
+
+    Where its host's registry tells (``liveness``; ``None``: it does not): a session whose process is
+    ``gone`` has ``ended``, however recently it wrote; one whose process is ``running`` is not ended
+    by the clock (``idle`` at most), only by its host's word."""
+    if liveness == "gone":
+        return live_state(state=None, liveness=liveness)
+    state, why = judge_session(last_activity, now, idle_timeout, ended_at=ended_at, suspended=suspended)
+    if liveness == "running" and why == "idle_timeout":
+        return "active" if last_activity is None else "idle"
+    return state
+
+
+def live_state(state: str | None, liveness: Liveness | None) -> str:
+    """A state judged elsewhere (the watcher's), corrected by whether the session's process runs: one
+    whose process is ``gone`` has ``ended`` (a process that died writes nothing to say so)."""
+    return "ended" if liveness == "gone" else state or "active"
+
+
+def liveness_of(session_ids: Iterable[str | None], live: Mapping[str, Liveness]) -> Liveness | None:
+    """Whether the process of a session (known by any of ``session_ids``) runs, from ``live``
+    (:func:`sidelight.engine.liveness.session_liveness`); ``None``: no registry names it."""
+    found = [live[i.lower()] for i in session_ids if i and i.lower() in live]
+    return "running" if "running" in found else (found[0] if found else None)
 
 
 def host_ended(session_ids: Iterable[str | None], lives: Mapping[str, tuple[float, float]]) -> float | None:

@@ -73,6 +73,8 @@ def status_row(row: Row) -> dict[str, Any]:
         "group": row.group,
         "path": row.path,
         "resolver": row.resolver,
+        # The agent's id of the session: its host's registry of running sessions names it by that.
+        "session_id": None if row.seen is None else row.seen.id,
         "user_messages": counts.user_messages,
         "assistant_messages": counts.assistant_messages,
         "messages": counts.user_messages + counts.assistant_messages,

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from sidelight.engine.discovery import list_sessions
+from sidelight.engine.liveness import session_liveness
 from sidelight.engine.reads import TranscriptRead, decoder_for, first_look, scan_reads
 from sidelight.engine.scanning import detect_format
 from sidelight.features.lifecycle import RECENT_FILES, LifecycleSettings, SessionTracker, format_duration
 from sidelight.features.recap.handoff import hook_lives
 from sidelight.statelayout import CURSORS_DIR, ENTRY_POINTS_FILE, HOOK_SOCKET
 from sidelight.timestamps import epoch_seconds
-from sidelight.watch.follow import derive_state, host_ended
+from sidelight.watch.follow import derive_state, host_ended, live_state, liveness_of
 from sidelight.watch.options import watch_options
 from sidelight.watch.runtime import read_snapshot, running_watcher
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.plugins import Plugins
-    from sidelight.records import Session
+    from sidelight.records import Liveness, Session
     from sidelight.types import Activity
 
 __all__ = [
@@ -190,7 +191,11 @@ def collect_status(settings: Settings, plugins: Plugins, now: float | None = Non
     hooks = hook_serving(pid, snapshot)
     problems = refused_state(settings) + state_problems(settings)
     if pid is not None and snapshot is not None and snapshot.get("sessions"):
-        rows = _rows_from_snapshot(snapshot)
+        live = session_liveness(settings, plugins)
+        rows = [
+            replace(row, state=live_state(row.state, liveness_of(row.session_ids, live)))
+            for row in _rows_from_snapshot(snapshot)
+        ]
         return StatusReport("watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems)
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     idle_timeout = watch_options(settings).idle_timeout
@@ -327,6 +332,7 @@ def _rows_from_snapshot(snapshot: dict[str, Any]) -> list[StatusRow]:
                 user_messages=user,
                 assistant_messages=assistant,
                 files=tuple(str(f) for f in record.get("recent_files") or () if isinstance(f, str)),
+                session_ids=(record["session_id"],) if isinstance(record.get("session_id"), str) else (),
             )
         )
     return _sorted(rows)
@@ -342,7 +348,9 @@ def session_state(session: Session, settings: Settings, plugins: Plugins, now: f
         for record in snapshot.get("sessions") or ():
             # A session named by its transcript's path is the watcher's session of that transcript.
             if isinstance(record, dict) and session.key in (record.get("key"), f"path:{record.get('path')}"):
-                return str(record.get("state") or "active")
+                ids = (session.id, record.get("session_id"))
+                state = str(record.get("state") or "active")
+                return live_state(state, liveness_of(ids, session_liveness(settings, plugins)))
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     if decoder_for(session, plugins) == "auto":  # named by its path: the format is judged from the file
         detected = detect_format(session.path)
@@ -356,6 +364,7 @@ def session_state(session: Session, settings: Settings, plugins: Plugins, now: f
         watch_options(settings).idle_timeout,
         suspended,
         hook_lives(settings),
+        session_liveness(settings, plugins),
     )
 
 
@@ -384,15 +393,19 @@ def _judged(
     idle_timeout: float,
     suspended: Collection[str],
     lives: Mapping[str, tuple[float, float]],
+    live: Mapping[str, Liveness],
 ) -> str:
-    """A session's state without a watcher: from its last activity, the idle timeout, a suspension and
-    the end its host recorded (unless it started again since)."""
+    """A session's state without a watcher: from its last activity, the idle timeout, a suspension,
+    the end its host recorded (unless it started again since) and whether its process runs (where its
+    host keeps a registry of running sessions)."""
+    ids = _session_ids(session, activities)
     return derive_state(
         _last_activity(session, activities),
         now,
         idle_timeout,
         suspended=session.key in suspended,
-        ended_at=host_ended(_session_ids(session, activities), lives),
+        ended_at=host_ended(ids, lives),
+        liveness=liveness_of(ids, live),
     )
 
 
@@ -421,6 +434,7 @@ def transcript_rows(
     scanned, partial = _scan(sessions, settings, plugins)
     found = {s.key: (s, scanned[s.key]) for s in sessions}
     lives = hook_lives(settings)
+    live = session_liveness(settings, plugins)
     # Hot memory is the lifecycle's own reading of the tool uses: a throwaway tracker gives it.
     tracker = SessionTracker(LifecycleSettings(idle_timeout=idle_timeout), clock=lambda: now)
     rows = []
@@ -434,7 +448,7 @@ def transcript_rows(
                 key=key,
                 name=session.name,
                 agent=session.format,
-                state=_judged(session, activities, now, idle_timeout, suspended, lives),
+                state=_judged(session, activities, now, idle_timeout, suspended, lives, live),
                 last_activity=last,
                 messages=sum(a.messages.total for a in activities),
                 categories={c: sum(a.categories[c] for a in activities) for c in CATEGORIES},

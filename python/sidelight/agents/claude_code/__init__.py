@@ -58,8 +58,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import Liveness
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = ["FORMAT", "NAME", "current", "list_sessions", "live_sessions", "roots", "session_for_path"]
 
 logger = get_logger(__name__)
 
@@ -316,6 +317,33 @@ def skills_dir(scope: str, settings: Settings) -> Path:
     return (dirs[0] if dirs else settings.home / ".claude") / "skills"
 
 
+def live_sessions(settings: Settings) -> dict[str, Liveness]:
+    """Per session id, whether its process runs (``AgentSpec.live_sessions``), from
+    ``<claude dir>/sessions/<pid>.json``: Claude Code writes one while a session runs (``pid``,
+    ``sessionId``, ``procStart``: the process's start in clock ticks, ``pidDomain``:
+    ``linux:<machine id>:pid:[<pid namespace>]``) and removes it when the process exits. A record of
+    another machine or pid namespace, or with a ``procStart`` that is no number, says nothing."""
+    from sidelight.engine import liveness
+
+    live: dict[str, Liveness] = {}
+    for claude_dir in claude_dirs(settings):
+        for pid, record in liveness.registry_records(claude_dir / "sessions"):
+            start = record.get("procStart")
+            if start is not None and not (isinstance(start, str) and start.isdigit() and start.isascii()):
+                continue
+            domain = record.get("pidDomain")
+            if domain is not None and not isinstance(domain, str):
+                continue
+            # linux:<machine id>:pid:[<namespace>]
+            parts = (domain or "").split(":")
+            machine = parts[1] if len(parts) > 1 else None
+            namespace = parts[-1].strip("[]") if len(parts) > 2 else None
+            if liveness.is_foreign(machine=machine, namespace=namespace):
+                continue
+            liveness.judge_record(pid, record, None if start is None else int(start), live)
+    return live
+
+
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     from sidelight.records import AgentSpec, HostHook
@@ -342,6 +370,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         injected_values=injected_values,
         short_name="claude",
         skills_dir=skills_dir,
+        live_sessions=live_sessions,
     )
 
 

@@ -45,8 +45,18 @@ if TYPE_CHECKING:
     from typing import Any
 
     from sidelight.config import Settings
+    from sidelight.records import Liveness
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "project_folder", "roots", "session_for_path"]
+__all__ = [
+    "FORMAT",
+    "NAME",
+    "current",
+    "list_sessions",
+    "live_sessions",
+    "project_folder",
+    "roots",
+    "session_for_path",
+]
 
 logger = get_logger(__name__)
 
@@ -214,6 +224,27 @@ def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
                 yield from text.split(_CONTEXT_CLOSE)
 
 
+def live_sessions(settings: Settings) -> dict[str, Liveness]:
+    """Per session id, whether its process runs (``AgentSpec.live_sessions``), from
+    ``<qwen dir>/sessions/<pid>.json`` (and ``<pid>-<slot>.json``): Qwen Code's registry of running
+    sessions (``pid``, ``sessionId``, ``procStart``: ``<boot id>:<start in clock ticks>``, ``pidNs``:
+    the pid namespace), written by its interactive UI and its ACP sessions. A record of another boot
+    or pid namespace, or with a ``procStart`` it cannot read, says nothing."""
+    from sidelight.engine import liveness
+
+    live: dict[str, Liveness] = {}
+    folder = (settings.qwen_dir or settings.home / ".qwen") / "sessions"
+    for pid, record in liveness.registry_records(folder):
+        token = record.get("procStart")
+        boot, _, ticks = token.rpartition(":") if isinstance(token, str) else ("", "", "")
+        if token is not None and not (ticks.isdigit() and ticks.isascii()):
+            continue
+        if liveness.is_foreign(boot=boot, namespace=record.get("pidNs")):
+            continue
+        liveness.judge_record(pid, record, int(ticks) if ticks else None, live)
+    return live
+
+
 @hookimpl
 def sidelight_agents() -> Iterator[AgentSpec]:
     from sidelight.records import AgentSpec, HostHook
@@ -239,6 +270,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         variables=("QWEN_HOME",),
         injected_where="Qwen Code's <qwen:user-prompt-submit-context> part of the prompt",
         injected_values=injected_values,
+        live_sessions=live_sessions,
     )
 
 

@@ -9,8 +9,10 @@ one has prompts from before it ended). A session that ends, or is resumed, befor
 the handoff it was keeping (:func:`void_pending`).
 
 The previous session is the workspace's most recent other session that has ended (its last recorded
-hook event is a ``SessionEnd``) or been quiet for ``HANDOFF_QUIET`` seconds (since its transcript last
-changed and its last recorded start), and is not older than ``HANDOFF_MAX_AGE``. When no handoff file for
+hook event is a ``SessionEnd``, or its host's registry of running sessions names its process and that
+process is gone) or been quiet for ``HANDOFF_QUIET`` seconds (since its transcript last changed and its
+last recorded start; a session whose registry says its process runs is running alongside, however
+quiet), and is not older than ``HANDOFF_MAX_AGE``. When no handoff file for
 it exists (no watcher ran, the session was killed), the recap is built then, from the transcript's last
 ``HOOK_TAIL_BYTES``, and written too. Which handoffs were delivered is recorded under
 ``<state dir>/handoffs/delivered/`` (one file per previous session and transcript size, created
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.features.recap.build import Recap
     from sidelight.plugins import Plugins
-    from sidelight.records import HostEvent, Session
+    from sidelight.records import HostEvent, Liveness, Session
 
 __all__ = [
     "FRAME",
@@ -410,6 +412,7 @@ def previous_session(
     now = time.time() if now is None else now
     lives = hook_lives(settings)
     best: tuple[float, str, Session] | None = None
+    live: dict[str, dict[str, Liveness]] = {}  # per resolver, read once when needed
     for session in list_sessions(settings, plugins):
         if session.group != current.group or session.key == current.key:
             continue
@@ -420,13 +423,34 @@ def previous_session(
         if now - mtime > HANDOFF_MAX_AGE:
             continue
         started, stopped = lives.get((session.id or "").lower(), (0.0, 0.0))
-        # Ended by its host (and not started again since), or quiet since its last sign of life.
-        done = (stopped > 0.0 and stopped >= started) or now - max(mtime, started) >= HANDOFF_QUIET
+        # Ended by its host (and not started again since), or quiet since its last sign of life; where
+        # its host keeps a registry of running sessions, its process gone (not running alongside), or
+        # running (alongside, however quiet).
+        ended = stopped > 0.0 and stopped >= started
+        liveness = None
+        if not ended and session.id:
+            if session.resolver not in live:
+                live[session.resolver] = _liveness(settings, plugins, session.resolver)
+            liveness = live[session.resolver].get(session.id.lower())
+        quiet = now - max(mtime, started) >= HANDOFF_QUIET
+        done = ended or liveness == "gone" or (liveness is None and quiet)
         if not done:
             continue
         if best is None or (mtime, session.key) > best[:2]:
             best = (mtime, session.key, session)
     return None if best is None else best[2]
+
+
+def _liveness(settings: Settings, plugins: Plugins, resolver: str) -> dict[str, Liveness]:
+    """Whether each session of the agent whose resolver is ``resolver`` runs, from its host's registry
+    (:func:`sidelight.engine.liveness.session_liveness`); a built-in agent is named as its resolver, so
+    no other agent's module is imported for it."""
+    from sidelight.engine.liveness import session_liveness
+
+    agent = plugins.agent(resolver)
+    if agent is None or agent.resolver != resolver:
+        agent = next((a for a in plugins.agents().values() if a.resolver == resolver), None)
+    return {} if agent is None else session_liveness(settings, plugins, (agent,))
 
 
 def _delivery(workspace: Path, source: Session, size: int) -> str:
