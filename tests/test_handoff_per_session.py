@@ -9,47 +9,28 @@ nothing of the Claude Code session's work (its first look began where the delive
 from __future__ import annotations
 
 import json
-import os
 import time
 from typing import TYPE_CHECKING
 
-import pytest
-
-from sidelight.agents.claude_code.paths import claude_sanitize
 from sidelight.features.hook import handle_hook
 from sidelight.features.recap import handoff
 from sidelight.plugins import Plugins
-from tests.conftest import ROOT
+from tests.test_person_prompts import CURRENT, prompt
+from tests.test_recap_handoff import claude_transcript, context
+from tests.test_recap_handoff import workspace as workspace  # the project folder fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-SAMPLE = ROOT / "tests" / "data" / "claude-code" / "four-tools-resume.jsonl"
 ENDED = "11111111-1111-4111-8111-111111111111"
 CODEX_ONE = "01a1fffb-0000-7000-8000-000000000001"
 CODEX_TWO = "01a1fffb-0000-7000-8000-000000000002"
 HEADER = "[Session Activity]"
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "work" / "proj"
-    folder.mkdir(parents=True)
-    return folder.resolve()
-
-
-def ended_claude_session(home: Path, workspace: Path, session_id: str = ENDED) -> Path:
+def ended_claude_session(home: Path, workspace: Path) -> Path:
     """A Claude Code session of ``workspace`` that ended an hour ago after a command (the real sample)."""
-    text = SAMPLE.read_text(encoding="utf-8").replace(
-        "/tmp/sidelight-samples/claude-code/project", str(workspace)
-    )
-    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{session_id}.jsonl"
-    path.write_text(text.replace("efe363b5-b821-4830-99c4-b4c7fff4e274", session_id), encoding="utf-8")
-    old = time.time() - 3600
-    os.utime(path, (old, old))
-    return path
+    return claude_transcript(home, workspace, ENDED)
 
 
 def codex(home: Path, workspace: Path, session_id: str, event: str, **extra: str) -> str | None:
@@ -70,8 +51,7 @@ def codex(home: Path, workspace: Path, session_id: str, event: str, **extra: str
         "hook_event_name": event,
         **extra,
     }
-    out = handle_hook("codex", json.dumps(payload), plugins=Plugins(entry_points=False))
-    return None if out is None else str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
+    return context(handle_hook("codex", json.dumps(payload), plugins=Plugins(entry_points=False)))
 
 
 def test_a_second_new_session_hears_of_the_work_handed_to_the_first(home: Path, workspace: Path) -> None:
@@ -93,23 +73,10 @@ def test_a_second_new_session_hears_of_the_work_handed_to_the_first(home: Path, 
 def test_a_new_claude_code_session_too_and_only_once(home: Path, workspace: Path) -> None:
     ended_claude_session(home, workspace)
     assert codex(home, workspace, CODEX_ONE, "SessionStart", source="startup") is not None
-    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
-    third = "33333333-3333-4333-8333-333333333333"
-
-    def prompt(text: str) -> str | None:
-        payload = {
-            "session_id": third,
-            "transcript_path": str(folder / f"{third}.jsonl"),
-            "cwd": str(workspace),
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": text,
-        }
-        out = handle_hook("claude-code", json.dumps(payload), plugins=Plugins(entry_points=False))
-        return None if out is None else str(json.loads(out)["hookSpecificOutput"]["additionalContext"])
-
-    said = prompt("what happened?")
+    said = context(prompt(home, workspace, "what happened?"))  # a new Claude Code session, CURRENT
     assert said is not None and f"- claude {ENDED[:8]} (" in said, said
-    assert prompt("and now?") is None  # its own cursors keep it from hearing it twice
+    assert prompt(home, workspace, "and now?") is None  # its own cursors keep it from hearing it twice
+    assert CURRENT[:8] not in said
 
 
 def test_what_the_ended_session_does_after_its_handoff_is_news_to_the_receiver(

@@ -22,6 +22,7 @@ from sidelight.agents.claude_code.paths import claude_sanitize
 from sidelight.features.hook import handle_hook
 from sidelight.plugins import Plugins
 from tests.conftest import ROOT
+from tests.test_recap_handoff import workspace as workspace  # the project folder fixture
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,13 +38,6 @@ TASK_NOTIFICATION = (
     "<output-file>/tmp/claude-0/tasks/b16hgc6u4.output</output-file>\n<status>completed</status>\n"
     '<summary>Background command "bg" completed (exit code 0)</summary>\n</task-notification>'
 )
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "work" / "proj"
-    folder.mkdir(parents=True)
-    return folder.resolve()
 
 
 def project(home: Path, workspace: Path) -> Path:

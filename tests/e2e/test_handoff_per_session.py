@@ -9,16 +9,10 @@ import pytest
 from sidelight.engine.paths import short_id
 from tests.e2e.conftest import DIGEST_HEADER, AgentEnv, digest_for
 from tests.e2e.mockapi import bash, say
+from tests.e2e.test_handoff_claude_code import RECAP_TITLE
+from tests.e2e.test_handoff_claude_code import first_request_with as request_text
 
 pytestmark = pytest.mark.e2e
-
-RECAP_TITLE = "Recap of the previous session"
-
-
-def request_text(agents: AgentEnv, prompt: str) -> str:
-    requests = [r for r in agents.mock.model_requests() if prompt in r.text()]
-    assert requests, agents.mock.summary()
-    return requests[0].text()
 
 
 def test_a_second_new_codex_session_hears_of_the_claude_code_session(agents: AgentEnv) -> None:
