@@ -386,50 +386,6 @@ def test_the_handoff_moves_the_digest_cursor_past_what_it_covered(home: Path, wo
     assert handle_hook("claude-code", json.dumps(prompt), plugins=Plugins(entry_points=False)) is None
 
 
-def test_a_later_session_s_first_look_skips_what_a_delivered_handoff_covered(
-    home: Path, workspace: Path
-) -> None:
-    # Session 1 ended and its recap went to session 2. Session 3's first prompt must not hear session 1's
-    # requests again from a first look (512 KiB reaches them), only what it did after that handoff.
-    first_id, second_id, third_id = (
-        f"{n}{n}{n}{n}{n}{n}{n}{n}-{n}{n}{n}{n}-4{n}{n}{n}-8{n}{n}{n}-" + n * 12 for n in "123"
-    )
-    first = claude_transcript(home, workspace, first_id)
-    assert context(start(workspace, second_id, home)) is not None
-    claude_transcript(home, workspace, third_id, mtime=None)
-    folder = home / ".claude" / "projects" / claude_sanitize(str(workspace))
-
-    def prompt(text: str) -> str | None:
-        payload = {
-            "session_id": third_id,
-            "transcript_path": str(folder / f"{third_id}.jsonl"),
-            "cwd": str(workspace),
-            "hook_event_name": "UserPromptSubmit",
-            "prompt": text,
-        }
-        return context(handle_hook("claude-code", json.dumps(payload), plugins=Plugins(entry_points=False)))
-
-    said = prompt("what happened?") or ""
-    assert "11111111" not in said and "notes.txt" not in said, said
-    # What session 1 does after the handoff is news again.
-    line = json.loads(first.read_text(encoding="utf-8").splitlines()[-1])
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
-    with first.open("a", encoding="utf-8") as file:
-        file.write(
-            json.dumps(
-                {
-                    **line,
-                    "uuid": "later",
-                    "timestamp": stamp,
-                    "type": "user",
-                    "message": {"role": "user", "content": "deploy it please"},
-                }
-            )
-            + "\n"
-        )
-    assert "deploy it please" in (prompt("and now?") or "")
-
-
 def test_the_plan_of_a_pi_first_prompt_shows_the_handoff_and_moves_nothing(
     home: Path, workspace: Path
 ) -> None:

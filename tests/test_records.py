@@ -184,6 +184,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("read_event", "Callable[[Mapping[str, Any]], HostEvent | None]", REQUIRED),
             ("render", "Callable[[HostEvent, str | None], str | None]", REQUIRED),
             ("description", "str", ""),
+            ("not_typed", "Callable[[HostEvent], bool] | None", None),
         ],
     ),
     (

@@ -17,7 +17,7 @@ import pytest
 from sidelight import statelayout
 from sidelight.config import Settings
 from sidelight.cursors import CursorStore
-from sidelight.engine.reads import covered_file, cursor_file
+from sidelight.engine.reads import cursor_file
 from sidelight.features import resume
 from sidelight.features.facts import _given_marker
 from sidelight.records import Session
@@ -76,7 +76,7 @@ def test_a_long_key_gets_a_name_a_file_system_takes_and_keeps_apart_from_its_nei
 
 
 def test_every_per_session_file_of_a_long_key_can_be_written(tmp_path: Path) -> None:
-    # Before, the cursor file, the prompt marker, the pending handoff and resume and the covered note
+    # Before, the cursor file, the prompt marker, the pending handoff and resume
     # of a key this long were named with all of it: the file system refused the name (ENAMETOOLONG),
     # so such a session never kept its cursors.
     settings = settings_for(tmp_path)
@@ -88,7 +88,6 @@ def test_every_per_session_file_of_a_long_key_can_be_written(tmp_path: Path) -> 
     assert resume.last_prompt(current, settings) == 1000.0
     paths = [
         cursor_file(current, settings),
-        covered_file(settings, LONG),
         _given_marker(settings, LONG),
         session_path(settings.state_dir, PROMPTS_DIR, LONG),
     ]
@@ -214,7 +213,7 @@ def _spelled(path: Path, root: Path, files: set[str], folders: set[str]) -> list
 def test_every_name_of_the_state_directory_is_spelled_only_in_the_layout() -> None:
     files, folders = _layout_names()
     assert {"sidelight.log", "activity-events.jsonl", "hook.sock", "status.json"} <= files
-    assert {"cursors", "received", "handoffs", "delivered", "covered", "pending", "watch"} <= folders
+    assert {"cursors", "received", "handoffs", "delivered", "pending", "watch"} <= folders
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "statelayout.py":

@@ -79,15 +79,20 @@ def render_hook_json(event: HostEvent, text: str | None) -> str | None:
 
 
 def command_hook_injector(
-    host: str, description: str, render: Callable[[HostEvent, str | None], str | None] | None = None
+    host: str,
+    description: str,
+    render: Callable[[HostEvent, str | None], str | None] | None = None,
+    not_typed: Callable[[HostEvent], bool] | None = None,
 ) -> InjectorSpec:
     """The injector of a host that speaks the command-hook protocol: its events read with
-    :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`)."""
+    :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`);
+    ``not_typed``: see :class:`~sidelight.records.InjectorSpec`."""
     return InjectorSpec(
         name=host,
         read_event=lambda payload: read_command_hook(host, payload),
         render=render_hook_json if render is None else render,
         description=description,
+        not_typed=not_typed,
     )
 
 

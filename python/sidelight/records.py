@@ -644,15 +644,19 @@ class InjectorSpec:
 
     ``read_event(payload)`` turns the host's hook input (the parsed stdin JSON) into a :class:`HostEvent`
     (``None``: not this host's); ``render(event, context)`` turns the text to inject (``None``: nothing
-    new) into what the hook prints (``None``: print nothing).
+    new) into what the hook prints (``None``: print nothing). ``not_typed(event)``, when given, says that
+    a prompt event was not typed by a person (a loop's tick, a background task's result, another
+    session's message): it gets nothing, and no cursor moves. A prompt event without a prompt (Qwen
+    Code's call after each tool batch) never gets anything, whatever the injector.
     """
 
-    __slots__ = ("description", "name", "read_event", "render")
+    __slots__ = ("description", "name", "not_typed", "read_event", "render")
 
     name: str
     read_event: Callable[[Mapping[str, Any]], HostEvent | None]
     render: Callable[[HostEvent, str | None], str | None]
     description: str
+    not_typed: Callable[[HostEvent], bool] | None
 
     def __init__(
         self,
@@ -660,11 +664,13 @@ class InjectorSpec:
         read_event: Callable[[Mapping[str, Any]], HostEvent | None],
         render: Callable[[HostEvent, str | None], str | None],
         description: str = "",
+        not_typed: Callable[[HostEvent], bool] | None = None,
     ) -> None:
         _set(self, "name", name)
         _set(self, "read_event", read_event)
         _set(self, "render", render)
         _set(self, "description", description)
+        _set(self, "not_typed", not_typed)
 
 
 @record(frozen=True)

@@ -20,8 +20,8 @@ The state directory (``$SIDELIGHT_STATE_DIR``, else ``$XDG_STATE_HOME/sidelight`
     long-term-given/        per session: the facts it was given
     prompts/                per session: when it last had a prompt
     pending-resume/         per session: a welcome back owed to it
-    handoffs/               per workspace: its handoff (HASH/_handoff.md); delivered/ and its covered/
-                            (per session), pending/ (per session)
+    handoffs/               per workspace: its handoff (HASH/_handoff.md); delivered/, pending/ (per
+                            session)
     archive/                ended sessions (lifecycle records and gzip transcripts)
     requests/               what ``sidelight suspend`` / ``resume`` ask of the watcher
     installs/  backups/     what ``sidelight install`` changed, and the files it backed up
@@ -61,7 +61,6 @@ __all__ = [
     "ARCHIVE_DIR",
     "BACKUPS_DIR",
     "CONFIG_FILE",
-    "COVERED_DIR",
     "CURSORS_DIR",
     "DASHBOARD_DIR",
     "DELIVERED_DIR",
@@ -141,8 +140,6 @@ HANDOFFS_DIR = "handoffs"
 HANDOFF_FILE = "_handoff.md"
 #: One file per handoff delivered.
 DELIVERED_DIR = os.path.join(HANDOFFS_DIR, "delivered")
-#: Per handed-off session: how far into its transcript the largest delivered handoff went.
-COVERED_DIR = os.path.join(DELIVERED_DIR, "covered")
 #: Per session: the handoff it is to be given.
 PENDING_HANDOFFS_DIR = os.path.join(HANDOFFS_DIR, "pending")
 #: Ended sessions: their lifecycle records and gzip copies of their transcripts.

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import AgentEnv
+from sidelight.engine.paths import short_id
+from tests.e2e.conftest import DIGEST_HEADER, AgentEnv, digest_for
 from tests.e2e.mockapi import bash, say, write
 
 pytestmark = pytest.mark.e2e
@@ -53,8 +54,14 @@ def test_the_next_claude_code_session_gets_the_handoff_once(agents: AgentEnv) ->
     assert RECAP_TITLE not in first_request_with(agents, "still there?").split("still there?", 1)[1]
 
     # The third session gets the second one's recap: the first one's is not given twice, and the
-    # recap injected into the second session is not echoed from its transcript.
+    # recap injected into the second session is not echoed from its transcript. What was handed to the
+    # second session is the second session's: the third still hears of the first in its digest.
     agents.claude("anything left?")
     third = first_request_with(agents, "anything left?")
-    assert "fix the parser in app.py, then update the docs" not in third, third[-3000:]
+    start = third.index(RECAP_TITLE)
+    ends = [third.find(mark, start) for mark in (DIGEST_HEADER, "anything left?")]
+    recap = third[start : min(end for end in ends if end > 0)]
+    assert "fix the parser in app.py, then update the docs" not in recap, third[-3000:]
+    digest = digest_for(agents.mock, "anything left?")
+    assert digest is not None and f"- claude {short_id(first.session_id)} (" in digest, digest
     assert "ERROR" not in agents.sidelight_log

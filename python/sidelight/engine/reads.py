@@ -21,7 +21,7 @@ from sidelight._fast._record import record
 from sidelight._fast.logs import get_logger
 from sidelight.errors import InvalidCursorError
 from sidelight.formats import DEFAULT_CATEGORIES, DEFAULT_MAX_LINE_BYTES, DEFAULT_TEXT_LIMIT, is_known_format
-from sidelight.statelayout import COVERED_DIR, CURSORS_DIR, session_path
+from sidelight.statelayout import CURSORS_DIR, session_path
 from sidelight.types import CURSOR_FIELDS, Activity, Cursor, CursorTuple
 
 TYPE_CHECKING = False
@@ -591,22 +591,6 @@ def commit_reads(
     except (OSError, ValueError):
         # The digest still goes out; the next prompt may repeat part of it.
         logger.warning("could not save the cursors in %s", store.path, exc_info=True)
-
-
-def covered_file(settings: Settings, key: str) -> Path:
-    """Where the size is noted up to which the largest delivered handoff covered session ``key``'s
-    transcript (:data:`sidelight.statelayout.COVERED_DIR`, written by
-    :mod:`sidelight.features.recap.handoff`)."""
-    return session_path(settings.state_dir, COVERED_DIR, key)
-
-
-def covered_until(path: Path) -> int | None:
-    """The size noted in a :func:`covered_file` (``None``: none, or not a number)."""
-    try:
-        text = path.read_bytes()
-    except OSError:
-        return None
-    return int(text) if text.strip().isdigit() else None
 
 
 # -- the batch call: counts ------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ entry for itself), asks the summarizer plugins for one line each, and commits th
 
 from __future__ import annotations
 
-import os
 import posixpath
 import time
 
@@ -33,7 +32,7 @@ from sidelight.plugins import Plugins, get_plugins
 from sidelight.records import HostEvent, ResolverSpec, Session, SessionActivity, SummarizerSpec
 from sidelight.redact import sanitize, strip_invisible
 from sidelight.timestamps import epoch_seconds
-from sidelight.types import Activity, Cursor
+from sidelight.types import Activity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -443,8 +442,6 @@ def _read_and_summarize(
     # time left when it meets the first sibling with news), scans at theirs of what is left then, and
     # summaries take the rest.
     reads = engine.plan_reads(siblings, saved, settings, deadline=deadline, share=PLAN_SHARE)
-    if any(read.first_look for read in reads):
-        reads = _past_handoffs(reads, settings)
     # With news to report, what this session did itself since it last looked (for conflicts): its own
     # transcript, from its own cursor entry, in the same native call.
     own = _own_reads(current, saved, settings) if reads or remote else []
@@ -693,33 +690,6 @@ def _remote_lines(
             if line is not None:
                 lines.append(line)
     return lines
-
-
-def _past_handoffs(reads: list[engine.TranscriptRead], settings: Settings) -> list[engine.TranscriptRead]:
-    """``reads`` with each first look at a session whose handoff was delivered starting where that
-    handoff ended: its recap went to a later session already, so what it covered is nobody's news (a
-    first look of 512 KiB reached back to the prompts of a session two handoffs ago)."""
-    from sidelight import _core
-    from sidelight.statelayout import COVERED_DIR, session_names
-
-    try:
-        noted = set(os.listdir(settings.state_dir / COVERED_DIR))  # noqa: PTH208 (names only, no Path per entry)
-    except OSError:
-        return reads
-    out = []
-    for read in reads:
-        key = read.session.key
-        if read.first_look and read.path == read.session.path and not noted.isdisjoint(session_names(key)):
-            size = engine.covered_until(engine.covered_file(settings, key))
-            if size is not None and (read.cursor is None or read.cursor.offset < size):
-                try:
-                    cursor = Cursor.from_tuple(_core.file_cursor(str(read.path), size))
-                except (OSError, ValueError):
-                    pass  # gone or shorter than it was (rewritten): the first look stands
-                else:
-                    read = engine.TranscriptRead(read.session, read.path, cursor, True, 0, read.skipped)
-        out.append(read)
-    return out
 
 
 def _summaries(

@@ -147,10 +147,14 @@ def _compose(
     if event is None:
         logger.warning("%s hook input not understood; nothing injected", host)
         return None, None
-    if event.event == "UserPromptSubmit" and event.prompt == "":
-        # Qwen Code calls its prompt hook again after every tool result, with an empty prompt; what it
-        # gets then reaches the model but never the transcript. The news waits for a typed prompt.
-        logger.debug("%s: prompt hook without a prompt; nothing injected", host)
+    if event.event == "UserPromptSubmit" and (
+        event.prompt == "" or (injector.not_typed is not None and injector.not_typed(event))
+    ):
+        # Only a person's prompt gets a digest. Qwen Code calls its prompt hook again after every tool
+        # result, with an empty prompt (what it gets reaches the model but never the transcript); Claude
+        # Code calls it for a loop's tick, a background task's result, another session's message. The
+        # news waits for a typed prompt, its cursors unmoved.
+        logger.debug("%s: prompt hook without a typed prompt; nothing injected", host)
         return None, None
     if event.event == "SessionEnd":
         _record(settings, event)

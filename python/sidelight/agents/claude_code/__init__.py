@@ -32,6 +32,7 @@ specific resolvers first for the current session.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from sidelight._fast._hookimpl import hookimpl
@@ -283,13 +284,77 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 # :mod:`sidelight.integrations.agent_sdk`, turns it back into a dict).
 
 
+#: Who wrote a prompt, as Claude Code's ``UserPromptSubmit`` input documents its ``source`` field
+#: (``user``, ``sdk``, ``system``, ``loop_wakeup``, ``schedule_wakeup``, ``poll_event``; "payloads may
+#: omit it while the field rolls out", and 2.1.330 does): these two are a person's.
+TYPED_SOURCES = frozenset({"user", "sdk"})
+#: How a prompt no person typed begins: Claude Code's own envelopes for a turn it starts itself (2.1.330
+#: sends a finished background task as ``<task-notification>\n<task-id>...``; the others are in its list
+#: of such envelopes): another session's message, a teammate's or an agent's, a tick, a relay.
+ENVELOPES = (
+    "<task-notification>",
+    "<cross-session-message",
+    "<teammate-message",
+    "<agent-message",
+    "<coordinator-relay",
+    "<tick>",
+)
+#: The tools whose ``prompt`` comes back as a prompt when they fire (a ``/loop``'s wakeup, a scheduled
+#: task): the input says nothing else of it, and the transcript has the call (the tick's own line is
+#: written after the hook ran).
+SCHEDULERS = (b'"name":"ScheduleWakeup"', b'"name":"CronCreate"')
+#: How much of the transcript's end is searched for that call.
+SCHEDULER_TAIL = 64 * 1024
+
+
+def not_typed(event: HostEvent) -> bool:
+    """Whether a prompt event of Claude Code was not typed by a person: its ``source`` says so, or the
+    prompt is one of Claude Code's envelopes (:data:`ENVELOPES`), or it is the ``prompt`` of a
+    scheduler call near the transcript's end (:data:`SCHEDULERS`: a loop's tick)."""
+    source = event.raw.get("source")
+    if isinstance(source, str) and source:
+        return source not in TYPED_SOURCES
+    prompt = event.prompt or ""
+    if prompt.lstrip().startswith(ENVELOPES):
+        return True
+    return event.transcript_path is not None and _scheduled(os.fspath(event.transcript_path), prompt)
+
+
+def _scheduled(path: str, prompt: str) -> bool:
+    """Whether the end of the transcript at ``path`` holds a scheduler call whose ``prompt`` is
+    ``prompt`` (Claude Code writes its lines as compact JSON). Unreadable: no."""
+    from sidelight._fast import jsonio
+
+    try:
+        # Never waits: a FIFO named like the transcript is not read.
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return False
+        tail = os.pread(fd, SCHEDULER_TAIL, max(0, info.st_size - SCHEDULER_TAIL))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not any(name in tail for name in SCHEDULERS):
+        return False
+    return b'"prompt":' + jsonio.dumps(prompt, ensure_ascii=False).encode("utf-8") in tail
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
-        NAME, "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)"
+        NAME,
+        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)",
+        not_typed=not_typed,
     )
     yield command_hook_injector(
-        "agent-sdk", "the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)"
+        "agent-sdk",
+        "the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)",
+        not_typed=not_typed,
     )
 
 

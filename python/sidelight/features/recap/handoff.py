@@ -42,7 +42,7 @@ from sidelight._fast import jsonio
 from sidelight._fast._record import NEW_DICT, record
 from sidelight._fast.logs import get_logger
 from sidelight.engine.discovery import current_session, list_sessions
-from sidelight.engine.reads import covered_file, covered_until, cursor_entry, cursor_file, decoder_for
+from sidelight.engine.reads import cursor_entry, cursor_file, decoder_for
 from sidelight.errors import NotARegularFileError
 from sidelight.statefile import private_dir, regular_file_target, write_atomic
 from sidelight.statelayout import (
@@ -475,22 +475,7 @@ def _claim(settings: Settings, workspace: Path, source: Session, size: int) -> b
                 {"workspace": str(workspace), "session": source.key, "size": size, "time": time.time()}
             )
         )
-    _record_covered(settings, source.key, size)
     return True
-
-
-def _record_covered(settings: Settings, key: str, size: int) -> None:
-    """Notes that a handoff covering ``key``'s transcript up to ``size`` was delivered (never less than
-    one noted before): a later session's first look at ``key`` starts there (``digest._past_handoffs``),
-    so no session is told again what the recap said. A failure only costs that repeat."""
-    path = covered_file(settings, key)
-    try:
-        if (covered_until(path) or 0) >= size:
-            return
-        private_dir(path.parent)
-        write_atomic(path, str(size).encode(), mode=0o600)
-    except OSError as error:
-        logger.info("cannot note what the handoff of %s covered: %s", key, error)
 
 
 def _is_delivered(settings: Settings, workspace: Path, source: Session, size: int) -> bool:
