@@ -488,3 +488,35 @@ def test_the_server_runs_on_the_event_loop_uvicorn_would_choose(tmp_path, monkey
     finally:
         sock.close()
     assert len(made) == 1 and served_on == made
+
+
+def test_an_accept_retry_after_the_server_closed_is_no_traceback(caplog):
+    """After an accept fails for lack of descriptors, asyncio retries a second later; a server stopped
+    in that second has closed its socket, and the retry fails on descriptor -1: said quietly, not as
+    asyncio's traceback (seen under load when the dashboard stops right after a flood)."""
+    import asyncio
+
+    from sidelight.dashboard.data import Alarm
+    from sidelight.dashboard.server import _loop_errors
+
+    def _start_serving() -> None:  # named as asyncio's callback is
+        pass
+
+    handle = _loop_errors(Alarm())
+    loop = asyncio.new_event_loop()
+    try:
+        timer = loop.call_later(3600, _start_serving)
+        handle(
+            loop,
+            {
+                "message": "Exception in callback",
+                "exception": ValueError("Invalid file descriptor: -1"),
+                "handle": timer,
+            },
+        )
+        timer.cancel()
+        assert not any(r.name == "asyncio" for r in caplog.records)
+        handle(loop, {"message": "something else", "exception": ValueError("x")})
+        assert any(r.name == "asyncio" for r in caplog.records)
+    finally:
+        loop.close()

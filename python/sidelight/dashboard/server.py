@@ -131,13 +131,19 @@ def _stopped(signum: int, frame: FrameType | None) -> None:
 
 def _loop_errors(alarm: Alarm) -> Callable[[asyncio.AbstractEventLoop, dict[str, Any]], None]:
     """The event loop's handler of errors nothing else handles: a connection the system could not
-    accept for lack of file descriptors raises the alarm (one line, once); the rest as asyncio says."""
+    accept for lack of file descriptors raises the alarm (one line, once). After such an error asyncio
+    retries accepting a second later; when the server stopped in that second its socket is closed and
+    the retry fails on descriptor -1: nothing is lost, so it is logged quietly. The rest as asyncio says."""
     from sidelight.dashboard.data import out_of_descriptors
 
     def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         error = context.get("exception")
         if error is not None and out_of_descriptors(error):
             alarm.raise_(error)
+            return
+        callback = getattr(context.get("handle"), "_callback", None)
+        if isinstance(error, ValueError) and getattr(callback, "__name__", "") == "_start_serving":
+            logger.debug("the accept retry found the server closed: %s", error)
             return
         loop.default_exception_handler(context)
 
