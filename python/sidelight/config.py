@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 __all__ = [
+    "EDIT_GUARD_MODES",
     "HANDOFF_LOCATIONS",
     "ConfigError",
     "Settings",
@@ -42,6 +43,8 @@ __all__ = [
 
 #: Where a handoff file can go (``Settings.handoff_location``).
 HANDOFF_LOCATIONS: Final = ("state", "project")
+#: ``edit_guard``: a stale write refused once, let through with a note, or not looked at (docs/guard.md).
+EDIT_GUARD_MODES: Final = ("refuse-once", "inform", "off")
 
 
 class ConfigError(UsageError):
@@ -191,6 +194,7 @@ class Settings:
         "claude_dirs",
         "codex_dir",
         "copilot_dir",
+        "edit_guard",
         "extra",
         "first_look_bytes",
         "fleet_scope",
@@ -266,6 +270,10 @@ class Settings:
     #: Where volute creates its minds (``VOLUTE_MINDS_DIR``, else ``$VOLUTE_HOME/minds``, else
     #: ``~/.volute/minds``; ``None``: nowhere): a mind directly in it is volute's own.
     volute_minds_dir: Path | None
+    #: What a write tool gets when another session changed its file since this one last read or wrote
+    #: it (docs/guard.md): ``"refuse-once"`` (stopped once; the retry goes through), ``"inform"`` (let
+    #: through with a note), ``"off"`` (``SIDELIGHT_EDIT_GUARD``, ``edit_guard``).
+    edit_guard: str
 
     def __init__(
         self,
@@ -290,6 +298,7 @@ class Settings:
         qwen_dir: Path | None = None,
         copilot_dir: Path | None = None,
         volute_minds_dir: Path | None = None,
+        edit_guard: str = "refuse-once",
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -312,6 +321,7 @@ class Settings:
         _set(self, "copilot_dir", copilot_dir)
         _set(self, "start_budget", start_budget)
         _set(self, "volute_minds_dir", volute_minds_dir)
+        _set(self, "edit_guard", edit_guard)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -390,6 +400,12 @@ class Settings:
         start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
         if start_budget is not None:
             given["start_budget"] = parse_count(start_budget, "start_budget", what=TOKENS)
+        guard = setting("edit_guard", "SIDELIGHT_EDIT_GUARD")
+        if guard is not None:
+            value = str(guard).strip().lower()
+            if value not in EDIT_GUARD_MODES:
+                raise ConfigError(f"edit_guard must be {', '.join(EDIT_GUARD_MODES)}, not {guard!r}")
+            given["edit_guard"] = value
         return cls(
             home=home,
             state_dir=state_dir,

@@ -55,7 +55,7 @@ __all__ = [
 
 #: The host events sidelight handles.
 if TYPE_CHECKING:
-    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse"]
 else:
     EventName = str  # the Literal above, without importing typing at run time
 
@@ -629,15 +629,18 @@ class InjectorSpec:
 
     ``read_event(payload)`` turns the host's hook input (the parsed stdin JSON) into a :class:`HostEvent`
     (``None``: not this host's); ``render(event, context)`` turns the text to inject (``None``: nothing
-    new) into what the hook prints (``None``: print nothing).
+    new) into what the hook prints (``None``: print nothing). ``refuse(event, reason)``: what the hook
+    prints to stop the tool of a before-tool event with ``reason`` (``None``: this injector cannot; the
+    reason is then rendered as a note).
     """
 
-    __slots__ = ("description", "name", "read_event", "render")
+    __slots__ = ("description", "name", "read_event", "refuse", "render")
 
     name: str
     read_event: Callable[[Mapping[str, Any]], HostEvent | None]
     render: Callable[[HostEvent, str | None], str | None]
     description: str
+    refuse: Callable[[HostEvent, str], str | None] | None
 
     def __init__(
         self,
@@ -645,11 +648,13 @@ class InjectorSpec:
         read_event: Callable[[Mapping[str, Any]], HostEvent | None],
         render: Callable[[HostEvent, str | None], str | None],
         description: str = "",
+        refuse: Callable[[HostEvent, str], str | None] | None = None,
     ) -> None:
         _set(self, "name", name)
         _set(self, "read_event", read_event)
         _set(self, "render", render)
         _set(self, "description", description)
+        _set(self, "refuse", refuse)
 
 
 @record(frozen=True)

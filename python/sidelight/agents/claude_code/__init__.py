@@ -39,6 +39,7 @@ from sidelight._fast.logs import get_logger
 from sidelight.agents import other_agents_hosts
 from sidelight.agents.claude_code.paths import (
     TITLE_LINES,
+    WRITE_TOOLS,
     claude_dirs,
     claude_flat_parent,
     claude_project_dir,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = ["FORMAT", "NAME", "WRITE_TOOLS", "current", "list_sessions", "roots", "session_for_path"]
 
 logger = get_logger(__name__)
 
@@ -285,7 +286,9 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
-        NAME, "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)"
+        NAME,
+        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd; PreToolUse of a write)",
+        write_tools=WRITE_TOOLS,
     )
     yield command_hook_injector(
         "agent-sdk", "the claude-agent-sdk UserPromptSubmit callback (sidelight.integrations.agent_sdk)"

@@ -29,6 +29,7 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
+from sidelight.agents.codex.tools import WRITE_TOOLS
 from sidelight.engine.paths import (
     has_field,
     head_string_field,
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = ["FORMAT", "NAME", "WRITE_TOOLS", "current", "list_sessions", "roots", "session_for_path"]
 
 logger = get_logger(__name__)
 
@@ -228,7 +229,11 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
-    yield command_hook_injector(NAME, "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)")
+    yield command_hook_injector(
+        NAME,
+        "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol; PreToolUse of apply_patch)",
+        write_tools=WRITE_TOOLS,
+    )
 
 
 # -- the agent -------------------------------------------------------------------------------------------
