@@ -342,3 +342,13 @@ def test_codex_apply_patch_refused_once(home: Path) -> None:
     broken = {**payload, "tool_input": {"command": "*** Update File: app.py"}}
     handle_hook("codex", json.dumps(broken), deliver=collect(printed))
     assert printed == [None]
+
+
+def test_the_installers_match_the_write_tools_the_injectors_read() -> None:
+    from sidelight.agents import claude_code, codex
+    from sidelight.agents.claude_code import install as claude_install
+    from sidelight.agents.codex import install as codex_install
+
+    assert {"PreToolUse": "|".join(claude_code.WRITE_TOOLS)} == claude_install.CLAUDE_MATCHERS
+    assert {"PreToolUse": "|".join(codex.WRITE_TOOLS)} == codex_install.CODEX_MATCHERS
+    assert "PreToolUse" in claude_install.CLAUDE_EVENTS and "PreToolUse" in codex_install.CODEX_EVENTS

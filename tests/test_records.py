@@ -183,6 +183,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("read_event", "Callable[[Mapping[str, Any]], HostEvent | None]", REQUIRED),
             ("render", "Callable[[HostEvent, str | None], str | None]", REQUIRED),
             ("description", "str", ""),
+            ("refuse", "Callable[[HostEvent, str], str | None] | None", None),
         ],
     ),
     (
@@ -357,6 +358,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("qwen_dir", "Path | None", None),
             ("copilot_dir", "Path | None", None),
             ("volute_minds_dir", "Path | None", None),
+            ("edit_guard", "str", "refuse-once"),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),

@@ -29,7 +29,6 @@ from pathlib import Path
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
-from sidelight.agents.codex.tools import WRITE_TOOLS
 from sidelight.engine.paths import (
     has_field,
     head_string_field,
@@ -225,6 +224,11 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 
 # --- The injector ----------------------------------------------------------------------------------
 # Codex's command hooks speak Claude Code's protocol (:mod:`sidelight.hostio`).
+
+
+#: Codex's tool that writes files (their paths are in the patch text): its ``PreToolUse`` hook, matched
+#: to it (``install.CODEX_MATCHERS``), is the stale-write guard's (docs/guard.md).
+WRITE_TOOLS = ("apply_patch",)
 
 
 @hookimpl

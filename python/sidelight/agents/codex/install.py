@@ -12,7 +12,6 @@ import re
 import tomllib
 from typing import TYPE_CHECKING
 
-from sidelight.agents.codex.tools import WRITE_TOOLS
 from sidelight.install.command import hook_command
 from sidelight.install.ledger import InstallError, Ledger, read_text, removed_message, with_folders
 from sidelight.install.settings import (
@@ -32,8 +31,9 @@ __all__ = ["CODEX_EVENTS", "CODEX_FLAG_STAYS", "INSTALLER", "install_codex", "un
 
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
 CODEX_EVENTS = ("UserPromptSubmit", "SessionStart", "PreToolUse")
-#: The tools each event's hook runs for (the others: every one).
-CODEX_MATCHERS = {"PreToolUse": "|".join(WRITE_TOOLS)}
+#: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
+#: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
+CODEX_MATCHERS = {"PreToolUse": "apply_patch"}
 
 
 def _codex_dir(home: Path | None) -> Path:
