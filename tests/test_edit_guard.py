@@ -142,7 +142,8 @@ def test_refused_once_then_the_retry_goes_through(world: World) -> None:
     )  # the call itself
     line = reason(world.before_write(A))
     assert "claude session" in line and B[:8] in line
-    assert "edited it (" in line and "app.py" in line and "2m ago" in line
+    assert "app.py was edited by claude session" in line and "2m ago" in line
+    assert "after this session last read or wrote it" in line
     assert "Re-read" in line and "retrying this write as is will go through" in line
     assert "\n" not in line
     assert world.before_write(A) is None  # the retry
@@ -174,13 +175,14 @@ def test_a_file_never_read_counts_from_the_session_start(world: World) -> None:
     new = world.project / "new.py"
     world.tool(B, 120, "Write", {"file_path": str(new), "content": "x"})
     line = reason(world.before_write(A, args={"file_path": str(new), "content": "y"}))
-    assert "wrote it (" in line and "new.py" in line
+    assert "new.py was written by claude session" in line
+    assert "after this session started (it has not read it)" in line
 
 
 def test_a_shell_write_is_attributed_with_its_command(world: World) -> None:
     world.tool(B, 120, "Bash", {"command": "sed -i s/1/2/ app.py"})
     line = reason(world.before_write(A))
-    assert "changed it with `sed -i s/1/2/ app.py`" in line
+    assert f"app.py was changed by claude session {B[:8]} with `sed -i s/1/2/ app.py`" in line
 
 
 def test_inform_lets_it_through_with_a_note(world: World) -> None:
@@ -333,7 +335,7 @@ def test_codex_apply_patch_refused_once(home: Path) -> None:
     handle_hook("codex", json.dumps(payload), deliver=collect(printed))
     assert printed[0] is not None
     line = reason(json.loads(printed[0]))
-    assert "codex session" in line and "app.py" in line and "edited it" in line
+    assert "app.py was edited by codex session 0000000b" in line
     printed.clear()
     handle_hook("codex", json.dumps(payload), deliver=collect(printed))
     assert printed == [None]  # the retry goes through

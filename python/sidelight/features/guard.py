@@ -184,7 +184,7 @@ def check_write(
         session = current_session(event, settings, plugins)
         if session is None:
             return None
-        since = _own_touches(session, decoder_for(session, plugins), wanted, cwd, settings, plugins)
+        since, touched = _own_touches(session, decoder_for(session, plugins), wanted, cwd, settings, plugins)
         if not since:
             return None
         oldest = min(since.values())
@@ -198,7 +198,7 @@ def check_write(
     if not fresh:
         return None
     latest = max(fresh, key=lambda c: c.time)
-    text = _line(latest, wanted[latest.path], refuse)
+    text = _line(latest, wanted[latest.path], cwd, latest.path in touched, refuse)
     return Verdict(refuse, text, [_key(c) for c in fresh], ledger)
 
 
@@ -209,9 +209,10 @@ def _own_touches(
     cwd: str | None,
     settings: Settings,
     plugins: Plugins,
-) -> dict[str, float]:
+) -> tuple[dict[str, float], set[str]]:
     """Per wanted file, when this session last read or wrote it (a call that ran), else when it started
-    (the first time its transcript's tail says); empty when its transcript says no time at all."""
+    (the first time its transcript's tail says; empty when it says no time at all); and the files it
+    read or wrote."""
     path = os.fspath(session.path)
     last: dict[str, float] = {}
     first: float | None = None
@@ -232,11 +233,11 @@ def _own_touches(
                     if _names(command, real, name):
                         last[real] = when  # a command that names the file: it read it, at least
     except OSError:
-        return {}  # no transcript yet: nothing it could have missed
+        return {}, set()  # no transcript yet: nothing it could have missed
     start = head if head is not None else first
     if start is None:
-        return {}
-    return {real: last.get(real, start) for real in wanted}
+        return {}, set()
+    return {real: last.get(real, start) for real in wanted}, set(last)
 
 
 def _head_time(path: str) -> float | None:
@@ -355,30 +356,32 @@ def _key(change: _Change) -> str:
     return f"{change.path}\0{change.session.key}\0{change.time!r}"
 
 
-def _line(change: _Change, name: str, refuse: bool) -> str:
-    """The one line the model receives."""
-    from sidelight.features.digest import ago
+def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bool) -> str:
+    """The one line the model receives: which file, who changed it, how and when, and the way on."""
+    from sidelight.features.digest import ago, short_path
     from sidelight.redact import sanitize
 
     other = change.session
     who = f"{other.agent} session {sanitize(other.name, 60)}"
-    if other.id and other.id != other.name:
+    if other.id and not other.name.startswith(other.id[:8]):
         who += f" ({other.id[:8]})"
     if change.command is not None:
-        did = f"changed it with `{sanitize(change.command, COMMAND_CHARS)}`"
+        did = f"changed by {who} with `{sanitize(change.command, COMMAND_CHARS)}`"
+    elif change.tool.lower() in ("write", "write_file", "create"):
+        did = f"written by {who}"
     else:
-        did = "wrote it" if change.tool.lower() in ("write", "write_file", "create") else "edited it"
+        did = f"edited by {who}"
     when = ago(max(time.time() - change.time, 0.0))
-    shown = sanitize(name, 200)
+    since = "this session last read or wrote it" if touched else "this session started (it has not read it)"
+    shown = sanitize(short_path(name, cwd), 200)
     if refuse:
         return (
-            f"sidelight stopped this write once: {who} {did} ({shown}) {when}, after this session "
-            f"last read or wrote it. Re-read {shown} first and keep that change; retrying this write "
-            "as is will go through."
+            f"sidelight stopped this write once: {shown} was {did} {when}, after {since}. Re-read "
+            f"{shown} first and keep that change; retrying this write as is will go through."
         )
     return (
-        f"sidelight: {who} {did} ({shown}) {when}, after this session last read or wrote it; "
-        f"this write went through. Re-read {shown} to check that change is still there."
+        f"sidelight: {shown} was {did} {when}, after {since}; this write went through. Re-read "
+        f"{shown} to check that change is still there."
     )
 
 

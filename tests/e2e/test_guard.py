@@ -1,0 +1,86 @@
+"""The stale-write guard with the real CLIs (docs/guard.md).
+
+Session A reads `app.py` and runs a long command; meanwhile session B changes `app.py`; A then writes
+`app.py`: sidelight refuses it once with a line naming B, and A's retry goes through.
+
+Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read") when the file's
+modification time moved after the session's `Read`, before any `PreToolUse` hook runs. So B here puts
+back a copy that keeps its older time (`cp -p`, as a restore from a backup, `tar` or `rsync -t` do),
+which Claude Code's own check cannot see: only the transcripts say who changed the file, and when.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from sidelight.engine.paths import short_id
+from tests.e2e.conftest import AgentEnv
+from tests.e2e.mockapi import bash, read, say, write
+
+pytestmark = pytest.mark.e2e
+
+REFUSED = "sidelight stopped this write once"
+#: A's long command: it waits (at most 60 s) until B is done.
+WAIT_FOR_B = "for i in $(seq 300); do [ -f b.done ] && break; sleep 0.2; done; sleep 3"
+
+
+def _wait(predicate: Any, what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}", pytrace=False)
+        time.sleep(0.1)
+
+
+def _refusal(agents: AgentEnv) -> str:
+    text = agents.mock.all_text()
+    assert REFUSED in text, f"{agents.sidelight_log}\n{agents.mock.summary()}"
+    start = text.index(REFUSED)
+    return text[start : text.index("will go through", start) + len("will go through")]
+
+
+def test_claude_code_stale_write_refused_once_then_retried(agents: AgentEnv) -> None:
+    agents.install_sidelight("claude-code")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    orig = agents.project / "app.orig"
+    orig.write_text("VERSION = 'b'\n")
+    an_hour_ago = time.time() - 3600
+    os.utime(orig, (an_hour_ago, an_hour_ago))
+    agents.mock.set_script(
+        [
+            [
+                read(str(app)),
+                bash(WAIT_FOR_B),
+                write(str(app), "VERSION = 'a'\n"),
+                write(str(app), "VERSION = 'a'\n"),
+                say("a: done"),
+            ],
+            [bash("cp -p app.orig app.py"), say("b: restored it")],
+        ]
+    )
+    runs: dict[str, Any] = {}
+    a = threading.Thread(target=lambda: runs.setdefault("a", agents.claude("a: change the app")))
+    a.start()
+    try:
+        # A has read app.py (its second request carries the result) before B starts.
+        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
+        b = agents.claude("b: write the app")
+        assert b.session_id and app.read_text() == "VERSION = 'b'\n"
+    finally:
+        (agents.project / "b.done").touch()
+        a.join(timeout=180)
+    assert runs["a"].session_id
+
+    line = _refusal(agents)
+    print(line)  # the report quotes it
+    assert f"app.py was changed by claude session {short_id(b.session_id)}" in line, line
+    assert "with `cp -p app.orig app.py`" in line, line
+    assert "app.py" in line and "Re-read" in line, line
+    assert app.read_text() == "VERSION = 'a'\n"  # the retry went through
+    assert "ERROR" not in agents.sidelight_log
