@@ -20,7 +20,7 @@ import pytest
 
 from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv
-from tests.e2e.mockapi import bash, read, say, write
+from tests.e2e.mockapi import bash, edit, read, say, write
 
 pytestmark = pytest.mark.e2e
 
@@ -83,4 +83,39 @@ def test_claude_code_stale_write_refused_once_then_retried(agents: AgentEnv) -> 
     assert "with `cp -p app.orig app.py`" in line, line
     assert "app.py" in line and "Re-read" in line, line
     assert app.read_text() == "VERSION = 'a'\n"  # the retry went through
+    assert "ERROR" not in agents.sidelight_log
+
+
+def test_codex_apply_patch_stale_write_refused_once_then_retried(agents: AgentEnv) -> None:
+    agents.install_sidelight("codex")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\nNAME = 'app'\n")
+    agents.mock.set_script(
+        [
+            [
+                read("app.py"),
+                bash(WAIT_FOR_B),
+                edit("app.py", "NAME = 'app'", "NAME = 'a'"),
+                edit("app.py", "NAME = 'app'", "NAME = 'a'"),
+                say("a: done"),
+            ],
+            [edit("app.py", "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    runs: dict[str, Any] = {}
+    a = threading.Thread(target=lambda: runs.setdefault("a", agents.codex("a: rename the app")))
+    a.start()
+    try:
+        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
+        b = agents.codex("b: bump the version")
+        assert b.session_id and app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
+    finally:
+        (agents.project / "b.done").touch()
+        a.join(timeout=180)
+    assert runs["a"].session_id
+
+    line = _refusal(agents)
+    print(line)  # the report quotes it
+    assert f"app.py was edited by codex session {short_id(b.session_id)}" in line, line
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # the retry went through, B's change kept
     assert "ERROR" not in agents.sidelight_log
