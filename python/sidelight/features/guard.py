@@ -402,4 +402,6 @@ def record_verdict(verdict: Verdict) -> None:
     kept = [k for k in _read_ledger(verdict.ledger) if k not in verdict.keys] + list(verdict.keys)
     path = Path(verdict.ledger)
     private_dir(path.parent)
-    write_atomic(path, jsonio.dumps(kept[-LEDGER_KEPT:]).encode("utf-8"))
+    # Not durable (no fsync: milliseconds before a tool runs): a machine that loses power may forget
+    # the last refusal, and the retry is refused once more.
+    write_atomic(path, jsonio.dumps(kept[-LEDGER_KEPT:]).encode("utf-8"), durable=False)
