@@ -377,8 +377,8 @@ def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bo
     if refuse:
         return (
             f"sidelight stopped this write once: {shown} was {did} {when}, after {since}. Re-read "
-            f"{shown} first and keep that change; retrying this write as is will go through."
-        )
+            f"{shown} first and keep that change; retrying this write as is will go through"
+        )  # no full stop: Codex adds ". Command: <patch>" after it
     return (
         f"sidelight: {shown} was {did} {when}, after {since}; this write went through. Re-read "
         f"{shown} to check that change is still there."
