@@ -347,10 +347,29 @@ def test_codex_apply_patch_refused_once(home: Path) -> None:
 
 
 def test_the_installers_match_the_write_tools_the_injectors_read() -> None:
-    from sidelight.agents import claude_code, codex
+    from sidelight.agents import claude_code, codex, qwen
     from sidelight.agents.claude_code import install as claude_install
     from sidelight.agents.codex import install as codex_install
+    from sidelight.agents.qwen import install as qwen_install
 
     assert {"PreToolUse": "|".join(claude_code.WRITE_TOOLS)} == claude_install.CLAUDE_MATCHERS
     assert {"PreToolUse": "|".join(codex.WRITE_TOOLS)} == codex_install.CODEX_MATCHERS
+    assert {"PreToolUse": "|".join(qwen.WRITE_TOOLS)} == qwen_install.QWEN_MATCHERS
     assert "PreToolUse" in claude_install.CLAUDE_EVENTS and "PreToolUse" in codex_install.CODEX_EVENTS
+    assert "PreToolUse" in qwen_install.QWEN_EVENTS
+
+
+def test_uninstall_takes_the_guards_hooks_away(home: Path) -> None:
+    from sidelight.agents.claude_code import install as claude_install
+    from sidelight.agents.codex import install as codex_install
+
+    claude_install.install_claude_code()
+    codex_install.install_codex()
+    claude = json.loads((home / ".claude" / "settings.json").read_text())
+    codex = json.loads((home / ".codex" / "hooks.json").read_text())
+    assert claude["hooks"]["PreToolUse"][0]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    assert codex["hooks"]["PreToolUse"][0]["matcher"] == "apply_patch"
+    claude_install.uninstall_claude_code()
+    codex_install.uninstall_codex()
+    for path in (home / ".claude" / "settings.json", home / ".codex" / "hooks.json"):
+        assert "PreToolUse" not in (path.read_text() if path.exists() else "")

@@ -109,18 +109,19 @@ def command_hook_injector(
     render: Callable[[HostEvent, str | None], str | None] | None = None,
     *,
     write_tools: Collection[str] = (),
+    refuse: Callable[[HostEvent, str], str | None] | None = None,
 ) -> InjectorSpec:
     """The injector of a host that speaks the command-hook protocol: its events read with
     :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`).
-    ``write_tools``: the host's write tools, whose ``PreToolUse`` it reads and refuses
-    (:func:`render_refusal_json`)."""
+    ``write_tools``: the host's write tools, whose ``PreToolUse`` it reads and refuses with ``refuse``
+    (default :func:`render_refusal_json`)."""
     tools = frozenset(write_tools)
     return InjectorSpec(
         name=host,
         read_event=lambda payload: read_command_hook(host, payload, tools),
         render=render_hook_json if render is None else render,
         description=description,
-        refuse=render_refusal_json if tools else None,
+        refuse=(render_refusal_json if refuse is None else refuse) if tools else None,
     )
 
 

@@ -3,7 +3,8 @@
 Session A reads `app.py` and runs a long command; meanwhile session B changes `app.py`; A then writes
 `app.py`: sidelight refuses it once with a line naming B, and A's retry goes through.
 
-Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read") when the file's
+Qwen Code (the third host) refuses the unchanged retry itself (the file changed since its read): its
+session re-reads and edits. Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read") when the file's
 modification time moved after the session's `Read`, before any `PreToolUse` hook runs. So B here puts
 back a copy that keeps its older time (`cp -p`, as a restore from a backup, `tar` or `rsync -t` do),
 which Claude Code's own check cannot see: only the transcripts say who changed the file, and when.
@@ -118,4 +119,44 @@ def test_codex_apply_patch_stale_write_refused_once_then_retried(agents: AgentEn
     print(line)  # the report quotes it
     assert f"app.py was edited by codex session {short_id(b.session_id)}" in line, line
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # the retry went through, B's change kept
+    assert "ERROR" not in agents.sidelight_log
+
+
+def test_qwen_stale_edit_refused_then_reread_and_edited(agents: AgentEnv) -> None:
+    agents.install_sidelight("qwen")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\nNAME = 'app'\n")
+    agents.mock.set_script(
+        [
+            [
+                read(str(app)),
+                bash(WAIT_FOR_B),
+                edit(str(app), "NAME = 'app'", "NAME = 'a'"),
+                read(str(app)),
+                edit(str(app), "NAME = 'app'", "NAME = 'a'"),
+                say("a: done"),
+            ],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    runs: dict[str, Any] = {}
+    a = threading.Thread(target=lambda: runs.setdefault("a", agents.qwen("a: rename the app")))
+    a.start()
+    try:
+        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
+        b = agents.qwen("b: bump the version")
+        assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
+        # A's transcript changed during B's run too: B's is the one with B's prompt.
+        (b_chat,) = [p for p in b.transcripts if "b: bump the version" in p.read_text()]
+    finally:
+        (agents.project / "b.done").touch()
+        a.join(timeout=180)
+    assert runs["a"].session_id
+
+    line = _refusal(agents)
+    print(line)  # the report quotes it
+    assert f"app.py was edited by qwen session {short_id(b_chat.stem)}" in line, line
+    # Qwen Code refuses an edit of a file changed since its read itself, but after the hook: the
+    # guard's line comes first and names B; the way on is to re-read, and then the edit goes through.
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"
     assert "ERROR" not in agents.sidelight_log
