@@ -3,11 +3,12 @@
 Session A reads `app.py` and runs a long command; meanwhile session B changes `app.py`; A then writes
 `app.py`: sidelight refuses it once with a line naming B, and A's retry goes through.
 
-Qwen Code (the third host) refuses the unchanged retry itself (the file changed since its read): its
-session re-reads and edits. Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read") when the file's
+Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read") when the file's
 modification time moved after the session's `Read`, before any `PreToolUse` hook runs. So B here puts
 back a copy that keeps its older time (`cp -p`, as a restore from a backup, `tar` or `rsync -t` do),
 which Claude Code's own check cannot see: only the transcripts say who changed the file, and when.
+Qwen Code (the third host) runs the hook first, then refuses the unchanged retry itself (the file
+changed since its read): its session re-reads and edits.
 """
 
 from __future__ import annotations
