@@ -390,10 +390,7 @@ class Settings:
             given["fleet_scope"] = fleet_scope
         location = setting("handoff_location", "SIDELIGHT_HANDOFF_LOCATION")
         if location is not None:
-            value = str(location).strip().lower()
-            if value not in HANDOFF_LOCATIONS:
-                raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
-            given["handoff_location"] = value
+            given["handoff_location"] = _choice(location, "handoff_location", HANDOFF_LOCATIONS)
         prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
         if prompt_budget is not None:
             given["prompt_budget"] = parse_count(prompt_budget, "prompt_budget", what=TOKENS)
@@ -402,10 +399,7 @@ class Settings:
             given["start_budget"] = parse_count(start_budget, "start_budget", what=TOKENS)
         guard = setting("edit_guard", "SIDELIGHT_EDIT_GUARD")
         if guard is not None:
-            value = str(guard).strip().lower()
-            if value not in EDIT_GUARD_MODES:
-                raise ConfigError(f"edit_guard must be {', '.join(EDIT_GUARD_MODES)}, not {guard!r}")
-            given["edit_guard"] = value
+            given["edit_guard"] = _choice(guard, "edit_guard", EDIT_GUARD_MODES)
         return cls(
             home=home,
             state_dir=state_dir,
@@ -426,6 +420,16 @@ class Settings:
             extra=data,
             **given,
         )
+
+
+def _choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` of setting ``name`` as one of ``choices`` (any case, spaces around it); else a
+    :class:`ConfigError` naming them."""
+    text = str(value).strip().lower()
+    if text not in choices:
+        listed = " or ".join(f"'{c}'" for c in choices)
+        raise ConfigError(f"{name} must be {listed}, not {value!r}")
+    return text
 
 
 def _refuse(problem: str | None) -> None:

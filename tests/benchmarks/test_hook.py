@@ -180,6 +180,31 @@ def _digest(done: subprocess.CompletedProcess[bytes]) -> str:
     return context
 
 
+def _rounds(benchmark: Any, project: Project, warm: bool) -> list[subprocess.CompletedProcess[bytes]]:
+    """The project's hook timed, each round after new news (``warm``: answered by a ``sidelight watch``,
+    and every round must have been, not by the hook falling back to itself); what each round printed."""
+    done: list[subprocess.CompletedProcess[bytes]] = []
+
+    def run() -> None:
+        done.append(project.hook())
+
+    watcher = _serve(project) if warm else None
+    try:
+        if benchmark.disabled:
+            project.add_news()
+            benchmark(run)
+        else:
+            benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+        if watcher is not None:
+            answered = watching.answered(project.state, len(done))
+            benchmark.extra_info["answered_warm"] = answered
+            assert answered == len(done), f"{answered} of {len(done)} hooks answered warm"
+    finally:
+        if watcher is not None:
+            watching.stop(watcher)
+    return done
+
+
 @pytest.mark.benchmark(group="hook")
 def test_hook_bare_python(benchmark: Any) -> None:
     def run() -> None:
@@ -215,26 +240,7 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
             break
     else:
         raise AssertionError("the first looks never drained")
-    outputs: list[str] = []
-
-    def run() -> None:
-        outputs.append(_digest(project.hook()))
-
-    watcher = _serve(project) if warm else None
-    try:
-        if benchmark.disabled:
-            project.add_news()
-            benchmark(run)
-        else:
-            benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
-        if watcher is not None:
-            # Every round was answered by the watcher, not by the hook falling back to itself.
-            answered = watching.answered(project.state, len(outputs))
-            benchmark.extra_info["answered_warm"] = answered
-            assert answered == len(outputs), f"{answered} of {len(outputs)} hooks answered warm"
-    finally:
-        if watcher is not None:
-            watching.stop(watcher)
+    outputs = [_digest(done) for done in _rounds(benchmark, project, warm)]
 
     # Correctness, every round: a digest that reports the news (at most 500 characters, so with many
     # sessions some lines become "+N more sessions").
@@ -332,25 +338,7 @@ def test_before_write_hook(benchmark: Any, tmp_path: Path, case: str) -> None:
     benchmark.extra_info.update(peer=case, siblings=siblings, with_news=NEWS)
     first = project.hook()  # untimed: compiles the bytecode; nothing changed yet, so nothing refused
     assert first.returncode == 0 and not first.stdout.strip(), (first.stdout, first.stderr)
-    outputs: list[bytes] = []
-
-    def run() -> None:
-        outputs.append(project.hook().stdout)
-
-    watcher = _serve(project) if warm else None
-    try:
-        if benchmark.disabled:
-            project.add_news()
-            benchmark(run)
-        else:
-            benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
-        if watcher is not None:
-            answered = watching.answered(project.state, len(outputs))
-            benchmark.extra_info["answered_warm"] = answered
-            assert answered == len(outputs), f"{answered} of {len(outputs)} hooks answered warm"
-    finally:
-        if watcher is not None:
-            watching.stop(watcher)
+    outputs = [done.stdout for done in _rounds(benchmark, project, warm)]
     for out in outputs:
         if not refused:
             assert not out.strip(), out

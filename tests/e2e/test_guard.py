@@ -14,8 +14,10 @@ changed since its read): its session re-reads and edits.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,6 +48,26 @@ def _refusal(agents: AgentEnv) -> str:
     return text[start : text.index("will go through", start) + len("will go through")]
 
 
+def _a_then_b(start_a: Any, run_b: Any, b_prompt: str, agents: AgentEnv) -> Path:
+    """Starts A (``start_a()``, in a thread), runs B (``run_b()``) once A has read the file, then lets A
+    go on (its long command waits for ``b.done``); B's transcript (the one holding its prompt: A's may
+    have changed during B's run too)."""
+    runs: dict[str, Any] = {}
+    a = threading.Thread(target=lambda: runs.setdefault("a", start_a()))
+    a.start()
+    try:
+        # A has read app.py (its second request carries the result) before B starts.
+        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
+        b = run_b()
+        own: Path
+        (own,) = [p for p in b.transcripts if b_prompt in p.read_text()]
+    finally:
+        (agents.project / "b.done").touch()
+        a.join(timeout=180)
+    assert runs["a"].session_id
+    return own
+
+
 def test_claude_code_stale_write_refused_once_then_retried(agents: AgentEnv) -> None:
     agents.install_sidelight("claude-code")
     app = agents.project / "app.py"
@@ -66,22 +88,17 @@ def test_claude_code_stale_write_refused_once_then_retried(agents: AgentEnv) -> 
             [bash("cp -p app.orig app.py"), say("b: restored it")],
         ]
     )
-    runs: dict[str, Any] = {}
-    a = threading.Thread(target=lambda: runs.setdefault("a", agents.claude("a: change the app")))
-    a.start()
-    try:
-        # A has read app.py (its second request carries the result) before B starts.
-        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
-        b = agents.claude("b: write the app")
-        assert b.session_id and app.read_text() == "VERSION = 'b'\n"
-    finally:
-        (agents.project / "b.done").touch()
-        a.join(timeout=180)
-    assert runs["a"].session_id
+    b = _a_then_b(
+        lambda: agents.claude("a: change the app"),
+        lambda: agents.claude("b: restore the app"),
+        "b: restore the app",
+        agents,
+    )
+    assert app.read_text() == "VERSION = 'b'\n"
 
     line = _refusal(agents)
     print(line)  # the report quotes it
-    assert f"app.py was changed by claude session {short_id(b.session_id)}" in line, line
+    assert f"app.py was changed by claude session {short_id(b.stem)}" in line, line
     assert "with `cp -p app.orig app.py`" in line, line
     assert "app.py" in line and "Re-read" in line, line
     assert app.read_text() == "VERSION = 'a'\n"  # the retry went through
@@ -104,21 +121,19 @@ def test_codex_apply_patch_stale_write_refused_once_then_retried(agents: AgentEn
             [edit("app.py", "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
         ]
     )
-    runs: dict[str, Any] = {}
-    a = threading.Thread(target=lambda: runs.setdefault("a", agents.codex("a: rename the app")))
-    a.start()
-    try:
-        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
-        b = agents.codex("b: bump the version")
-        assert b.session_id and app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
-    finally:
-        (agents.project / "b.done").touch()
-        a.join(timeout=180)
-    assert runs["a"].session_id
+    b = _a_then_b(
+        lambda: agents.codex("a: rename the app"),
+        lambda: agents.codex("b: bump the version"),
+        "b: bump the version",
+        agents,
+    )
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
+    b_id = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", b.name)
+    assert b_id is not None, b
 
     line = _refusal(agents)
     print(line)  # the report quotes it
-    assert f"app.py was edited by codex session {short_id(b.session_id)}" in line, line
+    assert f"app.py was edited by codex session {short_id(b_id.group(0))}" in line, line
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # the retry went through, B's change kept
     assert "ERROR" not in agents.sidelight_log
 
@@ -140,23 +155,17 @@ def test_qwen_stale_edit_refused_then_reread_and_edited(agents: AgentEnv) -> Non
             [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
         ]
     )
-    runs: dict[str, Any] = {}
-    a = threading.Thread(target=lambda: runs.setdefault("a", agents.qwen("a: rename the app")))
-    a.start()
-    try:
-        _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
-        b = agents.qwen("b: bump the version")
-        assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
-        # A's transcript changed during B's run too: B's is the one with B's prompt.
-        (b_chat,) = [p for p in b.transcripts if "b: bump the version" in p.read_text()]
-    finally:
-        (agents.project / "b.done").touch()
-        a.join(timeout=180)
-    assert runs["a"].session_id
+    b = _a_then_b(
+        lambda: agents.qwen("a: rename the app"),
+        lambda: agents.qwen("b: bump the version"),
+        "b: bump the version",
+        agents,
+    )
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
 
     line = _refusal(agents)
     print(line)  # the report quotes it
-    assert f"app.py was edited by qwen session {short_id(b_chat.stem)}" in line, line
+    assert f"app.py was edited by qwen session {short_id(b.stem)}" in line, line
     # Qwen Code refuses an edit of a file changed since its read itself, but after the hook: the
     # guard's line comes first and names B; the way on is to re-read, and then the edit goes through.
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"
