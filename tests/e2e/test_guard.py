@@ -48,10 +48,10 @@ def _refusal(agents: AgentEnv) -> str:
     return text[start : text.index("will go through", start) + len("will go through")]
 
 
-def _a_then_b(start_a: Any, run_b: Any, b_prompt: str, agents: AgentEnv) -> Path:
-    """Starts A (``start_a()``, in a thread), runs B (``run_b()``) once A has read the file, then lets A
-    go on (its long command waits for ``b.done``); B's transcript (the one holding its prompt: A's may
-    have changed during B's run too)."""
+def _a_then_b(start_a: Any, run_b: Any, b_prompt: str, b_left: str, agents: AgentEnv) -> Path:
+    """Starts A (``start_a()``, in a thread), runs B (``run_b()``) once A has read the file, checks that
+    B left ``app.py`` holding ``b_left``, then lets A go on (its long command waits for ``b.done``); B's
+    transcript (the one holding its prompt: A's may have changed during B's run too)."""
     runs: dict[str, Any] = {}
     a = threading.Thread(target=lambda: runs.setdefault("a", start_a()))
     a.start()
@@ -59,6 +59,7 @@ def _a_then_b(start_a: Any, run_b: Any, b_prompt: str, agents: AgentEnv) -> Path
         # A has read app.py (its second request carries the result) before B starts.
         _wait(lambda: any(r.turn == 0 and r.step == 1 for r in agents.mock.requests), "A's read")
         b = run_b()
+        assert (agents.project / "app.py").read_text() == b_left
         own: Path
         (own,) = [p for p in b.transcripts if b_prompt in p.read_text()]
     finally:
@@ -92,9 +93,9 @@ def test_claude_code_stale_write_refused_once_then_retried(agents: AgentEnv) -> 
         lambda: agents.claude("a: change the app"),
         lambda: agents.claude("b: restore the app"),
         "b: restore the app",
+        "VERSION = 'b'\n",
         agents,
     )
-    assert app.read_text() == "VERSION = 'b'\n"
 
     line = _refusal(agents)
     print(line)  # the report quotes it
@@ -125,9 +126,9 @@ def test_codex_apply_patch_stale_write_refused_once_then_retried(agents: AgentEn
         lambda: agents.codex("a: rename the app"),
         lambda: agents.codex("b: bump the version"),
         "b: bump the version",
+        "VERSION = 'b'\nNAME = 'app'\n",
         agents,
     )
-    assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
     b_id = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", b.name)
     assert b_id is not None, b
 
@@ -159,9 +160,9 @@ def test_qwen_stale_edit_refused_then_reread_and_edited(agents: AgentEnv) -> Non
         lambda: agents.qwen("a: rename the app"),
         lambda: agents.qwen("b: bump the version"),
         "b: bump the version",
+        "VERSION = 'b'\nNAME = 'app'\n",
         agents,
     )
-    assert app.read_text() == "VERSION = 'b'\nNAME = 'app'\n"
 
     line = _refusal(agents)
     print(line)  # the report quotes it
