@@ -185,6 +185,21 @@ def test_a_shell_write_is_attributed_with_its_command(world: World) -> None:
     assert f"app.py was changed by claude session {B[:8]} with `sed -i s/1/2/ app.py`" in line
 
 
+def test_a_shell_command_that_only_reads_the_file_is_no_change(world: World) -> None:
+    world.tool(B, 120, "Bash", {"command": "cp app.py /tmp/backup.py && cat app.py > copy.txt"})
+    assert world.before_write(A) is None
+
+
+def test_written_files() -> None:
+    from sidelight.commands import written_files
+
+    assert written_files("echo x >> app.py; git checkout -- a.py") == ["app.py", "a.py"]
+    assert written_files("cat app.py | grep x > /dev/null") == []
+    assert written_files("perl -pi -e 's/a/b/' app.py") == ["s/a/b/", "app.py"]
+    assert written_files("mv 'a b.py' \"c d.py\"") == ["c d.py"]
+    assert written_files("echo 'unclosed") == []
+
+
 def test_inform_lets_it_through_with_a_note(world: World) -> None:
     world.tool(B, 120, "Edit", {"file_path": str(world.app), "old_string": "1", "new_string": "2"})
     answer = world.before_write(A, SIDELIGHT_EDIT_GUARD="inform")

@@ -63,19 +63,6 @@ LEDGER_KEPT: Final = 256
 TEXT_LIMIT: Final = 1 << 20
 #: How many entries one native read returns.
 CHUNK_ENTRIES: Final = 2000
-#: Shell commands that change a file they name (``sed -i``, a redirection, ``tee``, a move...).
-SHELL_WRITES: Final = (
-    ">",
-    "tee ",
-    "sed -i",
-    "perl -i",
-    "mv ",
-    "cp ",
-    "rm ",
-    "truncate ",
-    "git checkout",
-    "git restore",
-)
 #: How much of a shell command a refusal quotes.
 COMMAND_CHARS: Final = 80
 
@@ -218,7 +205,7 @@ def _own_touches(
     first: float | None = None
     try:
         head = _head_time(path)
-        for when, _name, _kind, paths, command in _calls(
+        for when, _name, _kind, paths, command, _cwd in _calls(
             path, decoder, settings, plugins, cwd or session.directory
         ):
             if when is None:
@@ -247,9 +234,10 @@ def _head_time(path: str) -> float | None:
 
 
 def _names(command: str, real: str, name: str) -> bool:
-    """Whether a shell command names the file (its path as given, its full path, or its base name)."""
+    """Whether a shell command names the file (its path as given, its full path, or its base name): this
+    session's command that names it has seen it (a loose test, on the side of refusing less)."""
     base = os.path.basename(real)
-    return real in command or (name in command if name else False) or (bool(base) and base in command)
+    return real in command or name in command or (bool(base) and base in command)
 
 
 def _changes(
@@ -287,31 +275,34 @@ def _sibling_changes(
     settings: Settings,
     plugins: Plugins,
 ) -> Iterator[_Change]:
-    for when, name, kind, paths, command in _calls(path, decoder, settings, plugins, sibling.directory):
+    from sidelight.commands import written_files
+
+    for when, name, kind, paths, command, cwd in _calls(path, decoder, settings, plugins, sibling.directory):
         if when is None:
             continue
         if kind == "edit":
             for real in paths:
                 if real in since and when > since[real]:
                     yield _Change(real, when, sibling, name, None)
-        elif command is not None and any(w in command for w in SHELL_WRITES):
-            for real in since:
-                if when > since[real] and _names(command, real, ""):
-                    yield _Change(real, when, sibling, name, command)
+        elif command is not None:
+            for written in written_files(command):
+                target = _real(written, cwd)
+                if target is not None and target in since and when > since[target]:
+                    yield _Change(target, when, sibling, name, command)
 
 
 def _calls(
     path: str, decoder: str, settings: Settings, plugins: Plugins, cwd: str | None
-) -> Iterator[tuple[float | None, str, str, list[str], str | None]]:
+) -> Iterator[tuple[float | None, str, str, list[str], str | None, str | None]]:
     """The tool calls of the tail of a transcript that ran (their result is there and no error), in
-    order: ``(when, tool, category, files it read or changed, its shell command)``; ``when`` is its
-    result's time (else the call's)."""
+    order: ``(when, tool, category, files it read or changed, its shell command, the directory it ran
+    in)``; ``when`` is its result's time (else the call's)."""
     from sidelight.engine.reads import category_tables
 
     categories = category_tables(plugins, [decoder]).get(decoder, {})
     start = _core.tail_offset(path, settings.first_look_bytes)
     size = os.stat(path).st_size
-    calls: dict[int | None, tuple[float | None, str, str, list[str], str | None]] = {}
+    calls: dict[int | None, tuple[float | None, str, str, list[str], str | None, str | None]] = {}
     order: list[int | None] = []
     read = _core.read_entries
     while start < size:
@@ -336,7 +327,7 @@ def _calls(
                     command = value if isinstance(value, str) else None
                     if isinstance(value, list):
                         command = " ".join(str(v) for v in value)
-                calls[ident] = (epoch_seconds(stamp), name, category, files, command)
+                calls[ident] = (epoch_seconds(stamp), name, category, files, command, cwd)
                 order.append(ident)
             elif kind == "result":
                 ident = ident if ident in calls else (order[-1] if order else None)
