@@ -362,9 +362,10 @@ def test_codex_apply_patch_refused_once(home: Path) -> None:
 
 
 def test_the_installers_match_the_write_tools_the_injectors_read() -> None:
-    from sidelight.agents import claude_code, codex, qwen
+    from sidelight.agents import claude_code, codex, gemini, qwen
     from sidelight.agents.claude_code import install as claude_install
     from sidelight.agents.codex import install as codex_install
+    from sidelight.agents.gemini import install as gemini_install
     from sidelight.agents.qwen import install as qwen_install
 
     assert {"PreToolUse": "|".join(claude_code.WRITE_TOOLS)} == claude_install.CLAUDE_MATCHERS
@@ -372,6 +373,8 @@ def test_the_installers_match_the_write_tools_the_injectors_read() -> None:
     assert {"PreToolUse": "|".join(qwen.WRITE_TOOLS)} == qwen_install.QWEN_MATCHERS
     assert "PreToolUse" in claude_install.CLAUDE_EVENTS and "PreToolUse" in codex_install.CODEX_EVENTS
     assert "PreToolUse" in qwen_install.QWEN_EVENTS
+    assert {"BeforeTool": "|".join(gemini.WRITE_TOOLS)} == gemini_install.GEMINI_MATCHERS
+    assert "BeforeTool" in gemini_install.GEMINI_EVENTS
 
 
 def test_uninstall_takes_the_guards_hooks_away(home: Path) -> None:

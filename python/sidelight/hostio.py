@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BEFORE_TOOL",
+    "BEFORE_TOOL_EVENTS",
     "COMMAND_HOOK_EVENTS",
     "command_hook_injector",
     "path_field",
@@ -36,8 +37,11 @@ __all__ = [
 
 #: The events of the command-hook protocol sidelight handles, as the protocol names them.
 COMMAND_HOOK_EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionStart", "SessionEnd"})
-#: The protocol's before-tool event: handled for a host's write tools only (the stale-write guard).
+#: The protocol's before-tool event: handled for a host's write tools only (the stale-write guard). A
+#: host event of another name (Gemini's ``BeforeTool``) is read into this one.
 BEFORE_TOOL = "PreToolUse"
+#: The before-tool events' names as hosts send them (``hook_event_name``).
+BEFORE_TOOL_EVENTS: frozenset[str] = frozenset({BEFORE_TOOL, "BeforeTool"})
 
 
 def text_field(value: Any) -> str | None:

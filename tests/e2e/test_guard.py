@@ -7,8 +7,8 @@ Claude Code 2.1.197 refuses a `Write` itself ("File has been modified since read
 modification time moved after the session's `Read`, before any `PreToolUse` hook runs. So B here puts
 back a copy that keeps its older time (`cp -p`, as a restore from a backup, `tar` or `rsync -t` do),
 which Claude Code's own check cannot see: only the transcripts say who changed the file, and when.
-Qwen Code (the third host) runs the hook first, then refuses the unchanged retry itself (the file
-changed since its read): its session re-reads and edits.
+Qwen Code runs the hook first, then refuses the unchanged retry itself (the file changed since its
+read): its session re-reads and edits. The Gemini CLI has no check of its own: the retry goes through.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from tests.e2e.mockapi import bash, edit, read, say, write
 pytestmark = pytest.mark.e2e
 
 REFUSED = "sidelight stopped this write once"
-#: A's long command: it waits (at most 60 s) until B is done.
-WAIT_FOR_B = "for i in $(seq 300); do [ -f b.done ] && break; sleep 0.2; done; sleep 3"
+#: A's long command: it waits (at most 60 s) until B is done (no `$(...)`: the Gemini CLI refuses it).
+WAIT_FOR_B = "timeout 60 sh -c 'until [ -f b.done ]; do sleep 0.2; done'; sleep 3"
 
 
 def _wait(predicate: Any, what: str, timeout: float = 120.0) -> None:
@@ -170,4 +170,35 @@ def test_qwen_stale_edit_refused_then_reread_and_edited(agents: AgentEnv) -> Non
     # Qwen Code refuses an edit of a file changed since its read itself, but after the hook: the
     # guard's line comes first and names B; the way on is to re-read, and then the edit goes through.
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"
+    assert "ERROR" not in agents.sidelight_log
+
+
+def test_gemini_stale_replace_refused_once_then_retried(agents: AgentEnv) -> None:
+    agents.install_sidelight("gemini")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\nNAME = 'app'\n")
+    agents.mock.set_script(
+        [
+            [
+                read(str(app)),
+                bash(WAIT_FOR_B),
+                edit(str(app), "NAME = 'app'", "NAME = 'a'"),
+                edit(str(app), "NAME = 'app'", "NAME = 'a'"),
+                say("a: done"),
+            ],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    b = _a_then_b(
+        lambda: agents.gemini("a: rename the app"),
+        lambda: agents.gemini("b: bump the version"),
+        "b: bump the version",
+        "VERSION = 'b'\nNAME = 'app'\n",
+        agents,
+    )
+
+    line = _refusal(agents)
+    print(line)  # the report quotes it
+    assert f"app.py was edited by gemini session {b.stem.rsplit('-', 1)[-1]}" in line, line
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # the retry went through, B's change kept
     assert "ERROR" not in agents.sidelight_log
