@@ -150,6 +150,14 @@ def test_refused_once_then_the_retry_goes_through(world: World) -> None:
     assert (world.home / "state" / "guard").is_dir()
 
 
+def test_a_change_further_back_than_the_first_window_is_found(world: World) -> None:
+    world.tool(B, 120, "Edit", {"file_path": str(world.app), "old_string": "1", "new_string": "2"})
+    for n in range(300):  # some 200 KB after it, later than A's read: the window grows to reach it
+        world.prompt(B, 100 - n / 10, "x" * 600)
+    assert world.transcript(B).stat().st_size > 4 * guard.FIRST_WINDOW // 2
+    assert "app.py was edited by claude session" in reason(world.before_write(A))
+
+
 def test_no_refusal_when_this_session_read_it_again(world: World) -> None:
     world.tool(B, 120, "Write", {"file_path": str(world.app), "content": "a = 2\n"})
     world.tool(A, 60, "Read", {"file_path": str(world.app)})

@@ -61,6 +61,8 @@ PATCH_FILE_LINES: Final = ("*** Add File: ", "*** Update File: ", "*** Delete Fi
 LEDGER_KEPT: Final = 256
 #: How much of a tool input's text is read from a transcript (a patch's file lines may come late).
 TEXT_LIMIT: Final = 1 << 20
+#: How much of a sibling's tail is read first (see :func:`_tail_start`).
+FIRST_WINDOW: Final = 64 << 10
 #: How many entries one native read returns.
 CHUNK_ENTRIES: Final = 2000
 #: How much of a shell command a refusal quotes.
@@ -277,14 +279,16 @@ def _sibling_changes(
 ) -> Iterator[_Change]:
     from sidelight.commands import written_files
 
-    for when, name, kind, paths, command, cwd in _calls(path, decoder, settings, plugins, sibling.directory):
+    names = {os.path.basename(real) for real in since}
+    calls = _calls(path, decoder, settings, plugins, sibling.directory, after=min(since.values()))
+    for when, name, kind, paths, command, cwd in calls:
         if when is None:
             continue
         if kind == "edit":
             for real in paths:
                 if real in since and when > since[real]:
                     yield _Change(real, when, sibling, name, None)
-        elif command is not None:
+        elif command is not None and any(n in command for n in names):  # parsed only when it may be
             for written in written_files(command):
                 target = _real(written, cwd)
                 if target is not None and target in since and when > since[target]:
@@ -292,15 +296,22 @@ def _sibling_changes(
 
 
 def _calls(
-    path: str, decoder: str, settings: Settings, plugins: Plugins, cwd: str | None
+    path: str,
+    decoder: str,
+    settings: Settings,
+    plugins: Plugins,
+    cwd: str | None,
+    *,
+    after: float | None = None,
 ) -> Iterator[tuple[float | None, str, str, list[str], str | None, str | None]]:
     """The tool calls of the tail of a transcript that ran (their result is there and no error), in
     order: ``(when, tool, category, files it read or changed, its shell command, the directory it ran
-    in)``; ``when`` is its result's time (else the call's)."""
+    in)``; ``when`` is its result's time (else the call's). The tail is ``first_look_bytes`` long; with
+    ``after`` (a time), no longer than it takes to reach back to that time (:func:`_tail_start`)."""
     from sidelight.engine.reads import category_tables
 
     categories = category_tables(plugins, [decoder]).get(decoder, {})
-    start = _core.tail_offset(path, settings.first_look_bytes)
+    start = _tail_start(path, decoder, settings.first_look_bytes, after)
     size = os.stat(path).st_size
     calls: dict[int | None, tuple[float | None, str, str, list[str], str | None, str | None]] = {}
     order: list[int | None] = []
@@ -330,14 +341,32 @@ def _calls(
                 calls[ident] = (epoch_seconds(stamp), name, category, files, command, cwd)
                 order.append(ident)
             elif kind == "result":
-                ident = ident if ident in calls else (order[-1] if order else None)
-                call = calls.pop(ident, None)
+                if ident is None and order:  # a result without an id: the call just before it
+                    ident = order[-1]
+                call = calls.pop(ident, None)  # (a call before the tail: not known, not counted)
                 if call is not None and not is_error:
                     when = epoch_seconds(stamp)
                     yield (when if when is not None else call[0], *call[1:])
         if after <= start:
             break
         start = after
+
+
+def _tail_start(path: str, decoder: str, limit: int, after: float | None) -> int:
+    """Where to read ``path``'s tail from: the last ``limit`` bytes; with ``after``, the last
+    :data:`FIRST_WINDOW` bytes, or four times as many while its first line is still later than
+    ``after`` (a sibling's tail since this session's last look costs what was written since)."""
+    window = FIRST_WINDOW
+    while after is not None and window < limit:
+        start = _core.tail_offset(path, window)
+        if start == 0:
+            return 0
+        first = _core.read_entries(path, decoder, start, 1, 1 << 16, DEFAULT_MAX_LINE_BYTES, 0, 0)[4]
+        when = epoch_seconds(first)
+        if when is not None and when <= after:
+            return start
+        window *= 4
+    return _core.tail_offset(path, limit)
 
 
 # --- the answer -------------------------------------------------------------------------------------------
