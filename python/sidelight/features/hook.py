@@ -182,7 +182,9 @@ def _guard(
     verdict = check_write(event, settings, plugins, can_refuse=injector.refuse is not None)
     if verdict is None:
         return None, None
-    logger.info("%s: %s", "stale write refused" if verdict.refuse else "stale write noted", verdict.text)
+    # Debug, not info: the log's first record imports logging, a quarter of a cold hook's time; the
+    # ledger (<state dir>/guard/) keeps what was refused, and the host shows the reason.
+    logger.debug("%s: %s", "stale write refused" if verdict.refuse else "stale write noted", verdict.text)
     plan = Plan("guard", event.session_id, 0)
     plan.after.append(lambda: record_verdict(verdict))
     if verdict.refuse and injector.refuse is not None:
