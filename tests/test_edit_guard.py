@@ -158,6 +158,17 @@ def test_a_change_further_back_than_the_first_window_is_found(world: World) -> N
     assert "app.py was edited by claude session" in reason(world.before_write(A))
 
 
+def test_a_read_before_the_tail_is_not_held_against_this_session(world: World) -> None:
+    world.tool(B, 595, "Edit", {"file_path": str(world.app), "old_string": "1", "new_string": "2"})
+    # A read app.py at -590 (the fixture), after B's change; then 100 KB of prompts, then a command.
+    for n in range(150):
+        world.prompt(A, 500 - n, "y" * 600)
+    world.tool(A, 300, "Bash", {"command": "ls"})
+    # Its tail (64 KiB) no longer holds the read, nor the start: it counts from its first call.
+    assert world.before_write(A, SIDELIGHT_FIRST_LOOK_BYTES="65536") is None
+    assert world.before_write(A) is None  # read whole: the read is there
+
+
 def test_no_refusal_when_this_session_read_it_again(world: World) -> None:
     world.tool(B, 120, "Write", {"file_path": str(world.app), "content": "a = 2\n"})
     world.tool(A, 60, "Read", {"file_path": str(world.app)})

@@ -200,13 +200,15 @@ def _own_touches(
     plugins: Plugins,
 ) -> tuple[dict[str, float], set[str]]:
     """Per wanted file, when this session last read or wrote it (a call that ran), else when it started
-    (the first time its transcript's tail says; empty when it says no time at all); and the files it
-    read or wrote."""
+    (its transcript's first time; empty when it says none); and the files it read or wrote. Only the
+    tail is read: of a longer transcript, a file not touched in the tail counts from the tail's first
+    call (it may have been read before: a change before then is not held against it)."""
     path = os.fspath(session.path)
     last: dict[str, float] = {}
     first: float | None = None
     try:
-        head = _head_time(path)
+        whole = _core.tail_offset(path, settings.first_look_bytes) == 0
+        head = _head_time(path) if whole else None
         for when, _name, _kind, paths, command, _cwd in _calls(
             path, decoder, settings, plugins, cwd or session.directory
         ):
