@@ -161,7 +161,10 @@ def test_claude_code_install_keeps_other_hooks_and_settings_and_backs_up(home: P
     result = claude_install.install_claude_code()
     settings = json.loads(path.read_text())
     assert settings["model"] == "opus" and settings["permissions"] == EXISTING["permissions"]
-    assert settings["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    # Theirs kept; ours added, matched to the write tools (the stale-write guard).
+    assert settings["hooks"]["PreToolUse"][:-1] == EXISTING["hooks"]["PreToolUse"]
+    assert settings["hooks"]["PreToolUse"][-1]["matcher"] == "Write|Edit|MultiEdit|NotebookEdit"
+    assert len(ours(settings, "PreToolUse")) == 1
     assert OTHER_HOOK in [h for g in settings["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
     assert len(ours(settings, "UserPromptSubmit")) == 1
     (backup,) = backups(path)
@@ -506,6 +509,7 @@ def test_claude_code_plugin_manifest_and_hooks_are_valid() -> None:
         assert hook["type"] == "command" and isinstance(hook["timeout"], int)
         assert "${CLAUDE_PLUGIN_ROOT}/bin/sidelight-hook" in hook["command"]
         assert hook["command"].endswith("claude-code")
+    assert hooks["hooks"]["PreToolUse"][0]["matcher"] == claude_install.CLAUDE_MATCHERS["PreToolUse"]
 
 
 def plugin_hook_command(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

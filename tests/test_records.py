@@ -185,6 +185,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("render", "Callable[[HostEvent, str | None], str | None]", REQUIRED),
             ("description", "str", ""),
             ("not_typed", "Callable[[HostEvent], bool] | None", None),
+            ("refuse", "Callable[[HostEvent, str], str | None] | None", None),
         ],
     ),
     (
@@ -359,6 +360,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("qwen_dir", "Path | None", None),
             ("copilot_dir", "Path | None", None),
             ("volute_minds_dir", "Path | None", None),
+            ("edit_guard", "str", "refuse-once"),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),

@@ -29,6 +29,7 @@ __all__ = [
     "is_read_only",
     "is_status_check",
     "latest_failure",
+    "written_files",
 ]
 
 
@@ -286,3 +287,53 @@ def is_read_only(command: str) -> bool:
         if name not in _READ_ONLY_COMMANDS:
             return False
     return bool(parts)
+
+
+#: Programs that change every file they are given, and those that change only their last argument.
+_WRITES_EACH: Final = frozenset({"tee", "rm", "truncate", "touch", "unlink", "shred"})
+_WRITES_LAST: Final = frozenset({"cp", "mv", "install", "rsync", "ln"})
+#: Programs that change the files they are given with ``-i`` (in place).
+_IN_PLACE: Final = frozenset({"sed", "perl"})
+#: ``git`` subcommands that put files back as a commit had them.
+_GIT_RESTORES: Final = frozenset({"checkout", "restore"})
+
+
+def written_files(command: str) -> list[str]:
+    """The files a shell line writes, as it names them (relative to its directory): the targets of its
+    redirections (not ``/dev/null``), every file of ``tee``, ``rm``, ``touch``..., the last argument of
+    ``cp``, ``mv``, ``rsync``..., the files of ``sed -i`` and ``perl -i``, the paths of ``git
+    checkout`` / ``git restore``. A guess from the words alone (no variables, no globs): what it names
+    is all it says.
+
+    >>> written_files("cp -p app.orig app.py && sed -i s/a/b/ x.py | tee log.txt > out.txt")
+    ['app.py', 'x.py', 'out.txt', 'log.txt']
+    """
+    found: list[str] = []
+    for words in command_parts(command):
+        kept: list[str] = []
+        index = 0
+        while index < len(words):
+            word = words[index]
+            if word in _REDIRECTS:
+                target = words[index + 1 : index + 2]
+                if target and target[0] != "/dev/null":
+                    found.append(target[0])
+                index += 2
+                continue
+            kept.append(word)
+            index += 1
+        while kept and _ASSIGNMENT.match(kept[0]):
+            kept = kept[1:]
+        if not kept:
+            continue
+        name = kept[0].rsplit("/", 1)[-1]
+        args = [word for word in kept[1:] if not word.startswith("-")]
+        if name in _WRITES_EACH:
+            found += args
+        elif name in _WRITES_LAST and len(args) >= 2:
+            found.append(args[-1])
+        elif name in _IN_PLACE and any(w.startswith("-i") or w == "-pi" for w in kept[1:]):
+            found += args[1:] if not any(w == "-e" for w in kept[1:]) else args
+        elif name == "git" and args[:1] and args[0] in _GIT_RESTORES:
+            found += args[1:]
+    return list(dict.fromkeys(found))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
 __all__ = [
+    "EDIT_GUARD_MODES",
     "HANDOFF_LOCATIONS",
     "ConfigError",
     "Settings",
@@ -42,6 +43,8 @@ __all__ = [
 
 #: Where a handoff file can go (``Settings.handoff_location``).
 HANDOFF_LOCATIONS: Final = ("state", "project")
+#: ``edit_guard``: a stale write refused once, let through with a note, or not looked at (docs/guard.md).
+EDIT_GUARD_MODES: Final = ("refuse-once", "inform", "off")
 
 
 class ConfigError(UsageError):
@@ -191,6 +194,7 @@ class Settings:
         "claude_dirs",
         "codex_dir",
         "copilot_dir",
+        "edit_guard",
         "extra",
         "first_look_bytes",
         "fleet_scope",
@@ -268,6 +272,10 @@ class Settings:
     #: Where volute creates its minds (``VOLUTE_MINDS_DIR``, else ``$VOLUTE_HOME/minds``, else
     #: ``~/.volute/minds``; ``None``: nowhere): a mind directly in it is volute's own.
     volute_minds_dir: Path | None
+    #: What a write tool gets when another session changed its file since this one last read or wrote
+    #: it (docs/guard.md): ``"refuse-once"`` (stopped once; the retry goes through), ``"inform"`` (let
+    #: through with a note), ``"off"`` (``SIDELIGHT_EDIT_GUARD``, ``edit_guard``).
+    edit_guard: str
 
     def __init__(
         self,
@@ -292,6 +300,7 @@ class Settings:
         qwen_dir: Path | None = None,
         copilot_dir: Path | None = None,
         volute_minds_dir: Path | None = None,
+        edit_guard: str = "refuse-once",
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -314,6 +323,7 @@ class Settings:
         _set(self, "copilot_dir", copilot_dir)
         _set(self, "start_budget", start_budget)
         _set(self, "volute_minds_dir", volute_minds_dir)
+        _set(self, "edit_guard", edit_guard)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -382,16 +392,16 @@ class Settings:
             given["fleet_scope"] = fleet_scope
         location = setting("handoff_location", "SIDELIGHT_HANDOFF_LOCATION")
         if location is not None:
-            value = str(location).strip().lower()
-            if value not in HANDOFF_LOCATIONS:
-                raise ConfigError(f"handoff_location must be 'state' or 'project', not {location!r}")
-            given["handoff_location"] = value
+            given["handoff_location"] = _choice(location, "handoff_location", HANDOFF_LOCATIONS)
         prompt_budget = setting("prompt_budget", "SIDELIGHT_PROMPT_BUDGET")
         if prompt_budget is not None:
             given["prompt_budget"] = parse_count(prompt_budget, "prompt_budget", what=TOKENS)
         start_budget = setting("start_budget", "SIDELIGHT_START_BUDGET")
         if start_budget is not None:
             given["start_budget"] = parse_count(start_budget, "start_budget", what=TOKENS)
+        guard = setting("edit_guard", "SIDELIGHT_EDIT_GUARD")
+        if guard is not None:
+            given["edit_guard"] = _choice(guard, "edit_guard", EDIT_GUARD_MODES)
         return cls(
             home=home,
             state_dir=state_dir,
@@ -412,6 +422,16 @@ class Settings:
             extra=data,
             **given,
         )
+
+
+def _choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` of setting ``name`` as one of ``choices`` (any case, spaces around it); else a
+    :class:`ConfigError` naming them."""
+    text = str(value).strip().lower()
+    if text not in choices:
+        listed = " or ".join(f"'{c}'" for c in choices)
+        raise ConfigError(f"{name} must be {listed}, not {value!r}")
+    return text
 
 
 def _refuse(problem: str | None) -> None:

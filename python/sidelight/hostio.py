@@ -19,21 +19,29 @@ from sidelight.records import HostEvent, InjectorSpec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Collection
     from typing import Any
 
 __all__ = [
+    "BEFORE_TOOL",
+    "BEFORE_TOOL_EVENTS",
     "COMMAND_HOOK_EVENTS",
     "command_hook_injector",
     "path_field",
     "read_command_hook",
     "render_hook_json",
+    "render_refusal_json",
     "render_text",
     "text_field",
 ]
 
 #: The events of the command-hook protocol sidelight handles, as the protocol names them.
 COMMAND_HOOK_EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionStart", "SessionEnd"})
+#: The protocol's before-tool event: handled for a host's write tools only (the stale-write guard). A
+#: host event of another name (Gemini's ``BeforeTool``) is read into this one.
+BEFORE_TOOL = "PreToolUse"
+#: The before-tool events' names as hosts send them (``hook_event_name``).
+BEFORE_TOOL_EVENTS: frozenset[str] = frozenset({BEFORE_TOOL, "BeforeTool"})
 
 
 def text_field(value: Any) -> str | None:
@@ -47,15 +55,20 @@ def path_field(value: Any) -> Path | None:
     return Path(text) if text is not None else None
 
 
-def read_command_hook(host: str, payload: Mapping[str, Any]) -> HostEvent | None:
+def read_command_hook(
+    host: str, payload: Mapping[str, Any], write_tools: Collection[str] = ()
+) -> HostEvent | None:
     """A command hook's input (see the module docstring) as a :class:`HostEvent` of ``host``.
 
-    ``None`` when the payload is not a mapping or names an event sidelight does not handle.
+    ``None`` when the payload is not a mapping or names an event sidelight does not handle. A
+    ``PreToolUse`` is handled for the tools named in ``write_tools`` only (the stale-write guard).
     """
     if not isinstance(payload, Mapping):
         return None
     event = payload.get("hook_event_name")
-    if event not in COMMAND_HOOK_EVENTS:
+    if event not in COMMAND_HOOK_EVENTS and (
+        event != BEFORE_TOOL or payload.get("tool_name") not in write_tools
+    ):
         return None
     return HostEvent(
         host=host,
@@ -78,21 +91,44 @@ def render_hook_json(event: HostEvent, text: str | None) -> str | None:
     )
 
 
+def render_refusal_json(event: HostEvent, reason: str) -> str | None:
+    """``{"hookSpecificOutput": {"hookEventName": EVENT, "permissionDecision": "deny",
+    "permissionDecisionReason": REASON}}``: the tool of a before-tool event is not run, and the model
+    gets ``reason`` as its result (Claude Code, Codex, Qwen Code)."""
+    return jsonio.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": event.event,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        },
+        ensure_ascii=False,
+    )
+
+
 def command_hook_injector(
     host: str,
     description: str,
     render: Callable[[HostEvent, str | None], str | None] | None = None,
     not_typed: Callable[[HostEvent], bool] | None = None,
+    *,
+    write_tools: Collection[str] = (),
+    refuse: Callable[[HostEvent, str], str | None] | None = None,
 ) -> InjectorSpec:
     """The injector of a host that speaks the command-hook protocol: its events read with
     :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`);
-    ``not_typed``: see :class:`~sidelight.records.InjectorSpec`."""
+    ``not_typed``: see :class:`~sidelight.records.InjectorSpec`. ``write_tools``: the host's write
+    tools, whose ``PreToolUse`` it reads and refuses with ``refuse`` (default
+    :func:`render_refusal_json`)."""
+    tools = frozenset(write_tools)
     return InjectorSpec(
         name=host,
-        read_event=lambda payload: read_command_hook(host, payload),
+        read_event=lambda payload: read_command_hook(host, payload, tools),
         render=render_hook_json if render is None else render,
         description=description,
         not_typed=not_typed,
+        refuse=(render_refusal_json if refuse is None else refuse) if tools else None,
     )
 
 

@@ -64,7 +64,7 @@ else:
 
 #: The host events sidelight handles.
 if TYPE_CHECKING:
-    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd"]
+    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse"]
 else:
     EventName = str  # the Literal above, without importing typing at run time
 
@@ -647,16 +647,19 @@ class InjectorSpec:
     new) into what the hook prints (``None``: print nothing). ``not_typed(event)``, when given, says that
     a prompt event was not typed by a person (a loop's tick, a background task's result, another
     session's message): it gets nothing, and no cursor moves. A prompt event without a prompt (Qwen
-    Code's call after each tool batch) never gets anything, whatever the injector.
+    Code's call after each tool batch) never gets anything, whatever the injector. ``refuse(event,
+    reason)``: what the hook prints to stop the tool of a before-tool event with ``reason`` (``None``:
+    this injector cannot; the reason is then rendered as a note).
     """
 
-    __slots__ = ("description", "name", "not_typed", "read_event", "render")
+    __slots__ = ("description", "name", "not_typed", "read_event", "refuse", "render")
 
     name: str
     read_event: Callable[[Mapping[str, Any]], HostEvent | None]
     render: Callable[[HostEvent, str | None], str | None]
     description: str
     not_typed: Callable[[HostEvent], bool] | None
+    refuse: Callable[[HostEvent, str], str | None] | None
 
     def __init__(
         self,
@@ -665,12 +668,14 @@ class InjectorSpec:
         render: Callable[[HostEvent, str | None], str | None],
         description: str = "",
         not_typed: Callable[[HostEvent], bool] | None = None,
+        refuse: Callable[[HostEvent, str], str | None] | None = None,
     ) -> None:
         _set(self, "name", name)
         _set(self, "read_event", read_event)
         _set(self, "render", render)
         _set(self, "description", description)
         _set(self, "not_typed", not_typed)
+        _set(self, "refuse", refuse)
 
 
 @record(frozen=True)

@@ -71,6 +71,7 @@ __all__ = [
     "FACTS_FILE",
     "FLEET_CURSORS_FILE",
     "GIVEN_DIR",
+    "GUARD_DIR",
     "HANDOFFS_DIR",
     "HANDOFF_FILE",
     "HISTORY_KEYS_FILE",
@@ -134,6 +135,8 @@ GIVEN_DIR = "long-term-given"
 PROMPTS_DIR = "prompts"
 #: Per session: a welcome back owed to it.
 PENDING_RESUME_DIR = "pending-resume"
+#: Per session: the stale writes the guard refused it (a retry goes through).
+GUARD_DIR = "guard"
 #: Per workspace (a hash of its path): its handoff file, ``handoffs/HASH/_handoff.md``.
 HANDOFFS_DIR = "handoffs"
 #: The handoff's file name (in the state directory's folder of its workspace, or in the workspace).
@@ -165,6 +168,7 @@ PRIVATE_FOLDERS = frozenset(
         RECEIVED_DIR,
         PROMPTS_DIR,
         PENDING_RESUME_DIR,
+        GUARD_DIR,
         GIVEN_DIR,
         HANDOFFS_DIR,
         ARCHIVE_DIR,

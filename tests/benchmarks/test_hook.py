@@ -180,6 +180,31 @@ def _digest(done: subprocess.CompletedProcess[bytes]) -> str:
     return context
 
 
+def _rounds(benchmark: Any, project: Project, warm: bool) -> list[subprocess.CompletedProcess[bytes]]:
+    """The project's hook timed, each round after new news (``warm``: answered by a ``sidelight watch``,
+    and every round must have been, not by the hook falling back to itself); what each round printed."""
+    done: list[subprocess.CompletedProcess[bytes]] = []
+
+    def run() -> None:
+        done.append(project.hook())
+
+    watcher = _serve(project) if warm else None
+    try:
+        if benchmark.disabled:
+            project.add_news()
+            benchmark(run)
+        else:
+            benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
+        if watcher is not None:
+            answered = watching.answered(project.state, len(done))
+            benchmark.extra_info["answered_warm"] = answered
+            assert answered == len(done), f"{answered} of {len(done)} hooks answered warm"
+    finally:
+        if watcher is not None:
+            watching.stop(watcher)
+    return done
+
+
 @pytest.mark.benchmark(group="hook")
 def test_hook_bare_python(benchmark: Any) -> None:
     def run() -> None:
@@ -215,26 +240,7 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
             break
     else:
         raise AssertionError("the first looks never drained")
-    outputs: list[str] = []
-
-    def run() -> None:
-        outputs.append(_digest(project.hook()))
-
-    watcher = _serve(project) if warm else None
-    try:
-        if benchmark.disabled:
-            project.add_news()
-            benchmark(run)
-        else:
-            benchmark.pedantic(run, setup=project.add_news, rounds=ROUNDS, iterations=1, warmup_rounds=1)
-        if watcher is not None:
-            # Every round was answered by the watcher, not by the hook falling back to itself.
-            answered = watching.answered(project.state, len(outputs))
-            benchmark.extra_info["answered_warm"] = answered
-            assert answered == len(outputs), f"{answered} of {len(outputs)} hooks answered warm"
-    finally:
-        if watcher is not None:
-            watching.stop(watcher)
+    outputs = [_digest(done) for done in _rounds(benchmark, project, warm)]
 
     # Correctness, every round: a digest that reports the news (at most 500 characters, so with many
     # sessions some lines become "+N more sessions").
@@ -257,3 +263,89 @@ def test_hook_whole_process(benchmark: Any, tmp_path: Path, case: str) -> None:
     single = "1 sibling warm" if warm else "1 sibling"
     if case.startswith("many siblings") and single in _medians:
         benchmark.extra_info["n_siblings_vs_1_sibling"] = round(median / _medians[single], 2)
+
+
+# --- the stale-write guard's before-tool hook (issue 31, item 7) ---------------------------------------
+
+
+def _tool(session_id: str, cwd: str, name: str, args: dict[str, Any], n: str) -> str:
+    """One tool call and its result."""
+    tool_id = f"toolu_{n}"
+    return _line(
+        session_id, cwd, "assistant", [{"type": "tool_use", "id": tool_id, "name": name, "input": args}], n
+    ) + _line(
+        session_id,
+        cwd,
+        "user",
+        [{"type": "tool_result", "tool_use_id": tool_id, "content": "ok", "is_error": False}],
+        n,
+    )
+
+
+def _before_write(project: Project, refused: bool) -> None:
+    """The project's hook becomes a ``PreToolUse`` of a ``Write`` of ``app.py``, which the current
+    session read after every sibling was written; each round, the siblings with news ran a command
+    (the write goes through), and with ``refused`` the first of them edited ``app.py`` too (every
+    round's write is refused, for a new change)."""
+    app = str(project.cwd / "app.py")
+    with project.current_path.open("a") as file:
+        file.write(_tool(project.current, str(project.cwd), "Read", {"file_path": app}, "cur_read"))
+    project.stdin = json.dumps(
+        {
+            "session_id": project.current,
+            "transcript_path": str(project.current_path),
+            "cwd": str(project.cwd),
+            "permission_mode": "bypassPermissions",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": app, "content": "x = 1\n"},
+            "tool_use_id": "toolu_now",
+        }
+    ).encode()
+    plain = project.add_news
+    if not refused:
+        return
+
+    def add_news() -> None:
+        plain()
+        editor = project.news[0]
+        edit = {"file_path": app, "old_string": "x", "new_string": "y"}
+        with editor.open("a") as file:
+            file.write(_tool(editor.stem, str(project.cwd), "Edit", edit, f"edit_{project.round}"))
+
+    project.add_news = add_news  # type: ignore[method-assign]
+
+
+@pytest.mark.benchmark(group="hook")
+@pytest.mark.parametrize(
+    "case",
+    [
+        "write, many siblings",
+        "write, many siblings warm",
+        "write refused, many siblings",
+        "write refused, many siblings warm",
+    ],
+)
+def test_before_write_hook(benchmark: Any, tmp_path: Path, case: str) -> None:
+    """A ``PreToolUse`` of a write with 1,000 siblings (20 in smoke mode), 10 of them with news every
+    round: the write goes through, or (``refused``) one of them edited the file and the guard refuses
+    each round's write (a new change each time)."""
+    siblings = SMOKE_MANY if benchmark.disabled else MANY
+    warm = case.endswith("warm")
+    refused = "refused" in case
+    project = Project(tmp_path, siblings, NEWS)
+    _before_write(project, refused)
+    benchmark.extra_info.update(peer=case, siblings=siblings, with_news=NEWS)
+    first = project.hook()  # untimed: compiles the bytecode; nothing changed yet, so nothing refused
+    assert first.returncode == 0 and not first.stdout.strip(), (first.stdout, first.stderr)
+    outputs = [done.stdout for done in _rounds(benchmark, project, warm)]
+    for out in outputs:
+        if not refused:
+            assert not out.strip(), out
+            continue
+        answer = json.loads(out)["hookSpecificOutput"]
+        assert answer["permissionDecision"] == "deny", answer
+        assert "app.py was edited by claude session" in answer["permissionDecisionReason"], answer
+    median = _median(benchmark)
+    if median is not None and "bare" in _medians:
+        benchmark.extra_info["vs_bare_python"] = round(median / _medians["bare"], 2)

@@ -15,6 +15,7 @@ from sidelight.agents import FALLBACK_HOST, start_may_resume
 from sidelight.config import Settings, StateRefusedError
 from sidelight.engine.discovery import current_session, listed_once
 from sidelight.features.digest import plan_session_updates
+from sidelight.hostio import BEFORE_TOOL, BEFORE_TOOL_EVENTS
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
 from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any, Final, NamedTuple
 
     from sidelight.plugins import Plugins
-    from sidelight.records import HostEvent, Session
+    from sidelight.records import HostEvent, InjectorSpec, Session
 else:
     from sidelight._fast._typing import NamedTuple
 
@@ -134,19 +135,26 @@ def _compose(
     deadline: float,
 ) -> tuple[str | None, Plan | None]:
     """The answer, and its plan with the effects due before delivery carried out."""
-    plugins = plugins or get_plugins()
     data = payload if isinstance(payload, Mapping) else jsonio.loads(payload or "{}")
     if not isinstance(data, Mapping):
         logger.warning("%s hook input is not a JSON object; nothing injected", host)
         return None, None
+    before_tool = data.get("hook_event_name") in BEFORE_TOOL_EVENTS
+    if before_tool and settings.edit_guard == "off":
+        return None, None  # the guard is off: a before-tool hook does nothing at all
+    plugins = plugins or get_plugins()
     injector = plugins.injector(host)
     if injector is None:
         logger.warning("no injector for host %r (known: %s)", host, ", ".join(plugins.injectors()))
         return None, None
     event = injector.read_event(data)
     if event is None:
+        if before_tool:  # a tool that writes nothing: let it run, nothing to say
+            return None, None
         logger.warning("%s hook input not understood; nothing injected", host)
         return None, None
+    if event.event == BEFORE_TOOL:
+        return _guard(event, injector, settings, plugins)
     if event.event == "UserPromptSubmit" and (
         event.prompt == "" or (injector.not_typed is not None and injector.not_typed(event))
     ):
@@ -166,6 +174,26 @@ def _compose(
     except BaseException:
         plan.close()
         raise
+
+
+def _guard(
+    event: HostEvent, injector: InjectorSpec, settings: Settings, plugins: Plugins
+) -> tuple[str | None, Plan | None]:
+    """A write tool's before-tool event: the stale-write guard's refusal or note
+    (:mod:`sidelight.features.guard`), remembered once it was delivered (said once per change)."""
+    from sidelight.features.guard import check_write, record_verdict
+
+    verdict = check_write(event, settings, plugins, can_refuse=injector.refuse is not None)
+    if verdict is None:
+        return None, None
+    # Debug, not info: the log's first record imports logging, a quarter of a cold hook's time; the
+    # ledger (<state dir>/guard/) keeps what was refused, and the host shows the reason.
+    logger.debug("%s: %s", "stale write refused" if verdict.refuse else "stale write noted", verdict.text)
+    plan = Plan("guard", event.session_id, 0)
+    plan.after.append(lambda: record_verdict(verdict))
+    if verdict.refuse and injector.refuse is not None:
+        return injector.refuse(event, verdict.text), plan
+    return injector.render(event, verdict.text), plan
 
 
 # --- the plan: what a host event gets, decided without changing anything ------------------------------

@@ -26,6 +26,7 @@ from sidelight.install.ledger import (
 from sidelight.records import InstallResult
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
 __all__ = [
@@ -85,12 +86,15 @@ def add_hooks(
     events: tuple[str, ...],
     command: str,
     timeout: int = HOOK_TIMEOUT,
+    matchers: Mapping[str, str] | None = None,
 ) -> bool:
     """Adds (or updates) our command hook for each event; True when something changed. ``timeout`` is
-    in the host's unit (seconds or milliseconds: as that host reads it)."""
+    in the host's unit (seconds or milliseconds: as that host reads it). ``matchers``: per event, the
+    ``matcher`` of its group (the tools a before-tool hook runs for)."""
     hooks = _hooks_table(data, path)
     changed = False
     for event in events:
+        matcher = (matchers or {}).get(event)
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InstallError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
@@ -104,8 +108,12 @@ def add_hooks(
                     if hook.get("command") != command:
                         hook["command"] = command
                         changed = True
+                    if matcher is not None and group.get("matcher") != matcher:
+                        group["matcher"] = matcher
+                        changed = True
         if not found:
-            groups.append({"hooks": [{"type": "command", "command": command, "timeout": timeout}]})
+            entry = {"type": "command", "command": command, "timeout": timeout}
+            groups.append({"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]})
             changed = True
     return changed
 
@@ -183,11 +191,13 @@ def install_hooks(
     timeout: int = HOOK_TIMEOUT,
     *,
     comments: bool = False,
+    matchers: Mapping[str, str] | None = None,
 ) -> InstallResult:
     """Adds sidelight's command hooks for ``events`` to the settings file ``path`` (``target`` is
-    also the hook's host), recording what it did. ``comments``: the host reads the file as JSONC."""
+    also the hook's host), recording what it did. ``comments``: the host reads the file as JSONC.
+    ``matchers``: per event, the tools its hook runs for (:func:`add_hooks`)."""
     data = read_json(path, f"{what} settings file", comments=comments)
-    if not add_hooks(data, path, target, events, hook_command(target), timeout):
+    if not add_hooks(data, path, target, events, hook_command(target), timeout, matchers):
         return InstallResult(target, path, False, f"already installed in {path}")
     return Ledger(target, path).save(
         path,

@@ -40,6 +40,7 @@ from sidelight._fast.logs import get_logger
 from sidelight.agents import other_agents_hosts
 from sidelight.agents.claude_code.paths import (
     TITLE_LINES,
+    WRITE_TOOLS,
     claude_dirs,
     claude_flat_parent,
     claude_project_dir,
@@ -61,7 +62,16 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
     from sidelight.records import Liveness
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "live_sessions", "roots", "session_for_path"]
+__all__ = [
+    "FORMAT",
+    "NAME",
+    "WRITE_TOOLS",
+    "current",
+    "list_sessions",
+    "live_sessions",
+    "roots",
+    "session_for_path",
+]
 
 logger = get_logger(__name__)
 
@@ -348,8 +358,9 @@ def _scheduled(path: str, prompt: str) -> bool:
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
         NAME,
-        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd)",
+        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd; PreToolUse of a write)",
         not_typed=not_typed,
+        write_tools=WRITE_TOOLS,
     )
     yield command_hook_injector(
         "agent-sdk",

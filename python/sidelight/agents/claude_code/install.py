@@ -1,5 +1,6 @@
 """``sidelight install claude-code``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command
-hooks in ``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is honoured) or
+hooks, and a ``PreToolUse`` hook matched to the write tools (the stale-write guard), in
+``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is honoured) or
 ``<cwd>/.claude/settings.json`` (``scope="project"``); and the Claude Code plugin this folder ships
 (``plugin/``, for ``claude --plugin-dir``).
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sidelight.agents.claude_code.paths import WRITE_TOOLS
 from sidelight.install.ledger import InstallError
 from sidelight.install.settings import install_hooks, uninstall_hooks
 from sidelight.records import InstallerSpec
@@ -21,7 +23,9 @@ if TYPE_CHECKING:
 __all__ = ["CLAUDE_EVENTS", "INSTALLER", "claude_plugin_dir", "install_claude_code", "uninstall_claude_code"]
 
 #: The Claude Code hook events sidelight listens to.
-CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
+CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse")
+#: The tools each event's hook runs for (the others: every one).
+CLAUDE_MATCHERS = {"PreToolUse": "|".join(WRITE_TOOLS)}
 
 
 def _settings_path(scope: str, home: Path | None, cwd: Path | None) -> Path:
@@ -40,7 +44,8 @@ def install_claude_code(
     scope: str = "user", *, home: Path | None = None, cwd: Path | None = None
 ) -> InstallResult:
     """Adds sidelight's hooks to Claude Code's ``settings.json``."""
-    return install_hooks("claude-code", _settings_path(scope, home, cwd), CLAUDE_EVENTS, "Claude Code")
+    path = _settings_path(scope, home, cwd)
+    return install_hooks("claude-code", path, CLAUDE_EVENTS, "Claude Code", matchers=CLAUDE_MATCHERS)
 
 
 def uninstall_claude_code(

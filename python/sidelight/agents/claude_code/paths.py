@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CLAUDE_MAX_SANITIZED",
     "TITLE_LINES",
+    "WRITE_TOOLS",
     "claude_dirs",
     "claude_flat_parent",
     "claude_project_dir",
@@ -36,6 +37,10 @@ __all__ = [
     "claude_subagent_paths",
     "claude_subagents_under",
 ]
+
+#: Claude Code's tools that write a file: its ``PreToolUse`` hook, matched to these, is the stale-write
+#: guard's (docs/guard.md).
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
 #: Claude Code cuts a sanitized project directory name to this many characters and adds ``-<hash>``.
 CLAUDE_MAX_SANITIZED = 200

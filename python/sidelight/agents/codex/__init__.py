@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
 
-__all__ = ["FORMAT", "NAME", "current", "list_sessions", "roots", "session_for_path"]
+__all__ = ["FORMAT", "NAME", "WRITE_TOOLS", "current", "list_sessions", "roots", "session_for_path"]
 
 logger = get_logger(__name__)
 
@@ -226,9 +226,18 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 # Codex's command hooks speak Claude Code's protocol (:mod:`sidelight.hostio`).
 
 
+#: Codex's tool that writes files (their paths are in the patch text): its ``PreToolUse`` hook, matched
+#: to it (``install.CODEX_MATCHERS``), is the stale-write guard's (docs/guard.md).
+WRITE_TOOLS = ("apply_patch",)
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
-    yield command_hook_injector(NAME, "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol)")
+    yield command_hook_injector(
+        NAME,
+        "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol; PreToolUse of apply_patch)",
+        write_tools=WRITE_TOOLS,
+    )
 
 
 # -- the agent -------------------------------------------------------------------------------------------

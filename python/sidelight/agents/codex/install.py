@@ -1,4 +1,5 @@
-"""``sidelight install codex``: ``UserPromptSubmit`` and ``SessionStart`` command hooks in
+"""``sidelight install codex``: ``UserPromptSubmit`` and ``SessionStart`` command hooks, and a
+``PreToolUse`` hook matched to ``apply_patch`` (the stale-write guard), in
 ``~/.codex/hooks.json`` (``CODEX_HOME``; Codex has no ``SessionEnd``), plus ``[features] hooks = true``
 in ``config.toml``, which uninstall turns off again when install turned it on and nothing may need it.
 
@@ -29,7 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["CODEX_EVENTS", "CODEX_FLAG_STAYS", "INSTALLER", "install_codex", "uninstall_codex"]
 
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
-CODEX_EVENTS = ("UserPromptSubmit", "SessionStart")
+CODEX_EVENTS = ("UserPromptSubmit", "SessionStart", "PreToolUse")
+#: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
+#: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
+CODEX_MATCHERS = {"PreToolUse": "apply_patch"}
 
 
 def _codex_dir(home: Path | None) -> Path:
@@ -93,7 +97,7 @@ def install_codex(*, home: Path | None = None) -> list[InstallResult]:
     new_config = _enable_hooks_feature(config_text, config_path)  # checked before anything is written
     results = []
     ledger = Ledger("codex", hooks_path)
-    if add_hooks(data, hooks_path, "codex", CODEX_EVENTS, hook_command("codex")):
+    if add_hooks(data, hooks_path, "codex", CODEX_EVENTS, hook_command("codex"), matchers=CODEX_MATCHERS):
         verb = "installed the Codex hooks in"
         results.append(
             ledger.save(

@@ -87,7 +87,11 @@ EVENTS: Mapping[str, EventName] = {
     "BeforeAgent": "UserPromptSubmit",
     "SessionStart": "SessionStart",
     "SessionEnd": "SessionEnd",
+    "BeforeTool": "PreToolUse",  # of a write tool only: the stale-write guard's (docs/guard.md)
 }
+#: Gemini's tools that write a file: its ``BeforeTool`` hook, matched to these
+#: (``install.GEMINI_MATCHERS``), is the stale-write guard's.
+WRITE_TOOLS = ("write_file", "replace")
 #: The event names the answer is given under, by host event.
 _OUTPUT_EVENTS = {host: gemini for gemini, host in EVENTS.items()}
 
@@ -286,7 +290,7 @@ def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
     if not isinstance(payload, dict):
         return None
     event = EVENTS.get(payload.get("hook_event_name"))  # type: ignore[arg-type]
-    if event is None:
+    if event is None or (event == "PreToolUse" and payload.get("tool_name") not in WRITE_TOOLS):
         return None
     prompt = payload.get("prompt")
     transcript = _text(payload.get("transcript_path"))
@@ -337,13 +341,22 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
+def render_refusal(event: HostEvent, reason: str) -> str | None:
+    """``{"decision": "deny", "reason": REASON}``: the tool does not run, and the model gets ``Tool
+    execution blocked: REASON`` (without ``<`` and ``>``, which Gemini escapes)."""
+    from sidelight.redact import escape_proof
+
+    return jsonio.dumps({"decision": "deny", "reason": escape_proof(reason)}, ensure_ascii=False)
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield InjectorSpec(
         name=NAME,
         read_event=read_hook,
         render=render_hook,
-        description="Gemini CLI command hooks (BeforeAgent, SessionStart, SessionEnd)",
+        description="Gemini CLI command hooks (BeforeAgent, SessionStart, SessionEnd; BeforeTool of a write)",
+        refuse=render_refusal,
     )
 
 

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 __all__ = ["GEMINI_EVENTS", "GEMINI_TRUST_NOTE", "INSTALLER", "install_gemini", "uninstall_gemini"]
 
 #: The Gemini CLI hook events sidelight listens to (``BeforeAgent``: each prompt).
-GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd")
+GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd", "BeforeTool")
+#: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
+#: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
+GEMINI_MATCHERS = {"BeforeTool": "write_file|replace"}
 
 #: What ``install gemini`` says about trust: Gemini runs hooks only in a workspace it trusts, and
 #: sidelight does not grant that trust itself.
@@ -44,7 +47,10 @@ def _settings_path(home: Path | None) -> Path:
 def install_gemini(*, home: Path | None = None) -> InstallResult:
     """Adds sidelight's hooks to the Gemini CLI's user ``settings.json`` (its other settings stay)."""
     path = _settings_path(home)
-    result = install_hooks("gemini", path, GEMINI_EVENTS, "Gemini CLI", HOOK_TIMEOUT * 1000, comments=True)
+    timeout = HOOK_TIMEOUT * 1000
+    result = install_hooks(
+        "gemini", path, GEMINI_EVENTS, "Gemini CLI", timeout, comments=True, matchers=GEMINI_MATCHERS
+    )
     return InstallResult(
         result.target, path, result.changed, result.message, result.backup, (GEMINI_TRUST_NOTE,)
     )

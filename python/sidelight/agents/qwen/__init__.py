@@ -36,7 +36,7 @@ from sidelight.engine.paths import (
     real,
 )
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import command_hook_injector, render_hook_json
+from sidelight.hostio import command_hook_injector, render_hook_json, render_refusal_json
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -196,12 +196,26 @@ def render_escaped_hook_json(event: HostEvent, text: str | None) -> str | None:
     return render_hook_json(event, None if text is None else escape_proof(text))
 
 
+def render_escaped_refusal(event: HostEvent, reason: str) -> str | None:
+    """:func:`~sidelight.hostio.render_refusal_json` of a reason with no ``<`` or ``>``."""
+    from sidelight.redact import escape_proof
+
+    return render_refusal_json(event, escape_proof(reason))
+
+
+#: Qwen Code's tools that write a file: its ``PreToolUse`` hook, matched to these
+#: (``install.QWEN_MATCHERS``), is the stale-write guard's (docs/guard.md).
+WRITE_TOOLS = ("write_file", "edit")
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
         NAME,
-        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol)",
+        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol; PreToolUse of a write)",
         render_escaped_hook_json,
+        write_tools=WRITE_TOOLS,
+        refuse=render_escaped_refusal,
     )
 
 

@@ -1,4 +1,5 @@
-"""``sidelight install qwen``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks in
+"""``sidelight install qwen``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks, and
+a ``PreToolUse`` hook matched to the write tools (the stale-write guard), in
 ``~/.qwen/settings.json`` (``QWEN_HOME``; Claude Code's shape, timeout in milliseconds). Qwen Code reads
 its settings as JSONC: a file with comments keeps them. Qwen runs user-level hooks without a trust step.
 
@@ -21,7 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["INSTALLER", "QWEN_EVENTS", "install_qwen", "uninstall_qwen"]
 
 #: The Qwen Code hook events sidelight listens to (Claude Code's names).
-QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd")
+QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse")
+#: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
+#: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
+QWEN_MATCHERS = {"PreToolUse": "write_file|edit"}
 
 
 def _settings_path(home: Path | None) -> Path:
@@ -37,7 +41,9 @@ def _settings_path(home: Path | None) -> Path:
 def install_qwen(*, home: Path | None = None) -> InstallResult:
     """Adds sidelight's hooks to Qwen Code's user settings (``~/.qwen/settings.json``)."""
     path = _settings_path(home)
-    return install_hooks("qwen", path, QWEN_EVENTS, "Qwen Code", HOOK_TIMEOUT * 1000, comments=True)
+    return install_hooks(
+        "qwen", path, QWEN_EVENTS, "Qwen Code", HOOK_TIMEOUT * 1000, comments=True, matchers=QWEN_MATCHERS
+    )
 
 
 def uninstall_qwen(*, home: Path | None = None) -> InstallResult:
