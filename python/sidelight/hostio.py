@@ -26,7 +26,10 @@ __all__ = [
     "BEFORE_TOOL",
     "BEFORE_TOOL_EVENTS",
     "COMMAND_HOOK_EVENTS",
+    "EXTENSION_BEFORE_TOOL",
+    "before_tool_event",
     "command_hook_injector",
+    "is_before_tool",
     "path_field",
     "read_command_hook",
     "render_hook_json",
@@ -42,6 +45,51 @@ COMMAND_HOOK_EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionSta
 BEFORE_TOOL = "PreToolUse"
 #: The before-tool events' names as hosts send them (``hook_event_name``).
 BEFORE_TOOL_EVENTS: frozenset[str] = frozenset({BEFORE_TOOL, "BeforeTool"})
+#: The ``event`` sidelight's in-process extensions (Pi's, opencode's plugin) send before a write tool.
+EXTENSION_BEFORE_TOOL = "before_tool"
+
+
+def is_before_tool(data: Mapping[str, Any]) -> bool:
+    """Whether a hook's input is a before-tool event, told from its shape alone (before any injector is
+    loaded): a command hook's ``hook_event_name``, an extension's ``event``, or GitHub Copilot CLI's
+    ``preToolUse`` (``toolName`` without a ``toolResult``; its input names no event)."""
+    return (
+        data.get("hook_event_name") in BEFORE_TOOL_EVENTS
+        or data.get("event") == EXTENSION_BEFORE_TOOL
+        or ("toolName" in data and "toolResult" not in data)
+    )
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return jsonio.loads(text)
+    except ValueError:
+        return text  # not JSON (a patch, or broken): the guard finds its paths, or none
+
+
+def before_tool_event(
+    host: str,
+    payload: Mapping[str, Any],
+    tool: str,
+    args: Any,
+    *,
+    session_id: str | None,
+    cwd: Path | None,
+    transcript_path: Path | None = None,
+) -> HostEvent:
+    """A before-tool event of a host whose input does not follow the command-hook protocol, read into
+    it: ``raw`` is ``payload`` with the protocol's ``tool_name`` and ``tool_input`` (``args``; a JSON
+    text is parsed), which the stale-write guard reads."""
+    if isinstance(args, str):
+        args = _json_or_text(args)
+    return HostEvent(
+        host=host,
+        event="PreToolUse",
+        session_id=session_id,
+        transcript_path=transcript_path,
+        cwd=cwd,
+        raw={**payload, "tool_name": tool, "tool_input": args},
+    )
 
 
 def text_field(value: Any) -> str | None:

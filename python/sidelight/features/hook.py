@@ -15,7 +15,7 @@ from sidelight.agents import FALLBACK_HOST, start_may_resume
 from sidelight.config import Settings, StateRefusedError
 from sidelight.engine.discovery import current_session, listed_once
 from sidelight.features.digest import plan_session_updates
-from sidelight.hostio import BEFORE_TOOL, BEFORE_TOOL_EVENTS
+from sidelight.hostio import BEFORE_TOOL, is_before_tool
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
 from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
@@ -139,7 +139,7 @@ def _compose(
     if not isinstance(data, Mapping):
         logger.warning("%s hook input is not a JSON object; nothing injected", host)
         return None, None
-    before_tool = data.get("hook_event_name") in BEFORE_TOOL_EVENTS
+    before_tool = is_before_tool(data)
     if before_tool and settings.edit_guard == "off":
         return None, None  # the guard is off: a before-tool hook does nothing at all
     plugins = plugins or get_plugins()

@@ -29,7 +29,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.engine.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import path_field, text_field
+from sidelight.hostio import before_tool_event, path_field, text_field
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -159,17 +159,35 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 # --- The injector ----------------------------------------------------------------------------------
 
 
+#: Copilot's tools that write a file (``create{path, file_text}``, ``edit{path, old_str, new_str}``):
+#: its ``preToolUse`` hook, matched to these (``install.COPILOT_MATCHERS``), is the stale-write guard's.
+WRITE_TOOLS = ("create", "edit")
+
+
 def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
     """A GitHub Copilot CLI hook input as a :class:`HostEvent`.
 
-    Copilot's stdin (``{sessionId, timestamp, cwd, prompt | source | reason}``) names no event:
-    ``userPromptSubmitted`` has ``prompt``, ``sessionStart`` has ``source`` (``new``, ``resume``…) and
-    ``initialPrompt``, ``sessionEnd`` has ``reason``. Its ``timestamp`` is in milliseconds and it sends
-    no transcript path. ``None`` for anything else.
+    Copilot's stdin (``{sessionId, timestamp, cwd, prompt | source | reason | toolName}``) names no
+    event: ``userPromptSubmitted`` has ``prompt``, ``sessionStart`` has ``source`` (``new``,
+    ``resume``…) and ``initialPrompt``, ``sessionEnd`` has ``reason``, ``preToolUse`` has ``toolName``
+    and ``toolArgs`` (read into ``PreToolUse`` for :data:`WRITE_TOOLS` only: the stale-write guard's).
+    Its ``timestamp`` is in milliseconds and it sends no transcript path. ``None`` for anything else.
     """
     if not isinstance(payload, Mapping):
         return None
     event: EventName
+    tool = payload.get("toolName")
+    if tool is not None:
+        if tool not in WRITE_TOOLS or "toolResult" in payload:
+            return None
+        return before_tool_event(
+            NAME,
+            payload,
+            tool,
+            payload.get("toolArgs"),
+            session_id=text_field(payload.get("sessionId")),
+            cwd=path_field(payload.get("cwd")),
+        )
     if isinstance(payload.get("prompt"), str):
         event = "UserPromptSubmit"
     elif "reason" in payload:
@@ -197,13 +215,21 @@ def render_json(event: HostEvent, text: str | None) -> str | None:
     return jsonio.dumps({"additionalContext": text}, ensure_ascii=False)
 
 
+def render_refusal(event: HostEvent, reason: str) -> str | None:
+    """``{"permissionDecision": "deny", "permissionDecisionReason": REASON}`` (top level): the tool does
+    not run, and the model gets ``Denied by preToolUse hook: REASON``."""
+    answer = {"permissionDecision": "deny", "permissionDecisionReason": reason}
+    return jsonio.dumps(answer, ensure_ascii=False)
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield InjectorSpec(
         name=NAME,
         read_event=read_hook,
         render=render_json,
-        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json)",
+        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json; preToolUse of a write)",
+        refuse=render_refusal,
     )
 
 

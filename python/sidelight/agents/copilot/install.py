@@ -1,7 +1,8 @@
-"""``sidelight install copilot``: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` hooks in a
-file of sidelight's own, ``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``). Copilot runs
-user-level hooks without a trust step (a repository's ``.github/hooks`` would need its folder in
-``trusted_folders``; sidelight does not use them).
+"""``sidelight install copilot``: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` hooks, and
+a ``preToolUse`` hook of the write tools (the stale-write guard, docs/guard.md), in a file of sidelight's
+own, ``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``). Copilot runs user-level hooks without a
+trust step (a repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight
+does not use them).
 
 Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
@@ -19,10 +20,20 @@ from sidelight.records import InstallerSpec, InstallResult
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["COPILOT_EVENTS", "INSTALLER", "copilot_hooks", "install_copilot", "uninstall_copilot"]
+__all__ = [
+    "COPILOT_EVENTS",
+    "COPILOT_MATCHERS",
+    "INSTALLER",
+    "copilot_hooks",
+    "install_copilot",
+    "uninstall_copilot",
+]
 
 #: The GitHub Copilot CLI hook events sidelight listens to.
-COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd")
+COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd", "preToolUse")
+#: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
+#: here too since the agent's module imports this one (tests/test_guard_hosts.py checks they agree).
+COPILOT_MATCHERS = {"preToolUse": "create|edit"}
 
 
 def _hooks_path(home: Path | None) -> Path:
@@ -36,9 +47,16 @@ def _hooks_path(home: Path | None) -> Path:
 
 
 def copilot_hooks(command: str) -> dict[str, Any]:
-    """The contents of ``~/.copilot/hooks/sidelight.json``: one command hook for each event."""
+    """The contents of ``~/.copilot/hooks/sidelight.json``: one command hook for each event (matched to
+    :data:`COPILOT_MATCHERS` where it names the tools)."""
     hook = {"type": "command", "bash": command, "timeoutSec": HOOK_TIMEOUT}
-    return {"version": 1, "hooks": {event: [dict(hook)] for event in COPILOT_EVENTS}}
+    return {
+        "version": 1,
+        "hooks": {
+            event: [{**hook, "matcher": COPILOT_MATCHERS[event]} if event in COPILOT_MATCHERS else dict(hook)]
+            for event in COPILOT_EVENTS
+        },
+    }
 
 
 def _holds_ours(data: dict[str, Any]) -> bool:

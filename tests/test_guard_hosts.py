@@ -1,0 +1,157 @@
+"""The stale-write guard (docs/guard.md) of the hosts beyond the command-hook protocol: GitHub Copilot
+CLI's ``preToolUse``, and the before-tool events of sidelight's Pi extension and opencode plugin.
+
+Session A (of the host under test) read ``app.py`` ten minutes ago; a Claude Code session B edited it
+two minutes ago; A's write is refused once, with the host's own refusal, and the retry goes through."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidelight.config import Settings
+from sidelight.features.hook import handle_hook
+from tests.test_edit_guard import B, World, collect, iso
+
+COPILOT_A = "cccccccc-0000-4000-8000-000000000000"
+
+
+def hook(host: str, payload: dict[str, Any], **env: str) -> str | None:
+    """What ``sidelight hook HOST`` prints for ``payload``."""
+    printed: list[str | None] = []
+    settings = Settings.load(env={**os.environ, **env})
+    handle_hook(host, json.dumps(payload), settings=settings, deliver=collect(printed))
+    assert len(printed) <= 1
+    return printed[0] if printed else None
+
+
+@pytest.fixture
+def world(home: Path) -> World:
+    w = World(home)
+    w.prompt(B, 300)
+    return w
+
+
+def _b_edits(world: World) -> None:
+    world.tool(B, 120, "Edit", {"file_path": str(world.app), "old_string": "1", "new_string": "2"})
+
+
+# --- GitHub Copilot CLI -----------------------------------------------------------------------------------
+
+
+def _copilot_session(world: World, read: bool = True) -> None:
+    """Copilot session A's events file: it started, and (``read``) viewed app.py, ten minutes ago."""
+    folder = world.home / ".copilot" / "session-state" / COPILOT_A
+    folder.mkdir(parents=True)
+    at = iso(world.now - 600)
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "session.start",
+            "data": {"sessionId": COPILOT_A, "context": {"cwd": str(world.project)}},
+            "timestamp": at,
+        },
+        {"type": "user.message", "data": {"content": "go", "messageId": "u1"}, "timestamp": at},
+    ]
+    if read:
+        request = {"toolCallId": "call_1", "name": "view", "arguments": {"path": str(world.app)}}
+        lines += [
+            {
+                "type": "assistant.message",
+                "data": {"messageId": "m1", "content": "", "toolRequests": [request]},
+                "timestamp": at,
+            },
+            {
+                "type": "tool.execution_complete",
+                "data": {"toolCallId": "call_1", "success": True, "result": {"content": "a = 1"}},
+                "timestamp": iso(world.now - 599),
+            },
+        ]
+    (folder / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _copilot_pre(world: World, tool: str = "edit", args: Any = None) -> dict[str, Any]:
+    if args is None:
+        args = {"path": str(world.app), "old_str": "a = 1", "new_str": "a = 3"}
+    return {
+        "sessionId": COPILOT_A,
+        "timestamp": int(world.now * 1000),
+        "cwd": str(world.project),
+        "toolName": tool,
+        "toolArgs": args,
+    }
+
+
+def test_copilot_stale_write_refused_once_then_retried(world: World) -> None:
+    _copilot_session(world)
+    _b_edits(world)
+    out = hook("copilot", _copilot_pre(world))
+    assert out is not None
+    answer = json.loads(out)
+    assert set(answer) == {"permissionDecision", "permissionDecisionReason"}
+    assert answer["permissionDecision"] == "deny"
+    line = answer["permissionDecisionReason"]
+    assert line.startswith("sidelight stopped this write once: app.py was edited by claude session bbbbbbbb")
+    assert "after this session last read or wrote it" in line
+    assert hook("copilot", _copilot_pre(world)) is None  # the retry goes through
+
+
+def test_copilot_tool_args_as_json_text_and_create(world: World) -> None:
+    """Copilot may send ``toolArgs`` as a JSON text; ``create`` is a write too."""
+    _copilot_session(world)
+    _b_edits(world)
+    args = json.dumps({"path": "app.py", "file_text": "a = 3\n"})
+    out = hook("copilot", _copilot_pre(world, "create", args))
+    assert out is not None and json.loads(out)["permissionDecision"] == "deny"
+
+
+def test_copilot_other_tools_and_results_are_let_through_at_once(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidelight.features import guard
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the guard ran")
+
+    monkeypatch.setattr(guard, "check_write", boom)
+    _copilot_session(world)
+    _b_edits(world)
+    assert hook("copilot", _copilot_pre(world, "bash", {"command": "ls"})) is None
+    post = {**_copilot_pre(world), "toolResult": {"resultType": "success", "textResultForLlm": "ok"}}
+    assert hook("copilot", post) is None
+    assert hook("copilot", _copilot_pre(world), SIDELIGHT_EDIT_GUARD="off") is None
+
+
+def test_copilot_bad_input_refuses_nothing(world: World) -> None:
+    _copilot_session(world)
+    _b_edits(world)
+    for args in ("{not json", None, 7, {"path": ""}):
+        assert hook("copilot", {**_copilot_pre(world), "toolArgs": args}) is None
+    assert hook("copilot", {**_copilot_pre(world), "sessionId": None}) is None
+    assert hook("copilot", {**_copilot_pre(world), "sessionId": "../x"}) is None
+
+
+def test_copilot_inform_notes_it_with_top_level_context(world: World) -> None:
+    _copilot_session(world)
+    _b_edits(world)
+    out = hook("copilot", _copilot_pre(world), SIDELIGHT_EDIT_GUARD="inform")
+    assert out is not None
+    assert "this write went through" in json.loads(out)["additionalContext"]
+
+
+def test_copilot_installs_the_guards_hook_and_uninstall_takes_it_away(home: Path) -> None:
+    from sidelight.agents import copilot
+    from sidelight.agents.copilot import install
+
+    assert {"preToolUse": "|".join(copilot.WRITE_TOOLS)} == install.COPILOT_MATCHERS
+    path = home / ".copilot" / "hooks" / "sidelight.json"
+    assert install.install_copilot().changed
+    hooks = json.loads(path.read_text())["hooks"]
+    (pre,) = hooks["preToolUse"]
+    assert pre["matcher"] == "create|edit" and pre["bash"].endswith(" hook copilot")
+    assert "matcher" not in hooks["userPromptSubmitted"][0]
+    assert install.uninstall_copilot().changed
+    assert not path.exists()
