@@ -155,3 +155,78 @@ def test_copilot_installs_the_guards_hook_and_uninstall_takes_it_away(home: Path
     assert "matcher" not in hooks["userPromptSubmitted"][0]
     assert install.uninstall_copilot().changed
     assert not path.exists()
+
+
+# --- Pi (sidelight's extension: its tool_call handler sends before_tool) ---------------------------------
+
+PI_A = "01a1fffb-62e4-7073-aed8-e9b7ed9e653b"
+
+
+def _pi_session(world: World) -> Path:
+    """Pi session A's transcript: it read app.py ten minutes ago."""
+    from sidelight.agents.pi.paths import pi_encode_cwd
+
+    folder = world.home / ".pi" / "agent" / "sessions" / pi_encode_cwd(str(world.project))
+    folder.mkdir(parents=True)
+    path = folder / f"2026-11-21T21-20-27-365Z_{PI_A}.jsonl"
+    at, done = iso(world.now - 600), iso(world.now - 599)
+    call = {"type": "toolCall", "id": "t1", "name": "read", "arguments": {"path": str(world.app)}}
+    result = {"role": "toolResult", "toolCallId": "t1", "toolName": "read", "content": [], "isError": False}
+    lines = [
+        {"type": "session", "version": 3, "id": PI_A, "timestamp": at, "cwd": str(world.project)},
+        {"type": "message", "id": "m1", "timestamp": at, "message": {"role": "assistant", "content": [call]}},
+        {"type": "message", "id": "m2", "timestamp": done, "message": result},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _pi_before(world: World, path: Path, tool: str = "edit") -> dict[str, Any]:
+    edits = [{"oldText": "a = 1", "newText": "a = 3"}]
+    return {
+        "event": "before_tool",
+        "session_file": str(path),
+        "session_id": PI_A,
+        "cwd": str(world.project),
+        "tool_name": tool,
+        "tool_input": {"path": "app.py", "edits": edits},
+    }
+
+
+def test_pi_stale_write_blocked_once_then_retried(world: World) -> None:
+    path = _pi_session(world)
+    _b_edits(world)
+    out = hook("pi", _pi_before(world, path))
+    assert out is not None
+    answer = json.loads(out)
+    assert answer["block"] is True
+    assert answer["reason"].startswith("sidelight stopped this write once: app.py was edited by claude")
+    assert hook("pi", _pi_before(world, path)) is None
+
+
+def test_pi_note_with_inform_and_nothing_for_other_tools(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _pi_session(world)
+    _b_edits(world)
+    out = hook("pi", _pi_before(world, path), SIDELIGHT_EDIT_GUARD="inform")
+    assert out is not None and out.startswith("sidelight: app.py was edited by claude")
+    from sidelight.features import guard
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the guard ran")
+
+    monkeypatch.setattr(guard, "check_write", boom)
+    assert hook("pi", _pi_before(world, path, "bash")) is None
+    assert hook("pi", _pi_before(world, path), SIDELIGHT_EDIT_GUARD="off") is None
+    assert hook("pi", {**_pi_before(world, path), "tool_name": None}) is None
+
+
+def test_pi_extension_asks_before_write_tools_only() -> None:
+    from sidelight.agents import pi
+    from sidelight.agents.pi.install import EXTENSION
+
+    source = EXTENSION.read_text()
+    assert 'pi.on("tool_call"' in source and '"before_tool"' in source
+    assert f"new Set({json.dumps(list(pi.WRITE_TOOLS))})".replace(", ", ",") in source.replace(", ", ",")
+    assert "block: true" in source

@@ -40,3 +40,31 @@ def test_copilot_stale_edit_refused_once_then_retried(agents: AgentEnv) -> None:
     assert "Denied by preToolUse hook: sidelight stopped this write once" in agents.mock.all_text()
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # A's retry went through, B's change kept
     assert "ERROR" not in agents.sidelight_log
+
+
+def test_pi_stale_edit_blocked_once_then_retried(agents: AgentEnv) -> None:
+    """sidelight's Pi extension asks before `edit`; its `{block: true, reason}` reaches the model as the
+    tool's error result."""
+    agents.install_sidelight("pi")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\nNAME = 'app'\n")
+    rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
+    agents.mock.set_script(
+        [
+            [read(str(app)), bash(WAIT_FOR_B), rename, rename, say("a: done")],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    b = _a_then_b(
+        lambda: agents.pi("a: rename the app"),
+        lambda: agents.pi("b: bump the version"),
+        "b: bump the version",
+        "VERSION = 'b'\nNAME = 'app'\n",
+        agents,
+    )
+
+    line = _refusal(agents)
+    print(line)  # the report quotes it
+    assert f"app.py was edited by pi session {b.stem[-8:]}" in line, line
+    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # A's retry went through, B's change kept
+    assert "ERROR" not in agents.sidelight_log

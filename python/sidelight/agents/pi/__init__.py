@@ -43,7 +43,7 @@ from sidelight.engine.paths import (
     short_id,
 )
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import path_field, render_text, text_field
+from sidelight.hostio import EXTENSION_BEFORE_TOOL, before_tool_event, path_field, render_text, text_field
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -209,18 +209,24 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 # --- The injector ----------------------------------------------------------------------------------
 # ``sidelight hook pi`` reads what sidelight's Pi extension sends (see :data:`EVENTS`) and prints the bare
 # text, which the extension returns as ``{message: {customType: "session-update", content, display:
-# true}}``.
+# true}}``. Before a write tool (``before_tool``, the stale-write guard's) it prints ``{"block": true,
+# "reason": R}``, which the extension's ``tool_call`` handler returns as is, or a note it steers in.
 
 #: What the Pi extension sends as ``event``, and the host event each one is.
 #:
 #: The extension (``agents/pi/extension.ts``) writes one JSON object to ``sidelight hook pi``'s stdin:
 #: ``{"event": "before_agent_start" | "session_start" | "session_shutdown", "session_file": PATH | null,
-#: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``.
+#: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``; and, before a
+#: write tool (:data:`WRITE_TOOLS`), ``{"event": "before_tool", ..., "tool_name": NAME, "tool_input":
+#: ARGS}`` (a ``PreToolUse``).
 EVENTS: Mapping[str, EventName] = {
     "before_agent_start": "UserPromptSubmit",
     "session_start": "SessionStart",
     "session_shutdown": "SessionEnd",
 }
+#: Pi's tools that write a file (``write{path, content}``, ``edit{path, edits}``): the extension asks
+#: before these only.
+WRITE_TOOLS = ("write", "edit")
 
 _UUID = Pattern(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -229,8 +235,10 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
     """What sidelight's Pi extension sends (see :data:`EVENTS`) as a :class:`HostEvent`."""
     if not isinstance(payload, Mapping):
         return None
-    event = EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
-    if event is None:
+    name = payload.get("event")
+    event = EVENTS.get(name)  # type: ignore[arg-type]
+    tool = payload.get("tool_name")
+    if event is None and (name != EXTENSION_BEFORE_TOOL or tool not in WRITE_TOOLS):
         return None
     session_file = path_field(payload.get("session_file"))
     session_id = text_field(payload.get("session_id"))
@@ -238,6 +246,16 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
         # Pi names its files `<timestamp>_<uuid>.jsonl`; the uuid is the session header's id.
         match = _UUID().search(session_file.name)
         session_id = match.group(0) if match else None
+    if event is None:
+        return before_tool_event(
+            NAME,
+            payload,
+            str(tool),
+            payload.get("tool_input"),
+            session_id=session_id,
+            cwd=path_field(payload.get("cwd")),
+            transcript_path=session_file,
+        )
     return HostEvent(
         host=NAME,
         event=event,
@@ -249,13 +267,23 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
     )
 
 
+def render_refusal(event: HostEvent, reason: str) -> str | None:
+    """``{"block": true, "reason": REASON}``: what the extension's ``tool_call`` handler returns; Pi
+    does not run the tool, and the model gets ``REASON`` as its (error) result."""
+    from sidelight._fast import jsonio
+
+    return jsonio.dumps({"block": True, "reason": reason}, ensure_ascii=False)
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield InjectorSpec(
         name=NAME,
         read_event=read_event,
         render=render_text,
-        description="sidelight's Pi extension (before_agent_start, session_start, session_shutdown)",
+        description="sidelight's Pi extension (before_agent_start, session_start, session_shutdown, "
+        "tool_call of a write)",
+        refuse=render_refusal,
     )
 
 

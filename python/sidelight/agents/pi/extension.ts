@@ -3,14 +3,21 @@
 // Installed by `sidelight install pi` as ~/.pi/agent/extensions/sidelight.ts; `sidelight uninstall pi`
 // removes it. On each prompt (`before_agent_start`) it runs `sidelight hook pi` and, when sibling
 // sessions did something new since this one last looked, adds the digest as a message after the prompt.
-// It also reports `session_start` and `session_shutdown`. Whatever goes wrong, Pi carries on.
+// It also reports `session_start` and `session_shutdown`. Before a write tool (`tool_call` of `write` or
+// `edit`) it asks the stale-write guard: when sidelight refuses, the tool is blocked with its reason
+// (once; the retry goes through). Whatever goes wrong, Pi carries on: a hook that fails or is slow
+// blocks nothing.
 //
 // stdin of `sidelight hook pi`: one JSON object
-//   {"event": "before_agent_start" | "session_start" | "session_shutdown",
+//   {"event": "before_agent_start" | "session_start" | "session_shutdown" | "before_tool",
 //    "session_file": PATH | null, "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
-//    "reason": TEXT | null}
-// stdout: the digest text, or nothing.
+//    "reason": TEXT | null, "tool_name": NAME, "tool_input": ARGS}  (the last two: before_tool only)
+// stdout: the digest text, or nothing; for before_tool, {"block": true, "reason": TEXT} to refuse the
+// write, a note to send along (text), or nothing.
 import { spawn } from "node:child_process";
+
+// Pi's tools that write a file: the only ones whose `tool_call` asks sidelight (others cost nothing).
+const WRITE_TOOLS = new Set(["write", "edit"]);
 
 // The command that runs sidelight; `sidelight install pi` writes its absolute path here.
 const INSTALLED_COMMAND: string[] = ["sidelight"];
@@ -101,6 +108,26 @@ export default function (pi: any) {
       return { message: { customType: "session-update", content: text, display: true } };
     } catch {
       return undefined;
+    }
+  });
+
+  pi.on("tool_call", async (event: any, ctx: any) => {
+    try {
+      if (!WRITE_TOOLS.has(event?.toolName)) return undefined;
+      const out = (
+        await runHook(describe("before_tool", ctx, { tool_name: event.toolName, tool_input: event?.input ?? null }))
+      ).trim();
+      if (!out) return undefined;
+      if (out.startsWith("{")) {
+        const answer = JSON.parse(out);
+        if (answer?.block === true && typeof answer.reason === "string") return { block: true, reason: answer.reason };
+        return undefined;
+      }
+      // A note (edit_guard = inform): it reaches the model right after the tool's result.
+      pi.sendMessage({ customType: "session-update", content: out, display: true }, { deliverAs: "steer" });
+      return undefined;
+    } catch {
+      return undefined; // never block a write on sidelight's own failure
     }
   });
 
