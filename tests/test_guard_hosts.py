@@ -230,3 +230,54 @@ def test_pi_extension_asks_before_write_tools_only() -> None:
     assert 'pi.on("tool_call"' in source and '"before_tool"' in source
     assert f"new Set({json.dumps(list(pi.WRITE_TOOLS))})".replace(", ", ",") in source.replace(", ", ",")
     assert "block: true" in source
+
+
+# --- opencode (sidelight's plugin: its tool.execute.before sends before_tool, and throws to refuse) ------
+
+
+def test_opencode_before_tool_reads_a_write_and_refuses_with_block(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sidelight.agents import opencode
+    from sidelight.features import guard
+
+    seen: list[Any] = []
+
+    def refuse(event: Any, *args: object, **kwargs: object) -> guard.Verdict:
+        seen.append(event)
+        return guard.Verdict(True, "sidelight stopped this write once: R", [], str(home / "ledger.json"))
+
+    monkeypatch.setattr(guard, "check_write", refuse)
+    payload = {
+        "event": "before_tool",
+        "session_id": "ses_1",
+        "message_id": None,
+        "cwd": str(home),
+        "prompt": None,
+        "tool_name": "write",
+        "tool_input": {"filePath": "app.py", "content": "x"},
+    }
+    out = hook("opencode", payload)
+    assert out is not None and json.loads(out) == {
+        "block": True,
+        "reason": "sidelight stopped this write once: R",
+    }
+    (event,) = seen
+    assert (event.host, event.event, event.session_id) == ("opencode", "PreToolUse", "ses_1")
+    assert guard.tool_paths(event.raw["tool_input"]) == ["app.py"]
+    seen.clear()
+    assert hook("opencode", {**payload, "tool_name": "bash"}) is None
+    assert hook("opencode", payload, SIDELIGHT_EDIT_GUARD="off") is None
+    assert seen == []
+    assert opencode.read_event({**payload, "tool_name": "read"}) is None
+
+
+def test_opencode_plugin_asks_before_write_tools_and_throws() -> None:
+    from sidelight.agents import opencode
+    from sidelight.agents.opencode.install import PLUGIN
+
+    source = PLUGIN.read_text()
+    assert '"tool.execute.before"' in source and "throw new Error(reason)" in source
+    assert f"new Set({json.dumps(list(opencode.WRITE_TOOLS))})".replace(", ", ",") in source.replace(
+        ", ", ","
+    )

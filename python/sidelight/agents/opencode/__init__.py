@@ -129,6 +129,10 @@ EVENTS: Mapping[str, EventName] = {
     "session.created": "SessionStart",
     "session.deleted": "SessionEnd",
 }
+#: opencode's tools that write a file (``write{filePath, content}``, ``edit{filePath, oldString,
+#: newString}``): the plugin's ``tool.execute.before`` asks before these only (``before_tool``, with
+#: ``tool_name`` and ``tool_input``: the stale-write guard's).
+WRITE_TOOLS = ("write", "edit")
 
 #: A prompt with no message after it is exported this long after it was written (opencode writes
 #: the prompt's parts after the message itself; a reply's first step comes after both).
@@ -620,9 +624,21 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
     if not isinstance(payload, dict):
         return None
     event = EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
-    if event is None:
-        return None
     sid, cwd, prompt = payload.get("session_id"), payload.get("cwd"), payload.get("prompt")
+    if event is None:
+        from sidelight.hostio import EXTENSION_BEFORE_TOOL, before_tool_event
+
+        tool = payload.get("tool_name")
+        if payload.get("event") != EXTENSION_BEFORE_TOOL or tool not in WRITE_TOOLS:
+            return None
+        return before_tool_event(
+            NAME,
+            payload,
+            str(tool),
+            payload.get("tool_input"),
+            session_id=sid if isinstance(sid, str) and sid else None,
+            cwd=Path(cwd) if isinstance(cwd, str) and cwd else None,
+        )
     return HostEvent(
         host=NAME,
         event=event,
@@ -648,13 +664,21 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
     yield RESOLVER
 
 
+def render_refusal(event: HostEvent, reason: str) -> str | None:
+    """``{"block": true, "reason": REASON}``: the plugin's ``tool.execute.before`` throws an ``Error``
+    of ``REASON`` (opencode's way to refuse a tool), which the model gets as the tool's result."""
+    return jsonio.dumps({"block": True, "reason": reason}, ensure_ascii=False)
+
+
 @hookimpl
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield InjectorSpec(
         name=NAME,
         read_event=read_event,
         render=render,
-        description="sidelight's opencode plugin (chat.message, session.created, session.deleted)",
+        description="sidelight's opencode plugin (chat.message, session.created, session.deleted; "
+        "tool.execute.before of a write)",
+        refuse=render_refusal,
     )
 
 

@@ -10,12 +10,17 @@
 // gives it back to the chat requests only, as a message of its own after the prompt, so that a title
 // request made meanwhile never sees it. It also reports `session.created` and `session.deleted`.
 // Whatever goes wrong, opencode carries on: every error is caught and each run is killed after a short
-// timeout.
+// timeout. Before a write tool (`tool.execute.before` of `write` or `edit`) it asks the stale-write guard:
+// when sidelight refuses, it throws an Error with the reason (opencode's way to refuse a tool; once, the
+// retry goes through); a note (edit_guard = inform) is appended to the tool's output after it ran. A
+// hook that fails or is slow refuses nothing.
 //
 // stdin of `sidelight hook opencode`: one JSON object
-//   {"event": "chat.message" | "session.created" | "session.deleted", "session_id": ID,
-//    "message_id": ID | null, "cwd": DIR, "prompt": TEXT | null}
-// stdout: the digest text, or nothing.
+//   {"event": "chat.message" | "session.created" | "session.deleted" | "before_tool", "session_id": ID,
+//    "message_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
+//    "tool_name": NAME, "tool_input": ARGS}  (the last two: before_tool only)
+// stdout: the digest text, or nothing; for before_tool, {"block": true, "reason": TEXT} to refuse the
+// write, a note (text), or nothing.
 //
 // No imports beyond Node's own: opencode would otherwise install packages for it.
 import { spawn } from "node:child_process";
@@ -98,6 +103,9 @@ function partId(): string {
   return `prt_${stamp}${tail}`;
 }
 
+// opencode's tools that write a file: the only ones whose `tool.execute.before` asks sidelight.
+const WRITE_TOOLS = new Set(["write", "edit"]);
+
 // What marks a part as sidelight's digest (kept by opencode with the part: TextPart.metadata).
 const MARK = "sidelight";
 
@@ -122,7 +130,50 @@ export const SidelightPlugin = async (ctx: any) => {
   // handlers at once, and the start keeps the session's handoff for its first prompt, so that prompt's
   // hook waits for it (else it looked before the handoff was kept, and the handoff was lost).
   const starting = new Map<string, Promise<string>>();
+  // The guard's notes (edit_guard = inform) by tool call, appended to the tool's output once it ran.
+  const notes = new Map<string, string>();
   return {
+    "tool.execute.before": async (input: any, output: any) => {
+      let out = "";
+      try {
+        if (!WRITE_TOOLS.has(input?.tool) || !input?.sessionID) return;
+        out = (
+          await runHook(
+            {
+              event: "before_tool",
+              session_id: input.sessionID,
+              message_id: null,
+              cwd: directory,
+              prompt: null,
+              tool_name: input.tool,
+              tool_input: output?.args ?? null,
+            },
+            directory,
+          )
+        ).trim();
+        if (out && !out.startsWith("{") && input?.callID) notes.set(input.callID, out);
+      } catch {
+        return; // never refuse a write on sidelight's own failure
+      }
+      let reason: string | null = null;
+      try {
+        const answer = out.startsWith("{") ? JSON.parse(out) : null;
+        if (answer?.block === true && typeof answer.reason === "string") reason = answer.reason;
+      } catch {
+        reason = null;
+      }
+      if (reason) throw new Error(reason);
+    },
+    "tool.execute.after": async (input: any, output: any) => {
+      try {
+        const note = input?.callID ? notes.get(input.callID) : undefined;
+        if (!note) return;
+        notes.delete(input.callID);
+        if (typeof output?.output === "string") output.output = `${output.output}\n\n${note}`;
+      } catch {
+        // never break opencode
+      }
+    },
     "chat.message": async (input: any, output: any) => {
       try {
         const sessionID = input?.sessionID ?? output?.message?.sessionID;
