@@ -1,7 +1,8 @@
-"""The stale-write guard with the real GitHub Copilot CLI (docs/guard.md), as tests/e2e/test_guard.py
-does for the other hosts: session A views `app.py` and runs a long command; meanwhile session B edits
-`app.py`; A's edit is refused once by its `preToolUse` hook, with a line naming B, and the retry goes
-through."""
+"""The stale-write guard with the real GitHub Copilot CLI, Pi and opencode (docs/guard.md), as
+tests/e2e/test_guard.py does for the other hosts: session A reads `app.py` and runs a long command;
+meanwhile session B edits `app.py`; A's edit is refused once (Copilot's `preToolUse` deny, Pi's
+`{block: true, reason}` from sidelight's extension, the Error opencode's plugin throws), with a line
+naming B, and the retry goes through."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ from tests.e2e.test_guard import WAIT_FOR_B, _a_then_b, _refusal
 pytestmark = pytest.mark.e2e
 
 
-def test_copilot_stale_edit_refused_once_then_retried(agents: AgentEnv) -> None:
-    agents.install_sidelight("copilot")
+@pytest.mark.parametrize("host", ["copilot", "pi", "opencode"])
+def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> None:
+    if host == "opencode":
+        agents.opencode_setup()
+    agents.install_sidelight(host)
+    run = {"copilot": agents.copilot, "pi": agents.pi, "opencode": agents.opencode}[host]
     app = agents.project / "app.py"
     app.write_text("VERSION = 0\nNAME = 'app'\n")
     rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
@@ -30,73 +35,16 @@ def test_copilot_stale_edit_refused_once_then_retried(agents: AgentEnv) -> None:
             [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
         ]
     )
-    b = _a_then_b(
-        lambda: agents.copilot("a: rename the app"),
-        lambda: agents.copilot("b: bump the version"),
-        "b: bump the version",
-        "VERSION = 'b'\nNAME = 'app'\n",
-        agents,
-    )
-
-    line = _refusal(agents)
-    print(line)  # the report quotes it
-    assert f"app.py was edited by copilot session {short_id(b.parent.name)}" in line, line
-    assert "Denied by preToolUse hook: sidelight stopped this write once" in agents.mock.all_text()
-    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # A's retry went through, B's change kept
-    assert "ERROR" not in agents.sidelight_log
-
-
-def test_pi_stale_edit_blocked_once_then_retried(agents: AgentEnv) -> None:
-    """sidelight's Pi extension asks before `edit`; its `{block: true, reason}` reaches the model as the
-    tool's error result."""
-    agents.install_sidelight("pi")
-    app = agents.project / "app.py"
-    app.write_text("VERSION = 0\nNAME = 'app'\n")
-    rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
-    agents.mock.set_script(
-        [
-            [read(str(app)), bash(WAIT_FOR_B), rename, rename, say("a: done")],
-            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
-        ]
-    )
-    b = _a_then_b(
-        lambda: agents.pi("a: rename the app"),
-        lambda: agents.pi("b: bump the version"),
-        "b: bump the version",
-        "VERSION = 'b'\nNAME = 'app'\n",
-        agents,
-    )
-
-    line = _refusal(agents)
-    print(line)  # the report quotes it
-    assert f"app.py was edited by pi session {b.stem[-8:]}" in line, line
-    assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # A's retry went through, B's change kept
-    assert "ERROR" not in agents.sidelight_log
-
-
-def test_opencode_stale_edit_refused_once_then_retried(agents: AgentEnv) -> None:
-    """sidelight's opencode plugin asks before `edit` and throws the reason, which the model gets as
-    the tool's result."""
-    agents.opencode_setup()
-    agents.install_sidelight("opencode")
-    app = agents.project / "app.py"
-    app.write_text("VERSION = 0\nNAME = 'app'\n")
-    rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
-    agents.mock.set_script(
-        [
-            [read(str(app)), bash(WAIT_FOR_B), rename, rename, say("a: done")],
-            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
-        ]
-    )
-    exports = export_dir(agents.home / ".local" / "state" / "sidelight", "opencode")
 
     def run_b() -> Any:
-        b = agents.opencode("b: bump the version")
-        b.transcripts = sorted(Path(exports).glob("*.jsonl"))  # opencode's sessions: sidelight's export
+        b = run("b: bump the version")
+        if host == "opencode":  # no transcript of its own: sidelight's export of its database
+            exports = export_dir(agents.home / ".local" / "state" / "sidelight", host)
+            b.transcripts = sorted(Path(exports).glob("*.jsonl"))
         return b
 
-    _a_then_b(
-        lambda: agents.opencode("a: rename the app"),
+    b = _a_then_b(
+        lambda: run("a: rename the app"),
         run_b,
         "b: bump the version",
         "VERSION = 'b'\nNAME = 'app'\n",
@@ -105,6 +53,9 @@ def test_opencode_stale_edit_refused_once_then_retried(agents: AgentEnv) -> None
 
     line = _refusal(agents)
     print(line)  # the report quotes it
-    assert "app.py was edited by opencode session" in line, line
+    b_name = {"copilot": short_id(b.parent.name), "pi": b.stem[-8:], "opencode": ""}[host]
+    assert f"app.py was edited by {host} session {b_name}" in line, line
+    if host == "copilot":
+        assert "Denied by preToolUse hook: sidelight stopped this write once" in agents.mock.all_text()
     assert app.read_text() == "VERSION = 'b'\nNAME = 'a'\n"  # A's retry went through, B's change kept
     assert "ERROR" not in agents.sidelight_log
