@@ -109,8 +109,13 @@ def test_a_plugin_resolver_keeps_the_handoff_in_its_workspace(
     assert handoff_path(other, settings).is_relative_to(tmp_path / "state")
 
 
-def test_a_plugin_resolvers_earlier_transcripts_are_in_its_history(tmp_path: Path) -> None:
+def test_a_plugin_resolvers_earlier_transcripts_are_in_its_history(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sidelight.features.history import _transcripts
+
+    # (its own state directory: the history's key index would hold another run's paths for the key)
+    monkeypatch.setenv("SIDELIGHT_STATE_DIR", str(tmp_path / "state"))
 
     current, earlier = tmp_path / "now.jsonl", tmp_path / "before.jsonl"
     for path in (current, earlier):
