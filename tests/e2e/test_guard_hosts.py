@@ -6,6 +6,7 @@ naming B, and the retry goes through."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,12 @@ def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> No
     if host == "opencode":
         agents.opencode_setup()
     agents.install_sidelight(host)
-    run = {"copilot": agents.copilot, "pi": agents.pi, "opencode": agents.opencode}[host]
+    runners: dict[str, Callable[[str], Any]] = {
+        "copilot": agents.copilot,
+        "pi": agents.pi,
+        "opencode": agents.opencode,
+    }
+    run = runners[host]
     app = agents.project / "app.py"
     app.write_text("VERSION = 0\nNAME = 'app'\n")
     rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
