@@ -16,11 +16,11 @@ hook's composer (:mod:`sidelight.features.hook`). Most tool calls collide with n
 What it was told is kept per session (``<state dir>/news/SESSION.json``: ``told``, with ``checked`` and
 ``noted``), recorded once the note was delivered: each change is told once, and the next prompt's
 digest leaves out the ``[also touched by you: ...]`` mention of a change told here
-(:func:`told_changes`), unless the sibling changed the file again since.
+(:func:`sidelight.features.told.told_changes`), unless the sibling changed the file again since.
 """
 
 # Hot path (every tool call's after-tool hook): plain str paths and os functions.
-# ruff: noqa: PTH116, PTH118, PTH123
+# ruff: noqa: PTH116, PTH118
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ import os
 
 from sidelight._fast import jsonio
 from sidelight._fast.logs import get_logger
+from sidelight.features.told import news_file, number, read_news, told_item
 from sidelight.statefile import private_dir, write_atomic
-from sidelight.statelayout import NEWS_DIR, session_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session
 
-__all__ = ["NEWS_INTERVAL", "NEWS_LIMIT", "News", "check_after_tool", "record_news", "told_changes"]
+__all__ = ["NEWS_INTERVAL", "NEWS_LIMIT", "News", "check_after_tool", "record_news"]
 
 logger = get_logger(__name__)
 
@@ -76,47 +76,6 @@ class News:
         return f"News(text={self.text!r})"
 
 
-def _state_file(settings: Settings, key: str) -> Path:
-    return session_path(settings.state_dir, NEWS_DIR, key, ".json")
-
-
-def _read_state(path: Path | str) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as f:
-            data = jsonio.loads(f.read())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _told_item(item: object) -> bool:
-    """Whether ``item`` is a told change as recorded: ``[this session's path, the sibling's key, the
-    change's time, the sibling's path]``."""
-    return isinstance(item, list) and len(item) == 4 and all(isinstance(item[i], str) for i in (0, 1, 3))
-
-
-def told_changes(settings: Settings, key: str) -> dict[tuple[str, str], float]:
-    """Per (sibling's session key, the file's real path as the sibling named it), the time of the
-    latest change of it session ``key`` was told within a turn (what the digest does not repeat)."""
-    out: dict[tuple[str, str], float] = {}
-    told = _read_state(_state_file(settings, key)).get("told")
-    for item in told if isinstance(told, list) else ():
-        if (
-            isinstance(item, list)
-            and len(item) == 4
-            and isinstance(item[1], str)
-            and isinstance(item[3], str)
-        ):
-            when = _number(item[2])
-            if when > out.get((item[1], item[3]), -1.0):
-                out[(item[1], item[3])] = when
-    return out
-
-
 def check_after_tool(
     event: HostEvent, settings: Settings, plugins: Plugins, *, now: float | None = None
 ) -> News | None:
@@ -131,11 +90,11 @@ def check_after_tool(
         session = current_session(event, settings, plugins)
         if session is None:
             return None
-        path = _state_file(settings, session.key)
-        state = _read_state(path)
-        if now - _number(state.get("noted")) < NEWS_INTERVAL:
+        path = news_file(settings, session.key)
+        state = read_news(path)
+        if now - number(state.get("noted")) < NEWS_INTERVAL:
             return None  # told lately: the rest waits (``checked`` unmoved, so nothing is lost)
-        checked = _number(state.get("checked"))
+        checked = number(state.get("checked"))
         siblings = siblings_of(session, list_sessions(settings, plugins), settings.scope)
         fresh = [s for s in siblings if _written_since(s, checked)]
         if not fresh:
@@ -187,9 +146,8 @@ def _news(
     # Within the turn: a change before this turn's prompt was the prompt's digest's to tell.
     floor = max(resume.last_prompt(session, settings) or 0.0, checked - SLACK if checked else 0.0)
     since = {real: max(when, floor) for real, when in touched.items()}
-    told = {
-        (t[0], t[1], _number(t[2])) for t in state.get("told") or () if isinstance(t, list) and len(t) == 4
-    }
+    known = state.get("told")
+    told = {(t[0], t[1], number(t[2])) for t in known if told_item(t)} if isinstance(known, list) else set()
     found: list[tuple[_Change, str, str | None]] = []  # (change, this session's path, its worktree)
     for group, mapped, back, worktree in _by_worktree(siblings, since, cwd, settings):
         oldest = min(mapped.values())
@@ -275,10 +233,10 @@ def record_news(news: News, settings: Settings) -> None:
     again in the next prompt's digest."""
     import time
 
-    path = _state_file(settings, news.key)
+    path = news_file(settings, news.key)
     state = news.state
     known = state.get("told")
-    told = [t for t in known if isinstance(t, list)] if isinstance(known, list) else []
+    told = [t for t in known if told_item(t)] if isinstance(known, list) else []
     state["told"] = (told + news.told)[-TOLD_KEPT:]
     state["noted"] = time.time()
     _write_state(path, state)
