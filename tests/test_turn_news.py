@@ -222,3 +222,46 @@ def test_the_installer_adds_and_removes_the_after_tool_hook(home: Path) -> None:
     uninstall_claude_code(home=home)
     path = home / ".claude" / "settings.json"
     assert not path.exists() or "PostToolUse" not in json.loads(path.read_text()).get("hooks", {})
+
+
+def test_codex_hears_a_patch_of_a_file_its_command_read(home: Path, no_interval: None) -> None:
+    from tests.test_edit_guard import _codex_line, iso
+
+    project = home / "proj"
+    project.mkdir()
+    (project / "app.py").write_text("a = 1\n")
+    now = time.time()
+    folder = home / ".codex" / "sessions" / "2026" / "01" / "01"
+    folder.mkdir(parents=True)
+    ids = {n: f"0000000{n}-0000-4000-8000-000000000000" for n in "ab"}
+    paths = {n: folder / f"rollout-2026-01-01T00-00-00-{ids[n]}.jsonl" for n in "ab"}
+    for n, start in (("a", 600), ("b", 300)):
+        meta = {"id": ids[n], "timestamp": iso(now - start), "cwd": str(project), "originator": "codex_exec"}
+        paths[n].write_text(_codex_line(now - start, "session_meta", meta))
+
+    def call(n: str, ago: float, item: dict[str, Any], output: dict[str, Any]) -> None:
+        with paths[n].open("a") as f:
+            f.write(_codex_line(now - ago, "response_item", item))
+            f.write(_codex_line(now - ago + 1, "response_item", output))
+
+    cat = {"type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": "cat app.py"})}
+    call("a", 590, {**cat, "call_id": "c1"}, {"type": "function_call_output", "call_id": "c1", "output": "a"})
+    patch = "*** Begin Patch\n*** Update File: app.py\n@@\n-a = 1\n+a = 2\n*** End Patch\n"
+    tool = {"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "p1"}
+    call("b", 120, tool, {"type": "custom_tool_call_output", "call_id": "p1", "output": "Success"})
+    payload = {
+        "session_id": ids["a"],
+        "transcript_path": str(paths["a"]),
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls"},
+        "tool_response": "app.py",
+        "tool_use_id": "call_x",
+    }
+    printed: list[str | None] = []
+    handle_hook("codex", json.dumps(payload), deliver=collect(printed))
+    handle_hook("codex", json.dumps(payload), deliver=collect(printed))
+    assert printed[0] is not None and printed[1] is None  # once
+    note = json.loads(printed[0])["hookSpecificOutput"]["additionalContext"]
+    assert "- app.py was edited by codex session 0000000b" in note, note

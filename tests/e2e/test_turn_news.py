@@ -46,3 +46,35 @@ def test_claude_code_hears_a_siblings_edit_within_the_turn(agents: AgentEnv) -> 
     last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
     assert last.count(NEWS_HEADER) == 1, last
     assert "ERROR" not in agents.sidelight_log
+
+
+def test_codex_hears_a_siblings_patch_within_the_turn(agents: AgentEnv) -> None:
+    """The same with Codex: A reads `app.py` with a shell command; B's `apply_patch` changes it; the
+    note is a developer message between A's next call and its output."""
+    import re
+
+    agents.install_sidelight("codex")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    agents.mock.set_script(
+        [
+            [read("app.py"), bash(WAIT_FOR_B), bash("true"), say("a: done")],
+            [edit("app.py", "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    b = _a_then_b(
+        lambda: agents.codex("a: check the app"),
+        lambda: agents.codex("b: bump the version"),
+        "b: bump the version",
+        "VERSION = 'b'\n",
+        agents,
+    )
+    b_id = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", b.name)
+    assert b_id is not None, b
+
+    text = agents.mock.all_text()
+    assert NEWS_HEADER in text, f"{agents.sidelight_log}\n{agents.mock.summary()}"
+    assert f"- app.py was edited by codex session {short_id(b_id.group(0))}" in text
+    last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
+    assert last.count(NEWS_HEADER) == 1, last
+    assert "ERROR" not in agents.sidelight_log

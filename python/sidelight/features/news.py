@@ -20,7 +20,7 @@ digest leaves out the ``[also touched by you: ...]`` mention of a change told he
 """
 
 # Hot path (every tool call's after-tool hook): plain str paths and os functions.
-# ruff: noqa: PTH116, PTH118
+# ruff: noqa: PTH113, PTH116, PTH118
 
 from __future__ import annotations
 
@@ -133,11 +133,11 @@ def _news(
     cwd = os.fspath(event.cwd) if event.cwd is not None else session.directory
     touched: dict[str, float] = {}
     try:
-        for when, _name, _kind, paths, _command, _cwd in _calls(
+        for when, _name, _kind, paths, command, there in _calls(
             os.fspath(session.path), decoder_for(session, plugins), settings, plugins, cwd
         ):
             if when is not None:
-                for real in paths:
+                for real in paths if command is None else _named_files(command, there or cwd):
                     touched[real] = when
     except OSError:
         return None  # no transcript yet: it touched nothing
@@ -166,6 +166,26 @@ def _news(
     text = _render(ordered, cwd)
     told_now = [[mine, c.session.key, c.time, c.path] for c, mine, _w in found]
     return News(session.key, text, told_now, dict(state))
+
+
+#: How many words of a shell command are looked at as files it may have read.
+COMMAND_WORDS: Final = 32
+
+
+def _named_files(command: str, cwd: str | None) -> list[str]:
+    """The existing files a shell command of this session names (``cat app.py``, ``sed -n 1,9p a.py``):
+    it has seen them, at least (real paths; a loose test, as the guard's: words with a dot or a slash)."""
+    from sidelight.features.guard import _real
+
+    out = []
+    for word in command.split()[:COMMAND_WORDS]:
+        word = word.strip("'\"")
+        if word.startswith("-") or ("." not in word and "/" not in word):
+            continue  # an option, a program's name: no file (most words cost no stat)
+        real = _real(word, cwd)
+        if real is not None and os.path.isfile(real):
+            out.append(real)
+    return out
 
 
 def _by_worktree(
