@@ -207,7 +207,9 @@ def test_a_host_without_news_and_bad_hook_input_stay_silent(world: World) -> Non
     printed: list[str | None] = []
     handle_hook("claude-code", json.dumps(payload), deliver=collect(printed))
     handle_hook(
-        "qwen", json.dumps({**payload, "transcript_path": str(world.transcript(A))}), deliver=collect(printed)
+        "agent-sdk",
+        json.dumps({**payload, "transcript_path": str(world.transcript(A))}),
+        deliver=collect(printed),
     )
     assert printed == [None, None]
 

@@ -105,3 +105,30 @@ def test_qwen_hears_a_siblings_edit_within_the_turn(agents: AgentEnv) -> None:
     last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
     assert last.count(NEWS_HEADER) == 1, last
     assert "ERROR" not in agents.sidelight_log
+
+
+def test_gemini_hears_a_siblings_edit_within_the_turn(agents: AgentEnv) -> None:
+    """The same with the Gemini CLI (`AfterTool`): the note is appended to the tool's output."""
+    agents.install_sidelight("gemini")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    agents.mock.set_script(
+        [
+            [read(str(app)), bash(WAIT_FOR_B), bash("true"), say("a: done")],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    b = _a_then_b(
+        lambda: agents.gemini("a: check the app"),
+        lambda: agents.gemini("b: bump the version"),
+        "b: bump the version",
+        "VERSION = 'b'\n",
+        agents,
+    )
+
+    text = agents.mock.all_text()
+    assert NEWS_HEADER in text, f"{agents.sidelight_log}\n{agents.mock.summary()}"
+    assert f"- app.py was edited by gemini session {b.stem.rsplit('-', 1)[-1]}" in text
+    last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
+    assert last.count(NEWS_HEADER) == 1, last
+    assert "ERROR" not in agents.sidelight_log
