@@ -17,6 +17,7 @@ from sidelight.config import Settings
 from sidelight.engine import repos
 from sidelight.features import news
 from sidelight.features.hook import handle_hook
+from tests import test_edit_guard
 from tests.test_edit_guard import A, B, World, collect
 from tests.test_repository_scope import git
 
@@ -63,13 +64,8 @@ def edit(world: World, session: str, ago: float, path: Path | None = None) -> No
     world.tool(session, ago, "Edit", {"file_path": target, "old_string": "1", "new_string": "2"})
 
 
-@pytest.fixture
-def world(home: Path) -> World:
-    w = World(home)
-    w.prompt(A, 600)
-    w.tool(A, 590, "Read", {"file_path": str(w.app)})  # A read app.py ten minutes ago
-    w.prompt(B, 300)
-    return w
+#: A read app.py ten minutes ago; B started five minutes ago (the guard's tests' world).
+world = test_edit_guard.world
 
 
 @pytest.fixture
