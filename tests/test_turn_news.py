@@ -263,3 +263,12 @@ def test_codex_hears_a_patch_of_a_file_its_command_read(home: Path, no_interval:
     assert printed[0] is not None and printed[1] is None  # once
     note = json.loads(printed[0])["hookSpecificOutput"]["additionalContext"]
     assert "- app.py was edited by codex session 0000000b" in note, note
+
+
+def test_a_note_records_when_it_looked(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    edit(world, B, 120)
+    assert after_tool(world) is not None
+    (state,) = (world.home / "state" / "news").iterdir()
+    recorded = json.loads(state.read_text())
+    assert recorded["checked"] > world.now - 5 and recorded["noted"] >= recorded["checked"]
+    assert [item[1] for item in recorded["told"]] == [f"claude-code:{B}"]

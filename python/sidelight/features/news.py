@@ -100,10 +100,11 @@ def check_after_tool(
         if not fresh:
             return None
         news = _news(event, session, fresh, state, checked, settings, plugins)
-    state["checked"] = now
     if news is None:
+        state["checked"] = now
         _write_state(path, state)  # looked: the next event stats against now
         return None
+    news.state["checked"] = now  # written with what it told, once delivered
     return news
 
 
