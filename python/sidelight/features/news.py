@@ -1,7 +1,8 @@
 """News within the turn: after a tool call, the model hears when a sibling changed a file this session
 has touched (docs/digest.md, "News within the turn").
 
-A host's after-tool hook (Claude Code ``PostToolUse``) reaches :func:`check_after_tool` through the
+A host's after-tool hook (``PostToolUse`` of Claude Code, Codex and Qwen Code; the Gemini CLI's
+``AfterTool``) reaches :func:`check_after_tool` through the
 hook's composer (:mod:`sidelight.features.hook`). Most tool calls collide with nothing, and cost little:
 
 * at most one note per :data:`NEWS_INTERVAL` seconds: an event sooner than that after the last note
