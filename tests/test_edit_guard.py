@@ -387,7 +387,7 @@ def test_the_installers_match_the_write_tools_the_injectors_read() -> None:
     from sidelight.agents.gemini import install as gemini_install
     from sidelight.agents.qwen import install as qwen_install
 
-    assert {"PreToolUse": "|".join(claude_code.WRITE_TOOLS)} == claude_install.CLAUDE_MATCHERS
+    assert "|".join(claude_code.WRITE_TOOLS) == claude_install.CLAUDE_MATCHERS["PreToolUse"]
     assert {"PreToolUse": "|".join(codex.WRITE_TOOLS)} == codex_install.CODEX_MATCHERS
     assert {"PreToolUse": "|".join(qwen.WRITE_TOOLS)} == qwen_install.QWEN_MATCHERS
     assert "PreToolUse" in claude_install.CLAUDE_EVENTS and "PreToolUse" in codex_install.CODEX_EVENTS

@@ -143,7 +143,9 @@ def test_the_hook_reads_gemini_events_and_answers_in_its_shape() -> None:
         == "SessionStart"
     )
     assert gemini.render_hook(event, None) is None and gemini.render_hook(event, "") is None
-    ignored: list[object] = [{**payload, "hook_event_name": "AfterTool"}, [], "text", {}]
+    after = gemini.read_hook({**payload, "hook_event_name": "AfterTool"})  # the news within the turn
+    assert after is not None and after.event == "PostToolUse"
+    ignored: list[object] = [{**payload, "hook_event_name": "AfterModel"}, [], "text", {}]
     for value in ignored:
         assert gemini.read_hook(value) is None  # type: ignore[arg-type]
 

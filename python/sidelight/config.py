@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EDIT_GUARD_MODES",
     "HANDOFF_LOCATIONS",
+    "TURN_NEWS_MODES",
     "ConfigError",
     "Settings",
     "StateRefusedError",
@@ -45,6 +46,8 @@ __all__ = [
 HANDOFF_LOCATIONS: Final = ("state", "project")
 #: ``edit_guard``: a stale write refused once, let through with a note, or not looked at (docs/guard.md).
 EDIT_GUARD_MODES: Final = ("refuse-once", "inform", "off")
+#: ``turn_news``: a sibling's change to a file this session touched told after a tool call, or not.
+TURN_NEWS_MODES: Final = ("on", "off")
 
 
 class ConfigError(UsageError):
@@ -211,6 +214,7 @@ class Settings:
         "start_budget",
         "state_dir",
         "time_budget",
+        "turn_news",
         "volute_dirs",
         "volute_minds_dir",
     )
@@ -276,6 +280,10 @@ class Settings:
     #: it (docs/guard.md): ``"refuse-once"`` (stopped once; the retry goes through), ``"inform"`` (let
     #: through with a note), ``"off"`` (``SIDELIGHT_EDIT_GUARD``, ``edit_guard``).
     edit_guard: str
+    #: Whether a sibling's change to a file this session touched is told after a tool call, within the
+    #: turn (docs/digest.md): ``"on"`` or ``"off"`` (``SIDELIGHT_TURN_NEWS``, ``turn_news``; off: the
+    #: after-tool hook returns before anything is read).
+    turn_news: str
 
     def __init__(
         self,
@@ -301,6 +309,7 @@ class Settings:
         copilot_dir: Path | None = None,
         volute_minds_dir: Path | None = None,
         edit_guard: str = "refuse-once",
+        turn_news: str = "on",
     ) -> None:
         _set(self, "home", home)
         _set(self, "state_dir", state_dir)
@@ -324,6 +333,7 @@ class Settings:
         _set(self, "start_budget", start_budget)
         _set(self, "volute_minds_dir", volute_minds_dir)
         _set(self, "edit_guard", edit_guard)
+        _set(self, "turn_news", turn_news)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, home: Path | None = None) -> Settings:
@@ -402,6 +412,9 @@ class Settings:
         guard = setting("edit_guard", "SIDELIGHT_EDIT_GUARD")
         if guard is not None:
             given["edit_guard"] = _choice(guard, "edit_guard", EDIT_GUARD_MODES)
+        news = setting("turn_news", "SIDELIGHT_TURN_NEWS")
+        if news is not None:
+            given["turn_news"] = _choice(news, "turn_news", TURN_NEWS_MODES)
         return cls(
             home=home,
             state_dir=state_dir,

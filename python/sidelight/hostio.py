@@ -23,12 +23,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "AFTER_TOOL",
+    "AFTER_TOOL_EVENTS",
     "BEFORE_TOOL",
     "BEFORE_TOOL_EVENTS",
     "COMMAND_HOOK_EVENTS",
     "EXTENSION_BEFORE_TOOL",
     "before_tool_event",
     "command_hook_injector",
+    "is_after_tool",
     "is_before_tool",
     "path_field",
     "read_command_hook",
@@ -45,8 +48,23 @@ COMMAND_HOOK_EVENTS: frozenset[str] = frozenset({"UserPromptSubmit", "SessionSta
 BEFORE_TOOL = "PreToolUse"
 #: The before-tool events' names as hosts send them (``hook_event_name``).
 BEFORE_TOOL_EVENTS: frozenset[str] = frozenset({BEFORE_TOOL, "BeforeTool"})
+#: The protocol's after-tool event: handled for every tool of a host whose injector asks for it (the
+#: news within the turn, :mod:`sidelight.features.news`).
+AFTER_TOOL = "PostToolUse"
+
+
 #: The ``event`` sidelight's in-process extensions (Pi's, opencode's plugin) send before a write tool.
 EXTENSION_BEFORE_TOOL = "before_tool"
+
+
+#: The host's names of its after-tool event (the Gemini CLI's is ``AfterTool``).
+AFTER_TOOL_EVENTS: frozenset[str] = frozenset({AFTER_TOOL, "AfterTool"})
+
+
+def is_after_tool(data: Mapping[str, Any]) -> bool:
+    """Whether a hook's input is an after-tool event, told from its shape alone (before any injector is
+    loaded): a command hook's ``hook_event_name``."""
+    return data.get("hook_event_name") in AFTER_TOOL_EVENTS
 
 
 def is_before_tool(data: Mapping[str, Any]) -> bool:
@@ -104,18 +122,21 @@ def path_field(value: Any) -> Path | None:
 
 
 def read_command_hook(
-    host: str, payload: Mapping[str, Any], write_tools: Collection[str] = ()
+    host: str, payload: Mapping[str, Any], write_tools: Collection[str] = (), *, after_tool: bool = False
 ) -> HostEvent | None:
     """A command hook's input (see the module docstring) as a :class:`HostEvent` of ``host``.
 
     ``None`` when the payload is not a mapping or names an event sidelight does not handle. A
-    ``PreToolUse`` is handled for the tools named in ``write_tools`` only (the stale-write guard).
+    ``PreToolUse`` is handled for the tools named in ``write_tools`` only (the stale-write guard), a
+    ``PostToolUse`` with ``after_tool`` only (the news within the turn).
     """
     if not isinstance(payload, Mapping):
         return None
     event = payload.get("hook_event_name")
-    if event not in COMMAND_HOOK_EVENTS and (
-        event != BEFORE_TOOL or payload.get("tool_name") not in write_tools
+    if (
+        event not in COMMAND_HOOK_EVENTS
+        and (event != BEFORE_TOOL or payload.get("tool_name") not in write_tools)
+        and (event != AFTER_TOOL or not after_tool)
     ):
         return None
     return HostEvent(
@@ -163,16 +184,18 @@ def command_hook_injector(
     *,
     write_tools: Collection[str] = (),
     refuse: Callable[[HostEvent, str], str | None] | None = None,
+    after_tool: bool = False,
 ) -> InjectorSpec:
     """The injector of a host that speaks the command-hook protocol: its events read with
     :func:`read_command_hook`, its answers written with ``render`` (default :func:`render_hook_json`);
     ``not_typed``: see :class:`~sidelight.records.InjectorSpec`. ``write_tools``: the host's write
     tools, whose ``PreToolUse`` it reads and refuses with ``refuse`` (default
-    :func:`render_refusal_json`)."""
+    :func:`render_refusal_json`); ``after_tool``: it reads the host's ``PostToolUse`` too (news within
+    the turn)."""
     tools = frozenset(write_tools)
     return InjectorSpec(
         name=host,
-        read_event=lambda payload: read_command_hook(host, payload, tools),
+        read_event=lambda payload: read_command_hook(host, payload, tools, after_tool=after_tool),
         render=render_hook_json if render is None else render,
         description=description,
         not_typed=not_typed,

@@ -64,7 +64,7 @@ else:
 
 #: The host events sidelight handles.
 if TYPE_CHECKING:
-    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse"]
+    EventName = Literal["UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse", "PostToolUse"]
 else:
     EventName = str  # the Literal above, without importing typing at run time
 

@@ -20,6 +20,8 @@ The state directory (``$SIDELIGHT_STATE_DIR``, else ``$XDG_STATE_HOME/sidelight`
     long-term-given/        per session: the facts it was given
     prompts/                per session: when it last had a prompt
     pending-resume/         per session: a welcome back owed to it
+    guard/                  per session: the stale writes it was refused
+    news/                   per session: what it was told within a turn, and when it last looked
     handoffs/               per workspace: its handoff (HASH/_handoff.md); delivered/, pending/ (per
                             session)
     archive/                ended sessions (lifecycle records and gzip transcripts)
@@ -79,6 +81,7 @@ __all__ = [
     "INSTALLS_DIR",
     "LOG_FILE",
     "NAME_BYTES",
+    "NEWS_DIR",
     "PENDING_HANDOFFS_DIR",
     "PENDING_RESUME_DIR",
     "PRIVATE_FILES",
@@ -137,6 +140,8 @@ PROMPTS_DIR = "prompts"
 PENDING_RESUME_DIR = "pending-resume"
 #: Per session: the stale writes the guard refused it (a retry goes through).
 GUARD_DIR = "guard"
+#: Per session: what it was told within a turn (the after-tool news), and when it last looked.
+NEWS_DIR = "news"
 #: Per workspace (a hash of its path): its handoff file, ``handoffs/HASH/_handoff.md``.
 HANDOFFS_DIR = "handoffs"
 #: The handoff's file name (in the state directory's folder of its workspace, or in the workspace).
@@ -169,6 +174,7 @@ PRIVATE_FOLDERS = frozenset(
         PROMPTS_DIR,
         PENDING_RESUME_DIR,
         GUARD_DIR,
+        NEWS_DIR,
         GIVEN_DIR,
         HANDOFFS_DIR,
         ARCHIVE_DIR,

@@ -282,6 +282,23 @@ def _tool(session_id: str, cwd: str, name: str, args: dict[str, Any], n: str) ->
     )
 
 
+def _tool_event(project: Project, event: str, tool: str, args: dict[str, Any], **more: Any) -> bytes:
+    """The hook input of the current session's ``event`` (before or after a tool) for ``tool``."""
+    return json.dumps(
+        {
+            "session_id": project.current,
+            "transcript_path": str(project.current_path),
+            "cwd": str(project.cwd),
+            "permission_mode": "bypassPermissions",
+            "hook_event_name": event,
+            "tool_name": tool,
+            "tool_input": args,
+            "tool_use_id": "toolu_now",
+            **more,
+        }
+    ).encode()
+
+
 def _before_write(project: Project, refused: bool) -> None:
     """The project's hook becomes a ``PreToolUse`` of a ``Write`` of ``app.py``, which the current
     session read after every sibling was written; each round, the siblings with news ran a command
@@ -290,18 +307,7 @@ def _before_write(project: Project, refused: bool) -> None:
     app = str(project.cwd / "app.py")
     with project.current_path.open("a") as file:
         file.write(_tool(project.current, str(project.cwd), "Read", {"file_path": app}, "cur_read"))
-    project.stdin = json.dumps(
-        {
-            "session_id": project.current,
-            "transcript_path": str(project.current_path),
-            "cwd": str(project.cwd),
-            "permission_mode": "bypassPermissions",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Write",
-            "tool_input": {"file_path": app, "content": "x = 1\n"},
-            "tool_use_id": "toolu_now",
-        }
-    ).encode()
+    project.stdin = _tool_event(project, "PreToolUse", "Write", {"file_path": app, "content": "x = 1\n"})
     plain = project.add_news
     if not refused:
         return
@@ -346,6 +352,44 @@ def test_before_write_hook(benchmark: Any, tmp_path: Path, case: str) -> None:
         answer = json.loads(out)["hookSpecificOutput"]
         assert answer["permissionDecision"] == "deny", answer
         assert "app.py was edited by claude session" in answer["permissionDecisionReason"], answer
+    median = _median(benchmark)
+    if median is not None and "bare" in _medians:
+        benchmark.extra_info["vs_bare_python"] = round(median / _medians["bare"], 2)
+
+
+# --- the news within the turn's after-tool hook (issue 31, items 3 and 7) --------------------------------
+
+
+@pytest.mark.benchmark(group="hook")
+@pytest.mark.parametrize(
+    "case",
+    [
+        "after tool, many siblings",
+        "after tool, many siblings warm",
+        "after tool, quiet siblings",
+        "after tool, quiet siblings warm",
+    ],
+)
+def test_after_tool_hook(benchmark: Any, tmp_path: Path, case: str) -> None:
+    """A ``PostToolUse`` of a ``Bash`` call with 1,000 siblings (20 in smoke mode) and no collision:
+    the current session read ``app.py``; each round 10 siblings have news that touches no file of it
+    (``many``), or none has written since the last look (``quiet``: one ``stat`` each). Nothing is
+    said."""
+    siblings = SMOKE_MANY if benchmark.disabled else MANY
+    warm = case.endswith("warm")
+    project = Project(tmp_path, siblings, NEWS)
+    app = str(project.cwd / "app.py")
+    with project.current_path.open("a") as file:
+        file.write(_tool(project.current, str(project.cwd), "Read", {"file_path": app}, "cur_read"))
+    response = {"stdout": "app.py", "stderr": "", "interrupted": False}
+    project.stdin = _tool_event(project, "PostToolUse", "Bash", {"command": "ls"}, tool_response=response)
+    if "quiet" in case:
+        project.add_news = lambda: None  # type: ignore[method-assign]
+    benchmark.extra_info.update(peer=case, siblings=siblings, with_news=0 if "quiet" in case else NEWS)
+    first = project.hook()  # untimed: compiles the bytecode, and looks once
+    assert first.returncode == 0 and not first.stdout.strip(), (first.stdout, first.stderr)
+    for done in _rounds(benchmark, project, warm):
+        assert done.returncode == 0 and not done.stdout.strip(), done.stdout
     median = _median(benchmark)
     if median is not None and "bare" in _medians:
         benchmark.extra_info["vs_bare_python"] = round(median / _medians["bare"], 2)

@@ -465,7 +465,7 @@ def _read_and_summarize(
         results[: len(reads)],
         plugins,
         now,
-        _Viewpoint(current, touched, settings.scope),
+        _Viewpoint(current, touched, settings.scope, settings),
         deadline,
     )
     kept = mine.get("waiting") if mine is not None else None
@@ -600,20 +600,59 @@ class _Viewpoint:
     subfolder), that repository: the same file in two worktrees is one file (paths compared relative to
     each worktree's root), and a sibling in another worktree is said to be there. A sibling in the
     reader's own folder (and any, with ``scope = directory``) is compared as it always was, without a
-    look at a repository."""
+    look at a repository. A change of a shared file the reader was told of within its turn (the news
+    after a tool call, :mod:`sidelight.features.news`) is not mentioned again."""
 
-    __slots__ = ("_keys", "_mine", "directory", "repositories", "touched")
+    __slots__ = ("_keys", "_mine", "_settings", "_told", "current", "directory", "repositories", "touched")
 
-    def __init__(self, current: Session, touched: frozenset[str], scope: str | frozenset[str]) -> None:
+    def __init__(
+        self,
+        current: Session,
+        touched: frozenset[str],
+        scope: str | frozenset[str],
+        settings: Settings | None = None,
+    ) -> None:
+        self.current = current
         self.touched = touched
         self.directory = current.directory
         self.repositories = scope != "directory" and self.directory is not None
+        self._settings = settings
         self._mine: Any = _UNKNOWN
         self._keys: frozenset[str] | None = None
+        self._told: Mapping[tuple[str, str], float] | None = None
 
     def note(self, activity: SessionActivity) -> SessionActivity:
-        """``activity`` with the files it changed that the reader touched too (its ``shared_files``), and
-        its ``worktree`` when it is another of the reader's repository."""
+        """``activity`` with the files it changed that the reader touched too (its ``shared_files``, but
+        those it was told of within its turn), and its ``worktree`` when it is another of the reader's
+        repository."""
+        noted = self._note(activity)
+        return self._unheard(noted) if noted.shared_files and self._settings is not None else noted
+
+    def _unheard(self, activity: SessionActivity) -> SessionActivity:
+        """``activity`` without the shared files whose latest change the reader was told of already."""
+        if self._told is None:
+            from sidelight.features.told import told_changes
+
+            assert self._settings is not None
+            self._told = told_changes(self._settings, self.current.key)
+        told = self._told
+        if not told:
+            return activity
+        from sidelight.engine.paths import real
+
+        key = activity.session.key
+        kept = []
+        for name in activity.shared_files:
+            path = absolute_path(name, activity.directory)
+            heard = told.get((key, real(path)))
+            if heard is None or _changed_after(activity, path, heard):
+                kept.append(name)
+        if len(kept) == len(activity.shared_files):
+            return activity
+        unheard: SessionActivity = replace(activity, shared_files=tuple(kept))
+        return unheard
+
+    def _note(self, activity: SessionActivity) -> SessionActivity:
         there = activity.session.directory
         if not self.repositories or there is None or there == self.directory:
             return _with_shared(activity, self.touched)
@@ -642,6 +681,20 @@ class _Viewpoint:
 
 
 _UNKNOWN: Any = object()
+
+
+def _changed_after(activity: SessionActivity, path: str, moment: float) -> bool:
+    """Whether ``activity``'s recent tool uses edited ``path`` (absolute) after ``moment``."""
+    for use in activity.tool_uses:
+        if use.category == "edit" and use.primary_arg:
+            when = epoch_seconds(use.timestamp)
+            if (
+                when is not None
+                and when > moment
+                and absolute_path(use.primary_arg, activity.directory) == path
+            ):
+                return True
+    return False
 
 
 def _repository_key(path: str, repository: Repository, directory: str | None) -> str:

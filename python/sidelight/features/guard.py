@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Verdict",
     "check_write",
+    "describe",
     "patch_paths",
     "record_verdict",
     "tool_paths",
@@ -378,9 +379,10 @@ def _key(change: _Change) -> str:
     return f"{change.path}\0{change.session.key}\0{change.time!r}"
 
 
-def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bool) -> str:
-    """The one line the model receives: which file, who changed it, how and when, and the way on."""
-    from sidelight.features.digest import ago, short_path
+def describe(change: _Change, commands: int = COMMAND_CHARS) -> tuple[str, str]:
+    """How a sibling's change is told: ``("edited by AGENT session NAME", "3m ago")`` (``written by``,
+    ``changed by ... with `COMMAND` `` with the command cut to ``commands`` characters)."""
+    from sidelight.features.digest import ago
     from sidelight.redact import sanitize
 
     other = change.session
@@ -388,12 +390,20 @@ def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bo
     if other.id and not other.name.startswith(other.id[:8]):
         who += f" ({other.id[:8]})"
     if change.command is not None:
-        did = f"changed by {who} with `{sanitize(change.command, COMMAND_CHARS)}`"
+        did = f"changed by {who} with `{sanitize(change.command, commands)}`"
     elif change.tool.lower() in ("write", "write_file", "create"):
         did = f"written by {who}"
     else:
         did = f"edited by {who}"
-    when = ago(max(time.time() - change.time, 0.0))
+    return did, ago(max(time.time() - change.time, 0.0))
+
+
+def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bool) -> str:
+    """The one line the model receives: which file, who changed it, how and when, and the way on."""
+    from sidelight.features.digest import short_path
+    from sidelight.redact import sanitize
+
+    did, when = describe(change)
     since = "this session last read or wrote it" if touched else "this session started (it has not read it)"
     shown = sanitize(short_path(name, cwd), 200)
     if refuse:

@@ -15,7 +15,7 @@ from sidelight.agents import FALLBACK_HOST, start_may_resume
 from sidelight.config import Settings, StateRefusedError
 from sidelight.engine.discovery import current_session, listed_once
 from sidelight.features.digest import plan_session_updates
-from sidelight.hostio import BEFORE_TOOL, is_before_tool
+from sidelight.hostio import AFTER_TOOL, BEFORE_TOOL, is_after_tool, is_before_tool
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
 from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
@@ -142,6 +142,8 @@ def _compose(
     before_tool = is_before_tool(data)
     if before_tool and settings.edit_guard == "off":
         return None, None  # the guard is off: a before-tool hook does nothing at all
+    if settings.turn_news == "off" and is_after_tool(data):
+        return None, None  # no news within the turn: an after-tool hook does nothing at all
     plugins = plugins or get_plugins()
     injector = plugins.injector(host)
     if injector is None:
@@ -149,12 +151,14 @@ def _compose(
         return None, None
     event = injector.read_event(data)
     if event is None:
-        if before_tool:  # a tool that writes nothing: let it run, nothing to say
-            return None, None
+        if before_tool or is_after_tool(data):
+            return None, None  # a tool that writes nothing, a host without news after tools: silence
         logger.warning("%s hook input not understood; nothing injected", host)
         return None, None
     if event.event == BEFORE_TOOL:
         return _guard(event, injector, settings, plugins)
+    if event.event == AFTER_TOOL:
+        return _news(event, injector, settings, plugins)
     if event.event == "UserPromptSubmit" and (
         event.prompt == "" or (injector.not_typed is not None and injector.not_typed(event))
     ):
@@ -194,6 +198,22 @@ def _guard(
     if verdict.refuse and injector.refuse is not None:
         return injector.refuse(event, verdict.text), plan
     return injector.render(event, verdict.text), plan
+
+
+def _news(
+    event: HostEvent, injector: InjectorSpec, settings: Settings, plugins: Plugins
+) -> tuple[str | None, Plan | None]:
+    """An after-tool event: the news within the turn (:mod:`sidelight.features.news`), remembered once
+    it was delivered (told once per change, and not again by the next prompt's digest)."""
+    from sidelight.features.news import check_after_tool, record_news
+
+    news = check_after_tool(event, settings, plugins)
+    if news is None:
+        return None, None
+    logger.debug("news within the turn: %s", news.text)
+    plan = Plan("news", event.session_id, 0)
+    plan.after.append(lambda: record_news(news, settings))
+    return injector.render(event, news.text), plan
 
 
 # --- the plan: what a host event gets, decided without changing anything ------------------------------

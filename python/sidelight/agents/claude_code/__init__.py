@@ -358,9 +358,11 @@ def _scheduled(path: str, prompt: str) -> bool:
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
         NAME,
-        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd; PreToolUse of a write)",
+        "Claude Code command hooks (UserPromptSubmit, SessionStart, SessionEnd; PreToolUse of a write; "
+        "PostToolUse)",
         not_typed=not_typed,
         write_tools=WRITE_TOOLS,
+        after_tool=True,
     )
     yield command_hook_injector(
         "agent-sdk",

@@ -1,5 +1,6 @@
 """``sidelight install claude-code``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command
-hooks, and a ``PreToolUse`` hook matched to the write tools (the stale-write guard), in
+hooks, a ``PreToolUse`` hook matched to the write tools (the stale-write guard) and a ``PostToolUse``
+hook for every tool (the news within the turn), in
 ``~/.claude/settings.json`` (``scope="user"``; ``CLAUDE_CONFIG_DIR`` is honoured) or
 ``<cwd>/.claude/settings.json`` (``scope="project"``); and the Claude Code plugin this folder ships
 (``plugin/``, for ``claude --plugin-dir``).
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["CLAUDE_EVENTS", "INSTALLER", "claude_plugin_dir", "install_claude_code", "uninstall_claude_code"]
 
 #: The Claude Code hook events sidelight listens to.
-CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse")
+CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse", "PostToolUse")
 #: The tools each event's hook runs for (the others: every one).
-CLAUDE_MATCHERS = {"PreToolUse": "|".join(WRITE_TOOLS)}
+CLAUDE_MATCHERS = {"PreToolUse": "|".join(WRITE_TOOLS), "PostToolUse": "*"}
 
 
 def _settings_path(scope: str, home: Path | None, cwd: Path | None) -> Path:

@@ -235,8 +235,10 @@ WRITE_TOOLS = ("apply_patch",)
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
         NAME,
-        "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol; PreToolUse of apply_patch)",
+        "Codex CLI command hooks (~/.codex/hooks.json, Claude Code's protocol; PreToolUse of apply_patch; "
+        "PostToolUse)",
         write_tools=WRITE_TOOLS,
+        after_tool=True,
     )
 
 

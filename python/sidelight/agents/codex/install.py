@@ -1,5 +1,6 @@
 """``sidelight install codex``: ``UserPromptSubmit`` and ``SessionStart`` command hooks, and a
-``PreToolUse`` hook matched to ``apply_patch`` (the stale-write guard), in
+``PreToolUse`` hook matched to ``apply_patch`` (the stale-write guard) and a ``PostToolUse`` hook for
+every tool (the news within the turn), in
 ``~/.codex/hooks.json`` (``CODEX_HOME``; Codex has no ``SessionEnd``), plus ``[features] hooks = true``
 in ``config.toml``, which uninstall turns off again when install turned it on and nothing may need it.
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["CODEX_EVENTS", "CODEX_FLAG_STAYS", "INSTALLER", "install_codex", "uninstall_codex"]
 
 #: The Codex hook events sidelight listens to (Codex has no ``SessionEnd``).
-CODEX_EVENTS = ("UserPromptSubmit", "SessionStart", "PreToolUse")
+CODEX_EVENTS = ("UserPromptSubmit", "SessionStart", "PreToolUse", "PostToolUse")
 #: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
 #: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
 CODEX_MATCHERS = {"PreToolUse": "apply_patch"}

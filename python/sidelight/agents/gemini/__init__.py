@@ -88,6 +88,7 @@ EVENTS: Mapping[str, EventName] = {
     "SessionStart": "SessionStart",
     "SessionEnd": "SessionEnd",
     "BeforeTool": "PreToolUse",  # of a write tool only: the stale-write guard's (docs/guard.md)
+    "AfterTool": "PostToolUse",  # of every tool: the news within the turn (docs/digest.md)
 }
 #: Gemini's tools that write a file: its ``BeforeTool`` hook, matched to these
 #: (``install.GEMINI_MATCHERS``), is the stale-write guard's.

@@ -1,5 +1,6 @@
 """``sidelight install gemini``: ``BeforeAgent`` (each prompt), ``SessionStart`` and ``SessionEnd``
-command hooks in ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in milliseconds as Gemini
+command hooks, ``BeforeTool`` of a write (the stale-write guard) and ``AfterTool`` (the news within
+the turn) in ``~/.gemini/settings.json`` (``GEMINI_CLI_HOME``), timeouts in milliseconds as Gemini
 reads them. The Gemini CLI reads its settings as JSONC: a file with comments keeps them. Gemini runs
 hooks only in a folder it trusts; install says so (:data:`GEMINI_TRUST_NOTE`) and grants no trust.
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["GEMINI_EVENTS", "GEMINI_TRUST_NOTE", "INSTALLER", "install_gemini", "uninstall_gemini"]
 
 #: The Gemini CLI hook events sidelight listens to (``BeforeAgent``: each prompt).
-GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd", "BeforeTool")
+GEMINI_EVENTS = ("BeforeAgent", "SessionStart", "SessionEnd", "BeforeTool", "AfterTool")
 #: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
 #: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
 GEMINI_MATCHERS = {"BeforeTool": "write_file|replace"}

@@ -212,10 +212,12 @@ WRITE_TOOLS = ("write_file", "edit")
 def sidelight_injectors() -> Iterator[InjectorSpec]:
     yield command_hook_injector(
         NAME,
-        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol; PreToolUse of a write)",
+        "Qwen Code command hooks (~/.qwen/settings.json, Claude Code's protocol; PreToolUse of a write; "
+        "PostToolUse)",
         render_escaped_hook_json,
         write_tools=WRITE_TOOLS,
         refuse=render_escaped_refusal,
+        after_tool=True,
     )
 
 

@@ -1,5 +1,6 @@
 """``sidelight install qwen``: ``UserPromptSubmit``, ``SessionStart`` and ``SessionEnd`` command hooks, and
-a ``PreToolUse`` hook matched to the write tools (the stale-write guard), in
+a ``PreToolUse`` hook matched to the write tools (the stale-write guard) and a ``PostToolUse`` hook for
+every tool (the news within the turn), in
 ``~/.qwen/settings.json`` (``QWEN_HOME``; Claude Code's shape, timeout in milliseconds). Qwen Code reads
 its settings as JSONC: a file with comments keeps them. Qwen runs user-level hooks without a trust step.
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["INSTALLER", "QWEN_EVENTS", "install_qwen", "uninstall_qwen"]
 
 #: The Qwen Code hook events sidelight listens to (Claude Code's names).
-QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse")
+QWEN_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse", "PostToolUse")
 #: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
 #: here too since the agent's module imports this one (tests/test_edit_guard.py checks they agree).
 QWEN_MATCHERS = {"PreToolUse": "write_file|edit"}
