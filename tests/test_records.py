@@ -361,6 +361,7 @@ BEFORE: list[tuple[Any, str, bool, bool, bool, list[tuple[str, str, Any]]]] = [
             ("copilot_dir", "Path | None", None),
             ("volute_minds_dir", "Path | None", None),
             ("edit_guard", "str", "refuse-once"),
+            ("turn_news", "str", "on"),
         ],
     ),
     (plugins, "BrokenPlugin", True, True, True, [("name", "str", REQUIRED), ("error", "str", REQUIRED)]),

@@ -26,8 +26,9 @@ def installed_commands(agents: AgentEnv) -> list[str]:
 def test_two_claude_code_sessions_see_each_other(agents: AgentEnv) -> None:
     agents.install_sidelight("claude-code")
     commands = installed_commands(agents)
-    # prompt, start, end, and the stale-write guard's PreToolUse (docs/guard.md)
-    assert len(commands) == 4 and all(c.endswith(" hook claude-code") for c in commands)
+    # prompt, start, end, the stale-write guard's PreToolUse (docs/guard.md) and the news within the
+    # turn's PostToolUse (docs/digest.md)
+    assert len(commands) == 5 and all(c.endswith(" hook claude-code") for c in commands)
 
     notes = agents.project / "notes.txt"
     agents.mock.set_script(
