@@ -257,7 +257,7 @@ def test_an_internal_error_lets_the_write_through(world: World, monkeypatch: pyt
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("broken")
 
-    monkeypatch.setattr(guard, "_changes", boom)
+    monkeypatch.setattr(guard, "sibling_changes", boom)
     assert world.before_write(A) is None
     assert "hook failed" in (world.home / "state" / "sidelight.log").read_text()
 

@@ -40,11 +40,15 @@ if TYPE_CHECKING:
     from sidelight.records import HostEvent, Session
 
 __all__ = [
+    "Change",
     "Verdict",
     "check_write",
     "describe",
     "patch_paths",
+    "real_path",
     "record_verdict",
+    "sibling_changes",
+    "tool_calls",
     "tool_paths",
 ]
 
@@ -86,7 +90,7 @@ class Verdict:
         return f"Verdict(refuse={self.refuse!r}, text={self.text!r})"
 
 
-class _Change:
+class Change:
     """A sibling's change of one file: when, who, and how (a tool's name or a shell command)."""
 
     __slots__ = ("command", "path", "session", "time", "tool")
@@ -136,7 +140,7 @@ def tool_paths(args: object) -> list[str]:
     return []
 
 
-def _real(path: str, cwd: str | None) -> str | None:
+def real_path(path: str, cwd: str | None) -> str | None:
     """``path`` absolute (from ``cwd`` when relative) with its links resolved; ``None``: cannot tell."""
     path = os.path.expanduser(path)
     if not os.path.isabs(path):
@@ -163,7 +167,7 @@ def check_write(
     wanted = {
         real: name
         for name in tool_paths(event.raw.get("tool_input"))
-        if (real := _real(name, cwd)) is not None
+        if (real := real_path(name, cwd)) is not None
     }
     if not wanted:
         return None
@@ -179,7 +183,7 @@ def check_write(
             return None
         oldest = min(since.values())
         siblings = siblings_of(session, list_sessions(settings, plugins), settings.scope)
-        changes = _changes(siblings, since, oldest, settings, plugins)
+        changes = sibling_changes(siblings, since, oldest, settings, plugins)
     if not changes:
         return None
     ledger = os.fspath(session_path(settings.state_dir, GUARD_DIR, session.key, ".json"))
@@ -210,7 +214,7 @@ def _own_touches(
     try:
         whole = _core.tail_offset(path, settings.first_look_bytes) == 0
         head = _head_time(path) if whole else None
-        for when, _name, _kind, paths, command, _cwd in _calls(
+        for when, _name, _kind, paths, command, _cwd in tool_calls(
             path, decoder, settings, plugins, cwd or session.directory
         ):
             if when is None:
@@ -245,17 +249,17 @@ def _names(command: str, real: str, name: str) -> bool:
     return real in command or name in command or (bool(base) and base in command)
 
 
-def _changes(
+def sibling_changes(
     siblings: Iterable[Session],
     since: Mapping[str, float],
     oldest: float,
     settings: Settings,
     plugins: Plugins,
-) -> list[_Change]:
+) -> list[Change]:
     """The siblings' changes of the wanted files after this session's last touch of each."""
     from sidelight.engine.reads import decoder_for
 
-    out: list[_Change] = []
+    out: list[Change] = []
     for sibling in siblings:
         for path in (sibling.path, *sibling.extra_paths):
             name = os.fspath(path)
@@ -279,26 +283,26 @@ def _sibling_changes(
     since: Mapping[str, float],
     settings: Settings,
     plugins: Plugins,
-) -> Iterator[_Change]:
+) -> Iterator[Change]:
     from sidelight.commands import written_files
 
     names = {os.path.basename(real) for real in since}
-    calls = _calls(path, decoder, settings, plugins, sibling.directory, after=min(since.values()))
+    calls = tool_calls(path, decoder, settings, plugins, sibling.directory, after=min(since.values()))
     for when, name, kind, paths, command, cwd in calls:
         if when is None:
             continue
         if kind == "edit":
             for real in paths:
                 if real in since and when > since[real]:
-                    yield _Change(real, when, sibling, name, None)
+                    yield Change(real, when, sibling, name, None)
         elif command is not None and any(n in command for n in names):  # parsed only when it may be
             for written in written_files(command):
-                target = _real(written, cwd)
+                target = real_path(written, cwd)
                 if target is not None and target in since and when > since[target]:
-                    yield _Change(target, when, sibling, name, command)
+                    yield Change(target, when, sibling, name, command)
 
 
-def _calls(
+def tool_calls(
     path: str,
     decoder: str,
     settings: Settings,
@@ -334,7 +338,7 @@ def _calls(
                         args = jsonio.loads(data)
                     except ValueError:
                         args = None
-                files = [r for f in tool_paths(args) if (r := _real(f, cwd)) is not None]
+                files = [r for f in tool_paths(args) if (r := real_path(f, cwd)) is not None]
                 command = None
                 if category == "command" and isinstance(args, dict):
                     value = args.get("command", args.get("cmd"))
@@ -375,11 +379,11 @@ def _tail_start(path: str, decoder: str, limit: int, after: float | None) -> int
 # --- the answer -------------------------------------------------------------------------------------------
 
 
-def _key(change: _Change) -> str:
+def _key(change: Change) -> str:
     return f"{change.path}\0{change.session.key}\0{change.time!r}"
 
 
-def describe(change: _Change, commands: int = COMMAND_CHARS) -> tuple[str, str]:
+def describe(change: Change, commands: int = COMMAND_CHARS) -> tuple[str, str]:
     """How a sibling's change is told: ``("edited by AGENT session NAME", "3m ago")`` (``written by``,
     ``changed by ... with `COMMAND` `` with the command cut to ``commands`` characters)."""
     from sidelight.features.digest import ago
@@ -398,7 +402,7 @@ def describe(change: _Change, commands: int = COMMAND_CHARS) -> tuple[str, str]:
     return did, ago(max(time.time() - change.time, 0.0))
 
 
-def _line(change: _Change, name: str, cwd: str | None, touched: bool, refuse: bool) -> str:
+def _line(change: Change, name: str, cwd: str | None, touched: bool, refuse: bool) -> str:
     """The one line the model receives: which file, who changed it, how and when, and the way on."""
     from sidelight.features.digest import short_path
     from sidelight.redact import sanitize

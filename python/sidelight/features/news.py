@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from sidelight.config import Settings
     from sidelight.engine.repos import Repository
-    from sidelight.features.guard import _Change
+    from sidelight.features.guard import Change
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, Session
 
@@ -130,12 +130,12 @@ def _news(
 ) -> News | None:
     from sidelight.engine.reads import decoder_for
     from sidelight.features import resume
-    from sidelight.features.guard import _calls, _changes
+    from sidelight.features.guard import sibling_changes, tool_calls
 
     cwd = os.fspath(event.cwd) if event.cwd is not None else session.directory
     touched: dict[str, float] = {}
     try:
-        for when, _name, _kind, paths, command, there in _calls(
+        for when, _name, _kind, paths, command, there in tool_calls(
             os.fspath(session.path), decoder_for(session, plugins), settings, plugins, cwd
         ):
             if when is not None:
@@ -150,16 +150,16 @@ def _news(
     since = {real: max(when, floor) for real, when in touched.items()}
     known = state.get("told")
     told = {(t[0], t[1], number(t[2])) for t in known if told_item(t)} if isinstance(known, list) else set()
-    found: list[tuple[_Change, str, str | None]] = []  # (change, this session's path, its worktree)
+    found: list[tuple[Change, str, str | None]] = []  # (change, this session's path, its worktree)
     for group, mapped, back, worktree in _by_worktree(siblings, since, cwd, settings):
         oldest = min(mapped.values())
-        for change in _changes(group, mapped, oldest, settings, plugins):
+        for change in sibling_changes(group, mapped, oldest, settings, plugins):
             mine = back.get(change.path, change.path)
             if (mine, change.session.key, change.time) not in told:
                 found.append((change, mine, worktree))
     if not found:
         return None
-    latest: dict[tuple[str, str], tuple[_Change, str, str | None]] = {}
+    latest: dict[tuple[str, str], tuple[Change, str, str | None]] = {}
     for item in found:  # the latest change of each file by each sibling
         key = (item[1], item[0].session.key)
         if key not in latest or item[0].time > latest[key][0].time:
@@ -177,14 +177,14 @@ COMMAND_WORDS: Final = 32
 def _named_files(command: str, cwd: str | None) -> list[str]:
     """The existing files a shell command of this session names (``cat app.py``, ``sed -n 1,9p a.py``):
     it has seen them, at least (real paths; a loose test, as the guard's: words with a dot or a slash)."""
-    from sidelight.features.guard import _real
+    from sidelight.features.guard import real_path
 
     out = []
     for word in command.split()[:COMMAND_WORDS]:
         word = word.strip("'\"")
         if word.startswith("-") or ("." not in word and "/" not in word):
             continue  # an option, a program's name: no file (most words cost no stat)
-        real = _real(word, cwd)
+        real = real_path(word, cwd)
         if real is not None and os.path.isfile(real):
             out.append(real)
     return out
@@ -225,7 +225,7 @@ def _by_worktree(
     return [group for group in groups.values() if group[1]]
 
 
-def _render(changes: Sequence[tuple[_Change, str, str | None]], cwd: str | None) -> str:
+def _render(changes: Sequence[tuple[Change, str, str | None]], cwd: str | None) -> str:
     """The note: the header and one line per change, newest first, within :data:`NEWS_LIMIT`."""
     from sidelight.features.digest import short_path
     from sidelight.features.guard import describe
