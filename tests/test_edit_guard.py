@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_project_dir
+from sidelight.agents.claude_code import claude_project_dir
 from sidelight.config import ConfigError, Settings
 from sidelight.features import guard
 from sidelight.features.guard import patch_paths, tool_paths

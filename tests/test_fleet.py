@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_project_dir
+from sidelight.agents.claude_code import claude_project_dir
 from sidelight.config import ConfigError, Settings
 from sidelight.cursors import CursorStore
 from sidelight.engine import discovery, reads

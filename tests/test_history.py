@@ -16,8 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sidelight
-from sidelight.agents import volute
-from sidelight.agents.claude_code import paths as claude_paths
+from sidelight.agents import claude_code, volute
 from sidelight.config import Settings
 from sidelight.engine import paths, scanning
 from sidelight.engine.discovery import AmbiguousSessionError, SessionNotFoundError
@@ -553,7 +552,7 @@ def make_sdk_mind(tmp_path: Path, home: Path, name: str, session_id: str, source
     sessions.mkdir(parents=True, exist_ok=True)
     (sessions / f"{name}.json").write_text(json.dumps({"sessionId": session_id}))
     if source is not None:
-        project = home / ".claude" / "projects" / claude_paths.claude_sanitize(str((mind / "home").resolve()))
+        project = home / ".claude" / "projects" / claude_code.claude_sanitize(str((mind / "home").resolve()))
         project.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, project / f"{session_id}.jsonl")
     return mind

@@ -40,6 +40,8 @@ NOT_FOR_A_PROMPT = (
     "sidelight.features.reader",
     "sidelight.engine.scanning",
     "sidelight.features.lifecycle",
+    "sidelight.features.recap",
+    "sidelight.features.recap.handoff",
     "sidelight.features.recap.build",
     "sidelight.features.recap.model",
     "sidelight.features.recap.chunks",
@@ -115,12 +117,11 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
 PLUGIN_MODULES = ("sidelight.templates.", "sidelight.agents.")
 
 #: The built-in templates a Claude Code prompt imports in a HOME with only ``~/.claude``: its resolver and
-#: format (and its folder rules, ``paths``), its injector, volute's minds (found around the working
+#: format with its folder rules, its injector, volute's minds (found around the working
 #: directory), the fleet's resolver, the default summarizer. Not the other agents' templates, nor the
 #: watcher's sinks.
 CLAUDE_CODE_PROMPT = [
     "sidelight.agents.claude_code",
-    "sidelight.agents.claude_code.paths",
     "sidelight.agents.volute",
     "sidelight.templates.default",
     "sidelight.templates.redis_streams",

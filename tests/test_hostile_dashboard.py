@@ -413,7 +413,7 @@ def _returns(function: Any, fifo: Path) -> Any:
 
 
 def test_titles_and_heads_of_a_fifo_are_refused_at_once(tmp_path):
-    from sidelight.agents.claude_code.paths import TITLE_LINES
+    from sidelight.agents.claude_code import TITLE_LINES
     from sidelight.engine.paths import NOT_REGULAR, head_string_field, open_regular, read_title
 
     fifo = tmp_path / "t.jsonl"

@@ -19,8 +19,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from sidelight.agents import codex, qwen
-from sidelight.agents.claude_code import paths as claude_paths
+from sidelight.agents import claude_code, codex, qwen
 from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
 from sidelight.engine import paths
@@ -127,7 +126,7 @@ def place(home: Path, fmt: str, project: str, text: str) -> Path:
     """``text`` as the transcript of ``fmt``'s sample session, where its agent keeps it under ``home``."""
     sid = SAMPLES[fmt][1]
     where = {
-        "claude-code": f".claude/projects/{claude_paths.claude_sanitize(project)}/{sid}.jsonl",
+        "claude-code": f".claude/projects/{claude_code.claude_sanitize(project)}/{sid}.jsonl",
         "pi": f".pi/agent/sessions/{pi_paths.pi_encode_cwd(project)}/2026-11-21T21-20-27-365Z_{sid}.jsonl",
         "codex": f".codex/sessions/2026/11/21/rollout-2026-11-21T21-20-32-{sid}.jsonl",
         "qwen": f".qwen/projects/{qwen.project_folder(project)}/chats/{sid}.jsonl",
@@ -180,7 +179,7 @@ def test_session_ids_read_from_a_head(tmp_path: Path, variant: str) -> None:
     subagent = DATA / "claude-code" / "subagent" / "subagents" / "agent-a2dfded9a6ae64437.jsonl"
     flat = tmp_path / "agent-a2dfded9a6ae64437.jsonl"
     flat.write_text(rewrite(subagent.read_text(encoding="utf-8"), write), encoding="utf-8")
-    assert claude_paths.claude_flat_parent(os.fspath(flat)) == "d2f0fe18-9b2c-4094-9aca-781b3ce981be"
+    assert claude_code.claude_flat_parent(os.fspath(flat)) == "d2f0fe18-9b2c-4094-9aca-781b3ce981be"
     # A Pi session or a Codex rollout whose file name has no uuid: the header's id.
     pi_file = tmp_path / "pi-session.jsonl"
     pi_file.write_text(rewrite(sample_text("pi"), write), encoding="utf-8")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.claude_code import claude_sanitize
 from sidelight.features.hook import handle_hook
 from sidelight.plugins import Plugins
 from tests.conftest import ROOT

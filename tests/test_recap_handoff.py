@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.claude_code import claude_sanitize
 from sidelight.agents.pi.paths import pi_encode_cwd
 from sidelight.config import ConfigError, Settings
 from sidelight.features.hook import handle_hook

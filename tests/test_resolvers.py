@@ -19,7 +19,6 @@ import pytest
 from hypothesis import strategies as st
 
 from sidelight.agents import claude_code, codex, pi, volute
-from sidelight.agents.claude_code import paths as claude_paths
 from sidelight.agents.pi import paths as pi_paths
 from sidelight.config import Settings
 from sidelight.engine import paths
@@ -52,7 +51,7 @@ def _fresh_caches() -> None:
     paths.real.cache_clear()
     volute._find_volute_mind.cache_clear()
     claude_code._project_cwds.clear()
-    claude_paths._claude_flat_parents.clear()
+    claude_code._claude_flat_parents.clear()
     pi._folder_cwds.clear()
     pi_paths._header_ids.clear()
     codex._meta.clear()
@@ -94,7 +93,7 @@ def claude_session(
     sample_cwd: str = CC_SAMPLE_CWD,
     append: list[dict[str, object]] | None = None,
 ) -> Path:
-    project = projects / claude_paths.claude_sanitize(real(cwd))
+    project = projects / claude_code.claude_sanitize(real(cwd))
     return copy_sample(
         sample, project / f"{session_id}.jsonl", {sample_cwd: str(cwd), sample_id: session_id}, append
     )
@@ -161,7 +160,7 @@ def test_claude_code_sessions_subagents_titles_and_groups(tmp_path: Path) -> Non
         projects, beta, s4, append=[{"type": "ai-title", "aiTitle": "Beta title", "sessionId": s4}]
     )
     project_alpha = main1.parent
-    assert project_alpha.name == claude_paths.claude_sanitize(real(alpha))
+    assert project_alpha.name == claude_code.claude_sanitize(real(alpha))
     assert main4.parent.name.endswith("-work-beta-d")
     # New layout: subagents of s2, a nested workflow run, a sidecar, a journal and tool results.
     sub_a = copy_sample(
@@ -239,15 +238,15 @@ def test_claude_config_dir_with_two_folders(tmp_path: Path) -> None:
 
 
 def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
-    assert claude_paths.claude_sanitize("/Users/foo/.volute") == "-Users-foo--volute"
-    assert claude_paths.claude_sanitize("/tmp/aq-spike-deny.4kpu") == "-tmp-aq-spike-deny-4kpu"
-    assert claude_paths.claude_sanitize("/tmp/é x_y") == "-tmp---x-y"
-    assert claude_paths.claude_sanitize("/a/\U0001f600") == "-a---"  # one UTF-16 surrogate pair, two dashes
+    assert claude_code.claude_sanitize("/Users/foo/.volute") == "-Users-foo--volute"
+    assert claude_code.claude_sanitize("/tmp/aq-spike-deny.4kpu") == "-tmp-aq-spike-deny-4kpu"
+    assert claude_code.claude_sanitize("/tmp/é x_y") == "-tmp---x-y"
+    assert claude_code.claude_sanitize("/a/\U0001f600") == "-a---"  # one UTF-16 surrogate pair, two dashes
     home = tmp_path / "home"
     projects = home / ".claude" / "projects"
     long_cwd = tmp_path / ("deep-" + "x" * 120) / ("more_" + "y" * 120)
     long_cwd.mkdir(parents=True)
-    sanitized = claude_paths.claude_sanitize(real(long_cwd))
+    sanitized = claude_code.claude_sanitize(real(long_cwd))
     assert len(sanitized) > 200 and sanitized[200] == "-"
     # The CLI's hash (Bun.hash) differs from ours: the folder is found by its 200-character prefix.
     cli_dir = projects / (sanitized[:200] + "-cli1hash")
@@ -256,7 +255,7 @@ def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
     settings = settings_for(home)
     (listed,) = claude_code.list_sessions(settings)
     assert listed.group == real(long_cwd) and listed.path.parent == cli_dir
-    assert claude_paths.claude_project_dir(projects, long_cwd) == cli_dir
+    assert claude_code.claude_project_dir(projects, long_cwd) == cli_dir
     # A new session of that cwd (no transcript yet) goes into the existing folder.
     event = ev("claude-code", session_id=uuid(8), cwd=long_cwd)
     new = claude_code.current(event, settings)
@@ -264,9 +263,9 @@ def test_claude_sanitize_rule_and_long_cwd(tmp_path: Path) -> None:
     assert new.group == listed.group
     # Without any folder yet, sidelight names one with its own hash.
     other = tmp_path / ("z" * 230)
-    made = claude_paths.claude_project_dir(projects, other)
-    assert made.name == claude_paths.claude_sanitize(real(other))
-    assert made.name.startswith(claude_paths.claude_sanitize(real(other))[:200] + "-")
+    made = claude_code.claude_project_dir(projects, other)
+    assert made.name == claude_code.claude_sanitize(real(other))
+    assert made.name.startswith(claude_code.claude_sanitize(real(other))[:200] + "-")
     assert paths.js_hash36("") == "0" and paths.js_hash36("a") == "2p"
 
 
@@ -302,7 +301,7 @@ def test_claude_code_current_for_each_event_shape(tmp_path: Path) -> None:
     fresh.mkdir()
     brand_new = claude_code.current(event(session_id=uuid(3), cwd=fresh), settings)
     assert brand_new is not None
-    assert brand_new.path == projects / claude_paths.claude_sanitize(real(fresh)) / f"{uuid(3)}.jsonl"
+    assert brand_new.path == projects / claude_code.claude_sanitize(real(fresh)) / f"{uuid(3)}.jsonl"
     assert brand_new.group == real(fresh)
     # The agent SDK sends the same fields.
     sdk = claude_code.current(event(host="agent-sdk", session_id=sid, transcript_path=main), settings)
@@ -674,7 +673,7 @@ def test_listing_cost_for_1000_claude_sessions(tmp_path: Path, capsys: pytest.Ca
     sample = CC_SAMPLE.read_text(encoding="utf-8")
     for p in range(20):
         cwd = tmp_path / "work" / f"project-{p}"
-        folder = projects / claude_paths.claude_sanitize(real(cwd))
+        folder = projects / claude_code.claude_sanitize(real(cwd))
         folder.mkdir(parents=True)
         text = sample.replace(CC_SAMPLE_CWD, str(cwd))
         for s in range(50):
@@ -757,7 +756,7 @@ def test_a_listed_titled_session_is_the_one_the_keywords_make(tmp_path: Path) ->
         "resolver": "claude-code",
         "id": "abc",
         "extra_paths": (tmp_path / "agent-1.jsonl",),
-        "title_lines": claude_paths.TITLE_LINES,
+        "title_lines": claude_code.TITLE_LINES,
         "fallback": "abc",
     }
     made = paths.TitledSession(**fields)
@@ -795,7 +794,7 @@ def test_a_heads_string_field_is_found_as_the_pattern_finds_it(parts: list[bytes
 @hypothesis.given(st.text(alphabet=st.sampled_from("aZ09/._-: \\é\U0001f600\u00a0")))
 def test_folder_names_are_made_as_the_agents_patterns_make_them(cwd: str) -> None:
     claude = re.sub(r"[^a-zA-Z0-9]", lambda m: "--" if ord(m.group()) > 0xFFFF else "-", cwd)
-    made = claude_paths.claude_sanitize(cwd)
+    made = claude_code.claude_sanitize(cwd)
     assert made == claude if len(claude) <= 200 else made.startswith(claude[:200] + "-")
     stripped = cwd[1:] if cwd[:1] in ("/", "\\") else cwd
     assert pi_paths.pi_encode_cwd(cwd) == "--" + re.sub(r"[/\\:]", "-", stripped) + "--"

@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.claude_code import claude_sanitize
 from sidelight.agents.pi.paths import pi_encode_cwd
 from tests.support.dashboard import (
     DATA,

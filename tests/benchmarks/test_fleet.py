@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from sidelight.agents.claude_code.paths import claude_project_dir
+from sidelight.agents.claude_code import claude_project_dir
 from sidelight.config import Settings
 from sidelight.engine import discovery
 from sidelight.features.fleet import streams as fleet

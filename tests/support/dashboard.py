@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from sidelight.agents.claude_code.paths import claude_sanitize
+from sidelight.agents.claude_code import claude_sanitize
 from sidelight.agents.pi.paths import pi_encode_cwd
 from tests.conftest import cli_command
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sidelight.agents.claude_code.paths import claude_project_dir
+from sidelight.agents.claude_code import claude_project_dir
 from tests.conftest import cli_command
 
 STAMP = "2027-01-15T07:57:00.000Z"

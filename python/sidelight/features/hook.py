@@ -18,7 +18,14 @@ from sidelight.features.digest import plan_session_updates
 from sidelight.hostio import AFTER_TOOL, BEFORE_TOOL, is_after_tool, is_before_tool
 from sidelight.plugins import get_plugins
 from sidelight.statefile import append_whole, private_dir, private_fd, write_atomic
-from sidelight.statelayout import CURSORS_DIR, EVENTS_FILE, LOG_FILE, RECEIVED_DIR, session_path
+from sidelight.statelayout import (
+    CURSORS_DIR,
+    EVENTS_FILE,
+    LOG_FILE,
+    PENDING_HANDOFFS_DIR,
+    RECEIVED_DIR,
+    session_path,
+)
 from sidelight.warm import failure_log_dir
 
 TYPE_CHECKING = False
@@ -28,6 +35,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Final, NamedTuple
 
+    from sidelight.features.recap.handoff import Planned
     from sidelight.plugins import Plugins
     from sidelight.records import HostEvent, InjectorSpec, Session
 else:
@@ -452,22 +460,22 @@ def _plan_prompt(
     session's start kept, else one when the session had no prompt or start for ``idle_timeout`` and its
     transcript has been quiet that long (:func:`sidelight.features.resume.welcome_back`)."""
     from sidelight.features.facts import plan_long_term
-    from sidelight.features.recap import handoff
 
     # A handoff kept for this first prompt (Pi) moves the digest's cursor past what it covers: the
     # digest is planned from the cursors it leaves, and the handoff is applied first.
-    recap = handoff.plan_prompt(session, settings)
+    recap = _kept_handoff(session, settings)
     digest, commit = plan_session_updates(
         event if session is None else session,  # resolved once, by plan_event
         settings=settings,
         plugins=plugins,
-        cursors=recap.cursors,
+        cursors=None if recap is None else recap.cursors,
         commit_remote=applying,
         deadline=deadline,
         exclusive=applying,
     )
     plan.closers.append(commit.release)
-    plan.effects.append(("handoff" if recap.text else None, recap.apply))
+    if recap is not None:
+        plan.effects.append(("handoff" if recap.text else None, recap.apply))
     # The digest's cursors move once the answer is out (at least once: a hook killed before it printed
     # leaves them, and the next prompt says the same news).
     plan.after.append(commit)
@@ -477,10 +485,22 @@ def _plan_prompt(
     plan.effects.append((None, note))
     if facts:
         candidates["long-term"] = facts
-    if recap.text is not None:
+    if recap is not None and recap.text is not None:
         candidates["handoff"] = recap.text
     elif session is not None:
         _plan_welcome(event, session, settings, plugins, plan, candidates)
+
+
+def _kept_handoff(session: Session | None, settings: Settings) -> Planned | None:
+    """The handoff kept for this session's first prompt (:func:`.handoff.plan_prompt`), or ``None`` when
+    its file is absent: nearly every prompt, which then does not import the recaps."""
+    if session is None:
+        return None
+    if not os.path.exists(session_path(settings.state_dir, PENDING_HANDOFFS_DIR, session.key)):  # noqa: PTH110
+        return None
+    from sidelight.features.recap import handoff
+
+    return handoff.plan_prompt(session, settings)
 
 
 def _plan_welcome(

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sidelight.agents.claude_code.paths import WRITE_TOOLS
 from sidelight.install.ledger import InstallError
 from sidelight.install.settings import install_hooks, uninstall_hooks
 from sidelight.records import InstallerSpec
@@ -25,8 +24,10 @@ __all__ = ["CLAUDE_EVENTS", "INSTALLER", "claude_plugin_dir", "install_claude_co
 
 #: The Claude Code hook events sidelight listens to.
 CLAUDE_EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreToolUse", "PostToolUse")
-#: The tools each event's hook runs for (the others: every one).
-CLAUDE_MATCHERS = {"PreToolUse": "|".join(WRITE_TOOLS), "PostToolUse": "*"}
+#: The tools each event's hook runs for (the others: every one): ``PreToolUse`` only for the agent's
+#: ``WRITE_TOOLS`` (spelled again here: this module is its agent's, and may not import it back; a test
+#: checks the two agree).
+CLAUDE_MATCHERS = {"PreToolUse": "Write|Edit|MultiEdit|NotebookEdit", "PostToolUse": "*"}
 
 
 def _settings_path(scope: str, home: Path | None, cwd: Path | None) -> Path:
