@@ -117,14 +117,13 @@ def test_a_prompt_hook_loads_only_what_a_prompt_needs(tmp_path: Path) -> None:
 PLUGIN_MODULES = ("sidelight.templates.", "sidelight.agents.")
 
 #: The built-in templates a Claude Code prompt imports in a HOME with only ``~/.claude``: its resolver and
-#: format with its folder rules, its injector, volute's minds (found around the working
-#: directory), the fleet's resolver, the default summarizer. Not the other agents' templates, nor the
-#: watcher's sinks.
+#: format with its folder rules, its injector, volute's minds (found around the working directory), the
+#: default summarizer. Not the other agents' templates, the watcher's sinks, nor, with no ``redis_url``,
+#: the fleet's resolver.
 CLAUDE_CODE_PROMPT = [
     "sidelight.agents.claude_code",
     "sidelight.agents.volute",
     "sidelight.templates.default",
-    "sidelight.templates.redis_streams",
 ]
 
 #: A folder of each other agent's sessions in HOME, with the template that then lists them.

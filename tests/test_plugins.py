@@ -525,9 +525,26 @@ def test_a_prompt_imports_only_the_templates_it_can_need(tmp_path: Path) -> None
     env.update(HOME=str(home), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     some, loaded, same, count = json.loads(done.stdout)
-    assert some == ["claude-code", "redis-streams", "volute"]
-    assert loaded == ["claude_code", "default", "paths", "redis_streams", "volute"]
+    assert some == ["claude-code", "volute"]
+    assert loaded == ["claude_code", "default", "volute"]
     assert same and count == 1
+
+
+def test_the_fleets_resolver_is_asked_only_when_a_fleet_is_set(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "from sidelight.config import Settings\n"
+        "from sidelight.plugins import Plugins\n"
+        "plugins = Plugins(entry_points=False)\n"
+        "print(json.dumps(sorted(plugins.resolvers(Settings.load(), 'claude-code'))))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SIDELIGHT_", "CLAUDE_", "XDG_"))}
+    env.update(HOME=str(tmp_path), SIDELIGHT_STATE_DIR=str(tmp_path / "state"))
+    alone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    env["SIDELIGHT_REDIS_URL"] = "redis://127.0.0.1:1"
+    fleet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert "redis-streams" not in json.loads(alone.stdout)
+    assert "redis-streams" in json.loads(fleet.stdout)
 
 
 def test_the_whole_family_imports_every_template_that_provides_it() -> None:

@@ -42,7 +42,7 @@ from sidelight.errors import SidelightError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from typing import Any
 
     import pluggy
@@ -91,6 +91,12 @@ _TEMPLATES: dict[str, dict[str, tuple[str, ...] | None]] = {
     "sidelight.templates.redis_streams": {"sinks": ("redis-streams",), "resolvers": ("redis-streams",)},
     "sidelight.templates.installers": {"installers": ("service",)},
     "sidelight.templates.default": {"summarizers": ("default",)},
+}
+
+#: A built-in template that is not an agent and whose resolver finds sessions only under some settings:
+#: what a prompt checks instead of importing it (as an agent's ``sessions_here``).
+_TEMPLATE_SESSIONS_HERE: dict[str, Callable[[Settings], bool]] = {
+    "sidelight.templates.redis_streams": lambda settings: bool(settings.redis_url),
 }
 
 #: The built-in templates, registered like any plugin: the agents', then the others.
@@ -414,8 +420,9 @@ class Plugins:
 
         That leaves out the built-in agent templates none of whose folders exist (their resolvers
         would list nothing) unless one was imported already, or its resolver may name the session of
-        an event of ``host`` (the hook's own host: a new session has no file yet). What they give is
-        the same; a prompt does not import the other agents' templates."""
+        an event of ``host`` (the hook's own host: a new session has no file yet), and the fleet's
+        resolver when no fleet is set. What they give is the same; a prompt does not import the other
+        agents' templates."""
         if settings is None:
             self._import_family("resolvers")
         else:
@@ -423,9 +430,12 @@ class Plugins:
                 if module is not None or "resolvers" not in _PROVIDES[module_name]:
                     continue
                 agent = agent_of(module_name)
-                if (
-                    agent is None
-                    or agent.sessions_here is None
+                if agent is None:
+                    here = _TEMPLATE_SESSIONS_HERE.get(module_name)
+                    if here is None or here(settings):
+                        self._import_builtin(module_name)
+                elif (
+                    agent.sessions_here is None
                     or may_name_current(agent, host)
                     or agent.sessions_here(settings)
                 ):
