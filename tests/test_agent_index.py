@@ -106,13 +106,31 @@ def test_the_hosts_the_hook_takes_are_the_agents_injectors() -> None:
 
 def test_the_warm_client_tells_the_watcher_every_agents_variables() -> None:
     folders = {v for agent in index.BUILTIN_AGENTS for v in agent.variables}
-    assert folders and set(warm.AGENT_FOLDER_VARIABLES) == {"XDG_STATE_HOME", *folders}
+    assert folders and set(index.AGENT_FOLDER_VARIABLES) == {"XDG_STATE_HOME", *folders}
     hook_variables = {v for agent in index.BUILTIN_AGENTS for v in agent.hook_variables}
     assert hook_variables
-    assert {"HOME", *warm.AGENT_FOLDER_VARIABLES, *hook_variables} == warm.HOST_VARIABLES
+    assert {"HOME", *index.AGENT_FOLDER_VARIABLES, *hook_variables} == index.HOST_VARIABLES
+    # the warm client does not read the index: it tells every variable named like an agent's
+    assert all(warm.told_to_watcher(name) for name in index.HOST_VARIABLES)
+    env = {name: "x" for name in index.HOST_VARIABLES} | {"PATH": "/bin", "SIDELIGHT_WARM": "1"}
+    told = dict(warm.environment(env))
+    assert set(told) == index.HOST_VARIABLES
+    assert warm.environment(told, index.HOST_VARIABLES) == warm.environment(env)
     from sidelight.install.service import SERVICE_ENVIRONMENT
 
     assert folders <= set(SERVICE_ENVIRONMENT)
+
+
+def test_the_warm_client_does_not_import_the_agents_index() -> None:
+    code = "import sys, sidelight.warm; print('sidelight.agents' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_a_build_is_told_by_its_hook_composer() -> None:
+    # a watcher of another build (an upgrade installed while it runs) declines: the id must move with
+    # the composer's file, so it must name one that exists
+    assert int(warm.build_id().rpartition(":")[2]) != 0
 
 
 def test_the_index_imports_nothing_but_os() -> None:

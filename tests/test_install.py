@@ -658,10 +658,10 @@ def test_qwen_home_and_copilot_home_move_the_settings_and_the_sessions(
 
 
 def test_the_agents_folder_variables_reach_the_service_and_the_warm_path() -> None:
-    from sidelight import warm
+    from sidelight import agents, warm
 
     for name in ("QWEN_HOME", "COPILOT_HOME"):
-        assert name in SERVICE_ENVIRONMENT and name in warm.HOST_VARIABLES
+        assert name in SERVICE_ENVIRONMENT and name in agents.HOST_VARIABLES and warm.told_to_watcher(name)
 
 
 # ---------------------------------------------------------------------------------------------------

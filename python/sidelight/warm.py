@@ -4,8 +4,8 @@ A running ``sidelight watch`` has every module loaded and every session listed; 
 it, rather than importing all of that itself, costs about a bare interpreter start. This module is the
 hook's side of that conversation, and everything both sides must agree on. The prompt hook imports it on
 every prompt, before anything else of sidelight's, so it imports only what a bare interpreter has already
-loaded (``os``, ``time``), the C module ``_socket`` and the built-in agents' index (:mod:`sidelight.agents`,
-which imports nothing but ``os``): no ``typing``, no ``pathlib``, no ``json``.
+loaded (``os``, ``time``) and the C module ``_socket``: no ``typing``, no ``pathlib``, no ``json``, not
+even the agents' index.
 
 The conversation, on the Unix socket ``<state dir>/hook.sock`` (0600, in the 0700 state directory):
 
@@ -46,11 +46,9 @@ import stat
 import sys
 import time
 
-from sidelight.agents import FOLDER_VARIABLES, HOOK_VARIABLES
-
 #: The state directory's config file and the running watcher's socket. Their names are part of the
 #: layout :mod:`sidelight.statelayout` owns, which takes them from here: the warm client, which every
-#: prompt loads before anything else, imports no module of sidelight's but the agents' index.
+#: prompt loads before anything else, imports no other module of sidelight's.
 CONFIG_FILE = "config.toml"
 HOOK_SOCKET = "hook.sock"
 
@@ -107,16 +105,10 @@ MAX_HEADER = 64
 MAX_META = 1 << 20
 MAX_PAYLOAD = 64 << 20
 
-#: Variables outside ``SIDELIGHT_*`` that say where the state is and where the agents keep their
-#: sessions (each built-in agent's, from their index). One list for the warm path (below) and the
-#: watcher's service (``install.service.SERVICE_ENVIRONMENT``): an agent's variable reaches both.
-AGENT_FOLDER_VARIABLES = ("XDG_STATE_HOME", *FOLDER_VARIABLES)
-#: Variables outside ``SIDELIGHT_*`` that change what a hook answers: the folders', and those a host
-#: sets for one hook (an agent's ``hook_variables``: a watcher without them would answer otherwise).
-HOST_VARIABLES = frozenset({"HOME", *HOOK_VARIABLES, *AGENT_FOLDER_VARIABLES})
 #: How the name of an agent's folder variable ends. A hook tells a watcher every variable so named
-#: (besides ``SIDELIGHT_*`` and :data:`HOST_VARIABLES`), since it does not load the plugins: the
-#: watcher compares those its resolvers declare (``ResolverSpec.variables``) and ignores the rest.
+#: (besides ``SIDELIGHT_*`` and ``HOME``), since it loads neither the plugins nor the agents' index: the
+#: watcher compares those it knows (:data:`sidelight.agents.HOST_VARIABLES`, its resolvers' own) and
+#: ignores the rest. Every built-in agent's variable is so named (``tests/test_agent_index.py``).
 FOLDER_SUFFIXES = ("_HOME", "_DIR")
 #: ``SIDELIGHT_*`` variables that do not change what a hook answers: the warm path's own, the
 #: watcher's options, the command line's. A hook and a watcher that differ only in these still talk.
@@ -146,21 +138,21 @@ def told_to_watcher(name: str) -> bool:
     """Whether a hook tells a watcher the variable ``name`` (:func:`environment`)."""
     if name.startswith("SIDELIGHT_"):
         return name not in NOT_FOR_HOOKS
-    return name in HOST_VARIABLES or name.endswith(FOLDER_SUFFIXES)
+    return name == "HOME" or name.endswith(FOLDER_SUFFIXES)
 
 
 def environment(env: Mapping[str, str], compared: Iterable[str] | None = None) -> list[tuple[str, str]]:
     """The variables a hook's answer may depend on, sorted, as a hook tells them to a watcher: a
-    watcher answers a hook only when those it compares (``SIDELIGHT_*``, :data:`HOST_VARIABLES` and
-    ``compared``, its resolvers' variables) match its own (it would otherwise load other settings, or
-    list other sessions, than the hook would). Without ``compared``: every variable told."""
+    watcher answers a hook only when those it compares (``SIDELIGHT_*`` and ``compared``: the agents'
+    :data:`sidelight.agents.HOST_VARIABLES`, its resolvers' variables) match its own (it would otherwise
+    load other settings, or list other sessions, than the hook would). Without ``compared``: every
+    variable told."""
     if compared is None:
         return sorted((name, value) for name, value in env.items() if told_to_watcher(name))
-    names = HOST_VARIABLES.union(compared)
     return sorted(
         (name, value)
         for name, value in env.items()
-        if (name.startswith("SIDELIGHT_") and name not in NOT_FOR_HOOKS) or name in names
+        if (name.startswith("SIDELIGHT_") and name not in NOT_FOR_HOOKS) or name in compared
     )
 
 
@@ -181,7 +173,10 @@ def build_id() -> str:
     watcher of another build (an upgrade installed while it runs) declines, and the hook answers itself."""
     package = os.path.dirname(os.path.abspath(__file__))
     try:
-        stamps = (os.stat(package).st_mtime_ns, os.stat(os.path.join(package, "hook.py")).st_mtime_ns)
+        stamps = (
+            os.stat(package).st_mtime_ns,
+            os.stat(os.path.join(package, "features", "hook.py")).st_mtime_ns,
+        )
     except OSError:
         stamps = (0, 0)
     return f"{package}:{stamps[0]}:{stamps[1]}"

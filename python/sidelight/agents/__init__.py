@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from sidelight.config import Settings
 
 __all__ = [
+    "AGENT_FOLDER_VARIABLES",
     "BUILTIN_AGENTS",
     "EXPORTS_DIR",
     "FALLBACK_HOST",
     "FOLDER_VARIABLES",
     "HOOK_HOSTS",
     "HOOK_VARIABLES",
+    "HOST_VARIABLES",
     "BuiltinAgent",
     "agent_of",
     "may_name_current",
@@ -256,6 +258,13 @@ HOOK_HOSTS: tuple[str, ...] = tuple(h for a in BUILTIN_AGENTS for h in a.provide
 FOLDER_VARIABLES: tuple[str, ...] = tuple(v for a in BUILTIN_AGENTS for v in a.variables)
 #: The variables a host sets for one hook that change its answer.
 HOOK_VARIABLES: tuple[str, ...] = tuple(v for a in BUILTIN_AGENTS for v in a.hook_variables)
+#: Variables outside ``SIDELIGHT_*`` that say where the state is and where the agents keep their
+#: sessions: what the watcher's service is given (``install.service.SERVICE_ENVIRONMENT``).
+AGENT_FOLDER_VARIABLES: tuple[str, ...] = ("XDG_STATE_HOME", *FOLDER_VARIABLES)
+#: Variables outside ``SIDELIGHT_*`` that change what a hook answers, which a watcher compares with a
+#: hook's (:func:`sidelight.warm.environment`): the folders', and those a host sets for one hook (a
+#: watcher without them would answer otherwise).
+HOST_VARIABLES: frozenset[str] = frozenset({"HOME", *HOOK_VARIABLES, *AGENT_FOLDER_VARIABLES})
 #: The host an event is planned for when a session's own format has no injector: the fallback agent's.
 FALLBACK_HOST: str = next(a.hosts[0] for a in BUILTIN_AGENTS if a.fallback)
 _RESUMING_HOSTS = frozenset(h for a in BUILTIN_AGENTS if a.start_may_resume for h in a.hosts)

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sidelight.agents import AGENT_FOLDER_VARIABLES
 from sidelight.install.command import shell_line, sidelight_command
 from sidelight.install.ledger import InstallError, Ledger, with_folders
 from sidelight.records import InstallerSpec, InstallResult
-from sidelight.warm import AGENT_FOLDER_VARIABLES
 
 __all__ = [
     "INSTALLER",

@@ -26,6 +26,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Final
 
+from sidelight.agents import HOST_VARIABLES
 from sidelight.config import Settings
 from sidelight.engine.discovery import list_sessions, serving
 from sidelight.features.hook import answer_hook, log_handler
@@ -89,9 +90,9 @@ class HookServer:
         self.placements = placements
         self.on_answer = on_answer
         self.path: Path = settings.state_dir / HOOK_SOCKET
-        #: The variables compared with a hook's besides ``SIDELIGHT_*`` and the built-in agents': the
+        #: The variables compared with a hook's besides ``SIDELIGHT_*``: the built-in agents' and the
         #: resolvers' own (a plugin agent's folder).
-        self.variables = frozenset(v for r in plugins.resolvers().values() for v in r.variables)
+        self.variables = HOST_VARIABLES.union(v for r in plugins.resolvers().values() for v in r.variables)
         self.environment = environment(os.environ if environ is None else environ, self.variables)
         self.build = build_id()
         self.installed = installed_key()
