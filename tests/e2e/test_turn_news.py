@@ -17,6 +17,8 @@ import pytest
 
 from sidelight.engine.paths import short_id
 from sidelight.features.news import NEWS_HEADER
+from sidelight.features.reader import NEWS_MARKER, read_session_log
+from sidelight.statelayout import export_dir
 from tests.e2e.conftest import AgentEnv
 from tests.e2e.mockapi import bash, edit, read, say
 from tests.e2e.test_guard import WAIT_FOR_B, _a_then_b
@@ -82,3 +84,61 @@ def test_a_siblings_edit_is_heard_within_the_turn(agents: AgentEnv, host: str) -
     last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
     assert last.count(NEWS_HEADER) == 1, last
     assert "ERROR" not in agents.sidelight_log
+
+
+@pytest.mark.parametrize("host", ["pi", "opencode", "copilot"])
+def test_a_siblings_edit_is_heard_within_the_turn_beyond_command_hooks(agents: AgentEnv, host: str) -> None:
+    """Pi's extension appends the note to the tool's result content (`tool_result`), opencode's plugin to
+    the tool's output (`tool.execute.after`); GitHub Copilot CLI's `postToolUse` gives it as top-level
+    `additionalContext`, which Copilot appends to the tool's result. Each keeps it in A's transcript,
+    where sidelight's reader does not show it as what the tool said."""
+    if host == "opencode":
+        agents.opencode_setup()
+    agents.install_sidelight(host)
+    runners: dict[str, Callable[[str], Any]] = {
+        "pi": agents.pi,
+        "opencode": agents.opencode,
+        "copilot": agents.copilot,
+    }
+    run = runners[host]
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    agents.mock.set_script(
+        [
+            [read(str(app)), bash(WAIT_FOR_B), bash("true"), say("a: done")],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+
+    def run_b() -> Any:
+        b = run("b: bump the version")
+        if host == "opencode":  # no transcript of its own: sidelight's export of its database
+            b.transcripts = _transcripts(agents, host)
+        return b
+
+    b: Path = _a_then_b(
+        lambda: run("a: check the app"), run_b, "b: bump the version", "VERSION = 'b'\n", agents
+    )
+
+    text = agents.mock.all_text()
+    assert NEWS_HEADER in text, f"{agents.sidelight_log}\n{agents.mock.summary()}"
+    start = text.index(NEWS_HEADER)
+    print(text[start : text.index("after you read or wrote it", start) + 26])  # the report quotes it
+    named = {"copilot": short_id(b.parent.name), "pi": b.stem[-8:], "opencode": ""}[host]
+    assert f"- app.py was edited by {host} session {named}" in text
+    # Told once: A's last request (the whole conversation) holds the note once.
+    last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
+    assert last.count(NEWS_HEADER) == 1, last
+    assert "ERROR" not in agents.sidelight_log
+    # The host keeps the note in A's transcript; sidelight's reader never shows it as what a tool said.
+    kept = [p for p in _transcripts(agents, host) if NEWS_HEADER in p.read_text()]
+    assert kept, _transcripts(agents, host)
+    for path in kept:
+        assert NEWS_MARKER not in read_session_log(path, host)
+
+
+def _transcripts(agents: AgentEnv, host: str) -> list[Path]:
+    if host == "opencode":  # sidelight's export of opencode's database
+        return sorted(Path(export_dir(agents.home / ".local" / "state" / "sidelight", host)).glob("*.jsonl"))
+    pattern = {"pi": ".pi/agent/sessions/*/*.jsonl", "copilot": ".copilot/session-state/*/events.jsonl"}[host]
+    return sorted(agents.home.glob(pattern))
