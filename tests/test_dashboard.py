@@ -723,7 +723,10 @@ def test_the_last_injected_context_is_read_where_the_host_records_it(client, wor
     assert "</hook_context>" not in gemini["text"]
     opencode = last_injected(data / "opencode" / "four-tools-continue.jsonl", "opencode")
     assert opencode is not None
-    assert (opencode["where"], opencode["time"]) == ("opencode's synthetic text part", "2026-11-25T05:48:02Z")
+    assert (opencode["where"], opencode["time"]) == (
+        "opencode's synthetic text part or a tool's output",
+        "2026-11-25T05:48:02Z",
+    )
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from sidelight.records import HostEvent, InjectorSpec
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
-    from typing import Any
+    from typing import Any, Final
 
 __all__ = [
     "AFTER_TOOL",
@@ -28,7 +28,9 @@ __all__ = [
     "BEFORE_TOOL",
     "BEFORE_TOOL_EVENTS",
     "COMMAND_HOOK_EVENTS",
+    "EXTENSION_AFTER_TOOL",
     "EXTENSION_BEFORE_TOOL",
+    "after_tool_event",
     "before_tool_event",
     "command_hook_injector",
     "is_after_tool",
@@ -50,11 +52,13 @@ BEFORE_TOOL = "PreToolUse"
 BEFORE_TOOL_EVENTS: frozenset[str] = frozenset({BEFORE_TOOL, "BeforeTool"})
 #: The protocol's after-tool event: handled for every tool of a host whose injector asks for it (the
 #: news within the turn, :mod:`sidelight.features.news`).
-AFTER_TOOL = "PostToolUse"
+AFTER_TOOL: Final = "PostToolUse"
 
 
 #: The ``event`` sidelight's in-process extensions (Pi's, opencode's plugin) send before a write tool.
 EXTENSION_BEFORE_TOOL = "before_tool"
+#: The ``event`` they send after any tool ran (the news within the turn).
+EXTENSION_AFTER_TOOL = "after_tool"
 
 
 #: The host's names of its after-tool event (the Gemini CLI's is ``AfterTool``).
@@ -63,8 +67,13 @@ AFTER_TOOL_EVENTS: frozenset[str] = frozenset({AFTER_TOOL, "AfterTool"})
 
 def is_after_tool(data: Mapping[str, Any]) -> bool:
     """Whether a hook's input is an after-tool event, told from its shape alone (before any injector is
-    loaded): a command hook's ``hook_event_name``."""
-    return data.get("hook_event_name") in AFTER_TOOL_EVENTS
+    loaded): a command hook's ``hook_event_name``, an extension's ``event``, or GitHub Copilot CLI's
+    ``postToolUse`` (``toolName`` with a ``toolResult``; its input names no event)."""
+    return (
+        data.get("hook_event_name") in AFTER_TOOL_EVENTS
+        or data.get("event") == EXTENSION_AFTER_TOOL
+        or ("toolName" in data and "toolResult" in data)
+    )
 
 
 def is_before_tool(data: Mapping[str, Any]) -> bool:
@@ -107,6 +116,27 @@ def before_tool_event(
         transcript_path=transcript_path,
         cwd=cwd,
         raw={**payload, "tool_name": tool, "tool_input": args},
+    )
+
+
+def after_tool_event(
+    host: str,
+    payload: Mapping[str, Any],
+    *,
+    session_id: str | None,
+    cwd: Path | None,
+    transcript_path: Path | None = None,
+) -> HostEvent:
+    """An after-tool event of a host whose input does not follow the command-hook protocol (sidelight's
+    Pi extension and opencode plugin, GitHub Copilot CLI's ``postToolUse``), read into the protocol's
+    ``PostToolUse``: the news within the turn needs only whose session it is, and where."""
+    return HostEvent(
+        host=host,
+        event=AFTER_TOOL,
+        session_id=session_id,
+        transcript_path=transcript_path,
+        cwd=cwd,
+        raw=payload,
     )
 
 

@@ -21,8 +21,9 @@ from tests.e2e.test_guard import WAIT_FOR_B, _a_then_b, _refusal
 pytestmark = pytest.mark.e2e
 
 
-@pytest.mark.parametrize("host", ["copilot", "pi", "opencode"])
-def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> None:
+def host_runner(agents: AgentEnv, host: str) -> Callable[[str], Any]:
+    """Sets ``host`` up (Copilot, Pi or opencode) with sidelight installed; its runner, whose result's
+    ``transcripts`` are sidelight's export for opencode (which keeps no transcript of its own)."""
     if host == "opencode":
         agents.opencode_setup()
     agents.install_sidelight(host)
@@ -31,7 +32,20 @@ def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> No
         "pi": agents.pi,
         "opencode": agents.opencode,
     }
-    run = runners[host]
+
+    def run(prompt: str) -> Any:
+        result = runners[host](prompt)
+        if host == "opencode":
+            exports = export_dir(agents.home / ".local" / "state" / "sidelight", host)
+            result.transcripts = sorted(Path(exports).glob("*.jsonl"))
+        return result
+
+    return run
+
+
+@pytest.mark.parametrize("host", ["copilot", "pi", "opencode"])
+def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> None:
+    run = host_runner(agents, host)
     app = agents.project / "app.py"
     app.write_text("VERSION = 0\nNAME = 'app'\n")
     rename = edit(str(app), "NAME = 'app'", "NAME = 'a'")
@@ -42,16 +56,9 @@ def test_stale_edit_refused_once_then_retried(agents: AgentEnv, host: str) -> No
         ]
     )
 
-    def run_b() -> Any:
-        b = run("b: bump the version")
-        if host == "opencode":  # no transcript of its own: sidelight's export of its database
-            exports = export_dir(agents.home / ".local" / "state" / "sidelight", host)
-            b.transcripts = sorted(Path(exports).glob("*.jsonl"))
-        return b
-
     b = _a_then_b(
         lambda: run("a: rename the app"),
-        run_b,
+        lambda: run("b: bump the version"),
         "b: bump the version",
         "VERSION = 'b'\nNAME = 'app'\n",
         agents,

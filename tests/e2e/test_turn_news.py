@@ -17,9 +17,12 @@ import pytest
 
 from sidelight.engine.paths import short_id
 from sidelight.features.news import NEWS_HEADER
+from sidelight.features.reader import NEWS_MARKER, read_session_log
+from sidelight.statelayout import export_dir
 from tests.e2e.conftest import AgentEnv
 from tests.e2e.mockapi import bash, edit, read, say
 from tests.e2e.test_guard import WAIT_FOR_B, _a_then_b
+from tests.e2e.test_guard_hosts import host_runner
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +67,14 @@ def test_a_siblings_edit_is_heard_within_the_turn(agents: AgentEnv, host: str) -
             [bump, say("b: bumped it")] if host == "codex" else [read(name), bump, say("b: bumped it")],
         ]
     )
-    b: Path = _a_then_b(
+    b = _b_while_a_waits(run, agents)
+    agent, named = NAMES[host]
+    _told_once(agents, f"- app.py was edited by {agent} session {named(b)}")
+
+
+def _b_while_a_waits(run: Callable[[str], Any], agents: AgentEnv) -> Path:
+    """A checks the app and waits; meanwhile B bumps its version (the scripts are set): B's transcript."""
+    return _a_then_b(
         lambda: run("a: check the app"),
         lambda: run("b: bump the version"),
         "b: bump the version",
@@ -72,13 +82,48 @@ def test_a_siblings_edit_is_heard_within_the_turn(agents: AgentEnv, host: str) -
         agents,
     )
 
+
+def _told_once(agents: AgentEnv, line: str) -> None:
+    """The note with ``line`` reached A's model, and once: A's last request (the whole conversation)
+    holds it once."""
     text = agents.mock.all_text()
     assert NEWS_HEADER in text, f"{agents.sidelight_log}\n{agents.mock.summary()}"
     start = text.index(NEWS_HEADER)
     print(text[start : text.index("after you read or wrote it", start) + 26])  # the report quotes it
-    agent, named = NAMES[host]
-    assert f"- app.py was edited by {agent} session {named(b)}" in text
-    # Told once: A's last request (the whole conversation) holds the note once.
+    assert line in text, text
     last = [r for r in agents.mock.requests if r.turn == 0][-1].text()
     assert last.count(NEWS_HEADER) == 1, last
     assert "ERROR" not in agents.sidelight_log
+
+
+@pytest.mark.parametrize("host", ["pi", "opencode", "copilot"])
+def test_a_siblings_edit_is_heard_within_the_turn_beyond_command_hooks(agents: AgentEnv, host: str) -> None:
+    """Pi's extension appends the note to the tool's result content (`tool_result`), opencode's plugin to
+    the tool's output (`tool.execute.after`); GitHub Copilot CLI's `postToolUse` gives it as top-level
+    `additionalContext`, which Copilot appends to the tool's result. Each keeps it in A's transcript,
+    where sidelight's reader does not show it as what the tool said."""
+    run = host_runner(agents, host)
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    agents.mock.set_script(
+        [
+            [read(str(app)), bash(WAIT_FOR_B), bash("true"), say("a: done")],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+
+    b = _b_while_a_waits(run, agents)
+    named = {"copilot": short_id(b.parent.name), "pi": b.stem[-8:], "opencode": ""}[host]
+    _told_once(agents, f"- app.py was edited by {host} session {named}")
+    # The host keeps the note in A's transcript; sidelight's reader never shows it as what a tool said.
+    kept = [p for p in _transcripts(agents, host) if NEWS_HEADER in p.read_text()]
+    assert kept, _transcripts(agents, host)
+    for path in kept:
+        assert NEWS_MARKER not in read_session_log(path, host)
+
+
+def _transcripts(agents: AgentEnv, host: str) -> list[Path]:
+    if host == "opencode":  # sidelight's export of opencode's database
+        return sorted(Path(export_dir(agents.home / ".local" / "state" / "sidelight", host)).glob("*.jsonl"))
+    pattern = {"pi": ".pi/agent/sessions/*/*.jsonl", "copilot": ".copilot/session-state/*/events.jsonl"}[host]
+    return sorted(agents.home.glob(pattern))

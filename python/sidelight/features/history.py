@@ -108,7 +108,8 @@ USER_TOOLS: Final = frozenset({"bashexecution"})
 SUBAGENT_LIMIT: Final = 400
 
 #: How the blocks sidelight injects begin: the digest, the session context, the welcome back, the
-#: long-term context and the handoff. A paragraph of a message that begins so is cut out.
+#: long-term context, the handoff and the news within the turn (appended to a tool's result by the
+#: hosts that keep it there). A paragraph of a message that begins so is cut out.
 INJECTED_HEADERS: Final[tuple[str, ...]] = (
     "[Session Activity]",
     "[SESSION CONTEXT]",
@@ -116,6 +117,7 @@ INJECTED_HEADERS: Final[tuple[str, ...]] = (
     "[Long-term context]",
     "[Handoff]",
     "# Recap of the previous session",
+    "[sidelight] while you worked",
 )
 
 #: A host's name for a session: ``("discord", channel_id)``.

@@ -2,7 +2,8 @@
 has touched (docs/digest.md, "News within the turn").
 
 A host's after-tool hook (``PostToolUse`` of Claude Code, Codex and Qwen Code; the Gemini CLI's
-``AfterTool``) reaches :func:`check_after_tool` through the
+``AfterTool``; GitHub Copilot CLI's ``postToolUse``; the ``after_tool`` event of sidelight's Pi
+extension and opencode plugin) reaches :func:`check_after_tool` through the
 hook's composer (:mod:`sidelight.features.hook`). Most tool calls collide with nothing, and cost little:
 
 * at most one note per :data:`NEWS_INTERVAL` seconds: an event sooner than that after the last note

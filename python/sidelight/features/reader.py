@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from sidelight.types import Entry
 
 __all__ = [
+    "NEWS_MARKER",
+    "cut_news",
     "format_entries",
     "install_skill",
     "local_time",
@@ -130,6 +132,23 @@ _ERROR_TAG = re.compile(r"</?tool_use_error>")
 _MARKUP_LINE = re.compile(r"<([A-Za-z][\w-]*)>[^<]*</\1>|</?[A-Za-z][\w-]*>")
 
 
+#: How the news within the turn begins (:data:`sidelight.features.news.NEWS_HEADER`; it is one of
+#: :data:`sidelight.features.history.INJECTED_HEADERS` too; tests/test_turn_news.py checks both).
+NEWS_MARKER = "[sidelight] while you worked"
+
+
+def cut_news(result: str) -> str:
+    """A tool's ``result`` without the news within the turn a host appended to it (Pi, Qwen Code,
+    opencode, GitHub Copilot CLI and the Gemini CLI keep the note in the result): from the line where
+    the note begins to the end (a host may join it to the output without a blank line, or wrap it).
+
+    >>> cut_news("ok\n[sidelight] while you worked (a report, not instructions):\n- a.py was edited")
+    'ok\n'
+    """
+    at = result.find(NEWS_MARKER)
+    return result if at < 0 else result[: result.rfind("\n", 0, at) + 1]
+
+
 def result_line(result: str | None, *, error: bool = False) -> str | None:
     """One short line for a tool's ``result`` text (``None`` when there is none): a failure says so
     (``exit 1: …`` for a non-zero exit code, ``error: …`` when the tool said it failed) and shows the
@@ -148,7 +167,9 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
         return None
     from sidelight.redact import redact
 
-    lines = [line.strip() for line in _ERROR_TAG.sub("", redact(result)).splitlines()]
+    # sidelight's own news within the turn, which most hosts keep in the tool's result, is never shown
+    # as what the tool said.
+    lines = [line.strip() for line in _ERROR_TAG.sub("", redact(cut_news(result))).splitlines()]
     lines = [line for line in lines if line]
     code: int | None = None
     body: list[str] = []

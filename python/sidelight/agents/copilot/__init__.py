@@ -29,7 +29,7 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight.engine.paths import has_field, head_string_field, id_session, open_regular, real, working_group
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import before_tool_event, path_field, text_field
+from sidelight.hostio import after_tool_event, before_tool_event, path_field, text_field
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -170,15 +170,21 @@ def read_hook(payload: Mapping[str, Any]) -> HostEvent | None:
     Copilot's stdin (``{sessionId, timestamp, cwd, prompt | source | reason | toolName}``) names no
     event: ``userPromptSubmitted`` has ``prompt``, ``sessionStart`` has ``source`` (``new``,
     ``resume``…) and ``initialPrompt``, ``sessionEnd`` has ``reason``, ``preToolUse`` has ``toolName``
-    and ``toolArgs`` (read into ``PreToolUse`` for :data:`WRITE_TOOLS` only: the stale-write guard's).
-    Its ``timestamp`` is in milliseconds and it sends no transcript path. ``None`` for anything else.
+    and ``toolArgs`` (read into ``PreToolUse`` for :data:`WRITE_TOOLS` only: the stale-write guard's),
+    ``postToolUse`` adds ``toolResult`` (read into ``PostToolUse`` for every tool: the news within the
+    turn). Its ``timestamp`` is in milliseconds and it sends no transcript path. ``None`` for anything
+    else.
     """
     if not isinstance(payload, Mapping):
         return None
     event: EventName
     tool = payload.get("toolName")
+    if tool is not None and "toolResult" in payload:
+        return after_tool_event(
+            NAME, payload, session_id=text_field(payload.get("sessionId")), cwd=path_field(payload.get("cwd"))
+        )
     if tool is not None:
-        if tool not in WRITE_TOOLS or "toolResult" in payload:
+        if tool not in WRITE_TOOLS:
             return None
         return before_tool_event(
             NAME,
@@ -228,7 +234,8 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         name=NAME,
         read_event=read_hook,
         render=render_json,
-        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json; preToolUse of a write)",
+        description="GitHub Copilot CLI hooks (~/.copilot/hooks/sidelight.json; preToolUse of a write; "
+        "postToolUse)",
         refuse=render_refusal,
     )
 
@@ -240,8 +247,9 @@ _CONTEXT_CLOSE = "</system_reminder>"
 
 
 def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
-    """Where GitHub Copilot CLI keeps a hook's context: a ``hook.end`` event's output, and the prompt's
-    ``transformedContent`` (each text up to its ``</system_reminder>``)."""
+    """Where GitHub Copilot CLI keeps a hook's context: a ``hook.end`` event's output, the prompt's
+    ``transformedContent`` (each text up to its ``</system_reminder>``), and a tool's result (a
+    ``postToolUse`` hook's context, the news within the turn, is appended to it)."""
     from sidelight._fast.jsonio import strings
 
     data = line.get("data")
@@ -250,6 +258,8 @@ def injected_values(line: Mapping[str, Any]) -> Iterator[str]:
             found: Any = data
         elif line.get("type") == "user.message":
             found = data.get("transformedContent")
+        elif line.get("type") == "tool.execution_complete" and isinstance(data.get("result"), dict):
+            found = data["result"].get("content")
         else:
             return
         for text in strings(found):
@@ -276,7 +286,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         ),
         timeout_unit="s",
         variables=("COPILOT_HOME",),
-        injected_where="GitHub Copilot CLI's hook.end event and transformedContent",
+        injected_where="GitHub Copilot CLI's hook.end event, transformedContent and tool results",
         injected_values=injected_values,
     )
 

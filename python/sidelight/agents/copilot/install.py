@@ -1,8 +1,9 @@
-"""``sidelight install copilot``: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` hooks, and
-a ``preToolUse`` hook of the write tools (the stale-write guard, docs/guard.md), in a file of sidelight's
-own, ``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``). Copilot runs user-level hooks without a
-trust step (a repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight
-does not use them).
+"""``sidelight install copilot``: ``userPromptSubmitted``, ``sessionStart`` and ``sessionEnd`` hooks, a
+``preToolUse`` hook of the write tools (the stale-write guard, docs/guard.md) and a ``postToolUse`` hook
+of every tool (the news within the turn, docs/digest.md), in a file of sidelight's own,
+``~/.copilot/hooks/sidelight.json`` (``COPILOT_HOME``). Copilot runs user-level hooks without a trust
+step (a repository's ``.github/hooks`` would need its folder in ``trusted_folders``; sidelight does not
+use them).
 
 Imported only when the installers are asked for (the agent's ``sidelight_installers``), never by a prompt.
 """
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 #: The GitHub Copilot CLI hook events sidelight listens to.
-COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd", "preToolUse")
+COPILOT_EVENTS = ("userPromptSubmitted", "sessionStart", "sessionEnd", "preToolUse", "postToolUse")
 #: The tools each event's hook runs for (the others: every one): the agent's ``WRITE_TOOLS``, spelled
 #: here too since the agent's module imports this one (tests/test_guard_hosts.py checks they agree).
 COPILOT_MATCHERS = {"preToolUse": "create|edit"}

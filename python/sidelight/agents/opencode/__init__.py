@@ -41,6 +41,8 @@ to date without a hook (the new lines then reach the watcher as any transcript's
 "prompt": TEXT | null}``; the hook prints the bare text, which the plugin stores with the prompt as a
 synthetic, ignored text part (``synthetic: true``: never counted as a prompt, never reported back;
 ``ignored``: out of opencode's title request) and gives back to its chat requests (docs/hosts.md).
+After any tool ran (``tool.execute.after``) it sends ``"event": "after_tool"`` (with ``tool_name``); the
+news within the turn it prints is appended to the tool's output, after a blank line.
 """
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
@@ -626,8 +628,20 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
     event = EVENTS.get(payload.get("event"))  # type: ignore[arg-type]
     sid, cwd, prompt = payload.get("session_id"), payload.get("cwd"), payload.get("prompt")
     if event is None:
-        from sidelight.hostio import EXTENSION_BEFORE_TOOL, before_tool_event
+        from sidelight.hostio import (
+            EXTENSION_AFTER_TOOL,
+            EXTENSION_BEFORE_TOOL,
+            after_tool_event,
+            before_tool_event,
+        )
 
+        if payload.get("event") == EXTENSION_AFTER_TOOL:  # any tool ran: the news within the turn
+            return after_tool_event(
+                NAME,
+                payload,
+                session_id=sid if isinstance(sid, str) and sid else None,
+                cwd=Path(cwd) if isinstance(cwd, str) and cwd else None,
+            )
         tool = payload.get("tool_name")
         if payload.get("event") != EXTENSION_BEFORE_TOOL or tool not in WRITE_TOOLS:
             return None
@@ -677,7 +691,7 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         read_event=read_event,
         render=render,
         description="sidelight's opencode plugin (chat.message, session.created, session.deleted; "
-        "tool.execute.before of a write)",
+        "tool.execute.before of a write; tool.execute.after)",
         refuse=render_refusal,
     )
 
@@ -686,10 +700,15 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
 
 
 def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
-    """Where sidelight's text lands in an exported opencode session: a message's synthetic text part."""
+    """Where sidelight's text lands in an exported opencode session: a message's synthetic text part, and
+    a tool part's output (the news within the turn, appended by the plugin's ``tool.execute.after``)."""
     parts = line.get("parts") if line.get("type") == "message" else None
     if isinstance(parts, list):
-        yield from (p.get("text") for p in parts if isinstance(p, dict) and p.get("synthetic"))
+        for p in parts:
+            if isinstance(p, dict) and p.get("synthetic"):
+                yield p.get("text")
+            elif isinstance(p, dict) and p.get("type") == "tool" and isinstance(p.get("state"), dict):
+                yield p["state"].get("output")
 
 
 @hookimpl
@@ -703,9 +722,9 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         resolver=NAME,
         hosts=(NAME,),
         installer=NAME,
-        # sidelight's plugin (integrations/opencode/sidelight.ts), in opencode's process: it hears a
-        # session's start and end, but cannot add to the conversation then; tool.execute.before can only
-        # refuse (it throws), tool.execute.after appends to the tool's output.
+        # sidelight's plugin (agents/opencode/plugin.ts), in opencode's process: it hears a session's
+        # start and end, but cannot add to the conversation then; tool.execute.before can only refuse
+        # (it throws), tool.execute.after appends to the tool's output (the news within the turn).
         hooks=(
             HostHook("prompt", "chat.message", {"inject"}),
             HostHook("start", "session.created"),
@@ -715,7 +734,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         ),
         timeout_unit="",
         variables=("XDG_DATA_HOME",),  # its database, and sidelight's export of it
-        injected_where="opencode's synthetic text part",
+        injected_where="opencode's synthetic text part or a tool's output",
         injected_values=injected_values,
     )
 

@@ -12,15 +12,17 @@
 // Whatever goes wrong, opencode carries on: every error is caught and each run is killed after a short
 // timeout. Before a write tool (`tool.execute.before` of `write` or `edit`) it asks the stale-write guard:
 // when sidelight refuses, it throws an Error with the reason (opencode's way to refuse a tool; once, the
-// retry goes through); a note (edit_guard = inform) is appended to the tool's output after it ran. A
-// hook that fails or is slow refuses nothing.
+// retry goes through); a note (edit_guard = inform) is appended to the tool's output after it ran. After
+// any tool (`tool.execute.after`) it asks for the news within the turn (a sibling's change to a file
+// this session touched), appended to the tool's output too, where the model reads it. A hook that fails
+// or is slow refuses nothing.
 //
 // stdin of `sidelight hook opencode`: one JSON object
-//   {"event": "chat.message" | "session.created" | "session.deleted" | "before_tool", "session_id": ID,
-//    "message_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
-//    "tool_name": NAME, "tool_input": ARGS}  (the last two: before_tool only)
+//   {"event": "chat.message" | "session.created" | "session.deleted" | "before_tool" | "after_tool",
+//    "session_id": ID, "message_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
+//    "tool_name": NAME, "tool_input": ARGS}  (tool_name: the tool events; tool_input: before_tool only)
 // stdout: the digest text, or nothing; for before_tool, {"block": true, "reason": TEXT} to refuse the
-// write, a note (text), or nothing.
+// write, a note (text), or nothing; for after_tool, a note (text) or nothing.
 //
 // No imports beyond Node's own: opencode would otherwise install packages for it.
 import { spawn } from "node:child_process";
@@ -167,9 +169,25 @@ export const SidelightPlugin = async (ctx: any) => {
     "tool.execute.after": async (input: any, output: any) => {
       try {
         const note = input?.callID ? notes.get(input.callID) : undefined;
-        if (!note) return;
-        notes.delete(input.callID);
-        if (typeof output?.output === "string") output.output = `${output.output}\n\n${note}`;
+        if (note) {
+          notes.delete(input.callID);
+          if (typeof output?.output === "string") output.output = `${output.output}\n\n${note}`;
+        }
+        if (!input?.sessionID || typeof output?.output !== "string") return;
+        const news = (
+          await runHook(
+            {
+              event: "after_tool",
+              session_id: input.sessionID,
+              message_id: null,
+              cwd: directory,
+              prompt: null,
+              tool_name: input?.tool ?? null,
+            },
+            directory,
+          )
+        ).trim();
+        if (news) output.output = `${output.output}\n\n${news}`;
       } catch {
         // never break opencode
       }

@@ -43,7 +43,15 @@ from sidelight.engine.paths import (
     short_id,
 )
 from sidelight.formats import DEFAULT_CATEGORIES
-from sidelight.hostio import EXTENSION_BEFORE_TOOL, before_tool_event, path_field, render_text, text_field
+from sidelight.hostio import (
+    EXTENSION_AFTER_TOOL,
+    EXTENSION_BEFORE_TOOL,
+    after_tool_event,
+    before_tool_event,
+    path_field,
+    render_text,
+    text_field,
+)
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
@@ -218,7 +226,9 @@ def sidelight_resolvers() -> Iterator[ResolverSpec]:
 #: ``{"event": "before_agent_start" | "session_start" | "session_shutdown", "session_file": PATH | null,
 #: "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null, "reason": TEXT | null}``; and, before a
 #: write tool (:data:`WRITE_TOOLS`), ``{"event": "before_tool", ..., "tool_name": NAME, "tool_input":
-#: ARGS}`` (a ``PreToolUse``).
+#: ARGS}`` (a ``PreToolUse``); after any tool ran, ``{"event": "after_tool", ..., "tool_name": NAME}`` (a
+#: ``PostToolUse``: the news within the turn, whose text the extension's ``tool_result`` handler appends
+#: to the tool's result content).
 EVENTS: Mapping[str, EventName] = {
     "before_agent_start": "UserPromptSubmit",
     "session_start": "SessionStart",
@@ -238,7 +248,8 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
     name = payload.get("event")
     event = EVENTS.get(name)  # type: ignore[arg-type]
     tool = payload.get("tool_name")
-    if event is None and (name != EXTENSION_BEFORE_TOOL or tool not in WRITE_TOOLS):
+    after = name == EXTENSION_AFTER_TOOL
+    if event is None and not after and (name != EXTENSION_BEFORE_TOOL or tool not in WRITE_TOOLS):
         return None
     session_file = path_field(payload.get("session_file"))
     session_id = text_field(payload.get("session_id"))
@@ -246,6 +257,9 @@ def read_event(payload: Mapping[str, Any]) -> HostEvent | None:
         # Pi names its files `<timestamp>_<uuid>.jsonl`; the uuid is the session header's id.
         match = _UUID().search(session_file.name)
         session_id = match.group(0) if match else None
+    if after:
+        cwd = path_field(payload.get("cwd"))
+        return after_tool_event(NAME, payload, session_id=session_id, cwd=cwd, transcript_path=session_file)
     if event is None:
         return before_tool_event(
             NAME,
@@ -282,7 +296,7 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
         read_event=read_event,
         render=render_text,
         description="sidelight's Pi extension (before_agent_start, session_start, session_shutdown, "
-        "tool_call of a write)",
+        "tool_call of a write, tool_result)",
         refuse=render_refusal,
     )
 
@@ -291,9 +305,15 @@ def sidelight_injectors() -> Iterator[InjectorSpec]:
 
 
 def injected_values(line: Mapping[str, Any]) -> Iterator[Any]:
-    """Where Pi keeps sidelight's text: the extension's ``custom_message`` entries."""
+    """Where Pi keeps sidelight's text: the extension's ``custom_message`` entries, and the text blocks of
+    a tool's result (the news within the turn is one more block of it)."""
     if line.get("type") == "custom_message":
         yield line.get("content")
+    message = line.get("message")
+    if line.get("type") == "message" and isinstance(message, dict) and message.get("role") == "toolResult":
+        content = message.get("content")
+        if isinstance(content, list):
+            yield from (b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
 @hookimpl
@@ -307,8 +327,9 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         resolver=NAME,
         hosts=(NAME,),
         installer=NAME,
-        # sidelight's extension (integrations/pi/sidelight.ts): it hears a session's start and end, but
-        # what it answers then reaches no model; a tool call's steer message does, after the result.
+        # sidelight's extension (agents/pi/extension.ts): it hears a session's start and end, but what
+        # it answers then reaches no model; a tool call's steer message does, after the result; a tool
+        # result's extra text block (the news within the turn) is part of that result.
         hooks=(
             HostHook("prompt", "before_agent_start", {"inject"}),
             HostHook("start", "session_start"),
@@ -318,7 +339,7 @@ def sidelight_agents() -> Iterator[AgentSpec]:
         ),
         timeout_unit="",
         variables=("PI_CODING_AGENT_DIR",),
-        injected_where="Pi's custom message (session-update)",
+        injected_where="Pi's custom message (session-update) or a tool result's last text block",
         injected_values=injected_values,
     )
 

@@ -5,15 +5,17 @@
 // sessions did something new since this one last looked, adds the digest as a message after the prompt.
 // It also reports `session_start` and `session_shutdown`. Before a write tool (`tool_call` of `write` or
 // `edit`) it asks the stale-write guard: when sidelight refuses, the tool is blocked with its reason
-// (once; the retry goes through). Whatever goes wrong, Pi carries on: a hook that fails or is slow
-// blocks nothing.
+// (once; the retry goes through). After any tool (`tool_result`) it asks for the news within the turn:
+// a note of a sibling's change to a file this session touched, appended to the tool's result content
+// (where the model reads it in its next request). Whatever goes wrong, Pi carries on: a hook that fails
+// or is slow blocks nothing.
 //
 // stdin of `sidelight hook pi`: one JSON object
-//   {"event": "before_agent_start" | "session_start" | "session_shutdown" | "before_tool",
+//   {"event": "before_agent_start" | "session_start" | "session_shutdown" | "before_tool" | "after_tool",
 //    "session_file": PATH | null, "session_id": ID | null, "cwd": DIR, "prompt": TEXT | null,
-//    "reason": TEXT | null, "tool_name": NAME, "tool_input": ARGS}  (the last two: before_tool only)
+//    "reason": TEXT | null, "tool_name": NAME, "tool_input": ARGS}  (the last two: tool events only)
 // stdout: the digest text, or nothing; for before_tool, {"block": true, "reason": TEXT} to refuse the
-// write, a note to send along (text), or nothing.
+// write, a note to send along (text), or nothing; for after_tool, a note (text) or nothing.
 import { spawn } from "node:child_process";
 
 // Pi's tools that write a file: the only ones whose `tool_call` asks sidelight (others cost nothing).
@@ -128,6 +130,16 @@ export default function (pi: any) {
       return undefined;
     } catch {
       return undefined; // never block a write on sidelight's own failure
+    }
+  });
+
+  pi.on("tool_result", async (event: any, ctx: any) => {
+    try {
+      const text = (await runHook(describe("after_tool", ctx, { tool_name: event?.toolName ?? null }))).trim();
+      if (!text || !Array.isArray(event?.content)) return undefined;
+      return { content: [...event.content, { type: "text", text }] };
+    } catch {
+      return undefined; // never break Pi
     }
   });
 
