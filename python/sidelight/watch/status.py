@@ -9,8 +9,9 @@ the least recently written are read from their last :data:`TAIL_BYTES` only, and
 
 The rows are shown by repository (:func:`grouped`): the sessions of one git repository (its main
 checkout, linked worktrees, subfolders) under its main checkout's folder, each saying its worktree
-(branch, else folder) when it is not the main checkout; outside git (or with ``scope = directory``), by
-working directory. With one group only, no heading.
+(branch, else folder) when it is not the main checkout, and a session outside git under its working
+directory. Without a session in git, or with ``scope = directory``, or with one group only, the table
+is one list, as it always was.
 
 The hooks are answered warm when a watcher runs, its snapshot has a ``hooks`` record (its hook server:
 ``socket``, ``answered``, ``declined``, ``last_answered``) and that socket exists; else in-process.
@@ -635,8 +636,8 @@ def table_cells(report: StatusReport) -> list[list[str]]:
     from sidelight.redact import sanitize
 
     cells = []
-    places, headings = grouped([row.group for row in report.rows], report.by_repository)
-    for index in (index for indexes in headings.values() for index in indexes):
+    order, places, _ = _layout(report)
+    for index in order:
         row = report.rows[index]
         mark = PARTIAL_MARK if row.partial else ""
         counts = [row.messages, *(row.categories.get(c, 0) for c in CATEGORIES)]
@@ -654,15 +655,26 @@ def table_cells(report: StatusReport) -> list[list[str]]:
     return cells
 
 
-def table_groups(report: StatusReport) -> list[tuple[str, int]]:
-    """The headings of the table's groups, cleaned, each with how many rows it heads (in the order of
-    :func:`table_cells`); none when all rows are under one heading."""
+def table_groups(report: StatusReport) -> dict[int, str]:
+    """The headings of the table's groups, cleaned, by the number of the row (of :func:`table_cells`)
+    each comes before: none unless a session works in git, and its rows and others are in two groups
+    or more (outside git, or with ``scope = directory``, the table is one list, as it always was)."""
+    return _layout(report)[2]
+
+
+def _layout(report: StatusReport) -> tuple[list[int], list[Place], dict[int, str]]:
     from sidelight.redact import sanitize
 
-    _, headings = grouped([row.group for row in report.rows], report.by_repository)
-    if len(headings) < 2:
-        return []
-    return [(sanitize(heading, 200) or "(no folder)", len(indexes)) for heading, indexes in headings.items()]
+    places, headings = grouped([row.group for row in report.rows], report.by_repository)
+    if not report.by_repository or len(headings) < 2 or all(p.repository is None for p in places):
+        return list(range(len(report.rows))), places, {}
+    order = [index for indexes in headings.values() for index in indexes]
+    starts = {}
+    at = 0
+    for heading, indexes in headings.items():
+        starts[at] = sanitize(heading, 200) or "(no folder)"
+        at += len(indexes)
+    return order, places, starts
 
 
 def render_table(report: StatusReport, paint: Callable[[str, str], str] | None = None) -> str:
@@ -678,13 +690,8 @@ def render_table(report: StatusReport, paint: Callable[[str, str], str] | None =
     cells = [columns, *(row[: len(columns)] for row in body)]
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     numeric = {4, 5, 6, 7, 8, 9}
-    groups = table_groups(report)
-    indent = "  " if groups else ""
-    starts = {}
-    at = 1
-    for heading, count in groups:
-        starts[at] = heading
-        at += count
+    starts = {number + 1: heading for number, heading in table_groups(report).items()}
+    indent = "  " if starts else ""
     lines = []
     for number, row in enumerate(cells):
         if number in starts:
@@ -752,11 +759,7 @@ def rich_table(report: StatusReport) -> Any:
     for index, column in enumerate(columns):
         table.add_column(column, justify="right" if 4 <= index < len(COLUMNS) else "left", no_wrap=index == 0)
     colours = {"active": "green", "idle": "yellow", "suspended": "magenta", "ended": "dim"}
-    starts = {}
-    at = 0
-    for heading, count in table_groups(report):
-        starts[at] = heading
-        at += count
+    starts = table_groups(report)
     for number, cells in enumerate(body):
         if number in starts:
             table.add_row(Text(starts[number], style="bold"), end_section=False)
