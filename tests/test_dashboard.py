@@ -801,18 +801,11 @@ def worktrees(home: Path, tmp_path: Path) -> dict[str, Any]:
     (branch ``feature-x``) edits its own ``app.py`` (a relative path), and a session in the main
     checkout's ``sub/`` reads ``x.txt`` there, which the linked worktree's session also edits."""
     from sidelight.engine import repos
-    from tests.test_repository_scope import git
+    from tests.test_repository_scope import two_worktrees
 
     repos.forget()
-    main = tmp_path / "repo"
-    (main / "sub").mkdir(parents=True)
-    git(main, "init", "-q", "-b", "main")
-    (main / "app.py").write_text("print(1)\n")
-    (main / "sub" / "x.txt").write_text("x\n")
-    git(main, "add", ".")
-    git(main, "commit", "-qm", "one")
-    linked = tmp_path / "wt-feature"
-    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+    main, linked = tmp_path / "repo", tmp_path / "wt-feature"
+    two_worktrees(main, linked)
     main, linked = main.resolve(), linked.resolve()
     claude_in(home, "aaaa1111-0000-4000-8000-00000000000a", main, [tool_use("Edit", f"{main}/app.py", 1)])
     claude_in(

@@ -49,19 +49,24 @@ def _fresh_cache() -> Iterator[None]:
     repos.forget()
 
 
+def two_worktrees(main: Path, linked: Path, app: str = "print(1)\n") -> None:
+    """Makes ``main`` a repository with one commit on ``main`` (``app.py`` holding ``app``, and
+    ``sub/x.txt``), and ``linked`` its linked worktree of branch ``feature-x``."""
+    (main / "sub").mkdir(parents=True, exist_ok=True)
+    git(main, "init", "-q", "-b", "main")
+    (main / "app.py").write_text(app)
+    (main / "sub" / "x.txt").write_text("x\n")
+    git(main, "add", ".")
+    git(main, "commit", "-qm", "one")
+    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository with one commit on ``main``, a subfolder ``sub/``, and a linked worktree
     ``wt-feature`` (branch ``feature-x``) beside it."""
-    main = tmp_path / "repo"
-    (main / "sub").mkdir(parents=True)
-    git(main, "init", "-q", "-b", "main")
-    (main / "app.py").write_text("print(1)\n")
-    (main / "sub" / "x.txt").write_text("x\n")
-    git(main, "add", ".")
-    git(main, "commit", "-qm", "one")
-    git(main, "worktree", "add", "-q", "-b", "feature-x", str(tmp_path / "wt-feature"))
-    return main
+    two_worktrees(tmp_path / "repo", tmp_path / "wt-feature")
+    return tmp_path / "repo"
 
 
 # -- the repository of a folder ---------------------------------------------------------------------

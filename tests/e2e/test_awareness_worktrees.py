@@ -13,20 +13,15 @@ import pytest
 from sidelight.engine.paths import short_id
 from tests.e2e.conftest import AgentEnv, digest_for
 from tests.e2e.mockapi import edit, read, say, write
-from tests.test_repository_scope import git
+from tests.test_repository_scope import two_worktrees
 
 pytestmark = pytest.mark.e2e
 
 
 def test_a_session_in_a_linked_worktree_is_a_sibling_and_its_edit_a_conflict(agents: AgentEnv) -> None:
     agents.install_sidelight("claude-code")
-    main = agents.project
-    (main / "app.py").write_text("VERSION = 1\n")
-    git(main, "init", "-q", "-b", "main")
-    git(main, "add", "app.py")
-    git(main, "commit", "-qm", "one")
-    linked = agents.root / "wt-feature"
-    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+    main, linked = agents.project, agents.root / "wt-feature"
+    two_worktrees(main, linked, "VERSION = 1\n")
     agents.mock.set_script(
         [
             [read(str(main / "app.py")), say("main: read it")],
@@ -61,15 +56,8 @@ def test_codex_in_a_linked_worktree_and_claude_in_a_subfolder_are_siblings(agent
     next prompt: the Codex one in the worktree it names, with ``app.py`` flagged; the subfolder one as
     a plain sibling (same worktree, no worktree named)."""
     agents.install_sidelight("claude-code", "codex")
-    main = agents.project
-    (main / "sub").mkdir()
-    (main / "app.py").write_text("VERSION = 1\n")
-    (main / "sub" / "keep.txt").write_text("x\n")
-    git(main, "init", "-q", "-b", "main")
-    git(main, "add", ".")
-    git(main, "commit", "-qm", "one")
-    linked = agents.root / "wt-feature"
-    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+    main, linked = agents.project, agents.root / "wt-feature"
+    two_worktrees(main, linked, "VERSION = 1\n")
     agents.mock.set_script(
         [
             [read(str(main / "app.py")), say("main: read it")],
