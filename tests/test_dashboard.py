@@ -770,3 +770,86 @@ def test_a_file_of_the_row_s_project_is_shown_from_the_project():
     assert shown_file("/w/app/src/a.py", "/w/app/") == "src/a.py"
     assert shown_file("/w/application/a.py", "/w/app") == "/w/application/a.py"  # not a prefix of names
     assert shown_file("/etc/hosts", "") == "/etc/hosts"
+
+
+# -- collisions across the worktrees of one repository -------------------------------------------------------
+
+
+def claude_in(home: Path, session_id: str, cwd: Path, lines: list[dict[str, Any]]) -> Path:
+    """A Claude Code transcript of a session working in ``cwd``: a prompt, then ``lines`` (tool uses)."""
+    path = transcript(home, session_id, str(cwd).replace("/", "-"))
+    now = time.time()
+    entries = [
+        {"type": "user", "message": {"role": "user", "content": "work"}, "timestamp": iso(now - 60)},
+        *(
+            {
+                "type": "assistant",
+                "message": {"id": f"m{n}", "role": "assistant", "content": [block]},
+                "timestamp": iso(now - 50 + n),
+            }
+            for n, block in enumerate(lines)
+        ),
+    ]
+    path.write_text("".join(json.dumps({**e, "cwd": str(cwd)}) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def tool_use(name: str, path: str, n: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{n}", "name": name, "input": {"file_path": path}}
+
+
+@pytest.fixture
+def worktrees(home: Path, tmp_path: Path) -> dict[str, Any]:
+    """A repository whose main checkout's session edits ``app.py``, a session in its linked worktree
+    (branch ``feature-x``) edits its own ``app.py`` (a relative path), and a session in the main
+    checkout's ``sub/`` reads ``x.txt`` there, which the linked worktree's session also edits."""
+    from sidelight.engine import repos
+    from tests.test_repository_scope import two_worktrees
+
+    repos.forget()
+    main, linked = tmp_path / "repo", tmp_path / "wt-feature"
+    two_worktrees(main, linked)
+    main, linked = main.resolve(), linked.resolve()
+    claude_in(home, "aaaa1111-0000-4000-8000-00000000000a", main, [tool_use("Edit", f"{main}/app.py", 1)])
+    claude_in(
+        home,
+        "bbbb2222-0000-4000-8000-00000000000b",
+        linked,
+        [tool_use("Edit", "app.py", 1), tool_use("Edit", "sub/x.txt", 2)],
+    )
+    claude_in(home, "cccc3333-0000-4000-8000-00000000000c", main / "sub", [tool_use("Read", "x.txt", 1)])
+    return {"home": home, "main": main, "linked": linked}
+
+
+def worktree_client(home: Path) -> TestClient:
+    client = make_client(home)
+    assert client.get(f"/?token={TOKEN}", follow_redirects=False).status_code == 303
+    return client
+
+
+def test_the_same_file_in_two_worktrees_is_one_collision_naming_each_worktree(worktrees):
+    main = worktrees["main"]
+    collisions = worktree_client(worktrees["home"]).get("/api/collisions").json()
+    files = {c["file"]: c for c in collisions}
+    assert set(files) == {f"{main}/app.py", f"{main}/sub/x.txt"}, collisions
+    app = files[f"{main}/app.py"]
+    assert app["worktrees"] == 2
+    who = {s["id"].split(":", 1)[1][:4]: s for s in app["sessions"]}
+    assert {k: (s["worktree"], s["changed"]) for k, s in who.items()} == {
+        "aaaa": ("main", True),
+        "bbbb": ("feature-x", True),
+    }
+    assert who["bbbb"]["path"] == f"{worktrees['linked']}/app.py"
+    # The subfolder's session reads sub/x.txt as x.txt: the same file as the linked worktree's sub/x.txt.
+    x = {s["id"].split(":", 1)[1][:4]: s["worktree"] for s in files[f"{main}/sub/x.txt"]["sessions"]}
+    assert x == {"bbbb": "feature-x", "cccc": "main"}
+    page = worktree_client(worktrees["home"]).get("/collisions").text
+    assert f'<li data-file="{main}/app.py" data-sessions="2">' in page
+    assert 'changed in worktree <span class="worktree">feature-x</span>' in page
+    assert 'changed in worktree <span class="worktree">main</span>' in page
+
+
+def test_scope_directory_compares_the_worktrees_paths_as_they_are(worktrees, monkeypatch):
+    monkeypatch.setenv("SIDELIGHT_SCOPE", "directory")
+    collisions = worktree_client(worktrees["home"]).get("/api/collisions").json()
+    assert collisions == [], collisions

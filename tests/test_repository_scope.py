@@ -49,19 +49,24 @@ def _fresh_cache() -> Iterator[None]:
     repos.forget()
 
 
+def two_worktrees(main: Path, linked: Path, app: str = "print(1)\n") -> None:
+    """Makes ``main`` a repository with one commit on ``main`` (``app.py`` holding ``app``, and
+    ``sub/x.txt``), and ``linked`` its linked worktree of branch ``feature-x``."""
+    (main / "sub").mkdir(parents=True, exist_ok=True)
+    git(main, "init", "-q", "-b", "main")
+    (main / "app.py").write_text(app)
+    (main / "sub" / "x.txt").write_text("x\n")
+    git(main, "add", ".")
+    git(main, "commit", "-qm", "one")
+    git(main, "worktree", "add", "-q", "-b", "feature-x", str(linked))
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository with one commit on ``main``, a subfolder ``sub/``, and a linked worktree
     ``wt-feature`` (branch ``feature-x``) beside it."""
-    main = tmp_path / "repo"
-    (main / "sub").mkdir(parents=True)
-    git(main, "init", "-q", "-b", "main")
-    (main / "app.py").write_text("print(1)\n")
-    (main / "sub" / "x.txt").write_text("x\n")
-    git(main, "add", ".")
-    git(main, "commit", "-qm", "one")
-    git(main, "worktree", "add", "-q", "-b", "feature-x", str(tmp_path / "wt-feature"))
-    return main
+    two_worktrees(tmp_path / "repo", tmp_path / "wt-feature")
+    return tmp_path / "repo"
 
 
 # -- the repository of a folder ---------------------------------------------------------------------
@@ -101,6 +106,37 @@ def test_a_submodule_is_a_repository_of_its_own(repo: Path, tmp_path: Path) -> N
     assert found.root == str((repo / "lib").resolve())
     main = repository_of(str(repo))
     assert main is not None and main.identity != found.identity
+
+
+def test_where_a_folder_and_a_file_lie_in_their_repository(repo: Path, tmp_path: Path) -> None:
+    """What ``sessions``, ``status`` and the dashboard ask: a folder's main checkout, worktree and
+    subfolder, and a file's path relative to its worktree (one key in every worktree)."""
+    main, linked = repo.resolve(), (repo.parent / "wt-feature").resolve()
+    found = repos.placement(str(main / "sub"))
+    assert found is not None and (found[0].checkout, found[1], found[2]) == (str(main), None, "sub")
+    found = repos.placement(str(linked))
+    assert found is not None and (found[0].checkout, found[1], found[2]) == (str(main), "feature-x", "")
+    for outside in (str(tmp_path), "relative/folder", "", None, "/a\0b"):
+        assert repos.placement(outside) is None
+    ours = repos.file_in_repository(str(main / "app.py"))
+    theirs = repos.file_in_repository(str(linked / "app.py"))
+    assert ours is not None and theirs is not None
+    assert (ours[0].identity, ours[1]) == (theirs[0].identity, theirs[1]) == (str(main / ".git"), "app.py")
+    assert theirs[0].label == "feature-x"
+    assert repos.file_in_repository(str(linked / "sub" / "new" / "y.txt"))[1] == "sub/new/y.txt"  # type: ignore[index]
+    for outside in (str(tmp_path / "x.py"), "app.py", str(main), "/a\0b/c"):
+        assert repos.file_in_repository(outside) is None
+
+
+def test_a_bare_repository_and_a_submodule_are_shown_as_their_own_folder(repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    git(bare, "worktree", "add", "-q", str(tmp_path / "from-bare"), "main")
+    found = repository_of(str(tmp_path / "from-bare"))
+    assert found is not None and found.checkout == str(bare.resolve())
+    place = repos.placement(str(tmp_path / "from-bare"))
+    assert place is not None and place[1] == "main"  # no main checkout: every worktree is named
+    assert Repository("/r/.git/modules/lib", "/r/lib").checkout == "/r/lib"
 
 
 def test_a_folder_outside_git_costs_a_few_stats_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

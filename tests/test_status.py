@@ -145,7 +145,7 @@ def test_status_json(home, run_cli):
     assert set(names["active1"]) == {
         "key", "name", "agent", "state", "last_activity", "ago_seconds", "messages", "categories",
         "hot_memory", "path", "group", "current_task", "partial", "user_messages", "assistant_messages",
-        "source", "time",
+        "source", "time", "repository", "worktree", "subfolder",
     }  # fmt: skip
 
 

@@ -58,7 +58,10 @@ def register(commands: Any) -> None:
         "sessions",
         help="list the sessions sidelight can see",
         description="List the sessions the resolvers find (every registered agent's: 'sidelight plugins' "
-        "lists them), grouped as siblings are, most recently modified first.",
+        "lists them), grouped as siblings are, most recently modified first: the sessions of one git "
+        "repository (its main checkout, linked worktrees, subfolders) under its main checkout's folder, "
+        "each naming its worktree (branch, else folder) and subfolder when it is not the main "
+        "checkout's root; outside git (or with scope = directory), by working directory.",
     )
     sessions.add_argument(
         "--json",
@@ -66,7 +69,8 @@ def register(commands: Any) -> None:
         help="one JSON object per session: name, key, id, format, group, resolver, path, size, "
         "modified, subagents, subagent_paths, resumed, resumed_paths (later files of the session's own "
         "transcript, as a resumed session may write), and the counts 'sidelight status' shows: messages, "
-        "user_messages, assistant_messages, categories, partial",
+        "user_messages, assistant_messages, categories, partial; where it works in git: repository (the "
+        "main checkout's folder), worktree (its branch or folder, when not the main checkout), subfolder",
     )
     sessions.set_defaults(run=_sessions_command, parser=sessions)
 
@@ -108,7 +112,7 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     from sidelight.engine.discovery import list_sessions
     from sidelight.features.reader import describe_sessions
     from sidelight.plugins import get_plugins
-    from sidelight.watch.status import collect_status
+    from sidelight.watch.status import collect_status, grouped
 
     try:
         settings = Settings.load()
@@ -128,6 +132,9 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
             partial=None if found is None else found.partial,
         )
     records.sort(key=lambda r: str(r["modified"] or ""), reverse=True)
+    places, headings = grouped([str(r["group"]) for r in records], settings.scope != "directory")
+    for record, place in zip(records, places, strict=True):
+        record.update(place.as_dict())
     out = sys.stdout
     if args.json:
         for record in records:
@@ -136,9 +143,8 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
     if not records:
         logger.warning("no sessions found (see 'sidelight plugins' for the resolvers)")
         return EXIT_OK
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for record in records:
-        groups.setdefault(str(record["group"]), []).append(record)
+    groups = {heading: [records[i] for i in indexes] for heading, indexes in headings.items()}
+    notes = {id(record): place.note for record, place in zip(records, places, strict=True)}
     home = str(settings.home).rstrip("/")
     # A name two sessions share cannot pick one: show their keys, which can.
     counts = Counter(r["name"] for r in records)
@@ -156,7 +162,7 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
                 _modified(r["modified"]),
                 _size(r["size"]),
                 _counted(r),
-                _clean(_tilde(str(r["path"]), home), 200) + _extra_files(r),
+                _clean(_tilde(str(r["path"]), home), 200) + _extra_files(r) + _where(notes[id(r)]),
                 _clean(str(r["key"]), 200),
             )
             for r in members
@@ -168,6 +174,12 @@ def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace)
             if record["name"] in shared:
                 out.write("  " + " " * (widths[0] + 2) + "key: " + row[6] + "\n")
     return EXIT_OK
+
+
+def _where(note: str) -> str:
+    """`` [worktree feature-x, in sub/]``: where a session works in its repository, when that is not the
+    main checkout's root."""
+    return f" [{_clean(note, 80)}]" if note else ""
 
 
 def _extra_files(record: dict[str, Any]) -> str:

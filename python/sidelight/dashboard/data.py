@@ -31,6 +31,7 @@ from sidelight.engine.discovery import SessionNotFoundError, list_sessions
 from sidelight.engine.liveness import session_liveness
 from sidelight.engine.paths import open_regular
 from sidelight.engine.reads import first_look, scan_reads
+from sidelight.engine.repos import Repository, file_in_repository
 from sidelight.features.digest import _touched, absolute_path
 from sidelight.features.recap.handoff import hook_lives
 from sidelight.plugins import get_plugins
@@ -514,6 +515,11 @@ class Board:
         sessions, whether each changed it, and when it last touched it; the newest first (then the one
         more sessions share).
 
+        One repository is one project (unless ``scope = directory``): a file is compared by its path
+        relative to its worktree (:func:`sidelight.engine.repos.file_in_repository`), so ``app.py``
+        changed in the main checkout and in a linked worktree is one collision, shown as the main
+        checkout's path. Each session names the worktree (branch, else folder) it touched the file in.
+
         "Recent" is what a first look at a sibling reads (its last ``first_look_bytes``): what a digest
         would tell a session that had not looked yet."""
         live = [
@@ -533,8 +539,10 @@ class Board:
         for read, result in zip(reads, results, strict=True):
             if isinstance(result, Activity):
                 by_session.setdefault(read.session.key, []).append(result)
-        # file -> session key -> (changed it, epoch seconds of its last touch)
-        files: dict[str, dict[str, tuple[bool, float | None]]] = {}
+        # file (its path, or its repository and path there) -> session key -> (its path as the session
+        # touched it, changed it, epoch seconds of its last touch)
+        files: dict[Any, dict[str, tuple[str, bool, float | None]]] = {}
+        where = _RepositoryFiles(self.settings.scope != "directory")
         for key, activities in by_session.items():
             session = sessions[key]
             merged = SessionActivity.merge(session, activities, first_look=True)
@@ -551,10 +559,15 @@ class Board:
                         if moment is not None:
                             when[absolute_path(use.primary_arg, cwd)] = moment
             for path, moment in when.items():
-                files.setdefault(path, {})[key] = (path in changed, moment)
+                touches = files.setdefault(where.key(path), {})
+                before = touches.get(key)
+                if before is None or (moment or 0.0) >= (before[2] or 0.0):
+                    touches[key] = (path, path in changed or (before is not None and before[1]), moment)
+                elif path in changed:
+                    touches[key] = (before[0], True, before[2])
         out: list[dict[str, Any]] = []
-        for path, touches in files.items():
-            if len(touches) < 2 or not any(changed for changed, _ in touches.values()):
+        for file, touches in files.items():
+            if len(touches) < 2 or not any(changed for _, changed, _ in touches.values()):
                 continue
             who = [
                 {
@@ -563,11 +576,22 @@ class Board:
                     "agent": sessions[key].format,
                     "changed": changed,
                     "when": iso(moment),
+                    "worktree": where.worktree(path),
+                    "path": sanitize(path, PATH_LIMIT),
                 }
-                for key, (changed, moment) in sorted(touches.items(), key=lambda t: -(t[1][1] or 0.0))
+                for key, (path, changed, moment) in sorted(touches.items(), key=lambda t: -(t[1][2] or 0.0))
             ]
             latest = max((w["when"] or "") for w in who)
-            out.append({"file": sanitize(path, PATH_LIMIT), "sessions": who, "latest": latest})
+            paths = {path for path, _, _ in touches.values()}
+            shown = next(iter(paths)) if len(paths) == 1 else where.shown(file)
+            out.append(
+                {
+                    "file": sanitize(shown, PATH_LIMIT),
+                    "sessions": who,
+                    "latest": latest,
+                    "worktrees": len({w["worktree"] for w in who}),
+                }
+            )
         # The newest first; at the same moment, the file more sessions share.
         out.sort(key=lambda c: (str(c["latest"]), len(c["sessions"])), reverse=True)
         self._collision_cache = (cache_key, out)
@@ -791,6 +815,38 @@ class Board:
 
 
 _STATE_ORDER = {"active": 0, "idle": 1, "suspended": 2, "ended": 3}
+
+
+class _RepositoryFiles:
+    """The collisions' key of a file: its repository and its path relative to its worktree (one file in
+    every worktree of a repository), else its path; and the worktree a path is in (cached per path)."""
+
+    def __init__(self, by_repository: bool) -> None:
+        self.by_repository = by_repository
+        self._found: dict[str, tuple[Repository, str] | None] = {}
+
+    def _of(self, path: str) -> tuple[Repository, str] | None:
+        if path not in self._found:
+            self._found[path] = file_in_repository(path)
+        return self._found[path]
+
+    def key(self, path: str) -> str | tuple[str, str]:
+        found = self._of(path) if self.by_repository else None
+        return path if found is None else (found[0].identity, found[1])
+
+    def worktree(self, path: str) -> str | None:
+        """The label of the worktree ``path`` is in (its branch, else its folder's name)."""
+        found = self._of(path)
+        return None if found is None else sanitize(found[0].label, NAME_LIMIT)
+
+    def shown(self, key: str | tuple[str, str]) -> str:
+        """A file several worktrees share, as the main checkout has it."""
+        if isinstance(key, str):
+            return key
+        for found in self._found.values():
+            if found is not None and found[0].identity == key[0]:
+                return found[0].checkout.rstrip("/") + "/" + key[1]
+        return key[1]
 
 
 def _order(row: StatusRow) -> tuple[int, float, str]:

@@ -29,7 +29,9 @@ __all__ = [
     "CACHE_SECONDS",
     "Repository",
     "common_git_dir",
+    "file_in_repository",
     "forget",
+    "placement",
     "repository_of",
     "within",
     "worktree_roots",
@@ -74,6 +76,15 @@ class Repository:
     def label(self) -> str:
         """How a digest line names the worktree: its branch, else its folder's name."""
         return self.branch or os.path.basename(self.root) or self.root
+
+    @property
+    def checkout(self) -> str:
+        """The folder the repository is shown as: its main checkout's (the folder that holds the common
+        ``.git``); for a bare repository its git directory; for a submodule its worktree's root."""
+        identity = self.identity
+        if os.path.basename(identity) == ".git":
+            return os.path.dirname(identity)
+        return self.root if "/.git/modules/" in identity else identity
 
     def relative(self, path: str) -> str | None:
         """``path`` (absolute, normal) relative to the worktree's root; ``None`` when it is outside."""
@@ -241,6 +252,36 @@ def within(repository: Repository, folder: str | None) -> Repository | None:
             found = repository_of(folder)
             return found if found is not None and found.identity == repository.identity else None
     return None
+
+
+def _real(path: str) -> str | None:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+def placement(folder: str | None) -> tuple[Repository, str | None, str] | None:
+    """Where the folder ``folder`` (absolute) lies in git: its repository, the label of its worktree
+    when that is not the main checkout (:attr:`Repository.checkout`), and the folder relative to its
+    worktree's root (``""`` at the root); ``None`` outside git. What ``sessions``, ``status`` and the
+    dashboard say of a session's working directory."""
+    real = _real(folder) if folder and folder[0] == "/" else None
+    found = repository_of(real)
+    if found is None or real is None:
+        return None
+    worktree = None if found.root == found.checkout else found.label
+    return found, worktree, found.relative(real) or ""
+
+
+def file_in_repository(path: str) -> tuple[Repository, str] | None:
+    """The repository the file ``path`` (absolute) is in, as its worktree sees it, and the file's path
+    relative to that worktree's root: the same file in every worktree of one repository has the same
+    pair of :attr:`Repository.identity` and relative path. ``None`` outside git."""
+    real = _real(path) if path and path[0] == "/" else None
+    found = None if real is None else repository_of(os.path.dirname(real))
+    relative = None if found is None or real is None else found.relative(real)
+    return None if found is None or not relative else (found, relative)
 
 
 def _here(folder: str) -> object:

@@ -7,6 +7,12 @@ derived from the last timestamp and the idle timeout. Past :data:`WHOLE_BYTES` o
 the least recently written are read from their last :data:`TAIL_BYTES` only, and their rows say so
 (:attr:`StatusRow.partial`).
 
+The rows are shown by repository (:func:`grouped`): the sessions of one git repository (its main
+checkout, linked worktrees, subfolders) under its main checkout's folder, each saying its worktree
+(branch, else folder) when it is not the main checkout, and a session outside git under its working
+directory. Without a session in git, or with ``scope = directory``, or with one group only, the table
+is one list, as it always was.
+
 The hooks are answered warm when a watcher runs, its snapshot has a ``hooks`` record (its hook server:
 ``socket``, ``answered``, ``declined``, ``last_answered``) and that socket exists; else in-process.
 """
@@ -46,9 +52,11 @@ __all__ = [
     "TAIL_BYTES",
     "WHOLE_BYTES",
     "HookServing",
+    "Place",
     "StatusReport",
     "StatusRow",
     "collect_status",
+    "grouped",
     "hook_serving",
     "nothing_found",
     "refused_state",
@@ -121,6 +129,62 @@ class StatusRow:
 
 
 @dataclass(frozen=True, slots=True)
+class Place:
+    """Where a session works, as ``sessions`` and ``status`` show it: under which heading, and in which
+    worktree and subfolder of its repository."""
+
+    #: The heading its group is shown under: its repository's main checkout (:attr:`Repository.checkout`
+    #: of :mod:`sidelight.engine.repos`), else its working directory (its ``group``).
+    heading: str
+    #: The repository's main checkout (``None``: not in git).
+    repository: str | None = None
+    #: Its worktree's branch, else folder name, when that is not the main checkout.
+    worktree: str | None = None
+    #: Its working directory relative to its worktree's root (``None``: at the root, or not in git).
+    subfolder: str | None = None
+
+    @property
+    def note(self) -> str:
+        """``worktree feature-x, in sub/``; empty in the main checkout's root or outside git."""
+        parts = [f"worktree {self.worktree}"] if self.worktree else []
+        if self.subfolder:
+            parts.append(f"in {self.subfolder}/")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, str | None]:
+        """The fields ``--json`` adds to a session: ``repository``, ``worktree``, ``subfolder``."""
+        return {"repository": self.repository, "worktree": self.worktree, "subfolder": self.subfolder}
+
+
+def place_of(group: str, by_repository: bool = True) -> Place:
+    """Where the session of working directory ``group`` works (:func:`sidelight.engine.repos.placement`:
+    ``.git`` read, git never run); headed by its directory when ``by_repository`` is false."""
+    from sidelight.engine.repos import placement
+
+    found = placement(group)
+    if found is None:
+        return Place(group)
+    repository, worktree, subfolder = found
+    checkout = repository.checkout
+    return Place(checkout if by_repository else group, checkout, worktree, subfolder or None)
+
+
+def grouped(groups: Sequence[str], by_repository: bool = True) -> tuple[list[Place], dict[str, list[int]]]:
+    """The place of each of the sessions whose groups are ``groups`` (in order), and the indexes of
+    those under each heading, the headings in the order of their first session."""
+    known: dict[str, Place] = {}
+    places = []
+    headings: dict[str, list[int]] = {}
+    for index, group in enumerate(groups):
+        place = known.get(group)
+        if place is None:
+            place = known[group] = place_of(group, by_repository)
+        places.append(place)
+        headings.setdefault(place.heading, []).append(index)
+    return places, headings
+
+
+@dataclass(frozen=True, slots=True)
 class HookServing:
     """Who answers the hooks: the running watcher (``warm``), or each hook in its own process."""
 
@@ -171,6 +235,8 @@ class StatusReport:
     #: State files the hooks cannot use, each one line that says which and what to do (see
     #: :func:`state_problems`).
     problems: list[str] = field(default_factory=list)
+    #: Rows grouped by git repository (``scope`` is not ``directory``), else by working directory.
+    by_repository: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -190,19 +256,29 @@ def collect_status(settings: Settings, plugins: Plugins, now: float | None = Non
     snapshot = read_snapshot(settings)
     hooks = hook_serving(pid, snapshot)
     problems = refused_state(settings) + state_problems(settings)
+    by_repository = settings.scope != "directory"
     if pid is not None and snapshot is not None and snapshot.get("sessions"):
         live = session_liveness(settings, plugins)
         rows = [
             replace(row, state=live_state(row.state, liveness_of(row.session_ids, live)))
             for row in _rows_from_snapshot(snapshot)
         ]
-        return StatusReport("watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems)
+        return StatusReport(
+            "watcher", rows, now, watcher_pid=pid, hooks=hooks, problems=problems, by_repository=by_repository
+        )
     suspended = {str(k) for k in (snapshot or {}).get("suspended") or ()}
     idle_timeout = watch_options(settings).idle_timeout
     rows = _rows_from_transcripts(settings, plugins, now, idle_timeout, suspended)
     searched = _searched(settings, plugins)
     return StatusReport(
-        "transcripts", rows, now, watcher_pid=pid, searched=searched, hooks=hooks, problems=problems
+        "transcripts",
+        rows,
+        now,
+        watcher_pid=pid,
+        searched=searched,
+        hooks=hooks,
+        problems=problems,
+        by_repository=by_repository,
     )
 
 
@@ -555,11 +631,14 @@ def ago(last: float | None, now: float) -> str:
 
 def table_cells(report: StatusReport) -> list[list[str]]:
     """The table's rows as strings (names cleaned of control characters and cut to 40 characters; the
-    counts of a partial row end with :data:`PARTIAL_MARK`)."""
+    counts of a partial row end with :data:`PARTIAL_MARK`), in the order of :func:`table_groups`, each
+    ending with its :attr:`Place.note` (its worktree and subfolder, often empty)."""
     from sidelight.redact import sanitize
 
     cells = []
-    for row in report.rows:
+    order, places, _ = _layout(report)
+    for index in order:
+        row = report.rows[index]
         mark = PARTIAL_MARK if row.partial else ""
         counts = [row.messages, *(row.categories.get(c, 0) for c in CATEGORIES)]
         cells.append(
@@ -570,32 +649,63 @@ def table_cells(report: StatusReport) -> list[list[str]]:
                 ago(row.last_activity, report.now),
                 *(f"{n}{mark}" for n in counts),
                 str(row.hot_memory),
+                sanitize(places[index].note, 80),
             ]
         )
     return cells
 
 
+def table_groups(report: StatusReport) -> dict[int, str]:
+    """The headings of the table's groups, cleaned, by the number of the row (of :func:`table_cells`)
+    each comes before: none unless a session works in git, and its rows and others are in two groups
+    or more (outside git, or with ``scope = directory``, the table is one list, as it always was)."""
+    return _layout(report)[2]
+
+
+def _layout(report: StatusReport) -> tuple[list[int], list[Place], dict[int, str]]:
+    from sidelight.redact import sanitize
+
+    places, headings = grouped([row.group for row in report.rows], report.by_repository)
+    if not report.by_repository or len(headings) < 2 or all(p.repository is None for p in places):
+        return list(range(len(report.rows))), places, {}
+    order = [index for indexes in headings.values() for index in indexes]
+    starts = {}
+    at = 0
+    for heading, indexes in headings.items():
+        starts[at] = sanitize(heading, 200) or "(no folder)"
+        at += len(indexes)
+    return order, places, starts
+
+
 def render_table(report: StatusReport, paint: Callable[[str, str], str] | None = None) -> str:
     """A plain-text table, one line per session, with a header and lines about the source and the
-    hooks (and what a partial count means, when there is one). ``paint(text, kind)`` colours the
-    header (``"header"``) and each state (its name as the kind), after the columns are aligned."""
+    hooks (and what a partial count means, when there is one); the sessions of several repositories
+    (or folders) under a heading each, their rows indented, and a last column ``WHERE`` (a worktree, a
+    subfolder) when a row has one. ``paint(text, kind)`` colours the header and headings
+    (``"header"``) and each state (its name as the kind), after the columns are aligned."""
     if not report.rows:
         return "".join(f"{line}\n" for line in (nothing_found(report), *_problem_lines(report)))
-    cells = [list(COLUMNS), *table_cells(report)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
+    body = table_cells(report)
+    columns = list(COLUMNS) + (["WHERE"] if any(row[-1] for row in body) else [])
+    cells = [columns, *(row[: len(columns)] for row in body)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     numeric = {4, 5, 6, 7, 8, 9}
+    starts = {number + 1: heading for number, heading in table_groups(report).items()}
+    indent = "  " if starts else ""
     lines = []
     for number, row in enumerate(cells):
+        if number in starts:
+            lines.append(starts[number] if paint is None else paint(starts[number], "header"))
         parts = [
             value.rjust(widths[i]) if i in numeric else value.ljust(widths[i]) for i, value in enumerate(row)
         ]
-        line = "  ".join(parts).rstrip()
+        line = indent + "  ".join(parts).rstrip()
         if paint is not None:
             if number == 0:
                 line = paint(line, "header")
             else:
                 parts[2] = paint(parts[2], row[2])
-                line = "  ".join(parts).rstrip()
+                line = indent + "  ".join(parts).rstrip()
         lines.append(line)
     lines.append("")
     lines.append(_footer(report))
@@ -630,8 +740,9 @@ def print_json(report: StatusReport, out: TextIO) -> None:
     from (``source``: ``watcher`` or ``transcripts``) and when it was taken (``time``, epoch seconds:
     the rows of one ``--watch`` refresh share it). Who answers the hooks and the problems are not rows:
     the command says them on stderr."""
-    for row in report.rows:
-        record = {**row.as_dict(report.now), "source": report.source, "time": report.now}
+    places, _ = grouped([row.group for row in report.rows], report.by_repository)
+    for row, place in zip(report.rows, places, strict=True):
+        record = {**row.as_dict(report.now), **place.as_dict(), "source": report.source, "time": report.now}
         out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
@@ -643,11 +754,16 @@ def rich_table(report: StatusReport) -> Any:
     if not report.rows:
         return Text(nothing_found(report))
     table = Table(caption=_footer(report), caption_justify="left")
-    for index, column in enumerate(COLUMNS):
-        table.add_column(column, justify="right" if index >= 4 else "left", no_wrap=index == 0)
+    body = table_cells(report)
+    columns = list(COLUMNS) + (["WHERE"] if any(row[-1] for row in body) else [])
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="right" if 4 <= index < len(COLUMNS) else "left", no_wrap=index == 0)
     colours = {"active": "green", "idle": "yellow", "suspended": "magenta", "ended": "dim"}
-    for cells in table_cells(report):
-        row = [Text(cell) for cell in cells]
+    starts = table_groups(report)
+    for number, cells in enumerate(body):
+        if number in starts:
+            table.add_row(Text(starts[number], style="bold"), end_section=False)
+        row = [Text(cell) for cell in cells[: len(columns)]]
         row[2].stylize(colours.get(cells[2], ""))
         table.add_row(*row)
     return table

@@ -258,8 +258,17 @@
         a.setAttribute("href", "/session/" + encodeURIComponent(s.id));
         a.textContent = s.name;
         span.appendChild(a);
-        var what = " (" + s.agent + ", " + (s.changed ? "changed" : "read") + (s.when ? ", " + localTime(s.when) : "") + ")";
-        span.appendChild(document.createTextNode(what + (i < named.length - 1 ? "; " : "")));
+        span.appendChild(document.createTextNode(" (" + s.agent + ", " + (s.changed ? "changed" : "read")));
+        if (c.worktrees > 1 && s.worktree) {
+          // The same repository path in several worktrees: say which one this session is in.
+          span.appendChild(document.createTextNode(" in worktree "));
+          var wt = document.createElement("span");
+          wt.className = "worktree";
+          wt.textContent = s.worktree;
+          span.appendChild(wt);
+        }
+        var when = (s.when ? ", " + localTime(s.when) : "") + ")";
+        span.appendChild(document.createTextNode(when + (i < named.length - 1 ? "; " : "")));
         li.appendChild(span);
       });
       if (c.sessions.length > named.length) {
