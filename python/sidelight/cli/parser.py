@@ -67,10 +67,32 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        """An argument parser whose usage errors are one line on stderr, like every other error."""
+        """An argument parser whose usage errors are one line on stderr, like every other error, and
+        point to the help of the command they are about (``sidelight status --help``)."""
 
         def error(self, message: str) -> NoReturn:
             self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    class _Top(_Parser):
+        """The ``sidelight`` parser: bare ``sidelight`` prints the help (exit 0); a mistyped command gets
+        the nearest ones (did you mean); an unknown option is named, by the parser of the command it
+        was given to."""
+
+        def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+            given = list(sys.argv[1:] if args is None else args)
+            if not given:
+                self.print_help()
+                self.exit(EXIT_OK)
+            _check_command(self, given)
+            parsed, unknown = self.parse_known_args(given, namespace)
+            if unknown:
+                owner = getattr(parsed, "parser", None)
+                if owner is None or given.index(unknown[0]) < given.index(parsed.command or ""):
+                    owner = self
+                owner.error(f"unrecognized arguments: {' '.join(unknown)}")
+            if parsed.command is None:
+                self.error("no COMMAND given")
+            return parsed
 
     class _Version(argparse.Action):
         """``--version``, looked up only when asked for (reading package metadata is slow to import)."""
@@ -84,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
             sys.stdout.write(f"sidelight {__version__}\n")
             parser.exit(EXIT_OK)
 
-    parser = _Parser(
+    parser = _Top(
         prog="sidelight",
         description="Count what AI coding agents did, from their transcripts (the agents sidelight "
         "knows: 'sidelight plugins' lists them).",
@@ -109,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="colour headers, states and errors: auto (on a terminal, unless NO_COLOR is set; "
         "FORCE_COLOR forces it), always or never; never with --json; also after the command",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = commands.add_parser(
         "scan",
@@ -137,6 +159,35 @@ def build_parser() -> argparse.ArgumentParser:
     for command in commands.choices.values():
         _add_global_options(command)
     return parser
+
+
+#: The global options that take a value (``--color WHEN``): what :func:`_check_command` skips to find the
+#: command's name.
+_VALUED = ("--color",)
+
+
+def _check_command(parser: argparse.ArgumentParser, given: Sequence[str]) -> None:
+    """A usage error for a COMMAND that is none, naming the nearest commands (``stauts``: did you mean
+    ``status``?); ``difflib`` is imported only then."""
+    import argparse
+
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    skip = False
+    for word in given:
+        if skip:
+            skip = False
+        elif word == "--":
+            return
+        elif word.startswith("-"):
+            skip = word in _VALUED
+        elif word in commands:
+            return
+        else:
+            import difflib
+
+            near = difflib.get_close_matches(word, list(commands), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            parser.error(f"unknown command {word!r}{hint}")
 
 
 #: The global options a command also takes after its name (``sidelight watch -v``), as uv and ruff do;

@@ -36,7 +36,13 @@ def register(commands: Any) -> None:
         "session key or id, or a prefix (at least 4 characters) of an id or of the name 'sidelight "
         "sessions' shows. Only the main transcript is read, not a session's subagent files.",
     )
-    read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    read.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session name, key, id, id prefix or path [default: the most recent session of this "
+        "folder's project, as the digest's scope sees it]",
+    )
     format_option(read)
     read.add_argument(
         "-n",
