@@ -243,6 +243,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         configure_colour(args.color, json=args.json)
 
     import tempfile
+    from pathlib import Path
 
     with tempfile.TemporaryDirectory(prefix="sidelight-stdin-") as scratch:
         paths, shown, failures = _scan_paths(args.paths, scratch)
@@ -269,6 +270,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     out = sys.stdout
     failed = 0
     first_block = True
+    scanned: list[Activity] = []
     for result in results:
         if isinstance(result, ScanFailure):
             failed += 1
@@ -277,6 +279,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             logger.error("%s", describe(result.error, name).replace(result.path, name))
             continue
         name = shown.get(result.path, result.path)
+        scanned.append(result)
         logger.info("%s: %d lines, %d bytes", name, result.lines, result.bytes_consumed)
         if args.json:
             _print_json(result, out, name)
@@ -286,10 +289,32 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             _print_human(result, out, name)
             first_block = False
         out.flush()
+    if not args.json and (len(results) > 1 or any(Path(path).is_dir() for path in args.paths)):
+        out.write(("\n" if scanned else "") + _totals(scanned, failed) + "\n")
     if failed:
         logger.info("%d of %d files could not be scanned", failed, len(results))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _totals(scanned: Sequence[Activity], failed: int) -> str:
+    """The line ``scan`` ends with when it read several files: what it counted in all of them."""
+    messages = sum(a.messages.user + a.messages.assistant for a in scanned)
+    by_category = {
+        name: sum(a.categories[name] for a in scanned) for name in ("edit", "read", "command", "other")
+    }
+    tools = sum(by_category.values())
+    files = len({path for a in scanned for path in a.files_touched})
+    shown = ", ".join(f"{count} {name}" for name, count in by_category.items() if count)
+    line = (
+        f"total: {_count(len(scanned), 'transcript')}, {_count(messages, 'message')}, "
+        f"{_count(tools, 'tool use')}{f' ({shown})' if shown else ''}, {_count(files, 'file')} touched"
+    )
+    return line + (f"; {failed} could not be scanned" if failed else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
