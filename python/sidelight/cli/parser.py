@@ -20,14 +20,17 @@ from sidelight.cli.common import (
     EXIT_USAGE,
     configure_colour,
     env_flag,
+    faithful,
     format_option,
     json_line,
     log_formatter,
     logger,
+    no_redact_option,
     paint,
     run,
 )
 from sidelight.errors import describe
+from sidelight.formats import DEFAULT_TEXT_LIMIT
 
 if TYPE_CHECKING:
     import argparse
@@ -40,6 +43,9 @@ __all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
+
+#: The most characters of a tool's ``old_text``/``new_text`` (the core's ``DETAIL_CHARS``).
+DETAIL_CHARS = 100
 
 # Human output: how much of a text, of a list of tools or files, and of one path fit on a line.
 TEXT_WIDTH = 100
@@ -151,8 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         default=None,  # SIDELIGHT_JSON, checked when scan runs (a wrong value is a usage error)
-        help="print one JSON object per file (JSON lines) [env: SIDELIGHT_JSON=1]",
+        help="print one JSON object per file (JSON lines): texts and paths as the transcript has "
+        "them, secrets redacted, a 'cut' list naming what was cut [env: SIDELIGHT_JSON=1]",
     )
+    no_redact_option(scan)
     scan.set_defaults(run=_scan_command, parser=scan)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(commands)
@@ -256,11 +264,11 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             results = []
         elif len(paths) == 1:
             try:
-                results = [scan(paths[0], args.format)]
+                results = [scan(paths[0], args.format, text_limit=DEFAULT_TEXT_LIMIT + 1)]
             except (OSError, ValueError) as error:
                 results = [ScanFailure(paths[0], error)]
         else:
-            results = scan_many(paths, args.format)
+            results = scan_many(paths, args.format, text_limit=DEFAULT_TEXT_LIMIT + 1)
         if args.format != "auto":
             results = [_wrong_format(result, args.format) for result in results]
         # In the order the paths were given, whoever read them.
@@ -282,7 +290,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         scanned.append(result)
         logger.info("%s: %d lines, %d bytes", name, result.lines, result.bytes_consumed)
         if args.json:
-            _print_json(result, out, name)
+            _print_json(result, out, name, redact=args.redact)
         else:
             if not first_block:
                 out.write("\n")
@@ -411,8 +419,31 @@ def _scan_paths(
     return paths, shown, failures
 
 
-def _print_json(activity: Activity, out: TextIO, name: str) -> None:
-    record = _redacted(activity.as_dict())
+def _print_json(activity: Activity, out: TextIO, name: str, *, redact: bool = True) -> None:
+    """One scan as data: texts and paths as the transcript has them (:func:`faithful`; the scan asked
+    the core for :data:`DEFAULT_TEXT_LIMIT` characters plus one, to know which texts were cut), secrets
+    redacted unless ``--no-redact``; a ``cut`` list names what was cut, in the record and in each tool
+    use."""
+    from sidelight._core import FILES_TOUCHED_KEPT
+
+    record = faithful(
+        activity.as_dict(),
+        {
+            "first_user_text": DEFAULT_TEXT_LIMIT,
+            "last_user_text": DEFAULT_TEXT_LIMIT,
+            "last_assistant_text": DEFAULT_TEXT_LIMIT,
+            "title": None,
+        },
+        redact=redact,
+    )
+    for use in record["tool_uses"]:
+        faithful(use, {"primary_arg": DEFAULT_TEXT_LIMIT, "old_text": None, "new_text": None}, redact=redact)
+        # The core cuts a tool's details to DETAIL_CHARS and says nothing: one that long may be cut.
+        use["cut"] += [key for key in ("old_text", "new_text") if len(use[key] or "") >= DETAIL_CHARS]
+    if activity.categories.total > len(activity.tool_uses):
+        record["cut"].append("tool_uses")  # the newest TOOL_USES_KEPT only
+    if len(activity.files_touched) >= FILES_TOUCHED_KEPT:
+        record["cut"].append("files_touched")
     if name != activity.path:  # standard input, scanned from a copy whose cursor would lead nowhere
         record.update(path=name, cursor=None)
     record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
@@ -489,20 +520,6 @@ def _clean(text: str, width: int = TEXT_WIDTH) -> str:
     from sidelight.redact import sanitize
 
     return sanitize("".join(ch if ch.isprintable() else " " for ch in text), width)
-
-
-def _redacted(value: Any) -> Any:
-    """``value`` (JSON-ready) with every string in it made safe to show (``sanitize_lines``: secrets
-    redacted, frame markers defanged, control characters removed, line breaks kept)."""
-    from sidelight.redact import sanitize_lines
-
-    if isinstance(value, str):
-        return sanitize_lines(value)
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    return value
 
 
 def _configure_logging(verbosity: int) -> None:
