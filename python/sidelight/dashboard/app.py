@@ -1,7 +1,8 @@
 """The dashboard's web app (Starlette): the pages, the JSON API, the live event stream, and the guard
 every request passes first.
 
-The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) refuses with a 403 that says how to open it (the address its command printed):
+The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) refuses with a 403 that
+says how to open the dashboard (the address its command printed, :data:`FORBIDDEN`):
 
 - a request without the token: ``?token=`` or the cookie the first page load set (HttpOnly,
   SameSite=Strict, named after the port, since cookies do not tell ports apart);
@@ -128,8 +129,8 @@ FORBIDDEN: Final = (
 
 
 class Guard:
-    """Refuses, with a 403 that says how to open the dashboard, what is not the dashboard's own page asking with the token (see the
-    module's docstring)."""
+    """Refuses, with a 403 that says how to open the dashboard, what is not the dashboard's own page
+    asking with the token (see the module's docstring)."""
 
     def __init__(self, app: ASGIApp, token: str, hosts: Iterable[str], cookie: str) -> None:
         self.app = app
