@@ -297,8 +297,8 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             _print_human(result, out, name)
             first_block = False
         out.flush()
-    if not args.json and (len(results) > 1 or any(Path(path).is_dir() for path in args.paths)):
-        out.write(("\n" if scanned else "") + _totals(scanned, failed) + "\n")
+    if scanned and not args.json and (len(results) > 1 or any(Path(p).is_dir() for p in args.paths)):
+        out.write("\n" + _totals(scanned, failed) + "\n")
     if failed:
         logger.info("%d of %d files could not be scanned", failed, len(results))
         return EXIT_FAILED
