@@ -433,9 +433,14 @@ def _print_json(activity: Activity, out: TextIO, name: str, *, redact: bool = Tr
             "last_user_text": DEFAULT_TEXT_LIMIT,
             "last_assistant_text": DEFAULT_TEXT_LIMIT,
             "title": None,
+            "cwd": None,
         },
         redact=redact,
     )
+    if redact:  # a secret in a file's name too (the scanned file's own path is the caller's: kept)
+        from sidelight.redact import redact as redacted
+
+        record["files_touched"] = [redacted(path) for path in record["files_touched"]]
     for use in record["tool_uses"]:
         faithful(use, {"primary_arg": DEFAULT_TEXT_LIMIT, "old_text": None, "new_text": None}, redact=redact)
         # The core cuts a tool's details to DETAIL_CHARS and says nothing: one that long may be cut.
