@@ -174,7 +174,7 @@ def test_bad_format_is_a_usage_error(run_cli, args, env):
     assert "claude-code" in error
 
 
-@pytest.mark.parametrize("args", [[], ["scan"], ["frobnicate"], ["scan", "--nope", "x"]])
+@pytest.mark.parametrize("args", [["-v"], ["scan"], ["frobnicate"], ["scan", "--nope", "x"]])
 def test_usage_errors_are_one_line(run_cli, args):
     result = run_cli(*args)
     assert result.returncode == 2

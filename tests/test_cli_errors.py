@@ -58,7 +58,7 @@ CASES: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
     (("uninstall", "copilot", "--dir", "{dir}"), ("--dir applies to skill only",)),
     (("watch", "--idle-timeout", "soon"), ("not a duration",)),
     (("watch", "--max-duration", "0s"), ("more than zero",)),
-    (("no-such-command",), ("invalid choice",)),
+    (("no-such-command",), ("unknown command 'no-such-command'",)),
     # --format on every command that reads a transcript, the same choices (issue 21).
     (("read", "x", "--format", "nope"), ("--format", "unknown format 'nope'", "claude-code")),
     (("history", "x", "-f", "nope"), ("--format", "unknown format 'nope'")),

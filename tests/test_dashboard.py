@@ -21,7 +21,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from sidelight.config import Settings
-from sidelight.dashboard.app import TOKEN_HEADER, create_app
+from sidelight.dashboard.app import FORBIDDEN, TOKEN_HEADER, create_app
 from sidelight.plugins import Plugins
 from tests.conftest import cli_command
 from tests.test_watch import iso, prompt_line, transcript
@@ -163,9 +163,15 @@ def test_every_request_needs_the_token(world, path):
     for url in (path, f"{path}?token=wrong", f"{path}?token={TOKEN}x"):
         response = client.get(url)
         assert response.status_code == 403, url
-        assert response.text == "forbidden\n"
+        assert response.text == FORBIDDEN
     client.cookies.set("sidelight_dashboard_8765", "wrong")
     assert client.get(path).status_code == 403
+
+
+def test_the_refusal_says_how_to_open_the_dashboard_and_nothing_of_it():
+    assert FORBIDDEN.startswith("forbidden: ")
+    assert "'sidelight dashboard'" in FORBIDDEN and "?token=" in FORBIDDEN
+    assert TOKEN not in FORBIDDEN
 
 
 def test_the_token_in_the_query_or_the_cookie_opens_the_api(world):

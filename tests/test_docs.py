@@ -239,7 +239,7 @@ def test_every_sidelight_command_in_the_docs_parses(doc):
 def test_the_parse_check_refuses_what_does_not_exist():
     assert parse_error("sidelight read NAME --lines 50") is None
     assert parse_error("sidelight --help") is None
-    assert "invalid choice" in (parse_error("sidelight frobnicate") or "")
+    assert "unknown command" in (parse_error("sidelight frobnicate") or "")
     assert "unrecognized arguments" in (parse_error("sidelight sessions --colour") or "")
 
 

@@ -280,7 +280,7 @@ def test_read_command_json(use_plugins: Plugins, capsys: pytest.CaptureFixture[s
     records = [json.loads(line) for line in out.splitlines()]
     assert [r["role"] for r in records] == ["user", "tool", "assistant"]
     assert set(records[0]) == {
-        "timestamp", "role", "text", "tool_name", "primary_arg", "result", "result_error"
+        "timestamp", "role", "text", "tool_name", "primary_arg", "result", "result_error", "cut"
     }  # fmt: skip
     assert records[1]["tool_name"] == "Bash" and records[1]["primary_arg"].startswith("wc -l ")
     # A result as its one short line, never the raw output.

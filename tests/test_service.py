@@ -321,13 +321,14 @@ def test_cli_install_and_uninstall_service(home: Path, managers: Path, tmp_path:
         f"with SIDELIGHT_STATE_DIR={tmp_path / 'state'} (as set now)",
         f"enabled and started: systemctl --user enable --now {service.SYSTEMD_UNIT} "
         f"(logs: journalctl --user -u {service.SYSTEMD_UNIT})",
+        "next: 'sidelight status' shows the watcher running",
     ]
     again = cli(home, "install", "service", env=env)
     assert again.returncode == 0 and again.stdout.splitlines()[0] == f"already installed: {unit}"
     gone = cli(home, "uninstall", "service", env=env)
     assert gone.returncode == 0, gone.stderr
-    assert (
-        gone.stdout.splitlines()[-1]
-        == f"removed {unit}, and the folder {home / '.config'} that install had made"
-    )
+    assert gone.stdout.splitlines()[-2:] == [
+        f"removed {unit}, and the folder {home / '.config'} that install had made",
+        f"sidelight's state stays in {tmp_path / 'state'} (--purge removes it)",
+    ]
     assert not unit.exists()

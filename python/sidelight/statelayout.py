@@ -95,6 +95,7 @@ __all__ = [
     "WATCH_DIR",
     "WATCH_LIFECYCLE_FILE",
     "WATCH_LOCK_FILE",
+    "is_state_entry",
     "safe_name",
     "session_name",
     "session_names",
@@ -277,3 +278,15 @@ def session_path(state_dir: Path, folder: str, key: str, suffix: str = "") -> Pa
             continue  # not there (the common case), or taken by another process first
         break
     return path
+
+
+def is_state_entry(name: str) -> bool:
+    """Whether ``name``, an entry at the top of the state directory, is one sidelight keeps there (a
+    folder or file named above, with what its writers add: ``NAME.lock``, ``NAME.1``, ``.NAME.*``):
+    what ``sidelight uninstall --purge`` may remove."""
+    bare = name[1:] if name.startswith(".") else name
+    known = (*PRIVATE_FOLDERS, DASHBOARD_DIR, RECAPS_DIR, CONFIG_FILE, HOOK_SOCKET, *PRIVATE_FILES)
+    if any(bare == entry or bare.startswith(entry + ".") for entry in known):
+        return True
+    prefix, _, suffix = ENTRY_POINTS_FILE.partition("{path}")
+    return bare.startswith(prefix) and suffix in bare

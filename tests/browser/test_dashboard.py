@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
+from sidelight.dashboard.app import FORBIDDEN
 from tests.conftest import cli_command
 from tests.support import watching
 from tests.support.dashboard import (
@@ -167,8 +168,8 @@ def test_the_collision_view_shows_the_shared_file_with_both_sessions(
 def test_a_request_without_the_token_is_refused(page: Page, dashboard: Dashboard):
     response = page.goto(dashboard.base + "/")
     assert response is not None and response.status == 403
-    # The refusal says nothing more, and shows nothing of the sessions.
-    assert page.inner_text("body").strip() == "forbidden"
+    # The refusal says how to open the dashboard, and shows nothing of the sessions.
+    assert page.inner_text("body").strip() == FORBIDDEN.strip()
     assert page.locator("tr[data-session-id]").count() == 0
     wrong = page.goto(dashboard.base + "/?token=" + "x" * len(dashboard.token))
     assert wrong is not None and wrong.status == 403

@@ -33,10 +33,12 @@ __all__ = [
     "configure_colour",
     "env_flag",
     "fail",
+    "faithful",
     "format_option",
     "json_line",
     "log_formatter",
     "logger",
+    "no_redact_option",
     "number_option",
     "paint",
     "run",
@@ -187,6 +189,44 @@ def json_line(record: Any, out: TextIO | None = None) -> None:
     import json
 
     (sys.stdout if out is None else out).write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def faithful(
+    record: dict[str, Any], texts: Mapping[str, int | None], *, redact: bool = True
+) -> dict[str, Any]:
+    """``record`` (a ``--json`` result) with its transcript texts as the transcript has them: each field
+    of ``texts`` cut to its limit when it is longer (``None``: never cut) and named in the record's
+    ``cut`` list when it was, its secrets redacted unless ``redact`` is false (``--no-redact``).
+    Nothing else is changed: no whitespace squeezed, no line break or indentation lost, no path
+    rewritten; JSON escaping is all control characters need. (A person's terminal gets the sanitized
+    form, :func:`sidelight.redact.sanitize`; a program gets the data.)
+
+    A command that wants to know whether a text was cut asks the core for one character more than it
+    shows: a text longer than its limit was cut."""
+    from sidelight.redact import redact as redacted
+
+    cut = []
+    for name, limit in texts.items():
+        value = record.get(name)
+        if not isinstance(value, str):
+            continue
+        if limit is not None and len(value) > limit:
+            value = value[:limit]
+            cut.append(name)
+        record[name] = redacted(value) if redact else value
+    record["cut"] = cut
+    return record
+
+
+def no_redact_option(command: argparse.ArgumentParser) -> None:
+    """``--no-redact`` on a command whose ``--json`` carries transcript text."""
+    command.add_argument(
+        "--no-redact",
+        dest="redact",
+        action="store_false",
+        help="with --json: keep secrets (API keys, tokens, passwords) in the texts instead of "
+        "[REDACTED] markers",
+    )
 
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})

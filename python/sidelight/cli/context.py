@@ -28,7 +28,13 @@ def register(commands: Any) -> None:
         "context) with its size, and what was left out for the budget or as already received. "
         "Nothing moves: no cursor, no marker, no claim. SESSION is as for 'sidelight read'.",
     )
-    context.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    context.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session name, key, id, id prefix or path [default: the most recent session of this "
+        "folder's project, as the digest's scope sees it]",
+    )
     format_option(context, "SESSION's transcript's format")
     context.add_argument(
         "--event",

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from pathlib import Path
     from typing import Any
 
 __all__ = ["install_targets", "register", "run_hook"]
@@ -188,6 +189,12 @@ def register(commands: Any) -> None:
     uninstall.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    uninstall.add_argument(
+        "--purge",
+        action="store_true",
+        help="also remove sidelight's state directory (cursors, logs, archive, config.toml; a backup "
+        "of a file you had edited stays), once no other target is installed",
+    )
     uninstall.add_argument("--json", action="store_true", help=_RESULT_JSON)
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
 
@@ -235,11 +242,104 @@ def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True, json=args.json)
+    code = _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True, json=args.json)
+    if code == 0 and not args.json:
+        sys.stdout.write(_next_step(args.target) + "\n")
+    return code
+
+
+def _next_step(target: str) -> str:
+    """The one line ``install`` ends with: what to do next to see it work."""
+    if target == "service":
+        return "next: 'sidelight status' shows the watcher running"
+    if target == SKILL:
+        return "next: ask an agent about its sibling sessions; 'sidelight sessions' lists what it can read"
+    return f"next: start a new {target} session and type a prompt; 'sidelight status' then lists it"
 
 
 def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False, json=args.json)
+    from sidelight.config import Settings
+
+    state_dir = Settings.load().state_dir
+    if args.purge:
+        others = _installed_targets(state_dir, but=args.target)
+        if others:
+            many = len(others) > 1
+            parser.error(
+                f"{', '.join(others)} {'are' if many else 'is'} still installed, and its uninstall needs "
+                f"the state --purge removes: uninstall {'them' if many else 'it'} first"
+            )
+    code = _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False, json=args.json)
+    if code != 0 or args.json:
+        return code
+    if not args.purge:
+        sys.stdout.write(f"sidelight's state stays in {state_dir} (--purge removes it)\n")
+        return code
+    removed, kept = _purge(state_dir)
+    for path in removed:
+        sys.stdout.write(f"removed {path}\n")
+    for path, why in kept:
+        sys.stdout.write(f"kept {path}: {why}\n")
+    if not removed and not kept:
+        sys.stdout.write(f"nothing to remove: {state_dir} does not exist\n")
+    return code
+
+
+def _installed_targets(state_dir: Path, but: str) -> list[str]:
+    """The targets, other than ``but``, whose install records still name a file (what their uninstall
+    needs)."""
+    import json
+
+    from sidelight.statelayout import INSTALLS_DIR
+
+    found = []
+    for record in sorted((state_dir / INSTALLS_DIR).glob("*.json")):
+        try:
+            document = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        places = document.get("places") if isinstance(document, dict) else None
+        files = (
+            [p.get("files") for p in places.values() if isinstance(p, dict)]
+            if isinstance(places, dict)
+            else []
+        )
+        if record.stem != but and any(files):
+            found.append(record.stem)
+    return found
+
+
+def _purge(state_dir: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Remove what sidelight keeps in ``state_dir`` (:func:`~sidelight.statelayout.is_state_entry`),
+    and the folder once empty; what was removed, and what was kept and why: a backup of a file a
+    person edited, and anything sidelight did not put there (a state directory set to a shared folder)."""
+    import shutil
+
+    from sidelight.statelayout import BACKUPS_DIR, is_state_entry
+
+    removed: list[Path] = []
+    kept: list[tuple[Path, str]] = []
+    try:
+        entries = sorted(state_dir.iterdir())
+    except FileNotFoundError:
+        return removed, kept
+    for entry in entries:
+        if not is_state_entry(entry.name):
+            kept.append((entry, "not sidelight's"))
+        elif entry.name == BACKUPS_DIR and any(entry.rglob("*")):
+            kept.append(
+                (entry, "backups of files you had edited; remove it by hand once you do not need them")
+            )
+        else:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+    if not kept:
+        state_dir.rmdir()
+        removed.append(state_dir)
+    return removed, kept
 
 
 def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:

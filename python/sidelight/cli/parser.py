@@ -20,14 +20,17 @@ from sidelight.cli.common import (
     EXIT_USAGE,
     configure_colour,
     env_flag,
+    faithful,
     format_option,
     json_line,
     log_formatter,
     logger,
+    no_redact_option,
     paint,
     run,
 )
 from sidelight.errors import describe
+from sidelight.formats import DEFAULT_TEXT_LIMIT
 
 if TYPE_CHECKING:
     import argparse
@@ -40,6 +43,9 @@ __all__ = ["COMMAND_MODULES", "build_parser", "run_command"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 #: Exit codes: every path scanned; some path failed; the command line itself was wrong.
+
+#: The most characters of a tool's ``old_text``/``new_text`` (the core's ``DETAIL_CHARS``).
+DETAIL_CHARS = 100
 
 # Human output: how much of a text, of a list of tools or files, and of one path fit on a line.
 TEXT_WIDTH = 100
@@ -67,10 +73,32 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        """An argument parser whose usage errors are one line on stderr, like every other error."""
+        """An argument parser whose usage errors are one line on stderr, like every other error, and
+        point to the help of the command they are about (``sidelight status --help``)."""
 
         def error(self, message: str) -> NoReturn:
             self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    class _Top(_Parser):
+        """The ``sidelight`` parser: bare ``sidelight`` prints the help (exit 0); a mistyped command gets
+        the nearest ones (did you mean); an unknown option is named, by the parser of the command it
+        was given to."""
+
+        def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
+            given = list(sys.argv[1:] if args is None else args)
+            if not given:
+                self.print_help()
+                self.exit(EXIT_OK)
+            _check_command(self, given)
+            parsed, unknown = self.parse_known_args(given, namespace)
+            if unknown:
+                owner = getattr(parsed, "parser", None)
+                if owner is None or given.index(unknown[0]) < given.index(parsed.command or ""):
+                    owner = self
+                owner.error(f"unrecognized arguments: {' '.join(unknown)}")
+            if parsed.command is None:
+                self.error("no COMMAND given")
+            return parsed
 
     class _Version(argparse.Action):
         """``--version``, looked up only when asked for (reading package metadata is slow to import)."""
@@ -84,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
             sys.stdout.write(f"sidelight {__version__}\n")
             parser.exit(EXIT_OK)
 
-    parser = _Parser(
+    parser = _Top(
         prog="sidelight",
         description="Count what AI coding agents did, from their transcripts (the agents sidelight "
         "knows: 'sidelight plugins' lists them).",
@@ -109,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="colour headers, states and errors: auto (on a terminal, unless NO_COLOR is set; "
         "FORCE_COLOR forces it), always or never; never with --json; also after the command",
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     scan = commands.add_parser(
         "scan",
@@ -129,14 +157,45 @@ def build_parser() -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         default=None,  # SIDELIGHT_JSON, checked when scan runs (a wrong value is a usage error)
-        help="print one JSON object per file (JSON lines) [env: SIDELIGHT_JSON=1]",
+        help="print one JSON object per file (JSON lines): texts and paths as the transcript has "
+        "them, secrets redacted, a 'cut' list naming what was cut [env: SIDELIGHT_JSON=1]",
     )
+    no_redact_option(scan)
     scan.set_defaults(run=_scan_command, parser=scan)
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(commands)
     for command in commands.choices.values():
         _add_global_options(command)
     return parser
+
+
+#: The global options that take a value (``--color WHEN``): what :func:`_check_command` skips to find the
+#: command's name.
+_VALUED = ("--color",)
+
+
+def _check_command(parser: argparse.ArgumentParser, given: Sequence[str]) -> None:
+    """A usage error for a COMMAND that is none, naming the nearest commands (``stauts``: did you mean
+    ``status``?); ``difflib`` is imported only then."""
+    import argparse
+
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    skip = False
+    for word in given:
+        if skip:
+            skip = False
+        elif word == "--":
+            return
+        elif word.startswith("-"):
+            skip = word in _VALUED
+        elif word in commands:
+            return
+        else:
+            import difflib
+
+            near = difflib.get_close_matches(word, list(commands), n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            parser.error(f"unknown command {word!r}{hint}")
 
 
 #: The global options a command also takes after its name (``sidelight watch -v``), as uv and ruff do;
@@ -192,6 +251,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
         configure_colour(args.color, json=args.json)
 
     import tempfile
+    from pathlib import Path
 
     with tempfile.TemporaryDirectory(prefix="sidelight-stdin-") as scratch:
         paths, shown, failures = _scan_paths(args.paths, scratch)
@@ -204,11 +264,11 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             results = []
         elif len(paths) == 1:
             try:
-                results = [scan(paths[0], args.format)]
+                results = [scan(paths[0], args.format, text_limit=DEFAULT_TEXT_LIMIT + 1)]
             except (OSError, ValueError) as error:
                 results = [ScanFailure(paths[0], error)]
         else:
-            results = scan_many(paths, args.format)
+            results = scan_many(paths, args.format, text_limit=DEFAULT_TEXT_LIMIT + 1)
         if args.format != "auto":
             results = [_wrong_format(result, args.format) for result in results]
         # In the order the paths were given, whoever read them.
@@ -218,6 +278,7 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     out = sys.stdout
     failed = 0
     first_block = True
+    scanned: list[Activity] = []
     for result in results:
         if isinstance(result, ScanFailure):
             failed += 1
@@ -226,19 +287,42 @@ def _scan_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
             logger.error("%s", describe(result.error, name).replace(result.path, name))
             continue
         name = shown.get(result.path, result.path)
+        scanned.append(result)
         logger.info("%s: %d lines, %d bytes", name, result.lines, result.bytes_consumed)
         if args.json:
-            _print_json(result, out, name)
+            _print_json(result, out, name, redact=args.redact)
         else:
             if not first_block:
                 out.write("\n")
             _print_human(result, out, name)
             first_block = False
         out.flush()
+    if scanned and not args.json and (len(results) > 1 or any(Path(p).is_dir() for p in args.paths)):
+        out.write("\n" + _totals(scanned, failed) + "\n")
     if failed:
         logger.info("%d of %d files could not be scanned", failed, len(results))
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _totals(scanned: Sequence[Activity], failed: int) -> str:
+    """The line ``scan`` ends with when it read several files: what it counted in all of them."""
+    messages = sum(a.messages.user + a.messages.assistant for a in scanned)
+    by_category = {
+        name: sum(a.categories[name] for a in scanned) for name in ("edit", "read", "command", "other")
+    }
+    tools = sum(by_category.values())
+    files = len({path for a in scanned for path in a.files_touched})
+    shown = ", ".join(f"{count} {name}" for name, count in by_category.items() if count)
+    line = (
+        f"total: {_count(len(scanned), 'transcript')}, {_count(messages, 'message')}, "
+        f"{_count(tools, 'tool use')}{f' ({shown})' if shown else ''}, {_count(files, 'file')} touched"
+    )
+    return line + (f"; {failed} could not be scanned" if failed else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _listed_scans(paths: Sequence[str]) -> dict[str, Activity | ScanFailure]:
@@ -335,8 +419,36 @@ def _scan_paths(
     return paths, shown, failures
 
 
-def _print_json(activity: Activity, out: TextIO, name: str) -> None:
-    record = _redacted(activity.as_dict())
+def _print_json(activity: Activity, out: TextIO, name: str, *, redact: bool = True) -> None:
+    """One scan as data: texts and paths as the transcript has them (:func:`faithful`; the scan asked
+    the core for :data:`DEFAULT_TEXT_LIMIT` characters plus one, to know which texts were cut), secrets
+    redacted unless ``--no-redact``; a ``cut`` list names what was cut, in the record and in each tool
+    use."""
+    from sidelight._core import FILES_TOUCHED_KEPT
+
+    record = faithful(
+        activity.as_dict(),
+        {
+            "first_user_text": DEFAULT_TEXT_LIMIT,
+            "last_user_text": DEFAULT_TEXT_LIMIT,
+            "last_assistant_text": DEFAULT_TEXT_LIMIT,
+            "title": None,
+            "cwd": None,
+        },
+        redact=redact,
+    )
+    if redact:  # a secret in a file's name too (the scanned file's own path is the caller's: kept)
+        from sidelight.redact import redact as redacted
+
+        record["files_touched"] = [redacted(path) for path in record["files_touched"]]
+    for use in record["tool_uses"]:
+        faithful(use, {"primary_arg": DEFAULT_TEXT_LIMIT, "old_text": None, "new_text": None}, redact=redact)
+        # The core cuts a tool's details to DETAIL_CHARS and says nothing: one that long may be cut.
+        use["cut"] += [key for key in ("old_text", "new_text") if len(use[key] or "") >= DETAIL_CHARS]
+    if activity.categories.total > len(activity.tool_uses):
+        record["cut"].append("tool_uses")  # the newest TOOL_USES_KEPT only
+    if len(activity.files_touched) >= FILES_TOUCHED_KEPT:
+        record["cut"].append("files_touched")
     if name != activity.path:  # standard input, scanned from a copy whose cursor would lead nowhere
         record.update(path=name, cursor=None)
     record["skipped_lines"] = {**activity.skipped.as_dict(), "total": activity.skipped.total}
@@ -413,20 +525,6 @@ def _clean(text: str, width: int = TEXT_WIDTH) -> str:
     from sidelight.redact import sanitize
 
     return sanitize("".join(ch if ch.isprintable() else " " for ch in text), width)
-
-
-def _redacted(value: Any) -> Any:
-    """``value`` (JSON-ready) with every string in it made safe to show (``sanitize_lines``: secrets
-    redacted, frame markers defanged, control characters removed, line breaks kept)."""
-    from sidelight.redact import sanitize_lines
-
-    if isinstance(value, str):
-        return sanitize_lines(value)
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    return value
 
 
 def _configure_logging(verbosity: int) -> None:

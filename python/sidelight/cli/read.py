@@ -11,9 +11,11 @@ from sidelight.cli.common import (
     EXIT_OK,
     EXPECTED_ERRORS,
     fail,
+    faithful,
     format_option,
     json_line,
     logger,
+    no_redact_option,
     number_option,
     paint,
 )
@@ -36,7 +38,13 @@ def register(commands: Any) -> None:
         "session key or id, or a prefix (at least 4 characters) of an id or of the name 'sidelight "
         "sessions' shows. Only the main transcript is read, not a session's subagent files.",
     )
-    read.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    read.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session name, key, id, id prefix or path [default: the most recent session of this "
+        "folder's project, as the digest's scope sees it]",
+    )
     format_option(read)
     read.add_argument(
         "-n",
@@ -49,9 +57,10 @@ def register(commands: Any) -> None:
     read.add_argument(
         "--json",
         action="store_true",
-        help="one JSON object per entry: timestamp, role, text, tool_name, primary_arg, result (one "
-        "short line), result_error",
+        help="one JSON object per entry: timestamp, role, text, tool_name, primary_arg (as the "
+        "transcript has them, secrets redacted), result (one short line), result_error, cut (what was cut)",
     )
+    no_redact_option(read)
     read.set_defaults(run=_read_command, parser=read)
 
     sessions = commands.add_parser(
@@ -78,15 +87,15 @@ def register(commands: Any) -> None:
 def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from sidelight.config import Settings
     from sidelight.engine.discovery import resolve_session
-    from sidelight.features.reader import format_entries, read_session, result_line
+    from sidelight.features.reader import TEXT_LIMIT, format_entries, read_session, result_line
     from sidelight.plugins import get_plugins
-    from sidelight.redact import sanitize_lines
 
     try:
         plugins = get_plugins()
         session = resolve_session(args.session, Settings.load(), plugins, args.format)
         logger.info("%s: %s (%s)", session.name, session.path, session.format)
-        entries = read_session(session, plugins, args.lines)
+        # One character more than a text keeps: --json says which texts were cut.
+        entries = read_session(session, plugins, args.lines, text_limit=TEXT_LIMIT + 1)
     except EXPECTED_ERRORS as error:
         return fail(error)
     if not entries:
@@ -95,16 +104,27 @@ def _read_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     out = sys.stdout
     if args.json:
         for entry in entries:
-            record = {
-                k: sanitize_lines(v, keep_spacing=True) if isinstance(v, str) else v
-                for k, v in entry.as_dict().items()
-            }
+            record = faithful(
+                entry.as_dict(), {"text": TEXT_LIMIT, "primary_arg": TEXT_LIMIT}, redact=args.redact
+            )
             # A result as its one short line (as the text output shows it), never the raw output.
             record["result"] = result_line(entry.result, error=entry.result_error)
             json_line(record, out)
     else:
-        out.write(format_entries(entries))
+        out.write(format_entries([_cut(entry) for entry in entries]))
     return EXIT_OK
+
+
+def _cut(entry: Any) -> Any:
+    """``entry`` with its text cut back to what the text output shows (it was read one character
+    longer, for --json to tell a cut text)."""
+    import dataclasses
+
+    from sidelight.features.reader import TEXT_LIMIT
+
+    if entry.text is None or len(entry.text) <= TEXT_LIMIT:
+        return entry
+    return dataclasses.replace(entry, text=entry.text[:TEXT_LIMIT])
 
 
 def _sessions_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -41,7 +41,13 @@ def register(commands: Any) -> None:
         "recency_half_life, novelty_floor, embedder, summarizer...); SIDELIGHT_TOKEN_COUNTER picks "
         "the token counter. See docs/recap.md.",
     )
-    recap.add_argument("session", metavar="SESSION", help="a session name, key, id, id prefix or path")
+    recap.add_argument(
+        "session",
+        nargs="?",
+        metavar="SESSION",
+        help="a session name, key, id, id prefix or path [default: the most recent session of this "
+        "folder's project, as the digest's scope sees it]",
+    )
     format_option(recap)
     recap.add_argument(
         "-b",

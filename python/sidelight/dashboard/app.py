@@ -1,7 +1,8 @@
 """The dashboard's web app (Starlette): the pages, the JSON API, the live event stream, and the guard
 every request passes first.
 
-The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) refuses with a bare 403:
+The guard (:class:`Guard`, plain ASGI, so that it covers the event stream too) refuses with a 403 that
+says how to open the dashboard (the address its command printed, :data:`FORBIDDEN`):
 
 - a request without the token: ``?token=`` or the cookie the first page load set (HttpOnly,
   SameSite=Strict, named after the port, since cookies do not tell ports apart);
@@ -120,9 +121,16 @@ def allowed_hosts(host: str, port: int) -> frozenset[str]:
     return frozenset(f"{name}:{port}" for name in names)
 
 
+#: What a refused request reads: how to open the dashboard, with its token.
+FORBIDDEN: Final = (
+    "forbidden: this dashboard answers only with its token. Open the address 'sidelight dashboard' "
+    "printed when it started (http://HOST:PORT/?token=...); a dashboard started again has a new token.\n"
+)
+
+
 class Guard:
-    """Refuses, with a bare 403, what is not the dashboard's own page asking with the token (see the
-    module's docstring)."""
+    """Refuses, with a 403 that says how to open the dashboard, what is not the dashboard's own page
+    asking with the token (see the module's docstring)."""
 
     def __init__(self, app: ASGIApp, token: str, hosts: Iterable[str], cookie: str) -> None:
         self.app = app
@@ -135,7 +143,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         if scope["type"] != "http" or not self._allowed(scope):
-            await PlainTextResponse("forbidden\n", status_code=403)(scope, receive, send)
+            await PlainTextResponse(FORBIDDEN, status_code=403)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

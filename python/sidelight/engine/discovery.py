@@ -38,6 +38,7 @@ __all__ = [
     "describe_spec",
     "identify",
     "is_generic",
+    "latest_session_here",
     "list_sessions",
     "readable_session",
     "resolve_session",
@@ -319,8 +320,13 @@ def describe_spec(spec: object) -> str:
     return repr(spec)
 
 
-def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str | None = None) -> Session:
+def resolve_session(
+    spec: str | None, settings: Settings, plugins: Plugins, format: str | None = None
+) -> Session:
     """The session ``spec`` names, the one rule every command that takes a SESSION follows.
+
+    0. ``None`` (no SESSION given): the most recent session of this folder's project
+       (:func:`latest_session_here`).
 
     1. Something that exists on disk is a path, whatever it looks like (``notes.jsonl``, ``adir``): a
        file is that transcript, a folder its most recently modified transcript (``*.jsonl`` in it).
@@ -337,7 +343,11 @@ def resolve_session(spec: str, settings: Settings, plugins: Plugins, format: str
     :class:`SessionNotFoundError` or :class:`AmbiguousSessionError` (both :class:`LookupError`) with
     a message that lists the candidates or says how to list the sessions.
     """
-    session = _resolve(spec, settings, plugins)
+    if spec is None:
+        session = latest_session_here(settings, plugins)
+        logger.info("no SESSION given: %s, the most recent here (%s)", session.name, session.path)
+    else:
+        session = _resolve(spec, settings, plugins)
     if format and format != "auto" and format != session.format:
         import dataclasses
 
@@ -383,6 +393,37 @@ def _resolve(spec: str, settings: Settings, plugins: Plugins) -> Session:
     raise SessionNotFoundError(
         f"no session matches {spec!r}; known: {names}; run 'sidelight sessions' to list them"
     )
+
+
+def latest_session_here(settings: Settings, plugins: Plugins, directory: str | None = None) -> Session:
+    """The most recently modified session of this folder's project (``directory``: the working
+    directory), by the digest's rule (:func:`siblings_of` with the configured ``scope``: the
+    repository by default): what ``read``, ``recap`` and ``context`` take when no SESSION is given.
+    Raises :class:`SessionNotFoundError` that lists the candidates, as an unknown name does."""
+    here = os.path.abspath(directory or os.getcwd())  # noqa: PTH109, PTH100 (a str, as groups are)
+    sessions = list_sessions(settings, plugins)
+    me = Session(key=f"cwd:{here}", name=here, path=Path(here), format="auto", group=here, resolver="cwd")
+    mine = siblings_of(me, sessions, settings.scope)
+    if mine:
+        return max(mine, key=_modified)
+    if not sessions:
+        raise SessionNotFoundError(
+            "no SESSION given and no sessions were found (see 'sidelight plugins' for the resolvers); "
+            "pass a transcript path"
+        )
+    newest = sorted(sessions, key=_modified, reverse=True)
+    names = _listing([f"{s.name} ({s.group})" for s in newest])
+    raise SessionNotFoundError(
+        f"no SESSION given and no session works in {here}; known: {names}; pass one, or run "
+        "'sidelight sessions' to list them"
+    )
+
+
+def _modified(session: Session) -> float:
+    try:
+        return os.stat(session.path).st_mtime  # noqa: PTH116
+    except OSError:
+        return 0.0
 
 
 def _exists(path: Path) -> bool:

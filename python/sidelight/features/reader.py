@@ -197,9 +197,12 @@ def result_line(result: str | None, *, error: bool = False) -> str | None:
     return sanitize(text + (" …" if len(body) > 1 else ""), RESULT_WIDTH)
 
 
-def read_session(session: Session, plugins: Plugins | None = None, lines: int = 50) -> list[Entry]:
-    """The last ``lines`` entries of a session's main transcript (its subagent files are not read)."""
-    return recent_entries(session.path, decoder_for(session, plugins), lines, text_limit=TEXT_LIMIT)
+def read_session(
+    session: Session, plugins: Plugins | None = None, lines: int = 50, *, text_limit: int = TEXT_LIMIT
+) -> list[Entry]:
+    """The last ``lines`` entries of a session's main transcript (its subagent files are not read), each
+    text cut to ``text_limit`` characters."""
+    return recent_entries(session.path, decoder_for(session, plugins), lines, text_limit=text_limit)
 
 
 def squeeze_blank_lines(lines: Iterable[str]) -> list[str]:
