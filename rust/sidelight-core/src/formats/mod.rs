@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, `kimi`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -20,6 +20,7 @@ mod codex;
 mod copilot;
 pub mod declared;
 mod gemini;
+mod kimi;
 mod message;
 mod pi;
 mod qwen;
@@ -40,6 +41,7 @@ pub enum Format {
     Pi,
     Qwen,
     Copilot,
+    Kimi,
     Codex,
     Gemini,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
@@ -106,13 +108,14 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Gemini,
         Format::Qwen,
         Format::Copilot,
+        Format::Kimi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -123,6 +126,7 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Qwen => "qwen",
             Format::Copilot => "copilot",
+            Format::Kimi => "kimi",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -146,6 +150,7 @@ impl Format {
             Format::Gemini => gemini::TOOLS,
             Format::Qwen => qwen::TOOLS,
             Format::Copilot => copilot::TOOLS,
+            Format::Kimi => kimi::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -178,6 +183,7 @@ impl Format {
             Format::Gemini => gemini::decode(line, sink),
             Format::Qwen => qwen::decode(line, sink),
             Format::Copilot => copilot::decode(line, sink),
+            Format::Kimi => kimi::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -290,6 +296,10 @@ impl Format {
             }
             if message && usage {
                 return Some(Format::ClaudeCode);
+            }
+            // Kimi CLI's context: chat-completions messages and its bookkeeping, a role and no type.
+            if role && !message {
+                return Some(Format::Kimi);
             }
         }
         let ty = ty?;
@@ -449,6 +459,7 @@ mod tests {
             (Format::Qwen, "qwen/four-tools-resume.jsonl"),
             (Format::Copilot, "copilot/four-tools-resume.jsonl"),
             (Format::Gemini, "gemini/four-tools-resume.jsonl"),
+            (Format::Kimi, "kimi/four-tools-resume.jsonl"),
         ] {
             let text = std::fs::read_to_string(root.join(sample)).unwrap();
             let lines: Vec<&str> = text.lines().collect();
