@@ -267,7 +267,8 @@ SAMPLES = {
 def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
-        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, kimi {KIMI_VERSION}; root {ROOT}"
+        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, kimi {KIMI_VERSION}; "
+        f"root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

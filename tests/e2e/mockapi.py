@@ -27,7 +27,8 @@ Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `re
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
 `apply_patch`, Gemini `run_shell_command`/`write_file`/`replace`/`read_file`, Qwen
 `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
-`read`, Copilot `bash`/`create`/`edit`/`view`, Kimi `Shell`/`WriteFile`/`StrReplaceFile`/`ReadFile`), chosen from the tools the request offers, with the argument
+`read`, Copilot `bash`/`create`/`edit`/`view`, Kimi `Shell`/`WriteFile`/`StrReplaceFile`/`ReadFile`),
+chosen from the tools the request offers, with the argument
 names the offered tool's schema declares. `call` sends a tool call verbatim.
 
 Every request is recorded (`MockAPI.requests`) with its decoded JSON body; `MockAPI.all_text()` returns all

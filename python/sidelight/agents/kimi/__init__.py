@@ -23,7 +23,7 @@ REASON</system>``. Kimi CLI 1.50 reads a hook's output only for a refusal: ``Use
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH110, PTH112, PTH113, PTH118
+# ruff: noqa: PTH112, PTH113, PTH116, PTH118, PTH123
 
 from __future__ import annotations
 
@@ -68,6 +68,8 @@ FORMAT = FormatSpec(
     name=NAME,
     decoder="kimi",
     categories=DEFAULT_CATEGORIES["kimi"],
+    # Nothing of sidelight's reaches a Kimi context but a refusal, as a tool's result.
+    injected_markers=("[Session Activity]",),
     description="Kimi CLI contexts (~/.kimi/sessions/<md5 of the work dir>/<session>/context.jsonl)",
 )
 
@@ -157,7 +159,9 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
                 yield id_session(NAME, Path(context), session_id, group)
 
 
-def session_for_path(path: Path, event: HostEvent | None = None, settings: Settings | None = None) -> Session | None:
+def session_for_path(
+    path: Path, event: HostEvent | None = None, settings: Settings | None = None
+) -> Session | None:
     """The Kimi CLI session whose context file is ``path`` (which may not exist yet)."""
     session_id = path.parent.name or (event.session_id if event is not None else None)
     if not session_id:

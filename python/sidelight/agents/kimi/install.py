@@ -41,10 +41,14 @@ _HOOKS = re.compile(r"^\s*\[\[\s*hooks\s*\]\]\s*(#.*)?$")
 def _config_path(home: Path | None) -> Path:
     if home is not None:
         return home / ".kimi" / "config.toml"
-    from sidelight.agents.kimi import kimi_dir
+    import os
+    from pathlib import Path
+
     from sidelight.config import Settings
 
-    return kimi_dir(Settings.load()) / "config.toml"
+    # The agent's kimi_dir (not imported: the agent's module imports this one).
+    moved = os.environ.get("KIMI_SHARE_DIR")
+    return (Path(moved) if moved else Settings.load().home / ".kimi") / "config.toml"
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:
