@@ -400,7 +400,7 @@ def _agent_session(agent: str, folder: Path, cwd: Path) -> None:
         target = folder / "tmp" / "app" / "chats" / "session-2026-01-01T10-00-0000abcd.jsonl"
         shutil.copy(DATA / "gemini" / "four-tools-resume.jsonl", _parent(target))
     elif agent == "kimi":
-        target = folder / "sessions" / "882933f0a474eab5ab255a33cae246b3" / sid / "context.jsonl"
+        target = folder / "sessions" / "882933f0a474eab5ab255a33cae246b3" / sid / "wire.jsonl"
         shutil.copy(DATA / "kimi" / "four-tools-resume.jsonl", _parent(target))
     else:
         import sqlite3

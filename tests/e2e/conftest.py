@@ -669,7 +669,7 @@ class AgentEnv:
         result = self._run("kimi", argv, self.env(**(env or {})), self.kimi_sessions, timeout)
         m = re.search(r"kimi -r (\S+)", result.stdout + result.stderr)
         result.session_id = m.group(1) if m else None
-        result.transcripts = [p for p in result.transcripts if p.name == "context.jsonl"]
+        result.transcripts = [p for p in result.transcripts if p.name == "wire.jsonl"]
         return self._check(result, check)
 
 

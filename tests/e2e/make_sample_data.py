@@ -198,7 +198,8 @@ def kimi_samples(out: Path) -> None:
         first = agents.kimi(PROMPT_1)
         assert first.session_id
         agents.kimi(PROMPT_2, resume=first.session_id)
-        copy(first.transcript, out / "four-tools-resume.jsonl")
+        copy(first.transcript, out / "four-tools-resume.jsonl")  # wire.jsonl: what sidelight reads
+        copy(first.transcript.with_name("context.jsonl"), out / "four-tools-resume.context.jsonl")
 
 
 def opencode_samples(out: Path) -> None:

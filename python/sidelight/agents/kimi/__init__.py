@@ -1,9 +1,12 @@
 """Built-in template: Kimi CLI (format ``kimi``, resolver ``kimi``, injector ``kimi``).
 
-**Sessions.** Every ``<kimi dir>/sessions/<md5 of the work dir>/<session id>/context.jsonl`` (``<kimi
-dir>``: ``$KIMI_SHARE_DIR``, else ``~/.kimi``). ``context.jsonl`` is what the model is sent, one message a
-line; Kimi rotates it aside (``context_1.jsonl``...) on ``/clear`` and compaction and starts it again, which
-the core notices as a replaced file. ``wire.jsonl`` (the UI's events) and ``state.json`` are not read.
+**Sessions.** Every ``<kimi dir>/sessions/<md5 of the work dir>/<session id>/wire.jsonl`` (``<kimi
+dir>``: ``$KIMI_SHARE_DIR``, else ``~/.kimi``): the session's log of events, each with its time, appended to
+for the whole session. ``context.jsonl`` beside it (what the model is sent, one message a line) has no
+times, and Kimi moves it aside and starts it again on ``/clear`` and on compaction (with the summary as a
+``user`` message): the stale-write guard needs each tool call's time, and a digest what happened, so the
+wire log is read (the ``kimi`` decoder reads either). ``state.json`` is not read (its ``custom_title`` is
+the first prompt, which the scan has).
 
 **Records.** ``key`` = ``kimi:<session id>`` (the folder's name), ``id`` = that id, ``name`` = a short id.
 
@@ -60,7 +63,8 @@ __all__ = [
 logger = get_logger(__name__)
 
 NAME = "kimi"
-CONTEXT_FILE = "context.jsonl"
+#: The file of a session's folder sidelight reads.
+WIRE_FILE = "wire.jsonl"
 #: The variable that moves Kimi's folder.
 SHARE_VARIABLE = "KIMI_SHARE_DIR"
 
@@ -70,7 +74,7 @@ FORMAT = FormatSpec(
     categories=DEFAULT_CATEGORIES["kimi"],
     # Nothing of sidelight's reaches a Kimi context but a refusal, as a tool's result.
     injected_markers=("[Session Activity]",),
-    description="Kimi CLI contexts (~/.kimi/sessions/<md5 of the work dir>/<session>/context.jsonl)",
+    description="Kimi CLI sessions (~/.kimi/sessions/<md5 of the work dir>/<session>/wire.jsonl)",
 )
 
 
@@ -139,7 +143,7 @@ def _group(folder: str, groups: Mapping[str, str], cwd: Path | None = None) -> s
 
 
 def list_sessions(settings: Settings) -> Iterator[Session]:
-    """Every Kimi CLI session whose context file exists."""
+    """Every Kimi CLI session whose wire log exists."""
     try:
         with os.scandir(real(os.fspath(sessions_dir(settings)))) as entries:
             folders = sorted((e.name, e.path) for e in entries if e.is_dir())
@@ -154,15 +158,15 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
             continue
         group = _group(name, groups)
         for session_id, path in sessions:
-            context = os.path.join(path, CONTEXT_FILE)
-            if os.path.isfile(context):
-                yield id_session(NAME, Path(context), session_id, group)
+            wire = os.path.join(path, WIRE_FILE)
+            if os.path.isfile(wire):
+                yield id_session(NAME, Path(wire), session_id, group)
 
 
 def session_for_path(
     path: Path, event: HostEvent | None = None, settings: Settings | None = None
 ) -> Session | None:
-    """The Kimi CLI session whose context file is ``path`` (which may not exist yet)."""
+    """The Kimi CLI session whose wire log is ``path`` (which may not exist yet)."""
     session_id = path.parent.name or (event.session_id if event is not None else None)
     if not session_id:
         return None
@@ -186,7 +190,7 @@ def _current(event: HostEvent, settings: Settings) -> Session | None:
     if not os.path.isdir(folder) and real(cwd) != cwd:
         resolved = os.path.join(top, folder_name(real(cwd)))
         folder = resolved if os.path.isdir(resolved) else folder
-    return session_for_path(Path(folder, session_id, CONTEXT_FILE), event, settings)
+    return session_for_path(Path(folder, session_id, WIRE_FILE), event, settings)
 
 
 current = quietly(NAME, _current)

@@ -1,13 +1,17 @@
-//! Kimi CLI contexts (`~/.kimi/sessions/<md5 of the work dir>/<session>/context.jsonl`): see
-//! docs/activity.md.
+//! Kimi CLI sessions (`~/.kimi/sessions/<md5 of the work dir>/<session>/`): see docs/activity.md.
 //!
-//! One chat-completions message a line, `{"role", "content", "tool_calls", "tool_call_id"}`, with no
-//! timestamp, session id or working directory (the folders say those). `content` is a string or a list
-//! of parts (`{"type": "text", "text"}`, `{"type": "think", "think"}`, ...). Counted: `user` (what the
-//! person typed; a message made only of `<system-reminder>` texts is Kimi's own), `assistant` (its text
-//! parts, and `tool_calls` whose `function.arguments` is a JSON string) and, for a reader, `tool`
-//! (a result; `<system>ERROR: ...</system>` first marks a failure). The roles `_system_prompt`,
-//! `_checkpoint` and `_usage` are Kimi's bookkeeping and hold nothing counted.
+//! A session is read from `wire.jsonl`, the log of what happened, one event a line:
+//! `{"timestamp": EPOCH SECONDS, "message": {"type", "payload"}}` after a `{"type": "metadata"}` head.
+//! Counted: `TurnBegin` and `SteerInput` (`user_input`: what the person typed, a string or content
+//! parts), `StepBegin` (one model response), `ContentPart` (`text`; `think` is no reply), `ToolCall`
+//! (`function.name`, `function.arguments` as a JSON string) and, for a reader, `ToolResult`
+//! (`return_value.is_error`, `output` else `message`). The time is given as ISO 8601 (UTC, ms).
+//!
+//! The same decoder reads `context.jsonl` too (what the model is sent, rotated aside on `/clear` and
+//! compaction, without times): one chat-completions message a line, `{"role", "content", "tool_calls",
+//! "tool_call_id"}`; `user` (a message made only of `<system-reminder>` texts is Kimi's own),
+//! `assistant` and `tool` (`<system>ERROR: ...</system>` first marks a failure) are counted; the roles
+//! `_system_prompt`, `_checkpoint` and `_usage` are bookkeeping.
 
 use super::read::{line_end, Bad};
 use super::tools::{tool_input, PRIMARY_KEYS};
@@ -107,8 +111,232 @@ fn starts_with(text: &RawStr<'_>, prefix: &[u8]) -> bool {
     text.raw.trim_ascii_start().starts_with(prefix)
 }
 
-/// Kimi CLI: see docs/activity.md.
+/// Kimi CLI: a line of `wire.jsonl` (it has a `message` or names no `role`) or of `context.jsonl`.
 pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
+    let mut probe = Reader::new(line);
+    let mut wire = false;
+    // The first key tells: `timestamp` and `type` (the metadata head) are the wire's, `role` and
+    // `content` the context's.
+    let _ = probe.object(|_, key| {
+        wire = !matches!(
+            key.raw,
+            b"role" | b"content" | b"tool_calls" | b"tool_call_id"
+        );
+        Some(Flow::Stop)
+    });
+    if wire {
+        decode_wire(line, sink)
+    } else {
+        decode_context(line, sink)
+    }
+}
+
+/// An epoch time in seconds as ISO 8601, UTC, to the millisecond (`None`: not a time).
+fn iso(seconds: f64) -> Option<String> {
+    if !seconds.is_finite() || !(0.0..253_402_300_800.0).contains(&seconds) {
+        return None;
+    }
+    let ms = (seconds * 1000.0).round() as i64;
+    let (secs, milli) = (ms.div_euclid(1000), ms.rem_euclid(1000));
+    let (days, day) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    Some(format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{milli:03}Z",
+        day / 3600,
+        day % 3600 / 60,
+        day % 60
+    ))
+}
+
+/// What the `payload` of a counted wire event holds.
+#[derive(Default)]
+struct Payload<'a> {
+    texts: Vec<RawStr<'a>>,
+    kind: Option<RawStr<'a>>,
+    call: Option<Call<'a>>,
+    call_id: Option<RawStr<'a>>,
+    failed: bool,
+    output: Vec<RawStr<'a>>,
+    message: Option<RawStr<'a>>,
+}
+
+fn return_value<'a>(r: &mut Reader<'a>, p: &mut Payload<'a>) -> Option<()> {
+    if r.peek()? != b'{' {
+        return r.skip();
+    }
+    r.object(|r, key| {
+        match key.raw {
+            b"is_error" if matches!(r.peek()?, b't' | b'f') => p.failed = r.boolean()?,
+            b"output" => texts(r, &mut p.output)?,
+            b"message" => p.message = r.string_or_skip()?,
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })
+    .map(|_| ())
+}
+
+/// Reads the `payload` of a wire event of type `ty`.
+fn payload<'a>(r: &mut Reader<'a>, ty: &[u8], p: &mut Payload<'a>) -> Option<()> {
+    if r.peek()? != b'{' {
+        return r.skip();
+    }
+    let (mut id, mut name, mut args) = (None, None, None);
+    r.object(|r, key| {
+        match (ty, key.raw) {
+            (b"TurnBegin" | b"SteerInput", b"user_input") => texts(r, &mut p.texts)?,
+            (b"ContentPart", b"type") => p.kind = r.string_or_skip()?,
+            (b"ContentPart", b"text") => p.texts.push(r.string()?),
+            (b"ToolCall", b"id") => id = r.string_or_skip()?,
+            (b"ToolCall", b"function") => function(r, &mut name, &mut args)?,
+            (b"ToolResult", b"tool_call_id") => p.call_id = r.string_or_skip()?,
+            (b"ToolResult", b"return_value") => return_value(r, p)?,
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })?;
+    if let Some(name) = name {
+        p.call = Some((id, name, args));
+    }
+    Some(())
+}
+
+/// A line of `wire.jsonl`.
+fn decode_wire<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
+    let mut r = Reader::new(line);
+    let want = sink.wants_results();
+    let entries = sink.wants_entries();
+    let (mut head, mut ty, mut seconds): (Option<RawStr<'_>>, Option<RawStr<'_>>, Option<f64>) =
+        (None, None, None);
+    let mut late: Option<&[u8]> = None;
+    let mut p = Payload::default();
+    let counted = |t: &[u8]| {
+        matches!(
+            t,
+            b"TurnBegin" | b"SteerInput" | b"StepBegin" | b"ContentPart" | b"ToolCall"
+        ) || (want && t == b"ToolResult")
+    };
+    r.object(|r, key| {
+        match key.raw {
+            b"type" => head = r.string_or_skip()?,
+            b"timestamp" => {
+                let span = r.span()?;
+                seconds = std::str::from_utf8(span).ok().and_then(|s| s.parse().ok());
+            }
+            b"message" if r.peek()? == b'{' => {
+                r.object(|r, key| {
+                    match key.raw {
+                        b"type" => ty = r.string_or_skip()?,
+                        b"payload" => match ty {
+                            Some(t) if counted(t.raw) => payload(r, t.raw, &mut p)?,
+                            Some(_) => r.skip()?,
+                            None => late = Some(r.span()?),
+                        },
+                        _ => r.skip()?,
+                    }
+                    Some(Flow::Continue)
+                })?;
+            }
+            _ => r.skip()?,
+        }
+        Some(Flow::Continue)
+    })
+    .ok_or(Bad::Malformed)?;
+    line_end(&mut r, false)?;
+    let t = ty.map(|t| t.raw).unwrap_or_default();
+    if let (Some(span), true) = (late, counted(t)) {
+        payload(&mut Reader::new(span), t, &mut p).ok_or(Bad::Malformed)?;
+    }
+    sink.entry_type(ty.or(head).as_ref());
+    let stamp = seconds.and_then(iso);
+    let ts = stamp.as_deref().map(|s| RawStr {
+        raw: s.as_bytes(),
+        escaped: false,
+    });
+    if let (true, Some(ts), true) = (entries, &ts, counted(t)) {
+        sink.line_timestamp(ts);
+    }
+    let ts = ts.as_ref();
+    match t {
+        b"TurnBegin" | b"SteerInput" => {
+            if let Some(text) = typed(p.texts) {
+                sink.prompt(text, ts);
+            }
+        }
+        b"StepBegin" => sink.assistant(None, ts),
+        b"ContentPart" if p.kind.is_none_or(|k| k.is(b"text")) => {
+            for text in p.texts.iter().filter(|t| !t.is_blank()) {
+                sink.assistant_text(text, ts);
+            }
+        }
+        b"ToolCall" => {
+            if let Some(call) = p.call {
+                tool_use(sink, call, entries, ts);
+            }
+        }
+        b"ToolResult" if want => {
+            let text = joined(if p.output.iter().all(RawStr::is_blank) {
+                p.message.into_iter().collect()
+            } else {
+                p.output
+            });
+            sink.tool_result(p.call_id.map(|i| hash64(i.raw)), p.failed, text);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The texts as one, a line between each (`None`: none).
+fn joined(parts: Vec<RawStr<'_>>) -> Option<Text<'_>> {
+    match parts.len() {
+        0 => None,
+        1 => Some(Text::Raw(parts[0])),
+        _ => Text::join(&parts),
+    }
+}
+
+/// What the person typed: the texts that are not Kimi's own reminders.
+fn typed(parts: Vec<RawStr<'_>>) -> Option<Text<'_>> {
+    joined(
+        parts
+            .into_iter()
+            .filter(|p| !starts_with(p, REMINDER))
+            .collect(),
+    )
+}
+
+fn tool_use<S: Sink>(
+    sink: &mut S,
+    (id, name, args): Call<'_>,
+    entries: bool,
+    ts: Option<&RawStr<'_>>,
+) {
+    let name = name.decode();
+    let json = args.map(|a| decode_raw(a.raw)).unwrap_or_default();
+    let input = tool_input(json.as_bytes(), &name, &PRIMARY_KEYS);
+    let call = ToolCall {
+        id: id.map(|i| hash64(i.raw)),
+        name: &name,
+        primary: input.primary.map(|t| Text::Joined(t.trimmed(usize::MAX))),
+        files: input.files,
+        details: input.details,
+        arguments: args.filter(|_| entries).map(Arguments::Encoded),
+    };
+    sink.tool_use(call, ts);
+}
+
+/// A line of `context.jsonl`.
+fn decode_context<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     let mut r = Reader::new(line);
     let want = sink.wants_results();
     let entries = sink.wants_entries();
@@ -149,16 +377,7 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
     sink.entry_type(role.as_ref());
     match t {
         b"user" => {
-            let typed: Vec<RawStr<'_>> = parts
-                .into_iter()
-                .filter(|p| !starts_with(p, REMINDER))
-                .collect();
-            let text = match typed.len() {
-                0 => None,
-                1 => Some(Text::Raw(typed[0])),
-                _ => Text::join(&typed),
-            };
-            if let Some(text) = text {
+            if let Some(text) = typed(parts) {
                 sink.prompt(text, None);
             }
         }
@@ -167,29 +386,13 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
             for text in parts.iter().filter(|p| !p.is_blank()) {
                 sink.assistant_text(text, None);
             }
-            for (id, name, args) in calls {
-                let name = name.decode();
-                let json = args.map(|a| decode_raw(a.raw)).unwrap_or_default();
-                let input = tool_input(json.as_bytes(), &name, &PRIMARY_KEYS);
-                let call = ToolCall {
-                    id: id.map(|i| hash64(i.raw)),
-                    name: &name,
-                    primary: input.primary.map(|t| Text::Joined(t.trimmed(usize::MAX))),
-                    files: input.files,
-                    details: input.details,
-                    arguments: args.filter(|_| entries).map(Arguments::Encoded),
-                };
-                sink.tool_use(call, None);
+            for call in calls {
+                tool_use(sink, call, entries, None);
             }
         }
         b"tool" if want => {
             let failed = parts.first().is_some_and(|p| starts_with(p, ERROR));
-            let text = match parts.len() {
-                0 => None,
-                1 => Some(Text::Raw(parts[0])),
-                _ => Text::join(&parts),
-            };
-            sink.tool_result(call_id.map(|i| hash64(i.raw)), failed, text);
+            sink.tool_result(call_id.map(|i| hash64(i.raw)), failed, joined(parts));
         }
         _ => {}
     }
@@ -267,6 +470,71 @@ mod tests {
         // `content` before `role` is read as well.
         let late = r#"{"content":"late prompt","role":"user"}"#;
         assert_eq!(results(Format::Kimi, &[late]).prompts, ["late prompt"]);
+    }
+
+    // As Kimi CLI 1.50.0 writes its wire log (cut down).
+    const WIRE: &[&str] = &[
+        r#"{"type": "metadata", "protocol_version": "1.10"}"#,
+        r#"{"timestamp": 1795928874.0734735, "message": {"type": "TurnBegin", "payload": {"user_input": "fix the build"}}}"#,
+        r#"{"timestamp": 1795928874.0751286, "message": {"type": "StepBegin", "payload": {"n": 1}}}"#,
+        r#"{"timestamp": 1795928874.1, "message": {"type": "ContentPart", "payload": {"type": "think", "think": "hmm"}}}"#,
+        r#"{"timestamp": 1795928874.2214956, "message": {"type": "ToolCall", "payload": {"type": "function", "id": "c1", "function": {"name": "WriteFile", "arguments": "{\"path\": \"/p/a.rs\", \"content\": \"x\\n\"}"}, "extras": null}}}"#,
+        r#"{"timestamp": 1795928874.2236686, "message": {"type": "ToolResult", "payload": {"tool_call_id": "c1", "return_value": {"is_error": false, "output": "", "message": "File successfully overwritten.", "display": []}}}}"#,
+        r#"{"timestamp": 1795928874.3, "message": {"type": "ToolCall", "payload": {"type": "function", "id": "c2", "function": {"name": "Shell", "arguments": "{\"command\": \"cargo test\"}"}}}}"#,
+        r#"{"timestamp": 1795928874.4, "message": {"type": "ToolResult", "payload": {"tool_call_id": "c2", "return_value": {"is_error": true, "output": "boom", "message": "exit 1"}}}}"#,
+        r#"{"timestamp": 1795928874.5, "message": {"type": "StatusUpdate", "payload": {"context_tokens": 10}}}"#,
+        r#"{"timestamp": 1795928874.6, "message": {"type": "StepBegin", "payload": {"n": 2}}}"#,
+        r#"{"timestamp": 1795928874.2844436, "message": {"type": "ContentPart", "payload": {"type": "text", "text": "Fixed."}}}"#,
+        r#"{"timestamp": 1795928874.2875094, "message": {"type": "TurnEnd", "payload": {}}}"#,
+    ];
+
+    #[test]
+    fn kimi_reads_its_wire_log_with_times() {
+        let options = Options {
+            categories: Format::Kimi.categories(),
+            ..Options::default()
+        };
+        let mut a = Activity::new(&options, 0);
+        for line in WIRE {
+            Format::Kimi.decode(line.as_bytes(), &mut a);
+        }
+        assert_eq!((a.user_messages, a.assistant_messages), (1, 2));
+        assert_eq!(a.first_user_text.as_deref(), Some("fix the build"));
+        assert_eq!(a.last_assistant_text.as_deref(), Some("Fixed."));
+        assert_eq!(a.files_touched, ["/p/a.rs"]);
+        assert_eq!(a.tools.get("Shell"), Some(&1));
+        assert_eq!(
+            a.first_timestamp.as_deref(),
+            Some("2026-11-29T05:07:54.073Z")
+        );
+        assert_eq!(a.entry_types.get("metadata"), Some(&1));
+        assert_eq!(a.entry_types.get("StatusUpdate"), Some(&1));
+        let sink = results(Format::Kimi, WIRE);
+        assert_eq!(
+            sink.results,
+            [
+                (
+                    h("c1"),
+                    false,
+                    Some("File successfully overwritten.".into())
+                ),
+                (h("c2"), true, Some("boom".into())),
+            ]
+        );
+        assert_eq!(sink.prompts, ["fix the build"]);
+        assert_eq!(Format::guess(WIRE[0].as_bytes()), Some(Format::Kimi));
+        assert_eq!(Format::guess(WIRE[1].as_bytes()), Some(Format::Kimi));
+    }
+
+    #[test]
+    fn epoch_seconds_become_iso_times() {
+        assert_eq!(super::iso(0.0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        assert_eq!(
+            super::iso(951_782_400.5).as_deref(),
+            Some("2000-02-29T00:00:00.500Z")
+        );
+        assert_eq!(super::iso(-1.0), None);
+        assert_eq!(super::iso(f64::NAN), None);
     }
 
     #[test]

@@ -213,6 +213,9 @@ impl Format {
         // Qwen Code's envelope is Claude Code's plus a `provenance` (from 0.22; older versions wrote
         // none, and then only the Gemini-style `message.parts` tells); Copilot's events carry `data`.
         let (mut provenance, mut data, mut parts) = (false, false, false);
+        // Kimi CLI's wire log: `message: {type, payload}` without a type beside it, after a
+        // `{"type": "metadata", "protocol_version"}` head.
+        let (mut wire_payload, mut protocol) = (false, false);
         // An old Codex rollout's header (`id`, `instructions`) and items (`role` beside `type`, no
         // `payload`); a Claude Code usage line without a type (`requestId`, `costUSD`).
         let (mut id, mut instructions, mut role, mut usage) = (false, false, false, false);
@@ -239,6 +242,7 @@ impl Format {
                     if r.peek()? == b'{' {
                         r.object(|r, key| {
                             parts |= key.raw == b"parts";
+                            wire_payload |= key.raw == b"payload";
                             r.skip()?;
                             Some(Flow::Continue)
                         })?;
@@ -283,6 +287,10 @@ impl Format {
                     usage = true;
                     r.skip()?;
                 }
+                b"protocol_version" => {
+                    protocol = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
@@ -298,11 +306,14 @@ impl Format {
                 return Some(Format::ClaudeCode);
             }
             // Kimi CLI's context: chat-completions messages and its bookkeeping, a role and no type.
-            if role && !message {
+            if (role && !message) || (message && wire_payload) {
                 return Some(Format::Kimi);
             }
         }
         let ty = ty?;
+        if protocol && ty == b"metadata" {
+            return Some(Format::Kimi);
+        }
         if payload
             && matches!(
                 ty,
