@@ -26,6 +26,7 @@ from sidelight.install.ledger import InstallError
 from sidelight.records import HostEvent
 from tests.test_edit_guard import B, World
 from tests.test_guard_hosts import hook
+from tests.test_guard_hosts import world as world  # the fixture: B prompted five minutes ago
 
 DATA = Path(__file__).parent / "data" / "kimi"
 KIMI_A = "a1a1a1a1-0000-4000-8000-000000000000"
@@ -81,13 +82,6 @@ def _pre(world: World, tool: str = "StrReplaceFile", args: Any = None) -> dict[s
         "tool_input": args,
         "tool_call_id": "call_9",
     }
-
-
-@pytest.fixture
-def world(home: Path) -> World:
-    w = World(home)
-    w.prompt(B, 300)
-    return w
 
 
 # --- the guard: the one channel Kimi's model hears ------------------------------------------------------

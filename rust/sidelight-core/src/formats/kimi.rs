@@ -405,6 +405,19 @@ mod tests {
     use crate::formats::testing::{h, results};
     use crate::formats::Format;
 
+    /// A count with Kimi's own tool categories (its write tools touch files).
+    fn scan(lines: &[&str]) -> Activity {
+        let options = Options {
+            categories: Format::Kimi.categories(),
+            ..Options::default()
+        };
+        let mut a = Activity::new(&options, 0);
+        for line in lines {
+            Format::Kimi.decode(line.as_bytes(), &mut a);
+        }
+        a
+    }
+
     // As Kimi CLI 1.50.0 writes them (cut down): bookkeeping, a prompt, a tool round of each kind, a
     // failed call, a reminder of Kimi's own, a reply.
     const LINES: &[&str] = &[
@@ -421,15 +434,7 @@ mod tests {
 
     #[test]
     fn kimi_counts_typed_prompts_replies_and_tools_not_its_bookkeeping() {
-        // Kimi's own tool categories: its write tools touch files.
-        let options = Options {
-            categories: Format::Kimi.categories(),
-            ..Options::default()
-        };
-        let mut a = Activity::new(&options, 0);
-        for line in LINES {
-            Format::Kimi.decode(line.as_bytes(), &mut a);
-        }
+        let a = scan(LINES);
         assert_eq!((a.user_messages, a.assistant_messages), (1, 2));
         assert_eq!(a.first_user_text.as_deref(), Some("fix the build"));
         assert_eq!(a.last_assistant_text.as_deref(), Some("Fixed."));
@@ -490,14 +495,7 @@ mod tests {
 
     #[test]
     fn kimi_reads_its_wire_log_with_times() {
-        let options = Options {
-            categories: Format::Kimi.categories(),
-            ..Options::default()
-        };
-        let mut a = Activity::new(&options, 0);
-        for line in WIRE {
-            Format::Kimi.decode(line.as_bytes(), &mut a);
-        }
+        let a = scan(WIRE);
         assert_eq!((a.user_messages, a.assistant_messages), (1, 2));
         assert_eq!(a.first_user_text.as_deref(), Some("fix the build"));
         assert_eq!(a.last_assistant_text.as_deref(), Some("Fixed."));
