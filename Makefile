@@ -8,6 +8,9 @@ PY := $(VENV)/bin/python
 CLIENTS_DIR := tests/e2e/clients
 # The real agent CLIs used by the end-to-end tests, installed from the pinned lock file.
 CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
+# Kimi CLI (PyPI, Python >= 3.12) in a venv of its own, from a pinned requirements file.
+KIMI_VENV := $(CLIENTS_DIR)/kimi-venv
+KIMI := $(KIMI_VENV)/.installed
 
 .PHONY: install build-dev run clients redis-server browser lint fmt test test-fast bench fuzz soak all clean
 
@@ -22,13 +25,25 @@ build-dev: $(PY)  ## editable install with test and lint dependencies
 	$(PY) -m pip install -q -e '.[test,lint]'
 
 run: install  ## the main job: scan the sample transcripts written by the real agent CLIs
-	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl
+	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl
 
 $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 	cd $(CLIENTS_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-clients: $(CLIENTS)  ## the real claude, codex and pi CLIs for the end-to-end tests
+clients: $(CLIENTS) $(KIMI)  ## the real agent CLIs for the end-to-end tests
+
+# The first python3.13 or python3.12 on PATH or under `pyenv root`; none: one line, and its tests skip.
+$(KIMI): $(CLIENTS_DIR)/kimi-requirements.txt
+	@PY=; root=$$(pyenv root 2>/dev/null); \
+	for p in $$(command -v python3.13) $$(ls -d "$$root"/versions/3.13*/bin/python3.13 2>/dev/null) \
+	         $$(command -v python3.12) $$(ls -d "$$root"/versions/3.12*/bin/python3.12 2>/dev/null); do \
+		"$$p" -c pass 2>/dev/null && { PY=$$p; break; }; \
+	done; \
+	if [ -z "$$PY" ]; then echo "Kimi CLI not installed: no python3.13 or python3.12 (PATH, pyenv); its e2e tests will skip"; exit 0; fi; \
+	echo "Kimi CLI: $$PY -m venv $(KIMI_VENV)"; \
+	rm -rf $(KIMI_VENV) && "$$PY" -m venv $(KIMI_VENV) && \
+	$(KIMI_VENV)/bin/pip install -q --disable-pip-version-check -r $< && touch $@
 
 # The fleet tests start their own Redis servers (tests/support/redis_server.py); they fail without one, unless
 # SIDELIGHT_SKIP_REDIS=1. Debian's package, installed when missing (CI runs as root; sudo elsewhere).

@@ -42,7 +42,9 @@ AGENTS = {
     "opencode": "opencode",
     "copilot": "Copilot CLI",
 }
-INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode")
+#: The built-in agents whose hosts were observed since (docs/hosts-next.md): told less than every prompt.
+NEXT_AGENTS = ("kimi",)
+INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "kimi")
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,7 @@ def _pre_tool_text_hosts() -> set[str]:
 
 
 def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> None:
-    assert set(builtin) == {*AGENTS, "volute"}
+    assert set(builtin) == {*AGENTS, *NEXT_AGENTS, "volute"}
     titles = {name: agent.title for name, agent in builtin.items()}
     assert titles == {
         "claude-code": "Claude Code",
@@ -80,6 +82,7 @@ def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> 
         "copilot": "GitHub Copilot CLI",
         "gemini": "Gemini CLI",
         "opencode": "opencode",
+        "kimi": "Kimi CLI",
         "volute": "volute",
     }
     plugins = Plugins(entry_points=False)
@@ -116,6 +119,16 @@ def test_an_agents_tool_hooks_are_what_the_host_was_seen_to_do(
     assert agent.can("before_tool", "refuse") == blocks.startswith("yes")
     assert agent.can("before_tool", "inject") == (AGENTS[name] in _pre_tool_text_hosts())
     assert agent.timeout_unit == {"s": "s", "ms": "ms", "none": ""}[unit.split()[0]]
+
+
+def test_kimi_is_told_only_by_refusing_a_write(builtin: dict[str, AgentSpec]) -> None:
+    """Kimi CLI 1.50 reads a hook's output only for a block (docs/hosts-next.md): its prompt and
+    after-tool hooks fire and carry nothing to the model; its PreToolUse refuses."""
+    kimi = builtin["kimi"]
+    assert not kimi.can("prompt", "inject") and not kimi.can("after_tool", "inject")
+    assert kimi.can("before_tool", "refuse") and not kimi.can("before_tool", "inject")
+    assert kimi.timeout_unit == "s"
+    assert "| Kimi CLI " in (ROOT / "docs" / "hosts-next.md").read_text(encoding="utf-8")
 
 
 def test_a_hosts_start_injection_follows_its_agent(builtin: dict[str, AgentSpec]) -> None:
@@ -171,7 +184,7 @@ def test_asking_for_one_agent_imports_no_other_agents_module() -> None:
 
 def test_the_generic_resolvers_are_the_agents_own() -> None:
     plugins = Plugins(entry_points=False)
-    assert {r for r in plugins.resolvers() if is_generic(r, plugins)} == set(AGENTS)
+    assert {r for r in plugins.resolvers() if is_generic(r, plugins)} == {*AGENTS, *NEXT_AGENTS}
     plugins.register(_agent_plugin(), name="my_agent")
     assert is_generic("my-agent", plugins)
     assert not is_generic("volute", plugins)  # its minds' transcripts are other agents'

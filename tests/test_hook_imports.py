@@ -133,6 +133,7 @@ AGENT_FOLDERS = {
     "qwen": ".qwen/projects",
     "copilot": ".copilot/session-state",
     "gemini": ".gemini/tmp",
+    "kimi": ".kimi/sessions",
 }
 
 #: The modules of an agent's folder beside its template that its listing imports (its folder rules).

@@ -164,6 +164,7 @@ ALLOWED = {
     ("agents/copilot/__init__.py", "events.jsonl"),
     # Codex's own config file; opencode's own folders (its plugins, its database)
     ("agents/codex/install.py", "config.toml"),
+    ("agents/kimi/install.py", "config.toml"),
     ("agents/opencode/install.py", "opencode"),
     # opencode's database folder, in the agents' index (which also spells the export's folder, as the
     # warm client does its two names below: it is read before anything else, and statelayout takes it)

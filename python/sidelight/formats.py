@@ -70,6 +70,7 @@ class Format(StrEnum):
     QWEN = "qwen"
     COPILOT = "copilot"
     GEMINI = "gemini"
+    KIMI = "kimi"
 
     @classmethod
     def _missing_(cls, value: object) -> Format | None:

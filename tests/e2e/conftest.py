@@ -39,6 +39,10 @@ COPILOT_VERSION = "1.0.102"
 PI_VERSION = "0.73.1"
 GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
+#: Kimi CLI is a Python program (PyPI `kimi-cli`, Python >= 3.12): `make clients` builds it in a venv of its
+#: own from tests/e2e/clients/kimi-requirements.txt; its tests are skipped without it.
+KIMI_VERSION = "1.50.0"
+KIMI_BIN = CLIENTS_DIR / "kimi-venv" / "bin" / "kimi"
 
 # Model ids the mock answers as. Codex picks its tools from the model's metadata: a known slug
 # (`gpt-5.5`) gets the freeform `apply_patch` tool; an unknown one would only get `exec_command`.
@@ -163,6 +167,10 @@ class AgentEnv:
     def copilot_sessions(self) -> Path:
         return self.home / ".copilot" / "session-state"
 
+    @property
+    def kimi_sessions(self) -> Path:
+        return self.home / ".kimi" / "sessions"
+
     def write_configs(self) -> None:
         qwen_dir = self.home / ".qwen"
         qwen_dir.mkdir(parents=True, exist_ok=True)
@@ -211,6 +219,24 @@ class AgentEnv:
             "telemetry": {"enabled": False},
         }
         (gemini_dir / "settings.json").write_text(json.dumps(gemini_settings, indent=2))
+        kimi_dir = self.home / ".kimi"
+        kimi_dir.mkdir(parents=True, exist_ok=True)
+        # The mock as an OpenAI chat-completions provider; nothing sent anywhere else.
+        (kimi_dir / "config.toml").write_text(
+            "# the e2e tests' Kimi CLI: the loopback mock only\n"
+            'default_model = "mock"\n'
+            "telemetry = false\n"
+            "\n"
+            "[providers.mock]\n"
+            'type = "openai_legacy"\n'
+            f'base_url = "{self.mock.base_url}/v1"\n'
+            'api_key = "dummy"\n'
+            "\n"
+            "[models.mock]\n"
+            'provider = "mock"\n'
+            'model = "mock-model"\n'
+            "max_context_size = 128000\n"
+        )
 
     def env(self, **extra: str) -> dict[str, str]:
         """A minimal environment: no inherited API keys, HOME pointing at the throwaway home."""
@@ -618,6 +644,32 @@ class AgentEnv:
         result = self._run("copilot", argv, run_env, self.copilot_sessions, timeout)
         if result.transcripts:
             result.session_id = result.transcripts[0].parent.name
+        return self._check(result, check)
+
+    def kimi(
+        self,
+        prompt: str,
+        *,
+        resume: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`kimi --print -p PROMPT` (with `-r SESSION_ID` to continue a session). Never `kimi` bare: the
+        stub releases and a bare `kimi` download things."""
+        if not KIMI_BIN.exists():
+            pytest.skip(
+                f"Kimi CLI {KIMI_VERSION} is not installed ({KIMI_BIN}): `make clients` builds it "
+                "when a python3.13 or python3.12 is found"
+            )
+        argv = [str(KIMI_BIN), "--print"]
+        if resume:
+            argv += ["-r", resume]
+        argv += ["-p", prompt]
+        result = self._run("kimi", argv, self.env(**(env or {})), self.kimi_sessions, timeout)
+        m = re.search(r"kimi -r (\S+)", result.stdout + result.stderr)
+        result.session_id = m.group(1) if m else None
+        result.transcripts = [p for p in result.transcripts if p.name == "wire.jsonl"]
         return self._check(result, check)
 
 

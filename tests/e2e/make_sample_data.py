@@ -1,4 +1,4 @@
-"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode}/ with the real CLIs and the
+"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode,kimi}/ with the real CLIs and the
 scripted mock API.
 
     python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
@@ -21,6 +21,7 @@ from tests.e2e.conftest import (
     CODEX_VERSION,
     COPILOT_VERSION,
     GEMINI_VERSION,
+    KIMI_VERSION,
     OPENCODE_VERSION,
     PI_VERSION,
     QWEN_VERSION,
@@ -189,6 +190,18 @@ def copilot_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def kimi_samples(out: Path) -> None:
+    with MockAPI() as mock:
+        agents = env("kimi", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script([four_tools(target), second_turn(target)])
+        first = agents.kimi(PROMPT_1)
+        assert first.session_id
+        agents.kimi(PROMPT_2, resume=first.session_id)
+        copy(first.transcript, out / "four-tools-resume.jsonl")  # wire.jsonl: what sidelight reads
+        copy(first.transcript.with_name("context.jsonl"), out / "four-tools-resume.context.jsonl")
+
+
 def opencode_samples(out: Path) -> None:
     """opencode keeps its sessions in SQLite: the sample is the three tables as SQL, and the export
     sidelight makes of them (what the ``opencode`` format reads). Between the two prompts a Claude Code
@@ -248,13 +261,15 @@ SAMPLES = {
     "qwen": qwen_samples,
     "copilot": copilot_samples,
     "opencode": opencode_samples,
+    "kimi": kimi_samples,
 }
 
 
 def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
-        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}; root {ROOT}"
+        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, kimi {KIMI_VERSION}; "
+        f"root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

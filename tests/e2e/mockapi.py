@@ -27,7 +27,8 @@ Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `re
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
 `apply_patch`, Gemini `run_shell_command`/`write_file`/`replace`/`read_file`, Qwen
 `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
-`read`, Copilot `bash`/`create`/`edit`/`view`), chosen from the tools the request offers, with the argument
+`read`, Copilot `bash`/`create`/`edit`/`view`, Kimi `Shell`/`WriteFile`/`StrReplaceFile`/`ReadFile`),
+chosen from the tools the request offers, with the argument
 names the offered tool's schema declares. `call` sends a tool call verbatim.
 
 Every request is recorded (`MockAPI.requests`) with its decoded JSON body; `MockAPI.all_text()` returns all
@@ -437,12 +438,12 @@ def _openai_call(c: Call, tools: dict[str, JSON]) -> tuple[str, str, Any]:
     return _openai_shell(f"apply_patch <<'PATCH'\n{patch}PATCH", tools)
 
 
-# Chat-completions tool names per neutral call, by client (Qwen, opencode, Copilot), first offered wins.
+# Chat-completions tool names per neutral call, by client (Qwen, opencode, Copilot, Kimi), first offered wins.
 _CHAT_TOOL_NAMES: dict[str, tuple[str, ...]] = {
-    "bash": ("run_shell_command", "bash"),
-    "write": ("write_file", "write", "create"),
-    "edit": ("edit", "replace"),
-    "read": ("read_file", "read", "view"),
+    "bash": ("run_shell_command", "bash", "Shell"),
+    "write": ("write_file", "write", "create", "WriteFile"),
+    "edit": ("edit", "replace", "StrReplaceFile"),
+    "read": ("read_file", "read", "view", "ReadFile"),
 }
 # Argument names, first one the tool's schema declares wins (Qwen snake_case, opencode camelCase, Copilot).
 _CHAT_ARG_NAMES: dict[str, tuple[str, ...]] = {
@@ -460,6 +461,8 @@ def _chat_call(c: Call, tools: dict[str, JSON]) -> tuple[str, JSON]:
         return c.name, c.args
     names = _CHAT_TOOL_NAMES[c.kind]
     name = next((n for n in names if n in tools), names[0])
+    if name == "StrReplaceFile":  # Kimi: {path, edit: {old, new}}
+        return name, {"path": c.args["path"], "edit": {"old": c.args["old"], "new": c.args["new"]}}
     schema = (tools.get(name) or {}).get("parameters") or {}
     props = schema.get("properties") or {}
     args: JSON = {}

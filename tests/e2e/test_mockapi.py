@@ -237,6 +237,12 @@ COPILOT_TOOLS = [
     _fn("edit", ["path", "old_str", "new_str"], ["path"]),
     _fn("view", ["path"]),
 ]
+KIMI_TOOLS = [
+    _fn("Shell", ["command", "timeout"], ["command"]),
+    _fn("WriteFile", ["path", "content", "mode"], ["path", "content"]),
+    _fn("StrReplaceFile", ["path", "edit"], ["path", "edit"]),
+    _fn("ReadFile", ["path"]),
+]
 
 
 def chat(
@@ -300,7 +306,7 @@ def test_chat_turns_tool_rounds_usage_and_done(mock: MockAPI) -> None:
 
 def test_chat_tool_names_and_arguments_follow_the_offered_schema(mock: MockAPI) -> None:
     steps = reply(bash("ls"), write("/p/a", "x"), edit("/p/a", "x", "y"), read("/p/a"))
-    mock.set_script([[steps], [steps], [steps]])
+    mock.set_script([[steps], [steps], [steps], [steps]])
     qwen = calls_of(chat(mock, [{"role": "user", "content": "q"}], QWEN_TOOLS))
     assert qwen == [
         ("run_shell_command", {"command": "ls"}),
@@ -321,6 +327,13 @@ def test_chat_tool_names_and_arguments_follow_the_offered_schema(mock: MockAPI) 
         ("create", {"path": "/p/a", "file_text": "x"}),
         ("edit", {"path": "/p/a", "old_str": "x", "new_str": "y"}),
         ("view", {"path": "/p/a"}),
+    ]
+    kimi = calls_of(chat(mock, [{"role": "user", "content": "k"}], KIMI_TOOLS))
+    assert kimi == [
+        ("Shell", {"command": "ls"}),
+        ("WriteFile", {"path": "/p/a", "content": "x"}),
+        ("StrReplaceFile", {"path": "/p/a", "edit": {"old": "x", "new": "y"}}),
+        ("ReadFile", {"path": "/p/a"}),
     ]
 
 

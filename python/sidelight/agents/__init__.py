@@ -122,6 +122,11 @@ def _gemini_here(settings: Settings) -> bool:
     return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
 
 
+def _kimi_here(settings: Settings) -> bool:
+    folder = os.environ.get("KIMI_SHARE_DIR") or os.path.join(settings.home, ".kimi")  # noqa: PTH118
+    return os.path.isdir(os.path.join(folder, "sessions"))  # noqa: PTH112, PTH118
+
+
 #: The folder of the state directory where sidelight exports the sessions of the agents that keep them in
 #: a database, one folder per agent (:func:`sidelight.statelayout.export_dir`, which has the name from
 #: here: this module is read before anything else of sidelight's).
@@ -239,6 +244,19 @@ BUILTIN_AGENTS: tuple[BuiltinAgent, ...] = (
         _opencode_here,
         ("opencode",),
         variables=("XDG_DATA_HOME",),  # its database, and sidelight's export of it
+    ),
+    BuiltinAgent(
+        "sidelight.agents.kimi",
+        {
+            "formats": ("kimi",),
+            "resolvers": ("kimi",),
+            "injectors": ("kimi",),
+            "installers": ("kimi",),
+            "agents": ("kimi",),
+        },
+        _kimi_here,
+        ("kimi",),
+        variables=("KIMI_SHARE_DIR",),
     ),
     BuiltinAgent(
         # Its minds are found around the working directory: its resolver is always asked.

@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, `kimi`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -20,6 +20,7 @@ mod codex;
 mod copilot;
 pub mod declared;
 mod gemini;
+mod kimi;
 mod message;
 mod pi;
 mod qwen;
@@ -40,6 +41,7 @@ pub enum Format {
     Pi,
     Qwen,
     Copilot,
+    Kimi,
     Codex,
     Gemini,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
@@ -106,13 +108,14 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Gemini,
         Format::Qwen,
         Format::Copilot,
+        Format::Kimi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -123,6 +126,7 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Qwen => "qwen",
             Format::Copilot => "copilot",
+            Format::Kimi => "kimi",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -146,6 +150,7 @@ impl Format {
             Format::Gemini => gemini::TOOLS,
             Format::Qwen => qwen::TOOLS,
             Format::Copilot => copilot::TOOLS,
+            Format::Kimi => kimi::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -178,6 +183,7 @@ impl Format {
             Format::Gemini => gemini::decode(line, sink),
             Format::Qwen => qwen::decode(line, sink),
             Format::Copilot => copilot::decode(line, sink),
+            Format::Kimi => kimi::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -207,6 +213,9 @@ impl Format {
         // Qwen Code's envelope is Claude Code's plus a `provenance` (from 0.22; older versions wrote
         // none, and then only the Gemini-style `message.parts` tells); Copilot's events carry `data`.
         let (mut provenance, mut data, mut parts) = (false, false, false);
+        // Kimi CLI's wire log: `message: {type, payload}` without a type beside it, after a
+        // `{"type": "metadata", "protocol_version"}` head.
+        let (mut wire_payload, mut protocol) = (false, false);
         // An old Codex rollout's header (`id`, `instructions`) and items (`role` beside `type`, no
         // `payload`); a Claude Code usage line without a type (`requestId`, `costUSD`).
         let (mut id, mut instructions, mut role, mut usage) = (false, false, false, false);
@@ -233,6 +242,7 @@ impl Format {
                     if r.peek()? == b'{' {
                         r.object(|r, key| {
                             parts |= key.raw == b"parts";
+                            wire_payload |= key.raw == b"payload";
                             r.skip()?;
                             Some(Flow::Continue)
                         })?;
@@ -277,6 +287,10 @@ impl Format {
                     usage = true;
                     r.skip()?;
                 }
+                b"protocol_version" => {
+                    protocol = true;
+                    r.skip()?;
+                }
                 _ => r.skip()?,
             }
             Some(Flow::Continue)
@@ -291,8 +305,15 @@ impl Format {
             if message && usage {
                 return Some(Format::ClaudeCode);
             }
+            // Kimi CLI's context: chat-completions messages and its bookkeeping, a role and no type.
+            if (role && !message) || (message && wire_payload) {
+                return Some(Format::Kimi);
+            }
         }
         let ty = ty?;
+        if protocol && ty == b"metadata" {
+            return Some(Format::Kimi);
+        }
         if payload
             && matches!(
                 ty,
@@ -449,6 +470,7 @@ mod tests {
             (Format::Qwen, "qwen/four-tools-resume.jsonl"),
             (Format::Copilot, "copilot/four-tools-resume.jsonl"),
             (Format::Gemini, "gemini/four-tools-resume.jsonl"),
+            (Format::Kimi, "kimi/four-tools-resume.jsonl"),
         ] {
             let text = std::fs::read_to_string(root.join(sample)).unwrap();
             let lines: Vec<&str> = text.lines().collect();

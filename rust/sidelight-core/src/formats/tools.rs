@@ -45,7 +45,8 @@ fn line_count(text: &RawStr<'_>) -> u64 {
     }
 }
 
-/// An edit's old and new text from `{old_string, new_string}` or `{oldText, newText}`.
+/// An edit's old and new text from `{old_string, new_string}`, `{oldText, newText}` or (Kimi's
+/// `StrReplaceFile{edit}`) `{old, new}`.
 fn edit_pair<'a>(
     r: &mut Reader<'a>,
     old: &mut Option<RawStr<'a>>,
@@ -53,8 +54,8 @@ fn edit_pair<'a>(
 ) -> Option<()> {
     r.object(|r, key| {
         match key.raw {
-            b"old_string" | b"oldText" => *old = r.string_or_skip()?,
-            b"new_string" | b"newText" => *new = r.string_or_skip()?,
+            b"old_string" | b"oldText" | b"old" => *old = r.string_or_skip()?,
+            b"new_string" | b"newText" | b"new" => *new = r.string_or_skip()?,
             _ => r.skip()?,
         }
         Some(Flow::Continue)
@@ -107,7 +108,11 @@ pub(super) fn tool_input<'a, K: AsRef<[u8]>>(
             (None, b'"') if key.is(b"new_string") || key.is(b"newText") || key.is(b"new_str") => {
                 new = r.string()
             }
-            (None, b'[') if key.is(b"edits") => {
+            // Kimi's `StrReplaceFile{edit}`: one edit, or a list of them.
+            (None, b'{') if key.is(b"edit") && old.is_none() && new.is_none() => {
+                edit_pair(r, &mut old, &mut new)?
+            }
+            (None, b'[') if key.is(b"edits") || key.is(b"edit") => {
                 // Several edits in one call: the first one stands for them.
                 let mut first = true;
                 r.array(|r| {
