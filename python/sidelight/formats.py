@@ -70,6 +70,7 @@ class Format(StrEnum):
     QWEN = "qwen"
     COPILOT = "copilot"
     GEMINI = "gemini"
+    DROID = "droid"
 
     @classmethod
     def _missing_(cls, value: object) -> Format | None:

@@ -120,6 +120,10 @@ def _gemini_here(settings: Settings) -> bool:
     return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
 
 
+def _droid_here(settings: Settings) -> bool:
+    return _isdir(settings.home / ".factory", "sessions")
+
+
 #: The folder of the state directory where sidelight exports the sessions of the agents that keep them in
 #: a database, one folder per agent (:func:`sidelight.statelayout.export_dir`, which has the name from
 #: here: this module is read before anything else of sidelight's).
@@ -237,6 +241,18 @@ BUILTIN_AGENTS: tuple[BuiltinAgent, ...] = (
         _opencode_here,
         ("opencode",),
         variables=("XDG_DATA_HOME",),  # its database, and sidelight's export of it
+    ),
+    BuiltinAgent(
+        "sidelight.agents.droid",
+        {
+            "formats": ("droid",),
+            "resolvers": ("droid",),
+            "injectors": ("droid",),
+            "installers": ("droid",),
+            "agents": ("droid",),
+        },
+        _droid_here,
+        ("droid",),
     ),
     BuiltinAgent(
         # Its minds are found around the working directory: its resolver is always asked.

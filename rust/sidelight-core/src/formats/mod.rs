@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, `droid`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -19,6 +19,7 @@ mod claude_code;
 mod codex;
 mod copilot;
 pub mod declared;
+mod droid;
 mod gemini;
 mod message;
 mod pi;
@@ -42,6 +43,7 @@ pub enum Format {
     Copilot,
     Codex,
     Gemini,
+    Droid,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
     Declared(&'static Declared),
     /// A decoder written outside the core (the Python fallback).
@@ -106,13 +108,14 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Gemini,
         Format::Qwen,
         Format::Copilot,
+        Format::Droid,
     ];
 
     pub fn name(self) -> &'static str {
@@ -123,6 +126,7 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Qwen => "qwen",
             Format::Copilot => "copilot",
+            Format::Droid => "droid",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
         }
@@ -146,6 +150,7 @@ impl Format {
             Format::Gemini => gemini::TOOLS,
             Format::Qwen => qwen::TOOLS,
             Format::Copilot => copilot::TOOLS,
+            Format::Droid => droid::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
     }
@@ -178,6 +183,7 @@ impl Format {
             Format::Gemini => gemini::decode(line, sink),
             Format::Qwen => qwen::decode(line, sink),
             Format::Copilot => copilot::decode(line, sink),
+            Format::Droid => droid::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
                 if d.decode(line, sink) {
@@ -207,6 +213,8 @@ impl Format {
         // Qwen Code's envelope is Claude Code's plus a `provenance` (from 0.22; older versions wrote
         // none, and then only the Gemini-style `message.parts` tells); Copilot's events carry `data`.
         let (mut provenance, mut data, mut parts) = (false, false, false);
+        // Droid's `message` lines are Pi's envelope; its messages carry keys Pi's never do.
+        let mut droid = false;
         // An old Codex rollout's header (`id`, `instructions`) and items (`role` beside `type`, no
         // `payload`); a Claude Code usage line without a type (`requestId`, `costUSD`).
         let (mut id, mut instructions, mut role, mut usage) = (false, false, false, false);
@@ -233,6 +241,10 @@ impl Format {
                     if r.peek()? == b'{' {
                         r.object(|r, key| {
                             parts |= key.raw == b"parts";
+                            droid |= matches!(
+                                key.raw,
+                                b"visibility" | b"modelId" | b"interactionMode" | b"hookEventName"
+                            );
                             r.skip()?;
                             Some(Flow::Continue)
                         })?;
@@ -311,6 +323,8 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         match ty {
+            b"session_start" => Some(Format::Droid),
+            b"message" if message && droid => Some(Format::Droid),
             b"session" if pi_header => Some(Format::Pi),
             b"model_change"
             | b"thinking_level_change"
