@@ -41,8 +41,9 @@ AGENTS = {
     "qwen": "Qwen Code",
     "opencode": "opencode",
     "copilot": "Copilot CLI",
+    "droid": "Factory Droid",
 }
-INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode")
+INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "droid")
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +81,7 @@ def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> 
         "copilot": "GitHub Copilot CLI",
         "gemini": "Gemini CLI",
         "opencode": "opencode",
+        "droid": "Factory Droid",
         "volute": "volute",
     }
     plugins = Plugins(entry_points=False)
