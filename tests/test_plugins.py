@@ -537,7 +537,7 @@ def test_the_whole_family_imports_every_template_that_provides_it() -> None:
     through_pluggy = Plugins(entry_points=False)
     assert through_pluggy.manager is not None
     assert list(plugins.injectors()) == list(through_pluggy.injectors())
-    assert len(plugins.injectors()) == 8
+    assert len(plugins.injectors()) == 9
     assert plugins.injector("gemini") is plugins.injectors()["gemini"]
     assert plugins.format("nope") is None and plugins.injector("nope") is None
     assert list(plugins.formats()) == list(through_pluggy.formats())
