@@ -129,8 +129,10 @@ def droid_rpc(
             if line is None:
                 fail(f"exited ({proc.wait()}) before answering")
             try:
-                message = json.loads(line or "")
+                message: dict[str, Any] = json.loads(line or "")
             except ValueError:
+                continue
+            if not isinstance(message, dict):
                 continue
             messages.append(message)
             if done(message):
@@ -142,7 +144,12 @@ def droid_rpc(
         proc.stdin.flush()
 
     if resume is None:
-        params = {"machineId": "m1", "cwd": str(agents.project), "modelId": DROID_MODEL, "autonomyLevel": "high"}
+        params = {
+            "machineId": "m1",
+            "cwd": str(agents.project),
+            "modelId": DROID_MODEL,
+            "autonomyLevel": "high",
+        }
         send(_request(1, "droid.initialize_session", params))
     else:
         send(_request(1, "droid.load_session", {"sessionId": resume}))
@@ -153,7 +160,9 @@ def droid_rpc(
     for n, prompt in enumerate(prompts, start=2):
         send(_request(n, "droid.add_user_message", {"text": prompt}))
         wait_for(
-            lambda m: ((m.get("params") or {}).get("notification") or {}).get("type") == "agent_turn_completed"
+            lambda m: (
+                ((m.get("params") or {}).get("notification") or {}).get("type") == "agent_turn_completed"
+            )
         )
     proc.stdin.close()
     try:

@@ -272,8 +272,8 @@ SAMPLES = {
 def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
-        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, droid {DROID_VERSION}; "
-        f"root {ROOT}"
+        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, "
+        f"droid {DROID_VERSION}; root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

@@ -27,8 +27,9 @@ Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `re
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
 `apply_patch`, Gemini `run_shell_command`/`write_file`/`replace`/`read_file`, Qwen
 `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
-`read`, Copilot `bash`/`create`/`edit`/`view`, Droid `Execute`/`Create`/`Edit`/`Read`), chosen from the tools the request offers, with the argument
-names the offered tool's schema declares. `call` sends a tool call verbatim.
+`read`, Copilot `bash`/`create`/`edit`/`view`, Droid `Execute`/`Create`/`Edit`/`Read`), chosen from the
+tools the request offers, with the argument names the offered tool's schema declares. `call` sends a tool
+call verbatim.
 
 Every request is recorded (`MockAPI.requests`) with its decoded JSON body; `MockAPI.all_text()` returns all
 bodies as one string to search for injected context.

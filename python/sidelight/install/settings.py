@@ -2,8 +2,9 @@
 changed only where sidelight's entries go, and the hooks table many hosts share.
 
 The table is ``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``
-(or, for a host whose hooks file is the table itself, ``top``, ``{EVENT: [...]}``); sidelight's entries in it are the commands :func:`sidelight.install.command.is_hook_command` knows. A
-settings file that is not valid JSON (or JSONC, for a host that reads it so) is refused and nothing is
+(or, for a host whose hooks file is the table itself, ``top``, ``{EVENT: [...]}``); sidelight's entries
+in it are the commands :func:`sidelight.install.command.is_hook_command` knows. A settings file that is
+not valid JSON (or JSONC, for a host that reads it so) is refused and nothing is
 changed; a JSONC file with comments or trailing commas is edited only where sidelight's entries go
 (:func:`sidelight.install.jsonc.edit_jsonc`), so its comments stay.
 """

@@ -17,7 +17,7 @@ under Droid's sessions folder or the event comes from the ``droid`` host, else t
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH118
+# ruff: noqa: PTH118, PTH119
 
 from __future__ import annotations
 

@@ -10,11 +10,16 @@ Imported only when the installers are asked for (the agent's ``sidelight_install
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sidelight.install.command import HOOK_TIMEOUT
 from sidelight.install.settings import install_hooks, uninstall_hooks
-from sidelight.records import InstallerSpec, InstallResult
+from sidelight.records import InstallerSpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sidelight.records import InstallResult
 
 __all__ = ["DROID_EVENTS", "DROID_MATCHERS", "INSTALLER", "install_droid", "uninstall_droid"]
 
@@ -36,7 +41,13 @@ def _hooks_path(home: Path | None) -> Path:
 def install_droid(*, home: Path | None = None) -> InstallResult:
     """Adds sidelight's hooks to Droid's user hooks file (``~/.factory/hooks.json``)."""
     return install_hooks(
-        "droid", _hooks_path(home), DROID_EVENTS, "Factory Droid", HOOK_TIMEOUT, matchers=DROID_MATCHERS, top=True
+        "droid",
+        _hooks_path(home),
+        DROID_EVENTS,
+        "Factory Droid",
+        HOOK_TIMEOUT,
+        matchers=DROID_MATCHERS,
+        top=True,
     )
 
 

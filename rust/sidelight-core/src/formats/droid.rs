@@ -29,11 +29,13 @@ pub(super) const TOOLS: &[(&str, Category)] = &[
     ("taskstop", Category::Command),
 ];
 
-/// The keys of a Droid tool input that name what it acts on, most telling first (its `LS` takes a
-/// `directory_path`, its `Glob` a `folder`).
-const KEYS: [&str; 8] = [
+/// The keys of a Droid tool input that name what it acts on, most telling first: the common ones,
+/// then its `LS`'s `directory_path` and its `Glob`'s `folder`.
+const KEYS: [&str; 10] = [
     "file_path",
+    "notebook_path",
     "command",
+    "cmd",
     "pattern",
     "query",
     "url",
@@ -102,11 +104,16 @@ pub(super) fn decode<S: Sink>(line: &[u8], sink: &mut S) -> Result<(), Bad> {
         }
         return Ok(());
     }
-    if t != b"message" || !has_message || msg.visibility.is_some() {
+    if t != b"message" || !has_message {
         return Ok(());
     }
+    // Every message is a link of the session's chain, the ones that are nobody's words too (a reply's
+    // parent may be a system reminder).
     if let (true, Some(id)) = (want, id) {
         sink.entry_link(hash64(id.raw), parent.map(|p| hash64(p.raw)));
+    }
+    if msg.visibility.is_some() {
+        return Ok(());
     }
     if let (true, Some(ts)) = (entries, &ts) {
         sink.line_timestamp(ts);
@@ -195,6 +202,13 @@ mod tests {
             ]
         );
         assert_eq!(sink.prompts, ["fix the build"]);
+        // The chain runs through the reminders and hook records too.
+        assert!(sink
+            .links
+            .contains(&(h("a3").unwrap(), h("todo-suggest-1"))));
+        assert!(sink
+            .links
+            .contains(&(h("todo-suggest-1").unwrap(), h("r2"))));
     }
 
     #[test]
