@@ -108,14 +108,28 @@ def droid_rpc(
             lines.put(line)
         lines.put(None)
 
-    threading.Thread(target=pump, daemon=True).start()
-    threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True).start()
+    readers = [
+        threading.Thread(target=pump, daemon=True),
+        threading.Thread(target=lambda: errors.extend(proc.stderr or ()), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+
+    def finish() -> None:
+        """Waits for the readers to see the pipes' ends, and closes them."""
+        for reader in readers:
+            reader.join(timeout=10)
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + (timeout or RUN_TIMEOUT)
 
     def fail(why: str) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        finish()
         tail = "".join(errors)[-3000:]
         pytest.fail(f"droid: {why}\n--- stderr\n{tail}\n--- mock\n{agents.mock.summary()}", pytrace=False)
 
@@ -170,6 +184,7 @@ def droid_rpc(
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    finish()
     found = list((agents.home / ".factory" / "sessions").glob(f"*/{session_id}.jsonl"))
     assert found, f"droid wrote no transcript for {session_id}\n{''.join(errors)[-3000:]}"
     return DroidRun(session_id, found[0], messages, "".join(errors))
