@@ -133,6 +133,29 @@ def test_the_commands_list_read_and_recap_a_droid_session(home: Path, run_cli: A
     assert status.returncode == 0 and row.startswith("Create notes.txt"), status.stdout + status.stderr
 
 
+def test_the_dashboard_lists_and_reads_a_droid_session(home: Path) -> None:
+    pytest.importorskip("starlette")
+    from sidelight.dashboard.data import Board
+
+    place(home)
+    board = Board(Settings.load(), Plugins(entry_points=False))
+    (row,) = [r for r in board.rows() if r["agent"] == "droid"]
+    assert row["id"] == f"droid:{SAMPLE_ID}" and row["name"] == PROMPT_1
+    detail = board.detail(row["id"])
+    texts = [entry["text"] for entry in detail["conversation"] if entry["text"]]
+    assert texts[0] == PROMPT_1 and texts[-1] == "It says alpha and gamma."
+    assert [entry["tool"] for entry in detail["conversation"] if entry["tool"]] == [
+        "Execute",
+        "Create",
+        "Edit",
+        "Read",
+        "Execute",
+    ]
+    assert detail["last_injected"] is not None and detail["last_injected"].startswith("(Session Activity)")
+    assert detail["last_injected_where"] == "Droid's user_only hook records (hookResults[].stdout)"
+    assert detail["recap"] and "notes.txt" in detail["recap"]
+
+
 # --- the injector ---------------------------------------------------------------------------------
 
 
