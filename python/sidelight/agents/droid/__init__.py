@@ -17,7 +17,7 @@ under Droid's sessions folder or the event comes from the ``droid`` host, else t
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH118, PTH119
+# ruff: noqa: PTH118
 
 from __future__ import annotations
 
@@ -26,14 +26,23 @@ from pathlib import Path
 
 from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
-from sidelight.engine.paths import TitledSession, head_string_field, own_transcript, quietly, real, short_id
+from sidelight.engine.paths import (
+    TitledSession,
+    folder_group,
+    folder_sessions,
+    jsonl_files,
+    own_transcript,
+    quietly,
+    real,
+    short_id,
+)
 from sidelight.formats import DEFAULT_CATEGORIES
 from sidelight.hostio import command_hook_injector
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterator, Mapping
     from typing import Any
 
     from sidelight.config import Settings
@@ -85,22 +94,6 @@ def project_folder(cwd: str) -> str:
     return cwd.replace(os.sep, "-")
 
 
-def _folder_group(folder: str, transcripts: Iterable[str], fallback: Path | None = None) -> str:
-    cached = _folder_cwds.get(folder)
-    if cached is not None:
-        return cached
-    for n, path in enumerate(transcripts):
-        if n >= 4:
-            break
-        cwd = head_string_field(path, "cwd", limit=16 * 1024)
-        if cwd:
-            _folder_cwds[folder] = group = real(cwd)
-            return group
-    if fallback is not None:
-        return real(os.fspath(fallback))
-    return f"{NAME}:{os.path.basename(folder)}"  # no working directory known: a group of its own
-
-
 def _session(path: Path, session_id: str, group: str) -> Session:
     return TitledSession(
         key=f"{NAME}:{session_id}",
@@ -114,31 +107,9 @@ def _session(path: Path, session_id: str, group: str) -> Session:
     )
 
 
-def _transcripts(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as entries:
-            return sorted(e.path for e in entries if e.name.endswith(".jsonl") and e.is_file())
-    except OSError:
-        return []
-
-
 def list_sessions(settings: Settings) -> Iterator[Session]:
     """Every Droid session under Droid's sessions folder."""
-    try:
-        with os.scandir(real(os.fspath(sessions_dir(settings)))) as entries:
-            folders = sorted(e.path for e in entries if e.is_dir())
-    except OSError:
-        return
-    for folder in folders:
-        try:
-            transcripts = _transcripts(folder)
-            if not transcripts:
-                continue
-            group = _folder_group(folder, transcripts)
-            for path in transcripts:
-                yield _session(Path(path), os.path.basename(path)[:-6], group)
-        except Exception as error:  # an odd folder never hides the others
-            logger.debug("droid: skipping %s: %s", folder, error)
+    return folder_sessions(NAME, os.fspath(sessions_dir(settings)), "", _folder_cwds, _session)
 
 
 def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
@@ -148,8 +119,9 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
     if not session_id:
         return None
     folder = os.fspath(path.parent)
-    transcripts = [os.fspath(path)] if path.is_file() else _transcripts(folder)
-    return _session(path, session_id, _folder_group(folder, transcripts, event.cwd if event else None))
+    transcripts = [os.fspath(path)] if path.is_file() else jsonl_files(folder)
+    fallback = event.cwd if event is not None else None
+    return _session(path, session_id, folder_group(NAME, folder, transcripts, _folder_cwds, fallback))
 
 
 def _current(event: HostEvent, settings: Settings) -> Session | None:
