@@ -81,6 +81,7 @@ def test_droid_and_claude_code_hear_each_other_and_a_stale_write_is_refused(agen
     agents.claude("cc: what did droid do?", resume=cc.session_id)
     back = digest_for(agents.mock, "cc: what did droid do?")
     assert back is not None, agents.sidelight_log
+    print(back)  # the report quotes it
     (line,) = [line for line in back.splitlines() if line.startswith("- ")]
     assert line.startswith("- droid d: start ("), back  # named by its title
     assert "notes.txt" in line and "echo built > build.log" in back and "d: built" in line, back
