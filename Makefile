@@ -25,7 +25,7 @@ build-dev: $(PY)  ## editable install with test and lint dependencies
 	$(PY) -m pip install -q -e '.[test,lint]'
 
 run: install  ## the main job: scan the sample transcripts written by the real agent CLIs
-	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl
+	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl tests/data/droid/*.jsonl
 
 $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 	cd $(CLIENTS_DIR) && npm ci --no-audit --no-fund --loglevel=error

@@ -41,10 +41,11 @@ AGENTS = {
     "qwen": "Qwen Code",
     "opencode": "opencode",
     "copilot": "Copilot CLI",
+    "droid": "Factory Droid",
 }
 #: The built-in agents whose hosts were observed since (docs/hosts-next.md): told less than every prompt.
 NEXT_AGENTS = ("kimi",)
-INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "kimi")
+INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "droid", "kimi")
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +83,7 @@ def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> 
         "copilot": "GitHub Copilot CLI",
         "gemini": "Gemini CLI",
         "opencode": "opencode",
+        "droid": "Factory Droid",
         "kimi": "Kimi CLI",
         "volute": "volute",
     }

@@ -37,6 +37,8 @@ PLACES = {
     "copilot/four-tools-resume.jsonl": ".copilot/session-state/8ed2d4e8-0d21-4f05-bfa3-98490ef6f892/"
     "events.jsonl",
     "gemini/four-tools-resume.jsonl": ".gemini/tmp/project/chats/session-2026-11-25T05-49-6803eb87.jsonl",
+    "droid/four-tools-resume.jsonl": ".factory/sessions/-tmp-sidelight-samples-droid-project/"
+    "e9399b42-0e12-466c-9529-4d3b84cf3d5b.jsonl",
     "kimi/four-tools-resume.jsonl": ".kimi/sessions/882933f0a474eab5ab255a33cae246b3/"
     "6cb094a2-8125-43f6-9cd5-aa6ae9ee3050/wire.jsonl",
 }
@@ -114,6 +116,7 @@ def test_every_command_gives_one_set_of_counts_per_session(world: Path, run_cli,
         "copilot",
         "gemini",
         "opencode",
+        "droid",
         "kimi",
     }
     by_key = {r["key"]: r for r in listed}
@@ -199,7 +202,7 @@ def test_what_sessions_shows_resolves_for_every_agent(world: Path, run_cli) -> N
 
     listed = json_lines(run_cli("sessions", "--json").stdout)
     settings, plugins = Settings.load(), Plugins()
-    assert len({r["format"] for r in listed}) == 8
+    assert len({r["format"] for r in listed}) == 9
     for record in listed:
         shown, full = record["name"], record["id"]
         for spec in (shown, shown[:4], full[:13], full[:13].upper()):

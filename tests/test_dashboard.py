@@ -745,6 +745,7 @@ def test_the_last_injected_context_is_read_where_the_host_records_it(client, wor
         ("qwen", "four-tools-resume"),
         ("copilot", "four-tools-resume"),
         ("opencode", "four-tools-continue"),
+        ("droid", "four-tools-resume"),
         ("kimi", "four-tools-resume"),
     ],
 )

@@ -332,6 +332,7 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
         "redis-streams",
         "volute",
         "kimi",
+        "droid",
         "opencode",
         "gemini",
         "copilot",
@@ -372,7 +373,8 @@ def test_the_table_of_what_each_template_provides_is_the_templates_own() -> None
         for spec in hooks.get("sidelight_formats", lambda: ())():
             assert spec.decoder == spec.name, name  # categories(decoders) imports by decoder
     checked = {agent.module for agent in BUILTIN_AGENTS if agent.sessions_here is not None}
-    assert checked == {f"sidelight.agents.{a}" for a in AGENTS}
+    # Droid's folder moves with no variable of its own: tests/test_droid.py checks its root test.
+    assert checked == {f"sidelight.agents.{a}" for a in (*AGENTS, "droid")}
     claude_code = importlib.import_module("sidelight.agents.claude_code")
     assert agents_index.other_agents_hosts(claude_code.__name__) == claude_code._OTHER_HOSTS
 
@@ -559,7 +561,7 @@ def test_the_whole_family_imports_every_template_that_provides_it() -> None:
     through_pluggy = Plugins(entry_points=False)
     assert through_pluggy.manager is not None
     assert list(plugins.injectors()) == list(through_pluggy.injectors())
-    assert len(plugins.injectors()) == 9
+    assert len(plugins.injectors()) == 10
     assert plugins.injector("gemini") is plugins.injectors()["gemini"]
     assert plugins.format("nope") is None and plugins.injector("nope") is None
     assert list(plugins.formats()) == list(through_pluggy.formats())

@@ -122,13 +122,14 @@ def test_templates_register_formats_and_resolvers_without_conflicts() -> None:
         "gemini": "gemini",
         "qwen": "qwen",
         "copilot": "copilot",
+        "droid": "droid",
         "opencode": "opencode",  # decoded in Python (its sessions are a database, exported as lines)
         "kimi": "kimi",
     }
     for name, spec in formats.items():
         assert dict(spec.categories) == DEFAULT_CATEGORIES.get(name, dict(spec.categories))
         assert spec.injected_markers == ("[Session Activity]",)
-    assert {"claude-code", "pi", "codex", "gemini", "qwen", "copilot", "opencode", "volute"} <= set(
+    assert {"claude-code", "pi", "codex", "gemini", "qwen", "copilot", "opencode", "droid", "volute"} <= set(
         plugins.resolvers()
     )
     assert plugins.categories()["claude-code"]["bash"] == "command"

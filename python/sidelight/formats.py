@@ -70,6 +70,7 @@ class Format(StrEnum):
     QWEN = "qwen"
     COPILOT = "copilot"
     GEMINI = "gemini"
+    DROID = "droid"
     KIMI = "kimi"
 
     @classmethod

@@ -1,5 +1,5 @@
-"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode,kimi}/ with the real CLIs and the
-scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode,droid,kimi}/ with the real CLIs
+and the scripted mock API.
 
     python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
     python -m tests.e2e.make_sample_data opencode   # only the folders named
@@ -27,6 +27,7 @@ from tests.e2e.conftest import (
     QWEN_VERSION,
     AgentEnv,
 )
+from tests.e2e.droid import DROID_VERSION, droid_rpc
 from tests.e2e.mockapi import MockAPI, Reply, Rule, bash, call, edit, read, say, write
 
 ROOT = Path("/tmp/sidelight-samples")
@@ -190,6 +191,22 @@ def copilot_samples(out: Path) -> None:
         copy(first.transcript, out / "four-tools-resume.jsonl")
 
 
+def droid_samples(out: Path) -> None:
+    """Over Droid's JSON-RPC path (where its prompt hook fires), with sidelight's hooks installed and a
+    Claude Code session beside it, so that the transcript holds the digest in a hook's record (the format
+    must leave it out); the second prompt resumes the session in a new process (`droid.load_session`)."""
+    with MockAPI() as mock:
+        agents = env("droid", mock)
+        agents.install_sidelight("droid")
+        target = agents.project / "notes.txt"
+        mock.set_script([[say("Hello from Claude Code.")], four_tools(target), second_turn(target)])
+        agents.claude("Say hello.")
+        first = droid_rpc(agents, PROMPT_1)
+        droid_rpc(agents, PROMPT_2, resume=first.session_id)
+        assert "[Session Activity]" in first.transcript.read_text()
+        copy(first.transcript, out / "four-tools-resume.jsonl")
+
+
 def kimi_samples(out: Path) -> None:
     with MockAPI() as mock:
         agents = env("kimi", mock)
@@ -261,6 +278,7 @@ SAMPLES = {
     "qwen": qwen_samples,
     "copilot": copilot_samples,
     "opencode": opencode_samples,
+    "droid": droid_samples,
     "kimi": kimi_samples,
 }
 
@@ -268,8 +286,8 @@ SAMPLES = {
 def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
-        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, kimi {KIMI_VERSION}; "
-        f"root {ROOT}"
+        f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, "
+        f"droid {DROID_VERSION}, kimi {KIMI_VERSION}; root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

@@ -6,7 +6,7 @@ One server speaks both wire protocols the CLIs use:
   (Pi with a custom provider whose `"api"` is `"anthropic-messages"`);
 * the OpenAI Responses API (`POST /v1/responses`, streamed SSE) for Codex (`wire_api = "responses"`);
 * the OpenAI Chat Completions API (`POST /v1/chat/completions`, streamed `chat.completion.chunk` SSE or
-  plain JSON) for Qwen Code, opencode and GitHub Copilot CLI (BYOK).
+  plain JSON) for Qwen Code, opencode, GitHub Copilot CLI (BYOK) and Factory Droid.
 * the Gemini API (`POST /v1beta/models/{model}:streamGenerateContent?alt=sse`) for the Gemini CLI.
 
 Everything else a CLI may ask for at start-up (`count_tokens`, model listings, telemetry, ...) gets a
@@ -27,8 +27,8 @@ Replies are client-neutral where it makes sense: `bash`, `write`, `edit` and `re
 own tool (Claude `Bash`/`Write`/`Edit`/`Read`, Pi `bash`/`write`/`edit`/`read`, Codex `exec_command` and
 `apply_patch`, Gemini `run_shell_command`/`write_file`/`replace`/`read_file`, Qwen
 `run_shell_command`/`write_file`/`edit`/`read_file`, opencode `bash`/`write`/`edit`/
-`read`, Copilot `bash`/`create`/`edit`/`view`, Kimi `Shell`/`WriteFile`/`StrReplaceFile`/`ReadFile`),
-chosen from the tools the request offers, with the argument
+`read`, Copilot `bash`/`create`/`edit`/`view`, Droid `Execute`/`Create`/`Edit`/`Read`, Kimi
+`Shell`/`WriteFile`/`StrReplaceFile`/`ReadFile`), chosen from the tools the request offers, with the argument
 names the offered tool's schema declares. `call` sends a tool call verbatim.
 
 Every request is recorded (`MockAPI.requests`) with its decoded JSON body; `MockAPI.all_text()` returns all
@@ -314,7 +314,15 @@ def _openai_view(body: JSON, session: str = "") -> _View:
 
 # Context a chat client puts into a user message of its own (Qwen's skill/date reminders and hook
 # context, Copilot's reminders): such a message is not a typed prompt.
-_CHAT_CONTEXT_TAGS = ("<system-reminder>", "<system_reminder>", "<qwen:user-prompt-submit-context>")
+# A message that holds only sidelight's own text (Droid sends a hook's text as a user message of its own,
+# after a tool's result too) is context, not a prompt.
+_CHAT_CONTEXT_TAGS = (
+    "<system-reminder>",
+    "<system_reminder>",
+    "<qwen:user-prompt-submit-context>",
+    "[sidelight]",
+    "[Session Activity]",
+)
 
 
 def _chat_view(body: JSON, session: str = "") -> _View:
@@ -438,12 +446,13 @@ def _openai_call(c: Call, tools: dict[str, JSON]) -> tuple[str, str, Any]:
     return _openai_shell(f"apply_patch <<'PATCH'\n{patch}PATCH", tools)
 
 
-# Chat-completions tool names per neutral call, by client (Qwen, opencode, Copilot, Kimi), first offered wins.
+# Chat-completions tool names per neutral call, by client (Qwen, opencode, Copilot, Droid, Kimi), first
+# offered wins.
 _CHAT_TOOL_NAMES: dict[str, tuple[str, ...]] = {
-    "bash": ("run_shell_command", "bash", "Shell"),
-    "write": ("write_file", "write", "create", "WriteFile"),
-    "edit": ("edit", "replace", "StrReplaceFile"),
-    "read": ("read_file", "read", "view", "ReadFile"),
+    "bash": ("run_shell_command", "bash", "Execute", "Shell"),
+    "write": ("write_file", "write", "create", "Create", "WriteFile"),
+    "edit": ("edit", "replace", "Edit", "StrReplaceFile"),
+    "read": ("read_file", "read", "view", "Read", "ReadFile"),
 }
 # Argument names, first one the tool's schema declares wins (Qwen snake_case, opencode camelCase, Copilot).
 _CHAT_ARG_NAMES: dict[str, tuple[str, ...]] = {
@@ -469,8 +478,11 @@ def _chat_call(c: Call, tools: dict[str, JSON]) -> tuple[str, JSON]:
     for key, value in c.args.items():
         candidates = _CHAT_ARG_NAMES[key]
         args[next((k for k in candidates if k in props), candidates[0])] = value
-    if "description" in (schema.get("required") or ()):  # opencode's and Copilot's bash require one
+    required = schema.get("required") or ()
+    if "description" in required:  # opencode's and Copilot's bash require one
         args["description"] = "Run a command"
+    if "riskLevel" in required:  # Droid's Execute
+        args.update(summary="Run a command", riskLevel="low", riskLevelReason="a scripted test command")
     return name, args
 
 

@@ -31,7 +31,7 @@ FILES_TOUCHED_KEPT = 500
 MESSAGE_IDS_KEPT = 65_536
 DEFAULT_TEXT_LIMIT = 500
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-FORMATS = ("claude-code", "pi", "codex", "gemini", "qwen", "copilot")
+FORMATS = ("claude-code", "pi", "codex", "gemini", "qwen", "copilot", "droid")
 CATEGORY_KEYS = ("edit", "read", "command", "other")
 
 # "Primary argument of a tool use": the first of these keys whose value is a non-empty string.
@@ -770,6 +770,52 @@ def copilot_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
     # hook.start / hook.end (our own output among them), tool.execution_*, turns, usage: not counted.
 
 
+# -- Factory Droid -------------------------------------------------------------------------------
+
+#: Droid's keys of a tool input that name what it acts on, beside the common ones (`LS`, `Glob`).
+DROID_KEYS = ("directory_path", "folder")
+
+
+def droid_line(acc: Activity, line: dict[str, Any], kind: str | None) -> None:
+    if kind == "session_start":
+        acc.set_first("session_id", line.get("id"))
+        acc.set_first("cwd", line.get("cwd"))
+        acc.set_title(line.get("title"), 2)
+        return
+    message = line.get("message")
+    # A message with a `visibility` is a hook's record (`user_only`) or a system reminder (`llm_only`).
+    if kind != "message" or not isinstance(message, dict) or "visibility" in message:
+        return
+    content = message.get("content")
+    if message.get("role") == "user":
+        blocks = _blocks(content)
+        if any(b.get("type") == "tool_result" for b in blocks):
+            return
+        acc.prompt(content if isinstance(content, str) else "\n".join(_texts(blocks, ("text",))))
+    elif message.get("role") == "assistant":
+        acc.assistant_line(line.get("id"))
+        for block in _blocks(content):
+            if block.get("type") == "text":
+                acc.assistant_text(block.get("text"))
+            elif block.get("type") == "tool_use":
+                name, tool_input = block.get("name"), block.get("input")
+                patch = (
+                    tool_input.get("input") if name == "ApplyPatch" and isinstance(tool_input, dict) else None
+                )
+                files = patch_files(patch) if isinstance(patch, str) else []
+                if files:
+                    details = patch_details(patch) if isinstance(patch, str) else (None, None, None)
+                    acc.tool_use(name, files[0], edited=files, tool_id=block.get("id"), details=details)
+                    continue
+                primary = primary_arg(tool_input)
+                if primary is None and isinstance(tool_input, dict):
+                    primary = primary_arg(
+                        {"path": next((tool_input.get(k) for k in DROID_KEYS if k in tool_input), None)}
+                    )
+                acc.tool_use(name, primary, tool_id=block.get("id"), details=input_details(tool_input))
+    # agent_turn_outcome and every other type: not counted.
+
+
 # -- the reader ----------------------------------------------------------------------------------
 
 LineHandler = Callable[[Activity, dict[str, Any], "str | None"], None]
@@ -780,6 +826,7 @@ HANDLERS: dict[str, LineHandler] = {
     "gemini": gemini_line,
     "qwen": qwen_line,
     "copilot": copilot_line,
+    "droid": droid_line,
 }
 
 

@@ -122,6 +122,10 @@ def _gemini_here(settings: Settings) -> bool:
     return settings.gemini_dir is not None and _isdir(settings.gemini_dir, "tmp")
 
 
+def _droid_here(settings: Settings) -> bool:
+    return _isdir(settings.home / ".factory", "sessions")
+
+
 def _kimi_here(settings: Settings) -> bool:
     folder = os.environ.get("KIMI_SHARE_DIR") or os.path.join(settings.home, ".kimi")  # noqa: PTH118
     return os.path.isdir(os.path.join(folder, "sessions"))  # noqa: PTH112, PTH118
@@ -244,6 +248,18 @@ BUILTIN_AGENTS: tuple[BuiltinAgent, ...] = (
         _opencode_here,
         ("opencode",),
         variables=("XDG_DATA_HOME",),  # its database, and sidelight's export of it
+    ),
+    BuiltinAgent(
+        "sidelight.agents.droid",
+        {
+            "formats": ("droid",),
+            "resolvers": ("droid",),
+            "injectors": ("droid",),
+            "installers": ("droid",),
+            "agents": ("droid",),
+        },
+        _droid_here,
+        ("droid",),
     ),
     BuiltinAgent(
         "sidelight.agents.kimi",

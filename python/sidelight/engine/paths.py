@@ -23,7 +23,7 @@ from sidelight.records import Session
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any, BinaryIO
 
     from sidelight.config import Settings
@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TitledSession",
+    "folder_group",
+    "folder_sessions",
     "has_field",
     "head_string_field",
     "js_hash36",
+    "jsonl_files",
     "open_regular",
     "read_head",
     "read_title",
@@ -380,6 +383,63 @@ def working_group(agent: str, session_id: str, cwd: str | None, fallback: Path |
     if fallback is not None:
         return real(os.fspath(fallback))
     return f"{agent}:{session_id}"
+
+
+def jsonl_files(folder: str) -> list[str]:
+    """The ``.jsonl`` files in ``folder``, sorted (none when it cannot be listed)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sorted(e.path for e in entries if e.name.endswith(".jsonl") and e.is_file())
+    except OSError:
+        return []
+
+
+def folder_group(
+    agent: str, folder: str, transcripts: Iterable[str], cache: dict[str, str], fallback: Path | None = None
+) -> str:
+    """The group of the sessions in a project folder an agent names after their working directory (which
+    cannot be decoded back): the ``cwd`` in the head of one of its first transcripts (kept in ``cache``
+    per folder, for the process), else the hook's ``fallback``, else a group of its own."""
+    cached = cache.get(folder)
+    if cached is not None:
+        return cached
+    for n, path in enumerate(transcripts):
+        if n >= 4:
+            break
+        cwd = head_string_field(path, "cwd", limit=16 * 1024)
+        if cwd:
+            cache[folder] = group = real(cwd)
+            return group
+    if fallback is not None:
+        return real(os.fspath(fallback))
+    return f"{agent}:{os.path.basename(folder)}"  # no working directory known: a group of its own  # noqa: PTH119
+
+
+def folder_sessions(
+    agent: str,
+    top: str,
+    inner: str,
+    cache: dict[str, str],
+    make: Callable[[Path, str, str], Session],
+) -> Iterator[Session]:
+    """The sessions of an agent that keeps a folder per project under ``top``, its transcripts
+    (``<id>.jsonl``) in that folder's ``inner`` folder (``""``: the folder itself), each made by
+    ``make(path, session id, group)``; grouped by :func:`folder_group`."""
+    try:
+        with os.scandir(real(top)) as entries:
+            folders = sorted(e.path for e in entries if e.is_dir())
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            transcripts = jsonl_files(os.path.join(folder, inner) if inner else folder)  # noqa: PTH118
+            if not transcripts:
+                continue
+            group = folder_group(agent, folder, transcripts, cache)
+            for path in transcripts:
+                yield make(Path(path), os.path.basename(path)[:-6], group)  # noqa: PTH119
+        except Exception as error:  # an odd folder never hides the others
+            logger.debug("%s: skipping %s: %s", agent, folder, error)
 
 
 def short_id(session_id: str) -> str:

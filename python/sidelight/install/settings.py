@@ -1,9 +1,10 @@
 """A host's hook settings file: reading it (JSON, or JSONC where the host reads that), writing it back
 changed only where sidelight's entries go, and the hooks table many hosts share.
 
-The table is ``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``;
-sidelight's entries in it are the commands :func:`sidelight.install.command.is_hook_command` knows. A
-settings file that is not valid JSON (or JSONC, for a host that reads it so) is refused and nothing is
+The table is ``{"hooks": {EVENT: [{"hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``
+(or, for a host whose hooks file is the table itself, ``top``, ``{EVENT: [...]}``); sidelight's entries
+in it are the commands :func:`sidelight.install.command.is_hook_command` knows. A settings file that is
+not valid JSON (or JSONC, for a host that reads it so) is refused and nothing is
 changed; a JSONC file with comments or trailing commas is edited only where sidelight's entries go
 (:func:`sidelight.install.jsonc.edit_jsonc`), so its comments stay.
 """
@@ -72,7 +73,9 @@ def read_json(path: Path, what: str, *, comments: bool = False) -> dict[str, Any
     return data
 
 
-def _hooks_table(data: dict[str, Any], path: Path) -> dict[str, Any]:
+def _hooks_table(data: dict[str, Any], path: Path, *, top: bool = False) -> dict[str, Any]:
+    if top:
+        return data
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError(f'{path}: "hooks" is not a JSON object; nothing was changed')
@@ -87,11 +90,14 @@ def add_hooks(
     command: str,
     timeout: int = HOOK_TIMEOUT,
     matchers: Mapping[str, str] | None = None,
+    *,
+    top: bool = False,
 ) -> bool:
     """Adds (or updates) our command hook for each event; True when something changed. ``timeout`` is
     in the host's unit (seconds or milliseconds: as that host reads it). ``matchers``: per event, the
-    ``matcher`` of its group (the tools a before-tool hook runs for)."""
-    hooks = _hooks_table(data, path)
+    ``matcher`` of its group (the tools a before-tool hook runs for). ``top``: the events are the
+    file's own keys (no ``hooks`` object)."""
+    hooks = _hooks_table(data, path, top=top)
     changed = False
     for event in events:
         matcher = (matchers or {}).get(event)
@@ -118,9 +124,10 @@ def add_hooks(
     return changed
 
 
-def remove_hooks(data: dict[str, Any], host: str) -> int:
-    """Removes our command hooks (and groups and events left empty); the number removed."""
-    hooks = data.get("hooks")
+def remove_hooks(data: dict[str, Any], host: str, *, top: bool = False) -> int:
+    """Removes our command hooks (and groups and events left empty); the number removed. ``top``: the
+    events are the file's own keys."""
+    hooks = data if top else data.get("hooks")
     if not isinstance(hooks, dict):
         return 0
     removed = 0
@@ -145,7 +152,7 @@ def remove_hooks(data: dict[str, Any], host: str) -> int:
             hooks[event] = kept_groups
         elif groups:
             del hooks[event]
-    if not hooks:
+    if not hooks and not top:
         del data["hooks"]
     return removed
 
@@ -173,14 +180,14 @@ def settings_text(path: Path, data: dict[str, Any], *, comments: bool) -> str:
     return dump_json(data)
 
 
-def holds_hooks(text: str, host: str, *, comments: bool = False) -> bool:
+def holds_hooks(text: str, host: str, *, comments: bool = False, top: bool = False) -> bool:
     """Whether a settings file's text holds sidelight's hooks for ``host`` (``comments``: the host
-    reads the file as JSONC, as :func:`install_hooks` does)."""
+    reads the file as JSONC, as :func:`install_hooks` does; ``top``: the events are its own keys)."""
     try:
         data = loads_jsonc(text) if comments else json.loads(text)
     except ValueError:
         return False
-    return isinstance(data, dict) and remove_hooks(data, host) > 0
+    return isinstance(data, dict) and remove_hooks(data, host, top=top) > 0
 
 
 def install_hooks(
@@ -192,18 +199,20 @@ def install_hooks(
     *,
     comments: bool = False,
     matchers: Mapping[str, str] | None = None,
+    top: bool = False,
 ) -> InstallResult:
     """Adds sidelight's command hooks for ``events`` to the settings file ``path`` (``target`` is
     also the hook's host), recording what it did. ``comments``: the host reads the file as JSONC.
-    ``matchers``: per event, the tools its hook runs for (:func:`add_hooks`)."""
+    ``matchers``: per event, the tools its hook runs for (:func:`add_hooks`). ``top``: the events are
+    the file's own keys."""
     data = read_json(path, f"{what} settings file", comments=comments)
-    if not add_hooks(data, path, target, events, hook_command(target), timeout, matchers):
+    if not add_hooks(data, path, target, events, hook_command(target), timeout, matchers, top=top):
         return InstallResult(target, path, False, f"already installed in {path}")
     return Ledger(target, path).save(
         path,
         settings_text(path, data, comments=comments),
         f"installed the {what} hooks in",
-        ours=lambda t: holds_hooks(t, target, comments=comments),
+        ours=lambda t: holds_hooks(t, target, comments=comments, top=top),
         whole=False,
     )
 
@@ -224,11 +233,14 @@ def take_hooks_out(
     return InstallResult(ledger.target, path, True, removed_message(path, done, verb))
 
 
-def uninstall_hooks(target: str, path: Path, what: str, *, comments: bool = False) -> InstallResult:
+def uninstall_hooks(
+    target: str, path: Path, what: str, *, comments: bool = False, top: bool = False
+) -> InstallResult:
     """Removes sidelight's command hooks (only those) from the settings file ``path``, and what
-    install created for them. ``comments``: the host reads the file as JSONC."""
+    install created for them. ``comments``: the host reads the file as JSONC; ``top``: the events are
+    its own keys."""
     data = read_json(path, f"{what} settings file", comments=comments)
-    if not remove_hooks(data, target):
+    if not remove_hooks(data, target, top=top):
         return InstallResult(target, path, False, f"not installed in {path}")
     ledger = Ledger(target, path)
     result = take_hooks_out(ledger, path, data, f"removed the {what} hooks from", comments=comments)

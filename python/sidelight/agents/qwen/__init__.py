@@ -18,7 +18,7 @@ chat named ``event.session_id`` in the folder of ``event.cwd``, else ``None``.
 """
 
 # Hot path (every prompt, over many files): plain str paths and os functions, no Path per file.
-# ruff: noqa: PTH118, PTH119
+# ruff: noqa: PTH118
 
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.engine.paths import (
-    head_string_field,
+    folder_group,
+    folder_sessions,
     id_session,
+    jsonl_files,
     own_transcript,
     quietly,
     real,
@@ -41,7 +43,7 @@ from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, Re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Iterator, Mapping
     from typing import Any
 
     from sidelight.config import Settings
@@ -91,51 +93,17 @@ def project_folder(cwd: str) -> str:
     return _NOT_ALNUM().sub("-", cwd)
 
 
-def _folder_group(folder: str, chats: Iterable[str], fallback: Path | None = None) -> str:
-    cached = _folder_cwds.get(folder)
-    if cached is not None:
-        return cached
-    for n, path in enumerate(chats):
-        if n >= 4:
-            break
-        cwd = head_string_field(path, "cwd", limit=16 * 1024)
-        if cwd:
-            _folder_cwds[folder] = group = real(cwd)
-            return group
-    if fallback is not None:
-        return real(os.fspath(fallback))
-    return f"{NAME}:{os.path.basename(folder)}"  # no working directory known: a group of its own
-
-
 def _session(path: Path, session_id: str, group: str) -> Session:
     return id_session(NAME, path, session_id, group)
 
 
 def _chats(folder: str) -> list[str]:
-    try:
-        with os.scandir(os.path.join(folder, "chats")) as entries:
-            return sorted(e.path for e in entries if e.name.endswith(".jsonl") and e.is_file())
-    except OSError:
-        return []
+    return jsonl_files(os.path.join(folder, "chats"))
 
 
 def list_sessions(settings: Settings) -> Iterator[Session]:
     """Every Qwen Code chat under Qwen's projects folder."""
-    try:
-        with os.scandir(real(os.fspath(projects_dir(settings)))) as entries:
-            folders = sorted(e.path for e in entries if e.is_dir())
-    except OSError:
-        return
-    for folder in folders:
-        try:
-            chats = _chats(folder)
-            if not chats:
-                continue
-            group = _folder_group(folder, chats)
-            for path in chats:
-                yield _session(Path(path), os.path.basename(path)[:-6], group)
-        except Exception as error:  # an odd folder never hides the others
-            logger.debug("qwen: skipping %s: %s", folder, error)
+    return folder_sessions(NAME, os.fspath(projects_dir(settings)), "chats", _folder_cwds, _session)
 
 
 def session_for_path(path: Path, event: HostEvent | None = None) -> Session | None:
@@ -146,7 +114,8 @@ def session_for_path(path: Path, event: HostEvent | None = None) -> Session | No
         return None
     folder = os.fspath(path.parent.parent)
     chats = [os.fspath(path)] if path.is_file() else _chats(folder)
-    return _session(path, session_id, _folder_group(folder, chats, event.cwd if event is not None else None))
+    fallback = event.cwd if event is not None else None
+    return _session(path, session_id, folder_group(NAME, folder, chats, _folder_cwds, fallback))
 
 
 def _current(event: HostEvent, settings: Settings) -> Session | None:

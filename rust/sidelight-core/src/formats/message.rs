@@ -1,4 +1,4 @@
-//! The `message` object of a Claude Code or Pi line: its role, its content blocks (texts, tool uses,
+//! The `message` object of a Claude Code, Pi or Droid line: its role, its content blocks (texts, tool uses,
 //! tool results) and, for Pi, a tool result or shell execution of its own.
 
 use super::tools::{integer, result_content, tool_input, ResultText, PRIMARY_KEYS};
@@ -33,6 +33,8 @@ pub(super) struct Message<'a> {
     pub(super) tool_result: bool,
     pub(super) blocks: Vec<Block<'a>>,
     pub(super) command: Option<RawStr<'a>>,
+    /// Droid: who a message is for (`user_only`: a hook's record; `llm_only`: a system reminder).
+    pub(super) visibility: Option<RawStr<'a>>,
     /// Set for a sink that wants tool results: the fields below are read only then.
     pub(super) want_results: bool,
     pub(super) results: Vec<ResultBlock<'a>>,
@@ -166,6 +168,7 @@ pub(super) fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<F
             b"id" => msg.id = r.string_or_skip()?,
             b"model" => msg.model = r.string_or_skip()?,
             b"command" => msg.command = r.string_or_skip()?,
+            b"visibility" => msg.visibility = r.string_or_skip()?,
             b"toolCallId" if msg.want_results => msg.tool_call_id = r.string_or_skip()?,
             b"isError" if msg.want_results => msg.is_error = r.boolean()?,
             b"output" if msg.want_results => msg.output = r.string_or_skip()?,
@@ -193,6 +196,16 @@ pub(super) fn message<'a>(r: &mut Reader<'a>, msg: &mut Message<'a>) -> Option<F
 
 /// Reports the blocks of an assistant message.
 pub(super) fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_>>, sink: &mut S) {
+    report_assistant_keys(msg, ts, sink, &PRIMARY_KEYS);
+}
+
+/// [`report_assistant`] with the keys of a tool input that name what it acts on (most telling first).
+pub(super) fn report_assistant_keys<S: Sink, K: AsRef<[u8]>>(
+    msg: &Message<'_>,
+    ts: Option<&RawStr<'_>>,
+    sink: &mut S,
+    keys: &[K],
+) {
     let entries = sink.wants_entries();
     for block in &msg.blocks {
         match block {
@@ -201,7 +214,7 @@ pub(super) fn report_assistant<S: Sink>(msg: &Message<'_>, ts: Option<&RawStr<'_
                 let name = name.decode();
                 let arguments = input.filter(|_| entries).map(Arguments::Json);
                 let input = input
-                    .map(|i| tool_input(i, &name, &PRIMARY_KEYS))
+                    .map(|i| tool_input(i, &name, keys))
                     .unwrap_or_default();
                 let call = ToolCall {
                     id: *id,

@@ -3,7 +3,7 @@
 //! and the dispatch of a line to its decoder. docs/activity.md is the contract the decoders implement.
 //!
 //! Each decoder reads only the fields it needs and reports them to a [`Sink`]; one file each
-//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, `kimi`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
+//! (`claude_code`, `pi`, `codex`, `gemini`, `qwen`, `copilot`, `droid`, `kimi`, [`declared`]), over shared helpers (`read`: a line's end; `tools`:
 //! what tool calls and results say; `message`: the `message` object of Claude Code and Pi). A format
 //! declared at run time is a compiled description ([`declared::Declared`]) or a decoder written
 //! outside the core ([`declared::LineDecoder`]); both are registered by name ([`register`],
@@ -19,6 +19,7 @@ mod claude_code;
 mod codex;
 mod copilot;
 pub mod declared;
+mod droid;
 mod gemini;
 mod kimi;
 mod message;
@@ -44,6 +45,7 @@ pub enum Format {
     Kimi,
     Codex,
     Gemini,
+    Droid,
     /// A declared format: a description compiled into a decoder (see [`declared`]).
     Declared(&'static Declared),
     /// A decoder written outside the core (the Python fallback).
@@ -108,13 +110,14 @@ pub fn registered() -> Vec<&'static str> {
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::ClaudeCode,
         Format::Pi,
         Format::Codex,
         Format::Gemini,
         Format::Qwen,
         Format::Copilot,
+        Format::Droid,
         Format::Kimi,
     ];
 
@@ -126,6 +129,7 @@ impl Format {
             Format::Gemini => "gemini",
             Format::Qwen => "qwen",
             Format::Copilot => "copilot",
+            Format::Droid => "droid",
             Format::Kimi => "kimi",
             Format::Declared(d) => d.name(),
             Format::External(d) => d.name(),
@@ -150,6 +154,7 @@ impl Format {
             Format::Gemini => gemini::TOOLS,
             Format::Qwen => qwen::TOOLS,
             Format::Copilot => copilot::TOOLS,
+            Format::Droid => droid::TOOLS,
             Format::Kimi => kimi::TOOLS,
             Format::Declared(_) | Format::External(_) => &[],
         }
@@ -183,6 +188,7 @@ impl Format {
             Format::Gemini => gemini::decode(line, sink),
             Format::Qwen => qwen::decode(line, sink),
             Format::Copilot => copilot::decode(line, sink),
+            Format::Droid => droid::decode(line, sink),
             Format::Kimi => kimi::decode(line, sink),
             Format::Declared(d) => d.decode(line, sink),
             Format::External(d) => {
@@ -213,6 +219,8 @@ impl Format {
         // Qwen Code's envelope is Claude Code's plus a `provenance` (from 0.22; older versions wrote
         // none, and then only the Gemini-style `message.parts` tells); Copilot's events carry `data`.
         let (mut provenance, mut data, mut parts) = (false, false, false);
+        // Droid's `message` lines are Pi's envelope; its messages carry keys Pi's never do.
+        let mut droid = false;
         // Kimi CLI's wire log: `message: {type, payload}` without a type beside it, after a
         // `{"type": "metadata", "protocol_version"}` head.
         let (mut wire_payload, mut protocol) = (false, false);
@@ -242,6 +250,10 @@ impl Format {
                     if r.peek()? == b'{' {
                         r.object(|r, key| {
                             parts |= key.raw == b"parts";
+                            droid |= matches!(
+                                key.raw,
+                                b"visibility" | b"modelId" | b"interactionMode" | b"hookEventName"
+                            );
                             wire_payload |= key.raw == b"payload";
                             r.skip()?;
                             Some(Flow::Continue)
@@ -332,6 +344,8 @@ impl Format {
             return Some(Format::ClaudeCode);
         }
         match ty {
+            b"session_start" => Some(Format::Droid),
+            b"message" if message && droid => Some(Format::Droid),
             b"session" if pi_header => Some(Format::Pi),
             b"model_change"
             | b"thinking_level_change"

@@ -74,7 +74,9 @@ pub(super) fn tool_input<'a, K: AsRef<[u8]>>(
     let (mut old, mut new): (Option<RawStr<'a>>, Option<RawStr<'a>>) = (None, None);
     let _ = Reader::new(input).object(|r, key| {
         let rank = keys.iter().position(|k| key.is(k.as_ref()));
-        let is_patch = name == "apply_patch" && (key.is(b"input") || key.is(b"patch"));
+        // Droid's `ApplyPatch{input}` is Codex's patch.
+        let is_patch =
+            matches!(name, "apply_patch" | "ApplyPatch") && (key.is(b"input") || key.is(b"patch"));
         match (rank, r.peek()?) {
             (Some(rank), b'"') => {
                 let value = r.string()?;
