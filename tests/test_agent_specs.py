@@ -42,7 +42,9 @@ AGENTS = {
     "opencode": "opencode",
     "copilot": "Copilot CLI",
 }
-INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode")
+INSTALLERS = ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "cline")
+#: The built-in agents docs/hosts-next.md has (not in hosts-midturn.md's table): their tests say what they do.
+NEXT_AGENTS = {"cline": "Cline CLI"}
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,7 @@ def _pre_tool_text_hosts() -> set[str]:
 
 
 def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> None:
-    assert set(builtin) == {*AGENTS, "volute"}
+    assert set(builtin) == {*AGENTS, *NEXT_AGENTS, "volute"}
     titles = {name: agent.title for name, agent in builtin.items()}
     assert titles == {
         "claude-code": "Claude Code",
@@ -80,6 +82,7 @@ def test_every_built_in_agent_declares_itself(builtin: dict[str, AgentSpec]) -> 
         "copilot": "GitHub Copilot CLI",
         "gemini": "Gemini CLI",
         "opencode": "opencode",
+        "cline": "Cline CLI",
         "volute": "volute",
     }
     plugins = Plugins(entry_points=False)
@@ -171,7 +174,7 @@ def test_asking_for_one_agent_imports_no_other_agents_module() -> None:
 
 def test_the_generic_resolvers_are_the_agents_own() -> None:
     plugins = Plugins(entry_points=False)
-    assert {r for r in plugins.resolvers() if is_generic(r, plugins)} == set(AGENTS)
+    assert {r for r in plugins.resolvers() if is_generic(r, plugins)} == {*AGENTS, *NEXT_AGENTS}
     plugins.register(_agent_plugin(), name="my_agent")
     assert is_generic("my-agent", plugins)
     assert not is_generic("volute", plugins)  # its minds' transcripts are other agents'

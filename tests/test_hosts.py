@@ -73,6 +73,7 @@ def test_builtin_injectors_are_registered(injectors: dict[str, Any]) -> None:
         "agent-sdk",
         "gemini",
         "opencode",
+        "cline",
     }
     assert all(spec.description for spec in injectors.values())
 

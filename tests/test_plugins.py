@@ -331,6 +331,7 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
     assert list(quick.resolvers()) == [
         "redis-streams",
         "volute",
+        "cline",
         "opencode",
         "gemini",
         "copilot",
@@ -353,6 +354,7 @@ AGENTS = {
     "copilot": "COPILOT_HOME",
     "gemini": "GEMINI_CLI_HOME",
     "opencode": "XDG_DATA_HOME",
+    "cline": "CLINE_DIR",
 }
 
 
@@ -397,6 +399,10 @@ def _agent_session(agent: str, folder: Path, cwd: Path) -> None:
     elif agent == "gemini":
         target = folder / "tmp" / "app" / "chats" / "session-2026-01-01T10-00-0000abcd.jsonl"
         shutil.copy(DATA / "gemini" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "cline":
+        sample = DATA / "cline" / "four-tools"
+        for path in sample.iterdir():
+            shutil.copy(path, _parent(folder / "data" / "sessions" / path.name.split(".")[0] / path.name))
     else:
         import sqlite3
 
@@ -420,6 +426,7 @@ def _default_folder(agent: str, home: Path) -> Path:
         "copilot": home / ".copilot",
         "gemini": home / ".gemini",
         "opencode": home / ".local" / "share",
+        "cline": home / ".cline",
     }[agent]
 
 
@@ -444,13 +451,15 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
     home.mkdir()
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(tmp_path / "state")}
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.delenv("CLINE_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DATA_DIR", raising=False)
     if agent is not None:
         moved = tmp_path / "moved"
         if where in ("variable", "elsewhere"):
             value = str(moved / ".gemini" if agent == "gemini" else moved)
             env[AGENTS[agent]] = str(moved) if agent == "gemini" else value
-            if agent == "opencode":
-                monkeypatch.setenv("XDG_DATA_HOME", str(moved))
+            if agent in ("opencode", "cline"):  # read from the environment, as the agent reads it
+                monkeypatch.setenv(AGENTS[agent], str(moved))
         folder = moved / ".gemini" if where == "variable" and agent == "gemini" else moved
         if where in ("default", "elsewhere", "bare"):
             folder = _default_folder(agent, home)
@@ -470,7 +479,7 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
         assert here == expected, (name, here)
         assert bool(sessions) == expected, (name, sessions)
         assert bool(roots) <= here, (name, roots)
-        if name != "opencode":  # opencode's root is its export folder, made by its first listing
+        if name not in ("opencode", "cline"):  # their root is their export folder, made by a listing
             assert bool(roots) == expected, (name, roots)
 
 
@@ -535,7 +544,7 @@ def test_the_whole_family_imports_every_template_that_provides_it() -> None:
     through_pluggy = Plugins(entry_points=False)
     assert through_pluggy.manager is not None
     assert list(plugins.injectors()) == list(through_pluggy.injectors())
-    assert len(plugins.injectors()) == 8
+    assert len(plugins.injectors()) == 9
     assert plugins.injector("gemini") is plugins.injectors()["gemini"]
     assert plugins.format("nope") is None and plugins.injector("nope") is None
     assert list(plugins.formats()) == list(through_pluggy.formats())

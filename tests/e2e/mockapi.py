@@ -312,8 +312,13 @@ def _openai_view(body: JSON, session: str = "") -> _View:
 
 
 # Context a chat client puts into a user message of its own (Qwen's skill/date reminders and hook
-# context, Copilot's reminders): such a message is not a typed prompt.
-_CHAT_CONTEXT_TAGS = ("<system-reminder>", "<system_reminder>", "<qwen:user-prompt-submit-context>")
+# context, Copilot's reminders, Cline's hook context): such a message is not a typed prompt.
+_CHAT_CONTEXT_TAGS = (
+    "<system-reminder>",
+    "<system_reminder>",
+    "<qwen:user-prompt-submit-context>",
+    "<hook_context ",
+)
 
 
 def _chat_view(body: JSON, session: str = "") -> _View:
