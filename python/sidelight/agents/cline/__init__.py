@@ -335,27 +335,27 @@ Event = tuple[str, str | None, str | None, str | None, str | None, str | None, s
 
 
 def _tool_events(block: Mapping[str, Any], stamp: str | None) -> list[Event]:
-    """One tool event per thing a call acts on: each command of ``run_commands``, each file of
-    ``read_files`` (call ids ``ID#N`` after the first, matched by the results)."""
+    """One tool event per thing a call acts on: each command of ``run_commands`` (its arguments
+    ``{"command": ...}``), each file of ``read_files`` (``{"path": ...}``), as the other agents' tools
+    say them (call ids ``ID#N`` after the first, matched by the results)."""
     name, call = block.get("name"), block.get("id")
     if not isinstance(name, str):
         return []
     given = block.get("input")
     args: dict[str, Any] = given if isinstance(given, dict) else {}
     call = call if isinstance(call, str) else None
-    primaries: list[str | None]
+    items: list[tuple[str | None, dict[str, Any]]]
     if name == "run_commands" and isinstance(args.get("commands"), list):
-        primaries = [c for c in args["commands"] if isinstance(c, str)] or [None]
+        items = [(c, {"command": c}) for c in args["commands"] if isinstance(c, str)]
     elif name == "read_files" and isinstance(args.get("files"), list):
         paths = [f.get("path") if isinstance(f, dict) else f for f in args["files"]]
-        primaries = [p for p in paths if isinstance(p, str)] or [None]
+        items = [(p, {"path": p}) for p in paths if isinstance(p, str)]
     else:
         value = next((args.get(k) for k in ("path", "command", "url") if isinstance(args.get(k), str)), None)
-        primaries = [value]
-    arguments = jsonio.dumps(args, ensure_ascii=False)
+        items = [(value, args)]
     return [
-        ("tool", None, stamp, _call_id(call, n), name, arguments, primary, False)
-        for n, primary in enumerate(primaries)
+        ("tool", None, stamp, _call_id(call, n), name, jsonio.dumps(item, ensure_ascii=False), primary, False)
+        for n, (primary, item) in enumerate(items or [(None, args)])
     ]
 
 
