@@ -161,6 +161,7 @@ def test_hook_context_is_ours_and_a_typed_prompt_is_unwrapped(home: Path, settin
     assert [e[1] for e in events if e[0] == "assistant"] == ["plain text reply"]
     plugins = Plugins(entry_points=False)
     (agent,) = [a for name, a in plugins.agents().items() if name == "cline"]
+    assert agent.injected_values is not None
     found = [v for line in _export_lines(settings) for v in agent.injected_values(line)]
     assert found == [hook_text]
 
@@ -194,7 +195,7 @@ def test_failed_commands_and_broken_documents(home: Path, settings: Settings) ->
 
 def test_no_cline_costs_nothing_and_lists_nothing(home: Path, settings: Settings) -> None:
     assert list(cline.list_sessions(settings)) == []
-    assert not os.path.exists(cline.export_dir(settings))
+    assert not Path(cline.export_dir(settings)).exists()
     from sidelight.agents import agent_of
 
     record = agent_of("sidelight.agents.cline")
@@ -352,7 +353,7 @@ def test_install_writes_two_executables_refuses_a_foreign_one_and_uninstall_take
     hooks.mkdir(parents=True)
     (hooks / "TaskStart").write_text("#!/bin/sh\necho mine\n")
     results = install_cline()
-    assert [r.path.name for r in results] == ["PreToolUse", "PostToolUse"]
+    assert [r.path.name if r.path else None for r in results] == ["PreToolUse", "PostToolUse"]
     for name in ("PreToolUse", "PostToolUse"):
         path = hooks / name
         assert os.access(path, os.X_OK) and path.read_text().rstrip().endswith(" hook cline")
@@ -372,3 +373,21 @@ def test_decoder_for_the_export_is_the_cline_format(home: Path, settings: Settin
     _sample(home)
     (session,) = list(cline.list_sessions(settings))
     assert decoder_for(session, Plugins(entry_points=False)) is not None
+
+
+def test_status_and_the_dashboard_list_and_read_a_cline_session(home: Path, settings: Settings) -> None:
+    from sidelight.dashboard.data import Board
+
+    _sample(home)
+    board = Board(settings, Plugins(entry_points=False))
+    board.refresh()
+    (row,) = board.rows()
+    assert (row["id"], row["agent"], row["state"]) == (f"cline:{SID}", "cline", "ended")
+    assert row["tools"] == {"edit": 2, "read": 1, "command": 1, "other": 0}
+    detail = board.detail(f"cline:{SID}")
+    assert [c["tool"] for c in detail["conversation"] if c["role"] == "tool"] == [
+        "run_commands",
+        "editor",
+        "editor",
+        "read_files",
+    ]
