@@ -380,6 +380,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             "CODEX_HOME",
             "QWEN_HOME",
             "COPILOT_HOME",
+            "CLINE_DIR",
+            "CLINE_DATA_DIR",
         ):
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))

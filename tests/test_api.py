@@ -320,7 +320,7 @@ def test_scan_many_failures_of_every_kind(write_sample, tmp_path):
     not_transcript = tmp_path / "notes.jsonl"
     not_transcript.write_text('{"hello": "world"}\n', encoding="utf-8")
     results = sidelight.scan_many(
-        [tmp_path / "gone.jsonl", tmp_path, not_transcript, (write_sample("pi"), "cline", None)]
+        [tmp_path / "gone.jsonl", tmp_path, not_transcript, (write_sample("pi"), "aider", None)]
     )
     assert all(isinstance(r, ScanFailure) for r in results)
     errors = [r.error for r in results if isinstance(r, ScanFailure)]
@@ -377,8 +377,8 @@ def test_undetectable_format(tmp_path, content, reason):
 
 
 def test_unknown_format_name(write_sample):
-    with pytest.raises(UnknownFormatError, match="unknown format 'cline'"):
-        sidelight.scan(write_sample("pi"), "cline")
+    with pytest.raises(UnknownFormatError, match="unknown format 'aider'"):
+        sidelight.scan(write_sample("pi"), "aider")
 
 
 @pytest.mark.parametrize(

@@ -164,13 +164,13 @@ def test_json_environment_variable(run_cli, write_sample):
 
 @pytest.mark.parametrize(
     ("args", "env"),
-    [(["scan", "--format", "cline", "x.jsonl"], {}), (["scan", "x.jsonl"], {"SIDELIGHT_FORMAT": "cline"})],
+    [(["scan", "--format", "aider", "x.jsonl"], {}), (["scan", "x.jsonl"], {"SIDELIGHT_FORMAT": "aider"})],
 )
 def test_bad_format_is_a_usage_error(run_cli, args, env):
     result = run_cli(*args, env=env)
     assert result.returncode == 2
     [error] = assert_clean_stderr(result.stderr, 1)
-    assert "unknown format 'cline'" in error
+    assert "unknown format 'aider'" in error
     assert "claude-code" in error
 
 

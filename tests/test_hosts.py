@@ -75,6 +75,7 @@ def test_builtin_injectors_are_registered(injectors: dict[str, Any]) -> None:
         "opencode",
         "droid",
         "kimi",
+        "cline",
     }
     assert all(spec.description for spec in injectors.values())
 

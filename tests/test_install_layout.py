@@ -23,7 +23,18 @@ from tests.test_plugins import plugin
 
 AGENTS = Path(sidelight.agents.__file__).parent
 #: The built-in agents with a host sidelight installs into: their folders.
-INSTALLED_AGENTS = ("claude_code", "codex", "copilot", "droid", "gemini", "kimi", "opencode", "pi", "qwen")
+INSTALLED_AGENTS = (
+    "claude_code",
+    "cline",
+    "codex",
+    "copilot",
+    "droid",
+    "gemini",
+    "kimi",
+    "opencode",
+    "pi",
+    "qwen",
+)
 
 
 def agent_words() -> set[str]:

@@ -331,6 +331,7 @@ def test_the_builtins_alone_are_collected_without_pluggy_as_pluggy_collects_them
     assert list(quick.resolvers()) == [
         "redis-streams",
         "volute",
+        "cline",
         "kimi",
         "droid",
         "opencode",
@@ -356,6 +357,7 @@ AGENTS = {
     "gemini": "GEMINI_CLI_HOME",
     "opencode": "XDG_DATA_HOME",
     "kimi": "KIMI_SHARE_DIR",
+    "cline": "CLINE_DIR",
 }
 
 
@@ -404,6 +406,10 @@ def _agent_session(agent: str, folder: Path, cwd: Path) -> None:
     elif agent == "kimi":
         target = folder / "sessions" / "882933f0a474eab5ab255a33cae246b3" / sid / "wire.jsonl"
         shutil.copy(DATA / "kimi" / "four-tools-resume.jsonl", _parent(target))
+    elif agent == "cline":
+        sample = DATA / "cline" / "four-tools"
+        for path in sample.iterdir():
+            shutil.copy(path, _parent(folder / "data" / "sessions" / path.name.split(".")[0] / path.name))
     else:
         import sqlite3
 
@@ -428,6 +434,7 @@ def _default_folder(agent: str, home: Path) -> Path:
         "gemini": home / ".gemini",
         "opencode": home / ".local" / "share",
         "kimi": home / ".kimi",
+        "cline": home / ".cline",
     }[agent]
 
 
@@ -453,12 +460,14 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(tmp_path / "state")}
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.delenv("KIMI_SHARE_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DIR", raising=False)
+    monkeypatch.delenv("CLINE_DATA_DIR", raising=False)
     if agent is not None:
         moved = tmp_path / "moved"
         if where in ("variable", "elsewhere"):
             value = str(moved / ".gemini" if agent == "gemini" else moved)
             env[AGENTS[agent]] = str(moved) if agent == "gemini" else value
-            if agent in ("opencode", "kimi"):  # read from the environment, as their hosts do
+            if agent in ("opencode", "kimi", "cline"):  # read from the environment, as they are
                 monkeypatch.setenv(AGENTS[agent], str(moved))
         folder = moved / ".gemini" if where == "variable" and agent == "gemini" else moved
         if where in ("default", "elsewhere", "bare"):
@@ -479,7 +488,7 @@ def test_the_root_tests_agree_with_each_templates_roots_and_sessions(
         assert here == expected, (name, here)
         assert bool(sessions) == expected, (name, sessions)
         assert bool(roots) <= here, (name, roots)
-        if name != "opencode":  # opencode's root is its export folder, made by its first listing
+        if name not in ("opencode", "cline"):  # their root is their export folder, made by a listing
             assert bool(roots) == expected, (name, roots)
 
 
@@ -561,7 +570,7 @@ def test_the_whole_family_imports_every_template_that_provides_it() -> None:
     through_pluggy = Plugins(entry_points=False)
     assert through_pluggy.manager is not None
     assert list(plugins.injectors()) == list(through_pluggy.injectors())
-    assert len(plugins.injectors()) == 10
+    assert len(plugins.injectors()) == 11
     assert plugins.injector("gemini") is plugins.injectors()["gemini"]
     assert plugins.format("nope") is None and plugins.injector("nope") is None
     assert list(plugins.formats()) == list(through_pluggy.formats())

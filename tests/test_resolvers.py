@@ -125,6 +125,7 @@ def test_templates_register_formats_and_resolvers_without_conflicts() -> None:
         "droid": "droid",
         "opencode": "opencode",  # decoded in Python (its sessions are a database, exported as lines)
         "kimi": "kimi",
+        "cline": "cline",  # decoded in Python (its sessions are rewritten documents, exported as lines)
     }
     for name, spec in formats.items():
         assert dict(spec.categories) == DEFAULT_CATEGORIES.get(name, dict(spec.categories))

@@ -67,21 +67,25 @@ AFTER_TOOL_EVENTS: frozenset[str] = frozenset({AFTER_TOOL, "AfterTool"})
 
 def is_after_tool(data: Mapping[str, Any]) -> bool:
     """Whether a hook's input is an after-tool event, told from its shape alone (before any injector is
-    loaded): a command hook's ``hook_event_name``, an extension's ``event``, or GitHub Copilot CLI's
-    ``postToolUse`` (``toolName`` with a ``toolResult``; its input names no event)."""
+    loaded): a command hook's ``hook_event_name``, an extension's ``event``, GitHub Copilot CLI's
+    ``postToolUse`` (``toolName`` with a ``toolResult``; its input names no event), or the Cline CLI's
+    ``hookName`` ``tool_result``."""
     return (
         data.get("hook_event_name") in AFTER_TOOL_EVENTS
         or data.get("event") == EXTENSION_AFTER_TOOL
         or ("toolName" in data and "toolResult" in data)
+        or data.get("hookName") == "tool_result"
     )
 
 
 def is_before_tool(data: Mapping[str, Any]) -> bool:
     """Whether a hook's input is a before-tool event, told from its shape alone (before any injector is
     loaded): a command hook's ``hook_event_name``, an extension's ``event``, or GitHub Copilot CLI's
-    ``preToolUse`` (``toolName`` without a ``toolResult``; its input names no event)."""
+    ``preToolUse`` (``toolName`` without a ``toolResult``; its input names no event), or the Cline
+    CLI's ``hookName`` ``tool_call``."""
     return (
         data.get("hook_event_name") in BEFORE_TOOL_EVENTS
+        or data.get("hookName") == "tool_call"
         or data.get("event") == EXTENSION_BEFORE_TOOL
         or ("toolName" in data and "toolResult" not in data)
     )

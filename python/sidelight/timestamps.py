@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["epoch_seconds", "parse_timestamp"]
+__all__ = ["epoch_seconds", "iso_ms", "parse_timestamp"]
 
 
 def parse_timestamp(text: str | None) -> datetime | None:
@@ -104,3 +104,11 @@ def _whole_second(text: str) -> float | None:
     except ValueError:
         return None
     return moment.replace(tzinfo=UTC).timestamp()
+
+
+def iso_ms(ms: float) -> str:
+    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (without datetime: a prompt does not import it)."""
+    import time
+
+    whole = int(ms)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole // 1000)) + f".{whole % 1000:03d}Z"

@@ -39,6 +39,7 @@ COPILOT_VERSION = "1.0.102"
 PI_VERSION = "0.73.1"
 GEMINI_VERSION = "0.61.0"
 OPENCODE_VERSION = "1.18.33"
+CLINE_VERSION = "3.0.65"
 #: Kimi CLI is a Python program (PyPI `kimi-cli`, Python >= 3.12): `make clients` builds it in a venv of its
 #: own from tests/e2e/clients/kimi-requirements.txt; its tests are skipped without it.
 KIMI_VERSION = "1.50.0"
@@ -51,6 +52,7 @@ CODEX_MODEL = "gpt-5.5"
 # Given with -m: without it Gemini sends each turn a routing request to a flash-lite model first.
 GEMINI_MODEL = "gemini-2.5-flash"
 OPENCODE_MODEL = "mock-model"
+CLINE_MODEL = "mock-model"
 
 RUN_TIMEOUT = float(os.environ.get("SIDELIGHT_E2E_TIMEOUT", "120"))
 
@@ -544,6 +546,55 @@ class AgentEnv:
                 break
         return self._check(result, check)
 
+    @property
+    def cline_sessions(self) -> Path:
+        return self.home / ".cline" / "data" / "sessions"
+
+    def cline(
+        self,
+        prompt: str,
+        *,
+        env: dict[str, str] | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> RunResult:
+        """`cline --json PROMPT` (act mode, tools approved), after `cline auth` with the mock as its
+        `openai-compatible` provider. Each run is a new session (`--id` is interactive only); its
+        transcript is the session's `<id>.messages.json`. The hub daemon a run leaves behind is
+        stopped (:meth:`stop_cline_daemons`)."""
+        run_env = self.env(**(env or {}))
+        if not (self.home / ".cline" / "data" / "settings" / "providers.json").exists():
+            auth = [str(client_bin("cline")), "auth", "-p", "openai-compatible", "-k", "dummy"]
+            auth += ["-m", CLINE_MODEL, "-b", f"{self.mock.base_url}/v1"]
+            subprocess.run(auth, cwd=self.project, env=run_env, capture_output=True, timeout=60, check=True)
+        before = set(self.cline_sessions.iterdir()) if self.cline_sessions.is_dir() else set()
+        try:
+            result = self._run(
+                "cline", [str(client_bin("cline")), "--json", prompt], run_env, self.root, timeout
+            )
+        finally:
+            self.stop_cline_daemons()
+        new = sorted(set(self.cline_sessions.iterdir()) - before) if self.cline_sessions.is_dir() else []
+        if new:
+            result.session_id = new[0].name
+            result.transcripts = [new[0] / f"{new[0].name}.messages.json"]
+        return self._check(result, check)
+
+    def stop_cline_daemons(self) -> None:
+        """Stops the `cline --cline-hub-daemon` processes that runs with this HOME left running."""
+        mine = f"HOME={self.home}".encode()
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                if b"--cline-hub-daemon" not in (proc / "cmdline").read_bytes():
+                    continue
+                if mine not in (proc / "environ").read_bytes().split(b"\0"):
+                    continue
+                os.kill(int(proc.name), signal.SIGTERM)
+            except (OSError, ValueError):
+                continue
+
     def gemini(
         self,
         prompt: str,
@@ -769,10 +820,12 @@ def copilot_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def agents(tmp_path: Path, mock: MockAPI, copilot_cache: Path) -> AgentEnv:
+def agents(tmp_path: Path, mock: MockAPI, copilot_cache: Path) -> Iterator[AgentEnv]:
     """A throwaway HOME + project dir wired to `mock`, with `.claude()`, `.pi()`, `.codex()`, `.qwen()` and
     `.copilot()` runners."""
-    return AgentEnv(tmp_path, mock, copilot_cache)
+    env = AgentEnv(tmp_path, mock, copilot_cache)
+    yield env
+    env.stop_cline_daemons()  # a failed Cline run's hub daemon too
 
 
 @pytest.fixture(scope="session")

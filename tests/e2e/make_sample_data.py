@@ -1,5 +1,5 @@
-"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode,droid,kimi}/ with the real CLIs
-and the scripted mock API.
+"""Regenerate tests/data/{claude-code,codex,pi,gemini,qwen,copilot,opencode,droid,kimi,cline}/ with the real
+CLIs and the scripted mock API.
 
     python -m tests.e2e.make_sample_data            # needs `make clients`; takes ~25 s
     python -m tests.e2e.make_sample_data opencode   # only the folders named
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import (
     CLAUDE_VERSION,
+    CLINE_VERSION,
     CODEX_VERSION,
     COPILOT_VERSION,
     GEMINI_VERSION,
@@ -270,6 +271,30 @@ def opencode_samples(out: Path) -> None:
         print(f"{sql_file.relative_to(DATA.parent.parent)}  {sql_file.stat().st_size:>7} B")
 
 
+def cline_samples(out: Path) -> None:
+    """Cline's own tools (`run_commands`, `editor`, `read_files`), one turn: `--id` is interactive only.
+    The sample is the session's folder as Cline left it: its messages document and its `<id>.json`."""
+    with MockAPI() as mock:
+        agents = env("cline", mock)
+        target = agents.project / "notes.txt"
+        mock.set_script(
+            [
+                [
+                    call("run_commands", {"commands": ["ls -la"]}),
+                    call("editor", {"path": str(target), "new_text": "alpha\nbeta\n"}),
+                    call("editor", {"path": str(target), "old_text": "beta", "new_text": "gamma"}),
+                    call("read_files", {"files": [{"path": str(target)}]}),
+                    say(FINAL_1),
+                ]
+            ]
+        )
+        run = agents.cline(PROMPT_1)
+        folder = run.transcript.parent
+        for name in (f"{folder.name}.messages.json", f"{folder.name}.json"):
+            copy(folder / name, out / "four-tools" / name)
+            print(f"{(out / 'four-tools' / name).relative_to(DATA.parent.parent)}")
+
+
 SAMPLES = {
     "claude-code": claude_samples,
     "pi": pi_samples,
@@ -280,6 +305,7 @@ SAMPLES = {
     "opencode": opencode_samples,
     "droid": droid_samples,
     "kimi": kimi_samples,
+    "cline": cline_samples,
 }
 
 
@@ -287,7 +313,7 @@ def main() -> int:
     print(
         f"claude {CLAUDE_VERSION}, pi {PI_VERSION}, codex {CODEX_VERSION}, gemini {GEMINI_VERSION}, "
         f"qwen {QWEN_VERSION}, copilot {COPILOT_VERSION}, opencode {OPENCODE_VERSION}, "
-        f"droid {DROID_VERSION}, kimi {KIMI_VERSION}; root {ROOT}"
+        f"droid {DROID_VERSION}, kimi {KIMI_VERSION}, cline {CLINE_VERSION}; root {ROOT}"
     )
     names = sys.argv[1:] or list(SAMPLES)
     unknown = [n for n in names if n not in SAMPLES]

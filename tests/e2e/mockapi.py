@@ -313,7 +313,7 @@ def _openai_view(body: JSON, session: str = "") -> _View:
 
 
 # Context a chat client puts into a user message of its own (Qwen's skill/date reminders and hook
-# context, Copilot's reminders): such a message is not a typed prompt.
+# context, Copilot's reminders, Cline's hook context): such a message is not a typed prompt.
 # A message that holds only sidelight's own text (Droid sends a hook's text as a user message of its own,
 # after a tool's result too) is context, not a prompt.
 _CHAT_CONTEXT_TAGS = (
@@ -322,6 +322,7 @@ _CHAT_CONTEXT_TAGS = (
     "<qwen:user-prompt-submit-context>",
     "[sidelight]",
     "[Session Activity]",
+    "<hook_context ",
 )
 
 

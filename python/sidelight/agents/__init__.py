@@ -34,6 +34,7 @@ __all__ = [
     "HOST_VARIABLES",
     "BuiltinAgent",
     "agent_of",
+    "cline_data_dir",
     "may_name_current",
     "opencode_database",
     "other_agents_hosts",
@@ -151,6 +152,22 @@ def _opencode_here(settings: Settings) -> bool:
         os.path.isfile(opencode_database(settings))  # noqa: PTH113
         or os.path.isdir(os.path.join(state, EXPORTS_DIR, "opencode"))  # noqa: PTH112, PTH118
         or os.path.isdir(os.path.join(state, "opencode"))  # noqa: PTH112, PTH118
+    )
+
+
+def cline_data_dir(settings: Settings) -> str:
+    """Cline's data folder: ``$CLINE_DATA_DIR``, else ``$CLINE_DIR/data``, else ``~/.cline/data``."""
+    data = os.environ.get("CLINE_DATA_DIR", "").strip()
+    if data:
+        return data
+    top = os.environ.get("CLINE_DIR", "").strip() or os.path.join(settings.home, ".cline")  # noqa: PTH118
+    return os.path.join(top, "data")  # noqa: PTH118
+
+
+def _cline_here(settings: Settings) -> bool:
+    # Its sessions folder, or sidelight's export of it (the sessions already exported are listed).
+    return os.path.isdir(os.path.join(cline_data_dir(settings), "sessions")) or os.path.isdir(  # noqa: PTH112, PTH118
+        os.path.join(os.fspath(settings.state_dir), EXPORTS_DIR, "cline")  # noqa: PTH118
     )
 
 
@@ -273,6 +290,19 @@ BUILTIN_AGENTS: tuple[BuiltinAgent, ...] = (
         _kimi_here,
         ("kimi",),
         variables=("KIMI_SHARE_DIR",),
+    ),
+    BuiltinAgent(
+        "sidelight.agents.cline",
+        {
+            "formats": ("cline",),
+            "resolvers": ("cline",),
+            "injectors": ("cline",),
+            "installers": ("cline",),
+            "agents": ("cline",),
+        },
+        _cline_here,
+        ("cline",),
+        variables=("CLINE_DIR", "CLINE_DATA_DIR"),  # its sessions, and so sidelight's export of them
     ),
     BuiltinAgent(
         # Its minds are found around the working directory: its resolver is always asked.

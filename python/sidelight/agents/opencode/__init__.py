@@ -65,6 +65,7 @@ from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, Injec
 from sidelight.statefile import append_whole, private_dir, write_atomic
 from sidelight.statelayout import EXPORT_INDEX_FILE
 from sidelight.statelayout import export_dir as state_export_dir
+from sidelight.timestamps import iso_ms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -418,10 +419,8 @@ def _append(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def iso(ms: int | float) -> str:
-    """Epoch milliseconds as ``YYYY-MM-DDTHH:MM:SS.mmmZ`` (without datetime: a prompt does not import it)."""
-    whole = int(ms)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole // 1000)) + f".{whole % 1000:03d}Z"
+#: Epoch milliseconds as ISO 8601 text (the export's timestamps).
+iso = iso_ms
 
 
 # --- The format: the export's lines ----------------------------------------------------------------
