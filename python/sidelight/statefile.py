@@ -33,6 +33,7 @@ else:
 __all__ = [
     "CorruptStateError",
     "SharedState",
+    "append_lines",
     "append_whole",
     "load_json_state",
     "move_aside",
@@ -363,6 +364,16 @@ def shared_json(path: str | os.PathLike[str]) -> SharedState[dict[str, Any]]:
 
 def _dump_indented(document: dict[str, Any]) -> bytes:
     return jsonio.dumps(document, ensure_ascii=False, allow_nan=False, indent=1).encode() + b"\n"
+
+
+def append_lines(path: str, data: bytes) -> None:
+    """Appends ``data`` (whole lines) to the file at ``path``, created ``0600`` when missing, all of it
+    or none (:func:`append_whole`); raises :class:`OSError` when it could not."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        append_whole(fd, data, path)
+    finally:
+        os.close(fd)
 
 
 def append_whole(fd: int, data: bytes, path: str | os.PathLike[str] | None = None) -> None:

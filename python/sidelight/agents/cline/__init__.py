@@ -41,7 +41,7 @@ never sets it, so the stale-write guard only informs there. A headless run sends
 
 # Hot path: a prompt of any agent imports this module when Cline's folders exist. Only os and what the
 # other templates import.
-# ruff: noqa: PTH110, PTH116, PTH118
+# ruff: noqa: PTH110, PTH118
 
 from __future__ import annotations
 
@@ -54,10 +54,10 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.agents import cline_data_dir
-from sidelight.engine.paths import open_regular, real, short_id
+from sidelight.engine import exports
+from sidelight.engine.paths import real, short_id
 from sidelight.records import AgentSpec, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
-from sidelight.statefile import append_whole, private_dir, write_atomic
-from sidelight.statelayout import EXPORT_INDEX_FILE
+from sidelight.statefile import append_lines
 from sidelight.statelayout import export_dir as state_export_dir
 from sidelight.timestamps import iso_ms
 
@@ -116,27 +116,6 @@ def export_dir(settings: Settings) -> str:
     return state_export_dir(settings.state_dir, NAME)
 
 
-def _export_file(folder: str, sid: str) -> str:
-    return os.path.join(folder, sid + ".jsonl")
-
-
-def _stat_key(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def _read_json(path: str) -> Any:
-    """A JSON document Cline wrote, or ``None`` (missing, unreadable, torn mid-rewrite, not JSON)."""
-    try:
-        with open_regular(path) as file:
-            return jsonio.loads(file.read())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-
-
 # --- The export ------------------------------------------------------------------------------------
 
 
@@ -158,29 +137,19 @@ def _sessions_on_disk(settings: Settings) -> dict[str, str]:
 def export(settings: Settings, only: str | None = None) -> dict[str, dict[str, Any]]:
     """Brings the export files up to date with Cline's documents (``only``: that session's alone) and
     returns the index's sessions (id -> ``cwd``, ``title``, ``count``, ``last``…). Never raises: a
-    document that cannot be read now (being rewritten, unreadable) is retried at a later call."""
+    document that cannot be read now (being rewritten, unreadable) is retried at a later call (the
+    index and its lock: :func:`sidelight.engine.exports.update`)."""
     folder = export_dir(settings)
-    index = _read_index(folder)
     on_disk = _sessions_on_disk(settings)
     if only is not None:
         on_disk = {k: v for k, v in on_disk.items() if k == only}
-    known: dict[str, dict[str, Any]] = index.get("sessions") or {}
-    keys = {sid: _stat_key(os.path.join(path, sid + _MESSAGES)) for sid, path in on_disk.items()}
-    if all(known.get(sid, {}).get("source") == key for sid, key in keys.items()):
-        return known
-    try:
-        private_dir(folder)  # each missing level 0700: the state directory too
-        lock = os.open(
-            os.path.join(folder, EXPORT_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
-        )
-    except OSError as error:
-        logger.warning("cline: cannot write the export in %s: %s", folder, error)
-        return known
-    import fcntl
+    keys = {sid: exports.stat_key(os.path.join(path, sid + _MESSAGES)) for sid, path in on_disk.items()}
 
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        index = _read_index(folder)  # another hook may have exported while this one waited
+    def current(index: dict[str, Any]) -> bool:
+        known: dict[str, dict[str, Any]] = index.get("sessions") or {}
+        return all(known.get(sid, {}).get("source") == key for sid, key in keys.items())
+
+    def run(index: dict[str, Any]) -> dict[str, Any] | None:
         sessions: dict[str, dict[str, Any]] = dict(index.get("sessions") or {})
         changed = False
         for sid, path in sorted(on_disk.items()):
@@ -190,17 +159,9 @@ def export(settings: Settings, only: str | None = None) -> dict[str, dict[str, A
                 logger.warning(
                     "cline: skipped exporting %s this time: %s: %s", sid, type(error).__name__, error
                 )
-        if changed:
-            data = jsonio.dumps({"sessions": sessions}, ensure_ascii=False, separators=(",", ":")).encode()
-            write_atomic(Path(folder, EXPORT_INDEX_FILE), data, durable=False)
-        return sessions
-    finally:
-        os.close(lock)
+        return {"sessions": sessions} if changed else None
 
-
-def _read_index(folder: str) -> dict[str, Any]:
-    index = _read_json(os.path.join(folder, EXPORT_INDEX_FILE))
-    return index if isinstance(index, dict) and isinstance(index.get("sessions"), dict) else {}
+    return exports.update(NAME, folder, current, run)
 
 
 def _export_one(sid: str, path: str, folder: str, sessions: dict[str, dict[str, Any]]) -> bool:
@@ -208,18 +169,18 @@ def _export_one(sid: str, path: str, folder: str, sessions: dict[str, dict[str, 
     document that does not parse (caught mid-rewrite) changes nothing: its ``stat`` is not recorded, so
     the next call reads it again."""
     document_path = os.path.join(path, sid + _MESSAGES)
-    source = _stat_key(document_path)
+    source = exports.stat_key(document_path)
     entry = dict(sessions.get(sid) or {})
     if source is None or entry.get("source") == source:
         return False
-    document = _read_json(document_path)
+    document = exports.read_json(document_path)
     messages = document.get("messages") if isinstance(document, dict) else None
     if not isinstance(messages, list):
         logger.debug("cline: %s is being written; read later", document_path)
         return False
     lines: list[bytes] = []
     if not entry:
-        meta = _read_json(os.path.join(path, sid + ".json"))
+        meta = exports.read_json(os.path.join(path, sid + ".json"))
         meta = meta if isinstance(meta, dict) else {}
         title = meta.get("metadata", {}).get("title") if isinstance(meta.get("metadata"), dict) else None
         cwd = meta.get("cwd") or meta.get("workspace_root")
@@ -229,18 +190,20 @@ def _export_one(sid: str, path: str, folder: str, sessions: dict[str, dict[str, 
             "count": 0,
             "last": None,
         }
-        lines.append(_line({"type": "session", "id": sid, "cwd": entry["cwd"], "title": entry["title"]}))
+        lines.append(
+            exports.line({"type": "session", "id": sid, "cwd": entry["cwd"], "title": entry["title"]})
+        )
     start = _new_from(messages, entry)
     for message in messages[start:]:
         if isinstance(message, dict):
-            lines.append(_line(_kept_message(sid, message)))
+            lines.append(exports.line(_kept_message(sid, message)))
     if start < len(messages):
         last = messages[-1]
         entry["last"] = last.get("id") if isinstance(last, dict) else None
     entry["count"] = max(len(messages), int(entry.get("count") or 0))
     entry["source"] = source
     if lines:
-        _append(_export_file(folder, sid), b"".join(lines))
+        append_lines(exports.export_file(folder, sid), b"".join(lines))
     sessions[sid] = entry
     return True
 
@@ -317,21 +280,9 @@ def _kept_message(sid: str, message: Mapping[str, Any]) -> dict[str, Any]:
     return line
 
 
-def _line(data: Mapping[str, Any]) -> bytes:
-    return jsonio.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _append(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        append_whole(fd, data, path)
-    finally:
-        os.close(fd)
-
-
 # --- The format: the export's lines ----------------------------------------------------------------
 
-Event = tuple[str, str | None, str | None, str | None, str | None, str | None, str | None, bool]
+Event = exports.Event
 
 
 def _tool_events(block: Mapping[str, Any], stamp: str | None) -> list[Event]:
@@ -388,24 +339,8 @@ def _result_events(block: Mapping[str, Any]) -> list[Event]:
 def decode(line: bytes) -> list[Event]:
     """The events of one line of an export file (see the module docstring), as the tuples
     :class:`sidelight.formats.Event` names; ``ValueError`` for a line that is not a JSON object."""
-    entry = jsonio.loads(line)
-    if not isinstance(entry, dict):
-        raise ValueError("not a JSON object")
-    kind = entry.get("type")
-    events: list[Event] = []
-    if isinstance(kind, str):
-        events.append(("type", kind, None, None, None, None, None, False))
-    sid = entry.get("session_id") if kind == "message" else entry.get("id")
-    if isinstance(sid, str) and sid:
-        events.append(("session_id", sid, None, None, None, None, None, False))
-    if kind == "session":
-        cwd, title = entry.get("cwd"), entry.get("title")
-        if isinstance(cwd, str) and cwd:
-            events.append(("cwd", cwd, None, None, None, None, None, False))
-        if isinstance(title, str) and title:
-            events.append(("title", title, None, None, None, None, None, False))
-        return events
-    if kind != "message" or entry.get("hook"):
+    entry, events = exports.decode_head(line, "cwd")
+    if entry.get("type") != "message" or entry.get("hook"):
         return events  # the hooks' context (sidelight's own): never counted
     stamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
     blocks = [b for b in entry.get("content") or () if isinstance(b, dict)]
@@ -458,7 +393,7 @@ def _session(sid: str, entry: Mapping[str, Any], folder: str, fallback: str = ""
     return Session(
         key=f"{NAME}:{sid}",
         name=_name(sid),
-        path=Path(_export_file(folder, sid)),
+        path=Path(exports.export_file(folder, sid)),
         format=NAME,
         group=real(cwd) if isinstance(cwd, str) and cwd else real(fallback) if fallback else folder,
         resolver=NAME,
@@ -471,7 +406,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
     sessions = export(settings)
     folder = export_dir(settings)
     for sid, entry in sorted(sessions.items()):
-        if os.path.isfile(_export_file(folder, sid)):  # noqa: PTH113
+        if os.path.isfile(exports.export_file(folder, sid)):  # noqa: PTH113
             yield _session(sid, entry, folder)
 
 
@@ -486,8 +421,7 @@ def current(event: HostEvent, settings: Settings) -> Session | None:
 
 
 def roots(settings: Settings) -> list[Path]:
-    folder = Path(export_dir(settings))
-    return [folder] if folder.is_dir() else []
+    return exports.roots(export_dir(settings))
 
 
 def sources(settings: Settings) -> list[str]:
@@ -581,7 +515,7 @@ def live_sessions(settings: Settings) -> dict[str, Liveness]:
 
     live: dict[str, Liveness] = {}
     for sid, folder in _sessions_on_disk(settings).items():
-        meta = _read_json(os.path.join(folder, sid + ".json"))
+        meta = exports.read_json(os.path.join(folder, sid + ".json"))
         if not isinstance(meta, dict):
             continue
         pid = meta.get("pid")

@@ -47,7 +47,6 @@ news within the turn it prints is appended to the tool's output, after a blank l
 
 # Hot path: this module is imported on every prompt of every agent. Only os, json and what the other
 # templates import; sqlite3 only when there is a database to read.
-# ruff: noqa: PTH116, PTH118
 
 from __future__ import annotations
 
@@ -60,10 +59,10 @@ from sidelight._fast._hookimpl import hookimpl
 from sidelight._fast.logs import get_logger
 from sidelight._fast.patterns import Pattern
 from sidelight.agents import opencode_database
-from sidelight.engine.paths import open_regular, real
+from sidelight.engine import exports
+from sidelight.engine.paths import real
 from sidelight.records import AgentSpec, EventName, FormatSpec, HostEvent, InjectorSpec, ResolverSpec, Session
-from sidelight.statefile import append_whole, private_dir, write_atomic
-from sidelight.statelayout import EXPORT_INDEX_FILE
+from sidelight.statefile import append_lines
 from sidelight.statelayout import export_dir as state_export_dir
 from sidelight.timestamps import iso_ms
 
@@ -163,67 +162,33 @@ def export_dir(settings: Settings) -> str:
     return state_export_dir(settings.state_dir, NAME)
 
 
-def _export_file(folder: str, session_id: str) -> str:
-    return os.path.join(folder, session_id + ".jsonl")
-
-
 # --- The export ------------------------------------------------------------------------------------
-
-
-def _stat_key(path: str) -> list[int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def _read_index(folder: str) -> dict[str, Any]:
-    try:
-        with open_regular(os.path.join(folder, EXPORT_INDEX_FILE)) as file:
-            index = jsonio.loads(file.read())
-    except (OSError, ValueError):
-        return {}
-    return index if isinstance(index, dict) and isinstance(index.get("sessions"), dict) else {}
 
 
 def export(settings: Settings) -> dict[str, dict[str, Any]]:
     """Brings the export files up to date with opencode's database and returns the index's sessions
     (session id -> ``directory``, ``title``, ``parent``, …); ``{}`` without a database. Never raises
-    for a database that cannot be read: it logs one warning and returns what was exported before."""
+    for a database that cannot be read: it logs one warning and returns what was exported before
+    (the index and its lock: :func:`sidelight.engine.exports.update`)."""
     db = database_path(settings)
-    source = [_stat_key(db), _stat_key(db + "-wal")]
+    source = [exports.stat_key(db), exports.stat_key(db + "-wal")]
     if source[0] is None:
         return {}
     folder = export_dir(settings)
-    index = _read_index(folder)
-    if index.get("source") == source and not index.get("pending"):
-        return index["sessions"]  # type: ignore[no-any-return]
-    try:
-        private_dir(folder)  # each missing level 0700: the state directory too
-        lock = os.open(
-            os.path.join(folder, EXPORT_INDEX_FILE + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
-        )
-    except OSError as error:
-        logger.warning("opencode: cannot write the export in %s: %s", folder, error)
-        return dict(index.get("sessions") or {})
-    import fcntl
 
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        index = _read_index(folder)  # another hook may have exported while this one waited
-        if index.get("source") == source and not index.get("pending"):
-            return index["sessions"]  # type: ignore[no-any-return]
+    def current(index: dict[str, Any]) -> bool:
+        return index.get("source") == source and not index.get("pending")
+
+    def run(index: dict[str, Any]) -> dict[str, Any] | None:
+        if current(index):  # another hook exported while this one waited
+            return None
         try:
-            index = _export(db, folder, index, source)
+            return _export(db, folder, index, source)
         except Exception as error:  # busy, locked, damaged, another schema: this prompt goes without
             logger.warning("opencode: skipped reading %s this time: %s: %s", db, type(error).__name__, error)
-            return dict(index.get("sessions") or {})
-        data = jsonio.dumps(index, ensure_ascii=False, separators=(",", ":")).encode()
-        write_atomic(Path(folder, EXPORT_INDEX_FILE), data, durable=False)
-        return index["sessions"]  # type: ignore[no-any-return]
-    finally:
-        os.close(lock)
+            return None
+
+    return exports.update(NAME, folder, current, run)
 
 
 def _connect(db: str) -> Any:
@@ -277,7 +242,7 @@ def _export(db: str, folder: str, index: dict[str, Any], source: list[Any]) -> d
                     lines.append(_message_line(sid, mid, time_created, info, parts.get(mid, [])))
                 entry["after"] = [messages[-1][1], messages[-1][0]]
             if lines:
-                _append(_export_file(folder, sid), b"".join(lines))
+                append_lines(exports.export_file(folder, sid), b"".join(lines))
             sessions[sid] = entry
     finally:
         connection.close()
@@ -396,7 +361,7 @@ def _message_line(sid: str, mid: str, created: int, info: dict[str, Any], parts:
         "info": {k: info[k] for k in _INFO_KEYS if k in info},
         "parts": parts,
     }
-    return jsonio.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return exports.line(line)
 
 
 def _session_line(sid: str, entry: Mapping[str, Any]) -> bytes:
@@ -408,15 +373,7 @@ def _session_line(sid: str, entry: Mapping[str, Any]) -> bytes:
         "parent_id": entry.get("parent"),
         "timestamp": iso(entry["created"]) if isinstance(entry.get("created"), int) else None,
     }
-    return jsonio.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
-def _append(path: str, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        append_whole(fd, data, path)
-    finally:
-        os.close(fd)
+    return exports.line(line)
 
 
 #: Epoch milliseconds as ISO 8601 text (the export's timestamps).
@@ -425,7 +382,7 @@ iso = iso_ms
 
 # --- The format: the export's lines ----------------------------------------------------------------
 
-Event = tuple[str, str | None, str | None, str | None, str | None, str | None, str | None, bool]
+Event = exports.Event
 
 
 def _primary(tool: str, arguments: Mapping[str, Any]) -> str | None:
@@ -449,24 +406,8 @@ def decode(line: bytes) -> list[Event]:
     """The events of one line of an export file (see the module docstring and docs/activity.md), as
     the tuples :class:`sidelight.formats.Event` names; ``ValueError`` for a line that is not a JSON
     object (counted as malformed)."""
-    entry = jsonio.loads(line)
-    if not isinstance(entry, dict):
-        raise ValueError("not a JSON object")
-    kind = entry.get("type")
-    events: list[Event] = []
-    if isinstance(kind, str):
-        events.append(("type", kind, None, None, None, None, None, False))
-    sid = entry.get("session_id") if kind == "message" else entry.get("id")
-    if isinstance(sid, str) and sid:
-        events.append(("session_id", sid, None, None, None, None, None, False))
-    if kind == "session":
-        directory, title = entry.get("directory"), entry.get("title")
-        if isinstance(directory, str) and directory:
-            events.append(("cwd", directory, None, None, None, None, None, False))
-        if isinstance(title, str) and title:
-            events.append(("title", title, None, None, None, None, None, False))
-        return events
-    if kind != "message":
+    entry, events = exports.decode_head(line, "directory")
+    if entry.get("type") != "message":
         return events
     stamp = entry.get("timestamp") if isinstance(entry.get("timestamp"), str) else None
     parts = [p for p in entry.get("parts") or () if isinstance(p, dict)]
@@ -556,7 +497,7 @@ def _session(sid: str, entry: Mapping[str, Any], folder: str, children: tuple[Pa
     return Session(
         key=f"{NAME}:{sid}",
         name=_name(sid, entry),
-        path=Path(_export_file(folder, sid)),
+        path=Path(exports.export_file(folder, sid)),
         format=NAME,
         group=real(directory) if isinstance(directory, str) and directory else folder,
         resolver=NAME,
@@ -575,7 +516,7 @@ def list_sessions(settings: Settings) -> Iterator[Session]:
     for sid, entry in sessions.items():
         parent = entry.get("parent")
         if isinstance(parent, str) and parent in sessions:
-            children.setdefault(parent, []).append(Path(_export_file(folder, sid)))
+            children.setdefault(parent, []).append(Path(exports.export_file(folder, sid)))
     for sid, entry in sessions.items():
         parent = entry.get("parent")
         if isinstance(parent, str) and parent in sessions:
@@ -596,8 +537,7 @@ def current(event: HostEvent, settings: Settings) -> Session | None:
 
 
 def roots(settings: Settings) -> list[Path]:
-    folder = Path(export_dir(settings))
-    return [folder] if folder.is_dir() else []
+    return exports.roots(export_dir(settings))
 
 
 def sources(settings: Settings) -> list[str]:
