@@ -25,6 +25,9 @@ __all__ = ["install_targets", "register", "run_hook"]
 #: ``sidelight install skill``: the reader's SKILL.md, in a folder ``--dir`` may name; every other
 #: target is a registered installer (``sidelight_installers``: the built-in hosts' and the plugins').
 SKILL = "skill"
+#: ``sidelight install mcp --host HOST``: the MCP server in a host's MCP config
+#: (:mod:`sidelight.install.mcp_config`).
+MCP = "mcp"
 
 
 def install_targets() -> list[str]:
@@ -32,7 +35,7 @@ def install_targets() -> list[str]:
     name: the built-in agents', the service's and the plugins' alike) and ``skill``."""
     from sidelight.plugins import get_plugins
 
-    return [*sorted(get_plugins().installers()), SKILL]
+    return [*sorted(get_plugins().installers()), SKILL, MCP]
 
 
 def _project_targets() -> list[str]:
@@ -40,7 +43,7 @@ def _project_targets() -> list[str]:
     from sidelight.plugins import get_plugins
 
     installers = get_plugins().installers()
-    return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL]
+    return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL, MCP]
 
 
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
@@ -165,6 +168,7 @@ def register(commands: Any) -> None:
     install.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    install.add_argument("--host", metavar="HOST", help=_HOST_HELP)
     install.add_argument("--json", action="store_true", help=_RESULT_JSON)
     install.set_defaults(run=_install_command, parser=install)
 
@@ -188,6 +192,7 @@ def register(commands: Any) -> None:
     uninstall.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    uninstall.add_argument("--host", metavar="HOST", help=_HOST_HELP)
     uninstall.add_argument("--json", action="store_true", help=_RESULT_JSON)
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
 
@@ -227,6 +232,10 @@ def _install_help() -> type[argparse.HelpFormatter]:
     return InstallHelp
 
 
+_HOST_HELP = (
+    "mcp: the host whose MCP config gets the sidelight server: claude-code, copilot, cursor, gemini, "
+    "qwen, vscode, windsurf, zed (docs/mcp.md)"
+)
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 
@@ -235,11 +244,13 @@ def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True, json=args.json)
+    scope = _scope(parser, args)
+    return _install_or_uninstall(args.target, scope, args.dir, install=True, json=args.json, host=args.host)
 
 
 def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    return _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False, json=args.json)
+    scope = _scope(parser, args)
+    return _install_or_uninstall(args.target, scope, args.dir, install=False, json=args.json, host=args.host)
 
 
 def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
@@ -249,6 +260,10 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     from sidelight.cli.common import logger
 
     target = args.target
+    if args.host is not None and target != MCP:
+        parser.error(f"--host applies to mcp only; {target} is a host itself")
+    if target == MCP and not (args.host or "").strip():
+        parser.error("mcp needs --host HOST: " + _HOST_HELP.split(": ", 2)[-1])
     if args.dir is not None and target != "skill":
         parser.error(f"--dir applies to skill only; {target} is installed where {target} reads it")
     if args.dir is not None:
@@ -277,7 +292,13 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
 
 
 def _install_or_uninstall(
-    target: str, scope: str, directory: str | None, *, install: bool, json: bool = False
+    target: str,
+    scope: str,
+    directory: str | None,
+    *,
+    install: bool,
+    json: bool = False,
+    host: str | None = None,
 ) -> int:
     from sidelight import install as installer
     from sidelight.cli.common import fail, json_line, logger
@@ -286,6 +307,11 @@ def _install_or_uninstall(
     try:
         if target == SKILL:
             results = [_skill(scope, directory, install=install)]
+        elif target == MCP:
+            from sidelight.config import Settings
+            from sidelight.install.mcp_config import install_mcp, uninstall_mcp
+
+            results = [(install_mcp if install else uninstall_mcp)(str(host).strip(), scope, Settings.load())]
         else:
             spec = get_plugins().installers()[target]
             results = list((spec.install if install else spec.uninstall)(scope))
