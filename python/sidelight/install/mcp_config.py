@@ -62,9 +62,8 @@ def _copilot(argv: list[str]) -> dict[str, Any]:
 
 def _claude_json(settings: Settings) -> Path:
     # Claude Code keeps ~/.claude.json beside its folder, or in CLAUDE_CONFIG_DIR when that is set.
-    return (
-        settings.claude_dirs[0] / ".claude.json" if settings.claude_dirs else settings.home / ".claude.json"
-    )
+    folder = (os.environ.get("CLAUDE_CONFIG_DIR") or "").split(",")[0].strip()
+    return Path(folder).expanduser() / ".claude.json" if folder else settings.home / ".claude.json"
 
 
 def _zed(settings: Settings) -> Path:

@@ -362,8 +362,112 @@ def _guarded(call: Any) -> str:
 
 def serve(settings: Settings | None = None) -> None:
     """Runs the server on stdin and stdout until the client closes them."""
+    import anyio
+
     settings = settings or Settings.load()
     caller = Caller(caller_session_id(settings), os.getcwd())  # noqa: PTH109
     if caller.session_id:
         logger.info("mcp: the caller is session %s", caller.session_id)
-    build_server(Tools(caller)).run("stdio")
+    anyio.run(_serve_stdio, build_server(Tools(caller)))
+
+
+async def _serve_stdio(server: MCPServer[Any]) -> None:
+    """The SDK's stdio transport, with each line checked first: a line that is no JSON-RPC message gets
+    its error answered (a parse error, an invalid request, with the request's id when it has one),
+    where the SDK would skip it without a word."""
+    import io
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    ready = anyio.Event()
+    streams: list[Any] = []
+
+    async def answer(error: Any) -> None:
+        from mcp.shared.message import SessionMessage
+
+        await ready.wait()
+        await streams[0].send(SessionMessage(error))
+
+    # The wire gets private descriptors; fd 0 reads the null device and fd 1 writes to stderr, so that
+    # nothing else in the process reads the client's messages or writes into the replies (as the SDK
+    # does with streams of its own).
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    stdin = anyio.wrap_file(io.TextIOWrapper(open(wire_in, "rb"), encoding="utf-8", errors="replace"))  # noqa: PTH123, SIM115
+    stdout = anyio.wrap_file(io.TextIOWrapper(open(wire_out, "wb"), encoding="utf-8"))  # noqa: PTH123, SIM115
+    checked: Any = _Checked(stdin, answer)
+    async with stdio_server(checked, stdout) as (read_stream, write_stream):
+        streams.append(write_stream)
+        ready.set()
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+class _Checked:
+    """The lines of ``lines`` that are JSON-RPC messages; each other one is answered with its error
+    (``answer``) and left out."""
+
+    def __init__(self, lines: Any, answer: Any) -> None:
+        self.lines = lines
+        self.answer = answer
+
+    async def __aiter__(self) -> Any:
+        async for line in self.lines:
+            if not line.strip():
+                continue
+            error = malformed(line)
+            if error is None:
+                yield line
+                continue
+            logger.info("mcp: a malformed message: %s", error.error.message)
+            if not _notification(line):  # a notification is never answered, not even with an error
+                await self.answer(error)
+
+
+#: JSON-RPC's codes for a line that is not JSON, and for JSON that is no valid request.
+PARSE_ERROR_CODE = -32700
+INVALID_REQUEST_CODE = -32600
+
+
+def _notification(line: str) -> bool:
+    """Whether ``line`` is meant as a notification: an object with a method and no id."""
+    import json
+
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and "method" in data and "id" not in data
+
+
+def malformed(line: str) -> Any:
+    """The JSON-RPC error that answers ``line`` when it is no valid message (``None``: it is one): a
+    parse error for what is not JSON, else an invalid request, with the request's id when it has one."""
+    import json
+
+    from mcp_types import ErrorData, JSONRPCError, jsonrpc_message_adapter
+
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception:
+        pass
+    else:
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return JSONRPCError(
+            jsonrpc="2.0", id=None, error=ErrorData(code=PARSE_ERROR_CODE, message="Parse error")
+        )
+    found = data.get("id") if isinstance(data, dict) else None
+    ident = (
+        found if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)) else None
+    )
+    message = "Invalid request: not a JSON-RPC 2.0 request (an object: jsonrpc, id, method, object params)"
+    return JSONRPCError(jsonrpc="2.0", id=ident, error=ErrorData(code=INVALID_REQUEST_CODE, message=message))
