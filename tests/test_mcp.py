@@ -17,7 +17,7 @@ from mcp.types import Implementation
 
 from sidelight.config import Settings
 from sidelight.engine import liveness
-from sidelight.install.mcp_config import HOSTS, config_path, install_mcp, uninstall_mcp
+from sidelight.integrations.mcp_hosts import HOSTS, config_path, install_mcp, uninstall_mcp
 from sidelight.integrations.mcp_server import (
     NO_NEWS,
     Caller,
@@ -275,7 +275,11 @@ def test_a_malformed_message_on_stdin_gets_an_error_not_a_crash(world: HookWorld
 
 
 def test_sidelight_mcp_without_the_extra_says_how_to_install_it() -> None:
-    code = "import sys; sys.modules['mcp'] = None\nfrom sidelight.cli import main\nraise SystemExit(main(['mcp']))"
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "from sidelight.cli import main\n"
+        "raise SystemExit(main(['mcp']))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -284,7 +288,7 @@ def test_sidelight_mcp_without_the_extra_says_how_to_install_it() -> None:
         check=False,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 1 and "pip install 'sidelight[mcp]'" in done.stderr, done.stderr
+    assert done.returncode == 1 and "pip install '.[mcp]'" in done.stderr, done.stderr
 
 
 # --- install mcp --host -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ __all__ = ["install_targets", "register", "run_hook"]
 #: target is a registered installer (``sidelight_installers``: the built-in hosts' and the plugins').
 SKILL = "skill"
 #: ``sidelight install mcp --host HOST``: the MCP server in a host's MCP config
-#: (:mod:`sidelight.install.mcp_config`).
+#: (:mod:`sidelight.integrations.mcp_hosts`).
 MCP = "mcp"
 
 
@@ -35,7 +35,7 @@ def install_targets() -> list[str]:
     name: the built-in agents', the service's and the plugins' alike) and ``skill``."""
     from sidelight.plugins import get_plugins
 
-    return [*sorted(get_plugins().installers()), SKILL, MCP]
+    return [*sorted([*get_plugins().installers(), MCP]), SKILL]
 
 
 def _project_targets() -> list[str]:
@@ -309,7 +309,7 @@ def _install_or_uninstall(
             results = [_skill(scope, directory, install=install)]
         elif target == MCP:
             from sidelight.config import Settings
-            from sidelight.install.mcp_config import install_mcp, uninstall_mcp
+            from sidelight.integrations.mcp_hosts import install_mcp, uninstall_mcp
 
             results = [(install_mcp if install else uninstall_mcp)(str(host).strip(), scope, Settings.load())]
         else:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 #: What ``sidelight mcp`` says when the extra is not installed.
-MISSING_EXTRA: Final = "the MCP server needs the extra: pip install 'sidelight[mcp]'"
+MISSING_EXTRA: Final = "the MCP server needs the extra: pip install '.[mcp]'"
 
 
 def register(commands: Any) -> None:
