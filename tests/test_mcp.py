@@ -92,6 +92,8 @@ def test_the_tools_are_listed_with_descriptions_and_typed_inputs(world: HookWorl
     assert tools["read_session"].input_schema["required"] == ["session"]
     assert tools["read_session"].input_schema["properties"]["lines"]["type"] == "integer"
     assert "ctx" not in tools["digest"].input_schema.get("properties", {})
+    # Text, not structured output: a host would hand the model {"result": ...} otherwise.
+    assert all(tool.output_schema is None for tool in tools.values())
 
 
 def test_a_connection_gets_its_siblings_digest_once(world: HookWorld) -> None:

@@ -294,6 +294,7 @@ def build_server(tools: Tools | None = None) -> MCPServer[Any]:
 
     @server.tool(
         name="digest",
+        structured_output=False,  # text, as every other output: the model reads it as it is
         description="What the other AI coding sessions of this project (other agents or windows) did "
         "since you last called this: files they edited, commands they ran, their last words. Call it "
         "when you start a task and now and then during a long one, before editing shared files. Each "
@@ -304,6 +305,7 @@ def build_server(tools: Tools | None = None) -> MCPServer[Any]:
 
     @server.tool(
         name="list_sessions",
+        structured_output=False,  # text, as every other output: the model reads it as it is
         description="This project's AI coding sessions (every agent sidelight reads), newest first, "
         "with the key read_session and recap take.",
     )
@@ -312,6 +314,7 @@ def build_server(tools: Tools | None = None) -> MCPServer[Any]:
 
     @server.tool(
         name="read_session",
+        structured_output=False,  # text, as every other output: the model reads it as it is
         description="The recent conversation of one of this project's sessions (user and assistant "
         "text, one line per tool call), newest last, within a token budget. Call it to see what "
         "another session was asked and said.",
@@ -328,6 +331,7 @@ def build_server(tools: Tools | None = None) -> MCPServer[Any]:
 
     @server.tool(
         name="recap",
+        structured_output=False,  # text, as every other output: the model reads it as it is
         description="A ranked recap of one of this project's sessions: what it did, its files and "
         "commands, and what it left unfinished, within a token budget. Call it to take over or "
         "continue another session's work.",
