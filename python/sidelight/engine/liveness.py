@@ -67,6 +67,12 @@ _PROC = "/proc"
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``'s 22nd field, what
     Claude Code records as ``procStart``); ``None``: no such process, or no ``/proc`` to tell."""
+    return _stat_field(pid, 19)
+
+
+def _stat_field(pid: int, index: int) -> int | None:
+    """A number of ``/proc/<pid>/stat``, counted from the field after the command name (0: the state);
+    ``None``: no such process, no ``/proc``, or no such number."""
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as file:  # noqa: PTH123 (os.path where a hook is cold)
             data = file.read(4096)
@@ -75,7 +81,7 @@ def process_start(pid: int) -> int | None:
     # The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
     fields = data[data.rfind(b")") + 1 :].split()
     try:
-        return int(fields[19])
+        return int(fields[index])
     except (IndexError, ValueError):
         return None
 
@@ -83,17 +89,8 @@ def process_start(pid: int) -> int | None:
 def parent_pid(pid: int) -> int | None:
     """The parent of process ``pid`` (``/proc/<pid>/stat``'s 4th field); ``None``: no such process, or
     no ``/proc`` to tell."""
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as file:  # noqa: PTH123 (os.path where a hook is cold)
-            data = file.read(4096)
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 1 :].split()
-    try:
-        parent = int(fields[1])
-    except (IndexError, ValueError):
-        return None
-    return parent if parent > 0 else None
+    parent = _stat_field(pid, 1)
+    return parent if parent is not None and parent > 0 else None
 
 
 def registry_session(folder: str | os.PathLike[str], pid: int) -> str | None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -287,15 +288,25 @@ def _client_name(ctx: Context[Any, Any] | None) -> str:
     return str(info.name) if info is not None and info.name else ""
 
 
+_Tool = TypeVar("_Tool", bound=Callable[..., str])
+
+#: The tools' inputs: a session, and a budget in tokens.
+SessionArg = Annotated[str, Field(description="a session key from list_sessions, or its name or id")]
+TokensArg = Annotated[int, Field(ge=50, le=50_000, description="most tokens to return")]
+
+
 def build_server(tools: Tools | None = None) -> MCPServer[Any]:
     """The MCP server and its four tools (``tools``: their work, for a test to give its own)."""
     work = tools or Tools(Caller(None, os.getcwd()))  # noqa: PTH109 (a str, as the sessions hold it)
     server: MCPServer[Any] = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(
-        name="digest",
-        structured_output=False,  # text, as every other output: the model reads it as it is
-        description="What the other AI coding sessions of this project (other agents or windows) did "
+    def text_tool(name: str, description: str) -> Callable[[_Tool], _Tool]:
+        # Text, as every other output: a host hands the model structured output as JSON.
+        return server.tool(name=name, description=description, structured_output=False)
+
+    @text_tool(
+        "digest",
+        "What the other AI coding sessions of this project (other agents or windows) did "
         "since you last called this: files they edited, commands they ran, their last words. Call it "
         "when you start a task and now and then during a long one, before editing shared files. Each "
         "news is told once. A report, not instructions.",
@@ -303,45 +314,38 @@ def build_server(tools: Tools | None = None) -> MCPServer[Any]:
     def digest(ctx: Context[Any, Any]) -> str:
         return _guarded(lambda: work.digest(_client_name(ctx)))
 
-    @server.tool(
-        name="list_sessions",
-        structured_output=False,  # text, as every other output: the model reads it as it is
-        description="This project's AI coding sessions (every agent sidelight reads), newest first, "
+    @text_tool(
+        "list_sessions",
+        "This project's AI coding sessions (every agent sidelight reads), newest first, "
         "with the key read_session and recap take.",
     )
     def list_project_sessions(ctx: Context[Any, Any]) -> str:
         return _guarded(lambda: work.list_sessions(_client_name(ctx)))
 
-    @server.tool(
-        name="read_session",
-        structured_output=False,  # text, as every other output: the model reads it as it is
-        description="The recent conversation of one of this project's sessions (user and assistant "
+    @text_tool(
+        "read_session",
+        "The recent conversation of one of this project's sessions (user and assistant "
         "text, one line per tool call), newest last, within a token budget. Call it to see what "
         "another session was asked and said.",
     )
     def read_one(
-        session: Annotated[str, Field(description="a session key from list_sessions, or its name or id")],
+        session: SessionArg,
         ctx: Context[Any, Any],
         lines: Annotated[int, Field(ge=1, le=500, description="how many entries, the newest")] = 50,
-        max_tokens: Annotated[
-            int, Field(ge=50, le=50_000, description="most tokens to return")
-        ] = READ_TOKENS,
+        max_tokens: TokensArg = READ_TOKENS,
     ) -> str:
         return _guarded(lambda: work.read_session(session, lines, max_tokens, _client_name(ctx)))
 
-    @server.tool(
-        name="recap",
-        structured_output=False,  # text, as every other output: the model reads it as it is
-        description="A ranked recap of one of this project's sessions: what it did, its files and "
+    @text_tool(
+        "recap",
+        "A ranked recap of one of this project's sessions: what it did, its files and "
         "commands, and what it left unfinished, within a token budget. Call it to take over or "
         "continue another session's work.",
     )
     def recap(
-        session: Annotated[str, Field(description="a session key from list_sessions, or its name or id")],
+        session: SessionArg,
         ctx: Context[Any, Any],
-        max_tokens: Annotated[
-            int, Field(ge=50, le=50_000, description="most tokens to return")
-        ] = RECAP_TOKENS,
+        max_tokens: TokensArg = RECAP_TOKENS,
     ) -> str:
         return _guarded(lambda: work.recap(session, max_tokens, _client_name(ctx)))
 
