@@ -46,6 +46,13 @@ def _project_targets() -> list[str]:
     return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL, MCP]
 
 
+def _mcp_hosts() -> list[str]:
+    """The hosts ``install mcp --host`` knows (asked for only by ``install mcp`` and ``--help``)."""
+    from sidelight.integrations.mcp_hosts import HOSTS
+
+    return sorted(HOSTS)
+
+
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
     """``sidelight hook HOST``: read the host's hook input from stdin, print what to inject. Always 0.
     ``own_process``: the process is the hook's (not a caller's), and ends here once it answered
@@ -227,15 +234,14 @@ def _install_help() -> type[argparse.HelpFormatter]:
             text = super()._get_help_string(action)
             if action.dest == "scope" and text is not None:
                 return f"{', '.join(_project_targets())}: {text}"
+            if action.dest == "host" and text is not None:
+                return f"{text}: {', '.join(_mcp_hosts())}"
             return text
 
     return InstallHelp
 
 
-_HOST_HELP = (
-    "mcp: the host whose MCP config gets the sidelight server: claude-code, copilot, cursor, gemini, "
-    "qwen, vscode, windsurf, zed (docs/mcp.md)"
-)
+_HOST_HELP = "mcp: the host whose MCP config gets the sidelight server (docs/mcp.md)"
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 
@@ -263,7 +269,7 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     if args.host is not None and target != MCP:
         parser.error(f"--host applies to mcp only; {target} is a host itself")
     if target == MCP and not (args.host or "").strip():
-        parser.error("mcp needs --host HOST: " + _HOST_HELP.split(": ", 2)[-1])
+        parser.error(f"mcp needs --host HOST: {', '.join(_mcp_hosts())}")
     if args.dir is not None and target != "skill":
         parser.error(f"--dir applies to skill only; {target} is installed where {target} reads it")
     if args.dir is not None:
