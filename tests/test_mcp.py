@@ -23,7 +23,7 @@ from sidelight.integrations.mcp_server import (
     Caller,
     Tools,
     build_server,
-    caller_session_id,
+    caller_session,
     fit_lines,
 )
 from sidelight.statelayout import CURSORS_DIR, MCP_DIR, session_path
@@ -113,7 +113,7 @@ def test_a_connection_gets_its_siblings_digest_once(world: HookWorld) -> None:
 
 
 def test_a_known_caller_session_reads_from_its_own_cursors(world: HookWorld) -> None:
-    server = build_server(Tools(Caller(session_id(0), str(world.project))))
+    server = build_server(Tools(Caller(("claude-code", session_id(0)), str(world.project))))
     ((error, text),) = call(server, ("digest", {}))
     assert not error and "wrote app.py" in text
     assert "00000000" not in text  # a session never reports itself
@@ -122,6 +122,17 @@ def test_a_known_caller_session_reads_from_its_own_cursors(world: HookWorld) -> 
     assert not (world.state / MCP_DIR).exists()
     ((error, text),) = call(server, ("list_sessions", {}))
     assert "claude 00000000 (you)" in text
+
+
+def test_a_caller_whose_transcript_is_not_written_yet_is_still_itself(world: HookWorld) -> None:
+    """Claude Code may call a tool before its transcript is on disk: the session is still found (its
+    resolver knows where the transcript will be), and reads from its own cursors."""
+    new = "abcdef12-0000-4000-8000-000000000000"
+    server = build_server(Tools(Caller(("claude-code", new), str(world.project))))
+    ((error, text),) = call(server, ("digest", {}))
+    assert not error and "claude 00000001" in text and "claude 00000000" in text
+    assert session_path(world.state, CURSORS_DIR, f"claude-code:{new}", ".json").exists()
+    assert not (world.state / MCP_DIR).exists()
 
 
 def test_list_read_and_recap(world: HookWorld) -> None:
@@ -201,19 +212,19 @@ def test_the_caller_session_is_found_in_the_hosts_registry(world: HookWorld) -> 
     record = {"pid": me, "sessionId": session_id(2), "procStart": str(liveness.process_start(me))}
     (registry / f"{me}.json").write_text(json.dumps(record))
     settings = Settings.load()
-    assert caller_session_id(settings, me) == session_id(2)
+    assert caller_session(settings, me) == ("claude-code", session_id(2))
     # A process this one started finds it as its parent (the host started the server).
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
-        assert caller_session_id(settings, child.pid) == session_id(2)
+        assert caller_session(settings, child.pid) == ("claude-code", session_id(2))
     finally:
         child.kill()
         child.wait()
     # A record of another process, a dead pid's, or a garbled one names no one.
     (registry / f"{me}.json").write_text(json.dumps({**record, "pid": me + 1}))
-    assert caller_session_id(settings, me) is None
+    assert caller_session(settings, me) is None
     (registry / f"{me}.json").write_text("{not json")
-    assert caller_session_id(settings, me) is None
+    assert caller_session(settings, me) is None
 
 
 def test_sidelight_mcp_over_stdio_with_the_sdk_client(world: HookWorld) -> None:

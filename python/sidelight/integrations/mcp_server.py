@@ -27,6 +27,7 @@ import hashlib
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -45,15 +46,14 @@ from sidelight.engine.discovery import (
     siblings_of,
 )
 from sidelight.plugins import Plugins, get_plugins
-from sidelight.records import Session
+from sidelight.records import HostEvent, Session
 from sidelight.redact import sanitize
 from sidelight.statelayout import MCP_DIR, session_path
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
-__all__ = ["NAME", "build_server", "caller_session_id", "serve"]
+__all__ = ["NAME", "build_server", "caller_session", "serve"]
 
 logger = get_logger(__name__)
 
@@ -83,22 +83,25 @@ INSTRUCTIONS = (
 )
 
 
-def caller_session_id(settings: Settings, pid: int | None = None) -> str | None:
-    """The session id of the host that started this process: the first of its ancestors (its parent
-    first, :data:`ANCESTORS` at most) that Claude Code's or Qwen Code's registry of running sessions
-    names (``<dir>/sessions/<pid>.json``); ``None``: none does."""
-    folders = [
-        folder / "sessions"
-        for folder in (*(settings.claude_dirs or (settings.home / ".claude",)), _qwen_dir(settings))
+def caller_session(settings: Settings, pid: int | None = None) -> tuple[str, str] | None:
+    """The host and session id of the host that started this process: the first of its ancestors (its
+    parent first, :data:`ANCESTORS` at most) that Claude Code's or Qwen Code's registry of running
+    sessions names (``<dir>/sessions/<pid>.json``); ``None``: none does."""
+    registries = [
+        *(
+            ("claude-code", folder / "sessions")
+            for folder in settings.claude_dirs or (settings.home / ".claude",)
+        ),
+        ("qwen", _qwen_dir(settings) / "sessions"),
     ]
     current: int | None = os.getppid() if pid is None else pid
     for _ in range(ANCESTORS):
         if current is None or current <= 1:
             return None
-        for folder in folders:
+        for host, folder in registries:
             found = liveness.registry_session(folder, current)
             if found is not None:
-                return found
+                return host, found
         current = liveness.parent_pid(current)
     return None
 
@@ -108,19 +111,33 @@ def _qwen_dir(settings: Settings) -> Path:
 
 
 class Caller:
-    """Who calls the tools: a session the host's registry names (asked once per server), else the
-    connection (the client's name and the server's directory)."""
+    """Who calls the tools: a session the host's registry names (``(host, session id)``), else the
+    connection (the client's name and the server's directory). ``find`` looks for the session until it
+    is found (the host may write its registry after it started the server)."""
 
-    def __init__(self, session_id: str | None, directory: str) -> None:
-        self.session_id = session_id
+    def __init__(
+        self,
+        session: tuple[str, str] | None,
+        directory: str,
+        find: Callable[[], tuple[str, str] | None] | None = None,
+    ) -> None:
+        self.session = session
         self.directory = directory
+        self._find = find
 
     def reader(
         self, client: str, sessions: Sequence[Session], settings: Settings, plugins: Plugins
     ) -> Session:
-        """The session the digest is made for: the caller's own when it is listed, else the connection's."""
-        if self.session_id is not None:
-            found = identify(self.session_id, sessions, settings, plugins)
+        """The session the digest is made for: the caller's own (its host's resolver finds it, also
+        before its transcript is written), else the connection's."""
+        if self.session is None and self._find is not None:
+            self.session = self._find()
+            if self.session is not None:
+                logger.info("mcp: the caller is %s session %s", *self.session)
+        if self.session is not None:
+            host, session_id = self.session
+            event = HostEvent(host, "UserPromptSubmit", session_id=session_id, cwd=Path(self.directory))
+            found = identify(event, sessions, settings, plugins)
             if found is not None:
                 return found
         return connection_session(client, self.directory, settings)
@@ -373,9 +390,9 @@ def serve(settings: Settings | None = None) -> None:
     import anyio
 
     settings = settings or Settings.load()
-    caller = Caller(caller_session_id(settings), os.getcwd())  # noqa: PTH109
-    if caller.session_id:
-        logger.info("mcp: the caller is session %s", caller.session_id)
+    parent = os.getppid()  # asked now: the host, while it runs
+    found = settings
+    caller = Caller(None, os.getcwd(), lambda: caller_session(found, parent))  # noqa: PTH109
     anyio.run(_serve_stdio, build_server(Tools(caller)))
 
 
