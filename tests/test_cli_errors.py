@@ -178,7 +178,7 @@ def test_the_cases_cover_every_command(run_cli):
     covered = {args[0] for args, _words in CASES}
     # The rest take no argument that can be wrong in the ways above, or never fail by design (a hook
     # stays silent for its host, whatever it is given: tests/test_hook_faults.py).
-    without = {"sessions", "plugins", "status", "hook"}
+    without = {"sessions", "plugins", "status", "hook", "mcp"}
     assert set(commands) - covered - without == set(), sorted(set(commands) - covered - without)
     assert os.environ.get("HOME")  # the suite runs in a HOME of its own (conftest)
 

@@ -35,6 +35,11 @@ NOT_FOR_A_PROMPT = (
     "sidelight.cli.history",
     "sidelight.cli.watch",
     "sidelight.install",
+    # the MCP server (sidelight mcp) and its SDK: an extra a prompt never needs
+    "sidelight.cli.mcp",
+    "sidelight.integrations.mcp_server",
+    "mcp",
+    "pydantic",
     # the rest of the library: transcripts as conversations, the watcher, recaps, fleets
     "sidelight.features.history",
     "sidelight.features.reader",

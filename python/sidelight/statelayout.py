@@ -22,6 +22,7 @@ The state directory (``$SIDELIGHT_STATE_DIR``, else ``$XDG_STATE_HOME/sidelight`
     pending-resume/         per session: a welcome back owed to it
     guard/                  per session: the stale writes it was refused
     news/                   per session: what it was told within a turn, and when it last looked
+    mcp/                    per MCP caller no session names (its client and folder): its cursors
     handoffs/               per workspace: its handoff (HASH/_handoff.md); delivered/, pending/ (per
                             session)
     archive/                ended sessions (lifecycle records and gzip transcripts)
@@ -80,6 +81,7 @@ __all__ = [
     "HOOK_SOCKET",
     "INSTALLS_DIR",
     "LOG_FILE",
+    "MCP_DIR",
     "NAME_BYTES",
     "NEWS_DIR",
     "PENDING_HANDOFFS_DIR",
@@ -143,6 +145,8 @@ PENDING_RESUME_DIR = "pending-resume"
 GUARD_DIR = "guard"
 #: Per session: what it was told within a turn (the after-tool news), and when it last looked.
 NEWS_DIR = "news"
+#: Per caller of ``sidelight mcp`` that is no known session (its client's name and folder): its cursors.
+MCP_DIR = "mcp"
 #: Per workspace (a hash of its path): its handoff file, ``handoffs/HASH/_handoff.md``.
 HANDOFFS_DIR = "handoffs"
 #: The handoff's file name (in the state directory's folder of its workspace, or in the workspace).
@@ -176,6 +180,7 @@ PRIVATE_FOLDERS = frozenset(
         PENDING_RESUME_DIR,
         GUARD_DIR,
         NEWS_DIR,
+        MCP_DIR,
         GIVEN_DIR,
         HANDOFFS_DIR,
         ARCHIVE_DIR,

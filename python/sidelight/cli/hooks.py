@@ -26,6 +26,9 @@ __all__ = ["install_targets", "register", "run_hook"]
 #: ``sidelight install skill``: the reader's SKILL.md, in a folder ``--dir`` may name; every other
 #: target is a registered installer (``sidelight_installers``: the built-in hosts' and the plugins').
 SKILL = "skill"
+#: ``sidelight install mcp --host HOST``: the MCP server in a host's MCP config
+#: (:mod:`sidelight.integrations.mcp_hosts`).
+MCP = "mcp"
 
 
 def install_targets() -> list[str]:
@@ -33,7 +36,7 @@ def install_targets() -> list[str]:
     name: the built-in agents', the service's and the plugins' alike) and ``skill``."""
     from sidelight.plugins import get_plugins
 
-    return [*sorted(get_plugins().installers()), SKILL]
+    return [*sorted([*get_plugins().installers(), MCP]), SKILL]
 
 
 def _project_targets() -> list[str]:
@@ -41,7 +44,14 @@ def _project_targets() -> list[str]:
     from sidelight.plugins import get_plugins
 
     installers = get_plugins().installers()
-    return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL]
+    return [name for name in sorted(installers) if "project" in installers[name].scopes] + [SKILL, MCP]
+
+
+def _mcp_hosts() -> list[str]:
+    """The hosts ``install mcp --host`` knows (asked for only by ``install mcp`` and ``--help``)."""
+    from sidelight.integrations.mcp_hosts import HOSTS
+
+    return sorted(HOSTS)
 
 
 def run_hook(argv: Sequence[str], *, own_process: bool = False) -> int:
@@ -166,6 +176,7 @@ def register(commands: Any) -> None:
     install.add_argument(
         "--dir", metavar="DIRECTORY", help="skill: the folder for SKILL.md (another agent's skills folder)"
     )
+    install.add_argument("--host", metavar="HOST", help=_HOST_HELP)
     install.add_argument("--json", action="store_true", help=_RESULT_JSON)
     install.set_defaults(run=_install_command, parser=install)
 
@@ -195,6 +206,7 @@ def register(commands: Any) -> None:
         help="also remove sidelight's state directory (cursors, logs, archive, config.toml; a backup "
         "of a file you had edited stays), once no other target is installed",
     )
+    uninstall.add_argument("--host", metavar="HOST", help=_HOST_HELP)
     uninstall.add_argument("--json", action="store_true", help=_RESULT_JSON)
     uninstall.set_defaults(run=_uninstall_command, parser=uninstall)
 
@@ -229,11 +241,14 @@ def _install_help() -> type[argparse.HelpFormatter]:
             text = super()._get_help_string(action)
             if action.dest == "scope" and text is not None:
                 return f"{', '.join(_project_targets())}: {text}"
+            if action.dest == "host" and text is not None:
+                return f"{text}: {', '.join(_mcp_hosts())}"
             return text
 
     return InstallHelp
 
 
+_HOST_HELP = "mcp: the host whose MCP config gets the sidelight server (docs/mcp.md)"
 _RESULT_JSON = "one JSON object per file or service step: target, path, changed, message, backup, notes"
 
 
@@ -242,14 +257,17 @@ def _hook_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
 
 
 def _install_command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    code = _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=True, json=args.json)
+    scope = _scope(parser, args)
+    code = _install_or_uninstall(args.target, scope, args.dir, install=True, json=args.json, host=args.host)
     if code == 0 and not args.json:
-        sys.stdout.write(_next_step(args.target) + "\n")
+        sys.stdout.write(_next_step(args.target, args.host) + "\n")
     return code
 
 
-def _next_step(target: str) -> str:
+def _next_step(target: str, host: str | None = None) -> str:
     """The one line ``install`` ends with: what to do next to see it work."""
+    if target == "mcp":
+        return f"next: restart {host or 'the host'}; its 'sidelight mcp' server then answers the digest tool"
     if target == "service":
         return "next: 'sidelight status' shows the watcher running"
     if target == SKILL:
@@ -269,7 +287,8 @@ def _uninstall_command(parser: argparse.ArgumentParser, args: argparse.Namespace
                 f"{', '.join(others)} {'are' if many else 'is'} still installed, and its uninstall needs "
                 f"the state --purge removes: uninstall {'them' if many else 'it'} first"
             )
-    code = _install_or_uninstall(args.target, _scope(parser, args), args.dir, install=False, json=args.json)
+    scope = _scope(parser, args)
+    code = _install_or_uninstall(args.target, scope, args.dir, install=False, json=args.json, host=args.host)
     if code != 0 or args.json:
         return code
     if not args.purge:
@@ -349,6 +368,10 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     from sidelight.cli.common import logger
 
     target = args.target
+    if args.host is not None and target != MCP:
+        parser.error(f"--host applies to mcp only; {target} is a host itself")
+    if target == MCP and not (args.host or "").strip():
+        parser.error(f"mcp needs --host HOST: {', '.join(_mcp_hosts())}")
     if args.dir is not None and target != "skill":
         parser.error(f"--dir applies to skill only; {target} is installed where {target} reads it")
     if args.dir is not None:
@@ -377,7 +400,13 @@ def _scope(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
 
 
 def _install_or_uninstall(
-    target: str, scope: str, directory: str | None, *, install: bool, json: bool = False
+    target: str,
+    scope: str,
+    directory: str | None,
+    *,
+    install: bool,
+    json: bool = False,
+    host: str | None = None,
 ) -> int:
     from sidelight import install as installer
     from sidelight.cli.common import fail, json_line, logger
@@ -386,6 +415,11 @@ def _install_or_uninstall(
     try:
         if target == SKILL:
             results = [_skill(scope, directory, install=install)]
+        elif target == MCP:
+            from sidelight.config import Settings
+            from sidelight.integrations.mcp_hosts import install_mcp, uninstall_mcp
+
+            results = [(install_mcp if install else uninstall_mcp)(str(host).strip(), scope, Settings.load())]
         else:
             spec = get_plugins().installers()[target]
             results = list((spec.install if install else spec.uninstall)(scope))

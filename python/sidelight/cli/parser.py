@@ -64,6 +64,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.history",
     "sidelight.cli.recap",
     "sidelight.cli.dashboard",
+    "sidelight.cli.mcp",
     "sidelight.cli.completion",
 )
 

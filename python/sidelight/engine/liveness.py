@@ -19,6 +19,7 @@ A session with no record is unknown: its state is judged from its files' times, 
 from __future__ import annotations
 
 import os
+import stat
 
 from sidelight._fast import jsonio
 from sidelight._fast.logs import get_logger
@@ -41,9 +42,11 @@ __all__ = [
     "is_foreign",
     "judge_record",
     "machine_id",
+    "parent_pid",
     "pid_namespace",
     "process_start",
     "registry_records",
+    "registry_session",
     "same_process",
     "session_liveness",
 ]
@@ -64,6 +67,12 @@ _PROC = "/proc"
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``'s 22nd field, what
     Claude Code records as ``procStart``); ``None``: no such process, or no ``/proc`` to tell."""
+    return _stat_field(pid, 19)
+
+
+def _stat_field(pid: int, index: int) -> int | None:
+    """A number of ``/proc/<pid>/stat``, counted from the field after the command name (0: the state);
+    ``None``: no such process, no ``/proc``, or no such number."""
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as file:  # noqa: PTH123 (os.path where a hook is cold)
             data = file.read(4096)
@@ -72,9 +81,43 @@ def process_start(pid: int) -> int | None:
     # The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
     fields = data[data.rfind(b")") + 1 :].split()
     try:
-        return int(fields[19])
+        return int(fields[index])
     except (IndexError, ValueError):
         return None
+
+
+def parent_pid(pid: int) -> int | None:
+    """The parent of process ``pid`` (``/proc/<pid>/stat``'s 4th field); ``None``: no such process, or
+    no ``/proc`` to tell."""
+    parent = _stat_field(pid, 1)
+    return parent if parent is not None and parent > 0 else None
+
+
+def registry_session(folder: str | os.PathLike[str], pid: int) -> str | None:
+    """The session id the registry ``folder`` (``~/.claude/sessions``) records for the running process
+    ``pid`` (its ``<pid>.json``: a small regular file naming that pid and a ``sessionId``, whose
+    ``procStart``, when given, is the process's start); ``None``: no record, or one that does not hold."""
+    path = os.path.join(folder, f"{pid}.json")  # noqa: PTH118 (os.path where a hook is cold)
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a link, a FIFO: not a record
+            return None
+    except OSError:
+        return None
+    data = read_head(path, MAX_RECORD_BYTES + 1)
+    if not data or len(data) > MAX_RECORD_BYTES:
+        return None
+    try:
+        record = jsonio.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict) or record.get("pid") != pid:
+        return None
+    session_id = record.get("sessionId")
+    start = record.get("procStart")
+    started = int(start) if isinstance(start, str) and start.isdigit() and start.isascii() else None
+    if not isinstance(session_id, str) or not session_id or same_process(pid, started) is False:
+        return None
+    return session_id
 
 
 def same_process(pid: int, start: int | None) -> bool | None:
