@@ -26,7 +26,7 @@ from sidelight.records import HostEvent, InstallerSpec
 PACKAGE = Path(index.__file__).resolve().parents[1]
 
 #: Modules that must name no agent: their tables come from the index.
-NAMING_NONE = ("plugins.py", "warm.py", "features/hook.py", "cli/hooks.py", "hostio.py")
+NAMING_NONE = ("plugins.py", "warm.py", "features/hook.py", "cli/hooks.py", "cli/install.py", "hostio.py")
 
 
 def _names() -> set[str]:

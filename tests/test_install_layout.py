@@ -16,7 +16,7 @@ import pytest
 
 import sidelight.agents
 import sidelight.install
-from sidelight.cli.hooks import install_targets
+from sidelight.cli.install import install_targets
 from sidelight.plugins import BUILTINS, Plugins
 from sidelight.records import InstallerSpec, InstallResult
 from tests.test_plugins import plugin
@@ -167,7 +167,7 @@ def test_install_targets_are_the_registered_installers_by_name_and_the_skill() -
 
 def test_a_plugin_s_installer_is_run_by_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``sidelight install NAME`` runs whatever installer is registered as NAME: no list of agents."""
-    from sidelight.cli import hooks
+    from sidelight.cli import install as install_command
 
     ran: list[str] = []
 
@@ -180,7 +180,7 @@ def test_a_plugin_s_installer_is_run_by_the_command(tmp_path: Path, monkeypatch:
         plugin(sidelight_installers=[InstallerSpec("zz-agent", run, run, "zz", ("user", "project"))])
     )
     monkeypatch.setattr("sidelight.plugins._plugins", plugins)
-    assert "zz-agent" in hooks.install_targets()
-    assert hooks._install_or_uninstall("zz-agent", "project", None, install=True) == 0
-    assert hooks._install_or_uninstall("zz-agent", "user", None, install=False) == 0
+    assert "zz-agent" in install_command.install_targets()
+    assert install_command._install_or_uninstall("zz-agent", "project", None, install=True) == 0
+    assert install_command._install_or_uninstall("zz-agent", "user", None, install=False) == 0
     assert ran == ["project", "user"]

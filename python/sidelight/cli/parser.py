@@ -59,6 +59,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "sidelight.cli.read",
     "sidelight.cli.context",
     "sidelight.cli.hooks",
+    "sidelight.cli.install",
     "sidelight.cli.plugins",
     "sidelight.cli.watch",
     "sidelight.cli.history",
