@@ -6,7 +6,8 @@ a new process, `droid.load_session`) gets that in its digest, a user message of 
 then Droid reads `app.py`, runs a command and writes `notes.txt`; Claude Code's next prompt hears all of it
 and changes `app.py`; Droid, resumed again, tries to edit `app.py` without reading it again: its
 `PreToolUse` hook refuses the write once (the model gets `Error: <reason>`), and the retry goes through.
-Skipped when Droid's binary is not installed.
+Within a turn, Droid's `PostToolUse` hook tells its model of a sibling's edit to a file it read. Skipped
+when Droid's binary is not installed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from sidelight.engine.paths import short_id
 from tests.e2e.conftest import DIGEST_HEADER, AgentEnv, digest_for
 from tests.e2e.droid import droid_bin, droid_rpc
 from tests.e2e.mockapi import bash, edit, read, say, write
-from tests.e2e.test_guard import REFUSED
+from tests.e2e.test_guard import REFUSED, WAIT_FOR_B, _a_then_b
+from tests.e2e.test_turn_news import _told_once
 
 pytestmark = pytest.mark.e2e
 
@@ -103,3 +105,26 @@ def test_droid_and_claude_code_hear_each_other_and_a_stale_write_is_refused(agen
     listed = agents.sidelight("sessions").stdout
     assert "d: start" in listed and short_id(cc.session_id) in listed, listed
     assert "ERROR" not in agents.sidelight_log and "WARNING" not in agents.sidelight_log
+
+
+def test_droid_hears_a_siblings_edit_within_its_turn(agents: AgentEnv) -> None:
+    """Droid reads `app.py`, then runs a long command; meanwhile Claude Code edits `app.py`; Droid's
+    `PostToolUse` hook tells its model, in the request after the command's result, once."""
+    droid_bin()
+    agents.install_sidelight("claude-code", "droid")
+    app = agents.project / "app.py"
+    app.write_text("VERSION = 0\n")
+    agents.mock.set_script(
+        [
+            [read(str(app)), bash(WAIT_FOR_B), bash("true"), say("d: done")],
+            [read(str(app)), edit(str(app), "VERSION = 0", "VERSION = 'b'"), say("b: bumped it")],
+        ]
+    )
+    b = _a_then_b(
+        lambda: droid_rpc(agents, "d: check the app"),
+        lambda: agents.claude("b: bump the version"),
+        "b: bump the version",
+        "VERSION = 'b'\n",
+        agents,
+    )
+    _told_once(agents, f"- app.py was edited by claude session {short_id(b.stem)}")
