@@ -11,8 +11,11 @@ CLIENTS := $(CLIENTS_DIR)/node_modules/.package-lock.json
 # Kimi CLI (PyPI, Python >= 3.12) in a venv of its own, from a pinned requirements file.
 KIMI_VENV := $(CLIENTS_DIR)/kimi-venv
 KIMI := $(KIMI_VENV)/.installed
+# Without cargo on PATH, maturin (the build backend) would download a Rust toolchain of several hundred MB
+# and build with it; with this set, a build without cargo stops with maturin's one-paragraph error.
+export MATURIN_NO_INSTALL_RUST := 1
 
-.PHONY: install build-dev run clients redis-server browser lint fmt test test-fast bench fuzz soak all clean
+.PHONY: install build-dev wheel run clients redis-server browser lint fmt test test-fast bench fuzz soak all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +26,12 @@ install: $(PY)  ## install sidelight into .venv (builds the Rust extension in re
 
 build-dev: $(PY)  ## editable install with test and lint dependencies
 	$(PY) -m pip install -q -e '.[test,lint]'
+
+# maturin from the lint extra (the [build-system] requirement); target/ is reused, so a rebuild is quick.
+# The wheel is abi3 (one wheel for CPython >= 3.11) and manylinux (tagged with the oldest glibc it runs on).
+wheel: build-dev  ## a portable wheel in dist/, which installs without Rust: pip install dist/sidelight-*.whl
+	rm -f dist/sidelight-*.whl
+	$(VENV)/bin/maturin build --release --out dist
 
 run: install  ## the main job: scan the sample transcripts written by the real agent CLIs
 	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl tests/data/droid/*.jsonl
@@ -116,4 +125,4 @@ soak: build-dev  ## SOAK_SESSIONS sessions written at random, a watcher, SOAK_RE
 all: lint test
 
 clean:
-	rm -rf $(VENV) target .pytest_cache .mypy_cache .ruff_cache python/sidelight/*.so
+	rm -rf $(VENV) target dist .pytest_cache .mypy_cache .ruff_cache python/sidelight/*.so
