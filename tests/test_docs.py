@@ -247,13 +247,13 @@ def test_readme_install_commands_work_from_a_clone():
     import tomllib
 
     text = README.read_text(encoding="utf-8")
-    block = INSTALL_BLOCK.search(text)
-    assert block is not None, "the README has no checked install block"
+    blocks = list(INSTALL_BLOCK.finditer(text))
+    assert blocks, "the README has no checked install block"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = set(project["optional-dependencies"])
     problems = []
-    for line in block["body"].splitlines():
+    for line in "".join(block["body"] for block in blocks).splitlines():
         words = shlex.split(line, comments=True)
         if not words:
             continue
@@ -261,6 +261,11 @@ def test_readme_install_commands_work_from_a_clone():
         if words[0] == "make":
             if not re.search(rf"^{re.escape(words[1])}:", makefile, re.M):
                 problems.append(f"{command}: no such target in the Makefile")
+        elif words[:2] in (["pip", "install"], ["pipx", "install"]) and words[-1].endswith(".whl"):
+            if words[-1] != "dist/sidelight-*.whl" or not re.search(
+                r"maturin build .*--out dist$", makefile, re.M
+            ):
+                problems.append(f"{command}: not the wheel `make wheel` builds in dist/")
         elif words[:2] in (["pip", "install"], ["pipx", "install"]):
             spec = re.fullmatch(r"(?P<path>[^\[]+)(?:\[(?P<extras>[^\]]*)\])?", words[-1])
             if spec is None or not (ROOT / spec["path"]).joinpath("pyproject.toml").is_file():
