@@ -42,3 +42,16 @@ def test_the_smoke_test_refuses_a_missing_wheel(tmp_path) -> None:
     )
     assert done.returncode == 1
     assert done.stderr.startswith("wheel smoke: no wheel at ")
+
+
+def test_make_builds_fail_without_cargo_instead_of_downloading_rust() -> None:
+    # maturin's build backend downloads a Rust toolchain when cargo is missing, unless this is set.
+    done = subprocess.run(
+        ["make", "-s", "--eval", "maturin-env: ; @echo $$MATURIN_NO_INSTALL_RUST", "maturin-env"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "1\n"), done.stderr
