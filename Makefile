@@ -24,8 +24,9 @@ install: $(PY)  ## install sidelight into .venv (builds the Rust extension in re
 build-dev: $(PY)  ## editable install with test and lint dependencies
 	$(PY) -m pip install -q -e '.[test,lint]'
 
-run: install  ## the main job: scan the sample transcripts written by the real agent CLIs
+run: install  ## the main job on the real agent CLIs' sample transcripts: a scan, then in a throwaway HOME a digest, a stale write refused, the status table
 	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl tests/data/droid/*.jsonl
+	$(PY) -m tests.support.run_demo
 
 $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 	cd $(CLIENTS_DIR) && npm ci --no-audit --no-fund --loglevel=error
