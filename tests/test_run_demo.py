@@ -3,11 +3,12 @@ session is told about its siblings, a stale write refused once, and the status t
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from tests.support import run_demo
 
 ROOT = Path(__file__).parent.parent
 
@@ -20,20 +21,11 @@ def test_make_run_scans_the_samples_then_runs_the_demo() -> None:
     assert lines[-1].strip() == "$(PY) -m tests.support.run_demo"
 
 
-def test_the_demo_shows_the_digest_the_refusal_and_the_status(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SIDELIGHT_")}
-    env["HOME"] = str(tmp_path)  # the demo's own HOME is a temporary folder: this one stays empty
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.support.run_demo"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+def test_the_demo_shows_the_digest_the_refusal_and_the_status(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_demo.main() == 0
+    out = capsys.readouterr().out
     told, refused, status = re.split(r"^== \d\. .*\n", out, flags=re.M)[1:]
     assert told.startswith("[Session Activity]")
     assert "- codex 9d5b1d71" in told
@@ -44,4 +36,4 @@ def test_the_demo_shows_the_digest_the_refusal_and_the_status(tmp_path: Path) ->
     for agent in ("claude-code", "codex", "pi", "gemini", "qwen", "copilot", "opencode", "droid", "kimi"):
         assert re.search(rf"^\S.*\s{agent}\s+ended\s", status, re.M), agent
     assert "11 sessions, read from the transcripts" in status
-    assert list(tmp_path.iterdir()) == []
+    assert list(home.iterdir()) == []  # the demo keeps to a HOME of its own, removed after
