@@ -33,8 +33,9 @@ wheel: build-dev  ## a portable wheel in dist/, which installs without Rust: pip
 	rm -f dist/sidelight-*.whl
 	$(VENV)/bin/maturin build --release --out dist
 
-run: install  ## the main job: scan the sample transcripts written by the real agent CLIs
+run: install  ## the main job on the real agent CLIs' sample transcripts: a scan, then in a throwaway HOME a digest, a stale write refused, the status table
 	$(VENV)/bin/sidelight scan tests/data/claude-code/*.jsonl tests/data/codex/*.jsonl tests/data/pi/*.jsonl tests/data/gemini/*.jsonl tests/data/qwen/*.jsonl tests/data/copilot/*.jsonl tests/data/kimi/*.jsonl tests/data/droid/*.jsonl
+	$(PY) -m tests.support.run_demo
 
 $(CLIENTS): $(CLIENTS_DIR)/package.json $(CLIENTS_DIR)/package-lock.json
 	cd $(CLIENTS_DIR) && npm ci --no-audit --no-fund --loglevel=error
