@@ -226,7 +226,7 @@ def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path)
     assert found is not None
     meta, text = found
     assert meta == {"session": "claude-code:1111", "size": path.stat().st_size, "transcript": str(path)}
-    assert text.startswith('# Recap of the previous session "notes" (claude-code)')
+    assert text.startswith('# Recap of session claude 11111111 "notes"\n'), text
     assert not list(stored(workspace).parent.glob(".*.tmp"))
     # The same end again (read again by a watcher restarted after a crash): the handoff is not rewritten.
     before = stored(workspace).stat()
