@@ -232,7 +232,7 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     assert result.stdout.strip() == str(workspace / "_handoff.md")
     handed = (workspace / "_handoff.md").read_text()
     assert '"session": "kiro:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
-    assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in handed
+    assert 'User asked: "The build fails on the env loader; fix it and run the tests"' in handed
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in handed
 
 

@@ -28,7 +28,7 @@ from sidelight.features.recap.build import (
 )
 from sidelight.features.recap.collapse import Chunk, Line
 from sidelight.plugins import Plugins
-from sidelight.records import ChunkSummarizerSpec, EmbedderSpec
+from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, Session
 from sidelight.tokens import estimate_tokens
 from tests.conftest import PI_CORPUS, ROOT
 
@@ -484,6 +484,54 @@ def claude_session(path: Path, turns: list[tuple[str, list[tuple[str, str, bool]
         records.append(_record("assistant", [{"type": "text", "text": f"Done with: {prompt}"}], n % 60))
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
+
+
+def hello_session(path: Path, reply: str) -> Path:
+    """A one-turn Claude Code session that said hello (its file named by its id, as Claude Code's are)."""
+    records = [_record("user", "hello", 0), _record("assistant", [{"type": "text", "text": reply}], 0)]
+    for record in records:
+        record["sessionId"] = "3b6589c9-1111-4222-8333-944455556666"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def empty_sections(text: str) -> list[str]:
+    """The headings of ``text`` with nothing under them."""
+    lines = [*text.splitlines(), ""]
+    return [a for a, b in itertools.pairwise(lines) if a.startswith("#") and (not b.strip() or b[0] == "#")]
+
+
+@pytest.mark.parametrize("reply", ["Hello! How can I help you today?", "Hello."])
+def test_a_session_that_said_hello_gets_a_few_lines(tmp_path: Path, reply: str) -> None:
+    """A session with little in it gets a recap of a few lines: named by agent and id (not its path),
+    no empty section, no filler, and nothing quoted twice."""
+    path = hello_session(tmp_path / "3b6589c9-1111-4222-8333-944455556666.jsonl", reply)
+    text = build_recap(path).text
+    lines = text.splitlines()
+    assert lines[:2] == ["# Recap of session claude 3b6589c9", "2026-01-01 10:00 UTC; 1 turn; ended."]
+    assert str(tmp_path) not in text and "previous session" not in text
+    assert '## What happened\n- Turn 1 (2026-01-01 10:00 UTC): User asked: "hello".' in text
+    assert empty_sections(text) == [] and "Nothing recorded" not in text
+    assert text.count('"hello"') == 1 and text.count(reply) == 1, text
+    assert len([line for line in lines if line.strip()]) <= 6 and len(text) <= 320, text
+    if reply.endswith("?"):  # a question left for the user is still said, without its words again
+        assert lines[-2:] == [
+            "## Unfinished",
+            "- The assistant's last message, quoted above, asked the user a question.",
+        ]
+    else:
+        assert "## Unfinished" not in text
+
+
+def test_the_header_names_the_session_by_agent_id_and_name(tmp_path: Path) -> None:
+    path = hello_session(tmp_path / "3b6589c9-1111-4222-8333-944455556666.jsonl", "Hi.")
+    session = Session("claude-code:3b6589c9", "Fix the tests", path, "claude-code", "/w", "claude-code")
+    assert build_recap(path, session=session).text.startswith(
+        '# Recap of session claude 3b6589c9 "Fix the tests"\n'
+    )
+    # A name that is the id, or a file name made of it, is not said twice.
+    named = Session("claude-code:3b6589c9", path.stem, path, "claude-code", "/w", "claude-code")
+    assert build_recap(path, session=named).text.startswith("# Recap of session claude 3b6589c9\n")
 
 
 def test_a_failure_retried_differently_is_fixed_later(tmp_path: Path) -> None:
