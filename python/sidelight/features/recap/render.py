@@ -6,7 +6,6 @@ session: no empty section, and nothing said twice (:func:`without_repeats`);
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
@@ -222,7 +221,7 @@ def _who(log: TranscriptLog, name: str | None) -> str:
     short = short_id(sanitize(log.session_id, 80)) if log.session_id else None
     label = sanitize(name, 80) if name else None
     if short is None and label is None:
-        label = sanitize(os.path.splitext(os.path.basename(log.path))[0], 80)
+        label = sanitize(log.path.stem, 80)
     parts = [records.agent_name(log.format)]
     if short is not None:
         parts.append(short)
