@@ -236,7 +236,7 @@ def test_an_existing_file_or_folder_is_a_path(world: Path, monkeypatch: pytest.M
     assert "[exec_command wc -l" in out  # the newest transcript in it: Codex's
     code, out, err = cli("recap", "afile")
     assert code == 0, err
-    assert "(qwen)" in out.splitlines()[0]
+    assert out.splitlines()[0].startswith("# Recap of session qwen ")  # named by agent and id
     code, out, err = cli("read", "afile", "-n", "1")
     assert code == 0 and "It says alpha and gamma." in out, err
     # A listed session's transcript given as a path is that session (its name, its format).
