@@ -242,7 +242,7 @@ def test_an_existing_file_or_folder_is_a_path(world: Path, monkeypatch: pytest.M
     # A listed session's transcript given as a path is that session (its name, its format).
     codex = next(world.glob(".codex/sessions/*/*/*/*.jsonl"))
     code, out, err = cli("recap", str(codex.relative_to(world)))
-    assert code == 0 and '"9d5b1d71" (codex)' in out.splitlines()[0], err
+    assert code == 0 and out.splitlines()[0] == "# Recap of session codex 9d5b1d71", err
     (world / "empty").mkdir()
     code, _out, err = cli("read", "empty")
     assert code == 1
@@ -262,7 +262,7 @@ def test_every_reading_command_takes_format(world: Path, monkeypatch: pytest.Mon
     said = {
         "read": "It says alpha and gamma.",
         "history": "alpha and gamma",
-        "recap": "(pi)",
+        "recap": "# Recap of session pi ",
         "context": "next prompt",
     }
     for command in READING_COMMANDS:
