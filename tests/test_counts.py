@@ -198,13 +198,13 @@ def test_an_existing_file_or_folder_is_a_path(world: Path, monkeypatch: pytest.M
     assert "[exec_command wc -l" in out  # the newest transcript in it: Codex's
     code, out, err = cli("recap", "afile")
     assert code == 0, err
-    assert "(qwen)" in out.splitlines()[0]
+    assert out.splitlines()[0].startswith("# Recap of session qwen ")  # named by agent and id
     code, out, err = cli("read", "afile", "-n", "1")
     assert code == 0 and "It says alpha and gamma." in out, err
     # A listed session's transcript given as a path is that session (its name, its format).
     codex = next(world.glob(".codex/sessions/*/*/*/*.jsonl"))
     code, out, err = cli("recap", str(codex.relative_to(world)))
-    assert code == 0 and '"9d5b1d71" (codex)' in out.splitlines()[0], err
+    assert code == 0 and out.splitlines()[0] == "# Recap of session codex 9d5b1d71", err
     (world / "empty").mkdir()
     code, _out, err = cli("read", "empty")
     assert code == 1
@@ -224,7 +224,7 @@ def test_every_reading_command_takes_format(world: Path, monkeypatch: pytest.Mon
     said = {
         "read": "It says alpha and gamma.",
         "history": "alpha and gamma",
-        "recap": "(pi)",
+        "recap": "# Recap of session pi ",
         "context": "next prompt",
     }
     for command in READING_COMMANDS:

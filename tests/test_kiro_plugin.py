@@ -185,14 +185,17 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     recap = _sidelight(installed, home, "recap", "kiro-6a6a6a6a")
     assert recap.returncode == 0, recap.stderr
     text = recap.stdout
-    assert text.startswith('# Recap of the previous session "kiro-6a6a6a6a" (kiro)\n'), text
-    # Kiro's lines name no session id: the header has none beside the transcript's path (named by it).
-    assert "/6a6a6a6a-1b2c-4d5e-8f90-0123456789ab.jsonl; 2026-04-20 09:00 UTC; 1 turn;" in text
-    assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in text
+    # Kiro's lines name no session id: the session is named by its name, not its transcript's path.
+    assert text.startswith("# Recap of session kiro kiro-6a6a6a6a\n2026-04-20 09:00 UTC; 1 turn; "), text
+    # The last request is quoted in the turn shown, so the header does not quote it again.
+    assert 'User asked: "The build fails on the env loader; fix it and run the tests"' in text
+    assert "Last request" not in text
     assert "Files edited last: /work/app/src/env.py." in text
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in text
     assert "Ran `pytest -q tests/test_env.py` (no result recorded)" in text
-    assert 'the assistant said: "Fixed: `load()` now reads the environment and the tests pass."' in text
+    # Its last words too: quoted in the turn, not again under Unfinished.
+    assert 'Assistant: "Fixed: `load()` now reads the environment and the tests pass."' in text
+    assert "Where it stopped" not in text and "\n## Unfinished\n- The session was interrupted" in text
     # The handoff: written by `recap --write`, and by the handoff template into the session's workspace.
     workspace = tmp_path / "app"
     workspace.mkdir()
@@ -229,7 +232,7 @@ def test_the_installed_plugin_s_sessions_have_a_recap_and_a_handoff(installed: P
     assert result.stdout.strip() == str(workspace / "_handoff.md")
     handed = (workspace / "_handoff.md").read_text()
     assert '"session": "kiro:6a6a6a6a-1b2c-4d5e-8f90-0123456789ab"' in handed.partition("\n")[0]
-    assert 'Last request: "The build fails on the env loader; fix it and run the tests"' in handed
+    assert 'User asked: "The build fails on the env loader; fix it and run the tests"' in handed
     assert "Edited /work/app/src/env.py: replaced 'return {}' with 'return dict(os.environ)'" in handed
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -27,7 +28,7 @@ from sidelight.features.recap.build import (
 )
 from sidelight.features.recap.collapse import Chunk, Line
 from sidelight.plugins import Plugins
-from sidelight.records import ChunkSummarizerSpec, EmbedderSpec
+from sidelight.records import ChunkSummarizerSpec, EmbedderSpec, Session
 from sidelight.tokens import estimate_tokens
 from tests.conftest import PI_CORPUS, ROOT
 
@@ -182,9 +183,11 @@ def test_extractive_summary() -> None:
 def test_real_cli_transcripts(path: Path) -> None:
     recap = build_recap(path)
     text = recap.text
-    assert text.startswith("# Recap of the previous session")
-    assert str(path) in text  # where it comes from
-    assert text.rstrip().split("\n## ")[-1].startswith("Unfinished")  # ends with what was unfinished
+    assert text.startswith(f"# Recap of session {recap.format.replace('claude-code', 'claude')} ")
+    assert str(path) not in text  # named by agent and id, not by its path
+    assert "Nothing recorded" not in text
+    # No heading without lines under it.
+    assert not any(a.startswith("#") and not b.strip() for a, b in itertools.pairwise(text.splitlines()))
     assert recap.tokens <= 1000
     if path.name.startswith("four-tools"):
         assert 'Last request: "What does notes.txt say now?"' in text
@@ -415,7 +418,8 @@ def test_cli_recap(run_cli: Any, home: Path, tmp_path: Path) -> None:
     path = DATA / "codex" / "four-tools-resume.jsonl"
     result = run_cli("recap", path, env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == build_recap(path).text.replace("(codex)", f'"{path.stem}" (codex)', 1)
+    title = build_recap(path).text.split("\n", 1)[0]
+    assert result.stdout == build_recap(path).text.replace(title, f'{title} "{path.stem}"', 1)
     as_json = json.loads(run_cli("recap", path, "--json", "--budget", "300", env=env).stdout)
     assert (
         as_json["budget"] == 300
@@ -482,6 +486,54 @@ def claude_session(path: Path, turns: list[tuple[str, list[tuple[str, str, bool]
     return path
 
 
+def hello_session(path: Path, reply: str) -> Path:
+    """A one-turn Claude Code session that said hello (its file named by its id, as Claude Code's are)."""
+    records = [_record("user", "hello", 0), _record("assistant", [{"type": "text", "text": reply}], 0)]
+    for record in records:
+        record["sessionId"] = "3b6589c9-1111-4222-8333-944455556666"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def empty_sections(text: str) -> list[str]:
+    """The headings of ``text`` with nothing under them."""
+    lines = [*text.splitlines(), ""]
+    return [a for a, b in itertools.pairwise(lines) if a.startswith("#") and (not b.strip() or b[0] == "#")]
+
+
+@pytest.mark.parametrize("reply", ["Hello! How can I help you today?", "Hello."])
+def test_a_session_that_said_hello_gets_a_few_lines(tmp_path: Path, reply: str) -> None:
+    """A session with little in it gets a recap of a few lines: named by agent and id (not its path),
+    no empty section, no filler, and nothing quoted twice."""
+    path = hello_session(tmp_path / "3b6589c9-1111-4222-8333-944455556666.jsonl", reply)
+    text = build_recap(path).text
+    lines = text.splitlines()
+    assert lines[:2] == ["# Recap of session claude 3b6589c9", "2026-01-01 10:00 UTC; 1 turn; ended."]
+    assert str(tmp_path) not in text and "previous session" not in text
+    assert '## What happened\n- Turn 1 (2026-01-01 10:00 UTC): User asked: "hello".' in text
+    assert empty_sections(text) == [] and "Nothing recorded" not in text
+    assert text.count('"hello"') == 1 and text.count(reply) == 1, text
+    assert len([line for line in lines if line.strip()]) <= 6 and len(text) <= 320, text
+    if reply.endswith("?"):  # a question left for the user is still said, without its words again
+        assert lines[-2:] == [
+            "## Unfinished",
+            "- The assistant's last message, quoted above, asked the user a question.",
+        ]
+    else:
+        assert "## Unfinished" not in text
+
+
+def test_the_header_names_the_session_by_agent_id_and_name(tmp_path: Path) -> None:
+    path = hello_session(tmp_path / "3b6589c9-1111-4222-8333-944455556666.jsonl", "Hi.")
+    session = Session("claude-code:3b6589c9", "Fix the tests", path, "claude-code", "/w", "claude-code")
+    assert build_recap(path, session=session).text.startswith(
+        '# Recap of session claude 3b6589c9 "Fix the tests"\n'
+    )
+    # A name that is the id, or a file name made of it, is not said twice.
+    named = Session("claude-code:3b6589c9", path.stem, path, "claude-code", "/w", "claude-code")
+    assert build_recap(path, session=named).text.startswith("# Recap of session claude 3b6589c9\n")
+
+
 def test_a_failure_retried_differently_is_fixed_later(tmp_path: Path) -> None:
     """The same program and subcommand working later clears a failure, however the line around it
     changed (a pipe into tail, ``2>&1``, a ``git add . &&`` in front)."""
@@ -502,12 +554,11 @@ def test_a_failure_retried_differently_is_fixed_later(tmp_path: Path) -> None:
     recap = build_recap(path)
     assert not any("Still failing" in item for item in recap.unfinished), recap.unfinished
     assert recap.unfinished[0] == (
-        "Nothing recorded as unfinished: no open plan items or interruption, "
-        "and every failure was fixed later."
-    )
-    assert recap.unfinished[1] == (
         'Failed, then fixed later: `mix dialyzer 2>&1 | tail -20`; `git commit -m "Release"`.'
     )
+    # Nothing is left open: the last section says how it ended, with no filler.
+    assert "\n## How it ended\n- Failed, then fixed later: " in recap.text
+    assert "## Unfinished" not in recap.text and "Nothing recorded" not in recap.text
 
 
 def test_failures_of_earlier_turns_are_not_forgotten(tmp_path: Path) -> None:
@@ -592,9 +643,8 @@ def test_a_subagent_transcript_is_recapped_as_its_own_work(run_cli: Any, home: P
     one turn in the header and in the bullets, and its tool uses counted as ``scan`` counts them."""
     recap = build_recap(SUBAGENT)
     header = recap.text.split("\n\n")[0].splitlines()
-    assert header[0] == "# Recap of the subagent (claude-code)"
-    assert "; subagent (general-purpose) of session d2f0fe18-9b2c-4094-9aca-781b3ce981be; " in header[1]
-    assert header[1].endswith("; 1 turn (given by its parent); ended.")
+    assert header[0] == "# Recap of subagent (general-purpose) of session claude d2f0fe18"
+    assert header[1] == "2026-11-21 21:20 UTC; 1 turn (given by its parent); ended."
     assert header[2:] == [
         'Subagent (general-purpose) task: "Count the files in the project and report the number."',
         "Tool uses: 1 (1 command).",
@@ -607,9 +657,8 @@ def test_a_subagent_transcript_is_recapped_as_its_own_work(run_cli: Any, home: P
         'Ran `ls | wc -l`. Assistant: "There are 0 files."'
     ]
     assert recap.turns == 1 and "Last request" not in recap.text
-    assert recap.unfinished == (
-        "Nothing recorded as unfinished: no open plan items, failures or interruption.",
-    )
+    assert recap.unfinished == ()  # nothing open, and its result is in the header
+    assert "\n## " in recap.text and "## Unfinished" not in recap.text
     env = {"HOME": str(home), "SIDELIGHT_STATE_DIR": str(home / "state")}
     as_json = json.loads(run_cli("recap", SUBAGENT, "--json", env=env).stdout)
     assert as_json["subagent"] == {

@@ -75,6 +75,10 @@ def test_the_next_claude_session_gets_the_handoff_once(home: Path, workspace: Pa
     claude_transcript(home, workspace, "11111111-1111-4111-8111-111111111111")
     text = context(start(workspace, "22222222-2222-4222-8222-222222222222", home))
     assert text is not None and text.startswith(handoff.FRAME)
+    # The handoff's own title says "the previous session"; the recap under it names which one.
+    assert text.startswith("[Handoff] sidelight's recap of the previous session in this workspace")
+    assert f"{handoff.FRAME}\n\n# Recap of session claude 11111111\n" in text
+    assert "previous session" not in text.removeprefix(handoff.FRAME)
     assert 'Last request: "What does notes.txt say now?"' in text
     assert "Files edited last: notes.txt." in text
     # The previous session had no handoff (no watcher ran): it was built, and written to the state
@@ -226,7 +230,7 @@ def test_the_sink_writes_the_handoff_at_session_end(home: Path, workspace: Path)
     assert found is not None
     meta, text = found
     assert meta == {"session": "claude-code:1111", "size": path.stat().st_size, "transcript": str(path)}
-    assert text.startswith('# Recap of the previous session "notes" (claude-code)')
+    assert text.startswith('# Recap of session claude 11111111 "notes"\n'), text
     assert not list(stored(workspace).parent.glob(".*.tmp"))
     # The same end again (read again by a watcher restarted after a crash): the handoff is not rewritten.
     before = stored(workspace).stat()

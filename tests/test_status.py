@@ -483,14 +483,14 @@ def test_an_old_codex_session_is_ended_for_status_and_recap(home, run_cli):
     os.utime(path, (time.time() - 3 * 86400,) * 2)
     assert codex_state(home) == "ended"
     title, source = recap_header(run_cli, home, CODEX_ID[:8])
-    assert title.startswith("# Recap of the previous session") and source.endswith("; ended."), source
+    assert title == f"# Recap of session codex {CODEX_ID[-8:]}" and source.endswith("; ended."), source
 
 
 def test_a_fresh_codex_session_is_in_progress_for_status_and_recap(home, run_cli):
     codex_rollout(home, time.time() - 120)
     assert codex_state(home) == "active"
     title, source = recap_header(run_cli, home, CODEX_ID[:8])
-    assert title.startswith("# Recap of the session") and source.endswith("; in progress."), source
+    assert title == f"# Recap of session codex {CODEX_ID[-8:]}" and source.endswith("; in progress."), source
     # Named by its path, it is the same session.
     assert recap_header(run_cli, home, str(codex_rollout(home, time.time() - 120)))[1] == source
 

@@ -26,7 +26,8 @@ from tests.conftest import PI_CORPUS
 def _check(recap: Recap) -> None:
     assert recap.tokens <= recap.budget
     assert recap.last_request and recap.files_edited
-    assert recap.files_edited[0] in recap.text and "## Unfinished" in recap.text
+    assert recap.files_edited[0] in recap.text
+    assert "\n## Unfinished\n- " in recap.text or "\n## How it ended\n- " in recap.text
 
 
 @pytest.mark.parametrize("peer", ["pi-2.4mb", "generated"])

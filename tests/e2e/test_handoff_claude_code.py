@@ -12,7 +12,8 @@ from tests.e2e.mockapi import bash, say, write
 
 pytestmark = pytest.mark.e2e
 
-RECAP_TITLE = "Recap of the previous session"
+#: A recap names its session by agent and id; "the previous session" is the handoff frame's word.
+RECAP_TITLE = "# Recap of session claude "
 
 
 def first_request_with(agents: AgentEnv, prompt: str) -> str:
@@ -42,7 +43,8 @@ def test_the_next_claude_code_session_gets_the_handoff_once(agents: AgentEnv) ->
     second = agents.claude("what was I doing?")
     assert second.session_id != first.session_id
     text = first_request_with(agents, "what was I doing?")
-    assert RECAP_TITLE in text, agents.sidelight_log
+    assert text.count("[Handoff] sidelight's recap of the previous session") == 1, agents.sidelight_log
+    assert f"{RECAP_TITLE}{short_id(first.session_id)}" in text, text[-3000:]
     assert "fix the parser in app.py, then update the docs" in text  # the last request
     assert "app.py" in text and "the docs still need the new syntax" in text  # files, where it stopped
     # The handoff file is kept in the state directory (0600), not in the project.

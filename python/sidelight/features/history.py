@@ -117,6 +117,7 @@ INJECTED_HEADERS: Final[tuple[str, ...]] = (
     "[Long-term context]",
     "[Handoff]",
     "# Recap of the previous session",
+    "# Recap of session ",
     "[sidelight] while you worked",
 )
 

@@ -57,7 +57,7 @@ from sidelight.features.recap.rank import (
     recency,
     score_chunks,
 )
-from sidelight.features.recap.render import header_lines, unfinished_items
+from sidelight.features.recap.render import closing_lines, header_lines, unfinished_items
 from sidelight.formats import categories_for
 from sidelight.redact import sanitize
 
@@ -140,7 +140,7 @@ def build_recap(
         subagent = {**told, "task": reading.first_request}
     unfinished = unfinished_items(log, reading, state)
     header = header_lines(log, reading, name, files, state)
-    text, selected = assemble(header, scored, unfinished, budget, count)
+    text, selected = assemble(header, scored, closing_lines(unfinished), budget, count)
     return Recap(
         text=text,
         tokens=count(text),

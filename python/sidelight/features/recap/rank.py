@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 from sidelight._fast.logs import get_logger
 from sidelight.features.recap.model import DEFAULT_EMBEDDER, RecapSettings, ScoredChunk
-from sidelight.features.recap.render import chunk_line, render_text, shrink
+from sidelight.features.recap.render import SOME_SHOWN, chunk_line, render_text, shrink
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -234,17 +234,18 @@ def score_chunks(
 def assemble(
     header: list[str],
     scored: Sequence[ScoredChunk],
-    unfinished: list[str],
+    closing: list[str],
     budget: int,
     count: Callable[[str], int],
 ) -> tuple[str, tuple[int, ...]]:
-    """The best chunks that fit in the budget with the header and the unfinished items, shown in session
-    order. Ties are broken by position (the later chunk first), so the result is stable."""
+    """The best chunks that fit in the budget with the header and the closing section
+    (:func:`~sidelight.features.recap.render.closing_lines`), shown in session order. Ties are broken
+    by position (the later chunk first), so the result is stable."""
     ranked = sorted(range(len(scored)), key=lambda i: (-round(scored[i].score, 12), -i))
-    base = render_text(header, [], unfinished)
+    base = render_text(header, [], closing)
     if count(base) > budget:
-        return shrink(header, unfinished, budget, count), ()
-    used = count(base) + count("## What happened (the most relevant parts, in order)\n")
+        return shrink(header, closing, budget, count), ()
+    used = count(base) + count(f"\n{SOME_SHOWN}\n")
     chosen: list[int] = []
     for i in ranked:
         cost = count(chunk_line(scored[i].chunk) + "\n")
@@ -253,10 +254,11 @@ def assemble(
             used += cost
     while True:
         order = sorted(chosen)
-        text = render_text(header, [chunk_line(scored[i].chunk) for i in order], unfinished)
+        lines = [chunk_line(scored[i].chunk) for i in order]
+        text = render_text(header, lines, closing, all_shown=len(chosen) == len(scored))
         if count(text) <= budget or not chosen:
             break
         chosen.pop()  # counts are not additive for every counter: drop the weakest until it fits
     if count(text) > budget:
-        return shrink(header, unfinished, budget, count), ()
+        return shrink(header, closing, budget, count), ()
     return text, tuple(scored[i].chunk.index for i in sorted(chosen))

@@ -1,6 +1,8 @@
-"""A recap's text: its header (where it comes from, the last request, the files edited last), one line
-per chosen chunk, what the session left unfinished, and the short sentences they quote. Pure text from
-the records (:mod:`.model`); :func:`~sidelight.features.recap.rank.assemble` fits it into the budget."""
+"""A recap's text: its header (which session, by agent and name; the last request, the files edited
+last), one line per chosen chunk, what the session left unfinished (or how it ended, when nothing is),
+and the short sentences they quote. Pure text from the records (:mod:`.model`), in proportion to the
+session: no empty section, and nothing said twice (:func:`without_repeats`);
+:func:`~sidelight.features.recap.rank.assemble` fits it into the budget."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+from sidelight import records
+from sidelight.engine.paths import short_id
 from sidelight.features.recap.collapse import clip
 from sidelight.redact import sanitize
 
@@ -19,7 +23,10 @@ if TYPE_CHECKING:
     from sidelight.lines import Line
 
 __all__ = [
+    "ALL_SHOWN",
+    "SOME_SHOWN",
     "chunk_line",
+    "closing_lines",
     "ended",
     "header_lines",
     "lead",
@@ -27,7 +34,12 @@ __all__ = [
     "shrink",
     "tail_sentences",
     "unfinished_items",
+    "without_repeats",
 ]
+
+#: The heading of the chunks: all of them, or the best that fit in the budget.
+ALL_SHOWN: Final = "## What happened"
+SOME_SHOWN: Final = "## What happened (the most relevant parts, in order)"
 
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?:])\s+(?=[A-Z`\"'(\[*-])")
 
@@ -63,9 +75,16 @@ def _when(timestamp: str | None) -> str | None:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+#: How the item that quotes the assistant's last words begins.
+_STOPPED: Final = "Where it stopped, the assistant said: "
+#: The items that say how a session ended, not what it left open.
+_ENDING: Final = ("Failed, then fixed later: ", _STOPPED)
+
+
 def unfinished_items(log: TranscriptLog, reading: Reading, state: str = "ended") -> list[str]:
     """What the session left open: plan items not done, failures of its last turn that no later try
-    fixed, an interruption or a question to the user; then where it stopped (its last words)."""
+    fixed, an interruption or a question to the user; then how it ended: failures fixed later and
+    where it stopped (its last words). Nothing at all when there is nothing to say (no filler)."""
     items: list[str] = []
     open_items = [text for text, status in log.plan if status != "completed"]
     if open_items:
@@ -94,22 +113,23 @@ def unfinished_items(log: TranscriptLog, reading: Reading, state: str = "ended")
         items.append(
             f'The assistant\'s last message asked {whom}: "{tail_sentences(reading.last_assistant, 240)}"'
         )
-    if not items:
-        reason = f" ({reading.finished.rstrip('.')})" if reading.finished else ""
-        absent = (
-            "no open plan items or interruption, and every failure was fixed later"
-            if reading.fixed
-            else "no open plan items, failures or interruption"
-        )
-        items.append(f"Nothing recorded as unfinished{reason}: {absent}.")
     if reading.fixed:
         fixed = [_what(failure) for failure in reading.fixed.values()]
         more = f" (+{len(fixed) - 3} more)" if len(fixed) > 3 else ""
         items.append(f"Failed, then fixed later: {'; '.join(fixed[-3:])}{more}.")
     # A subagent's last message is its result, which the header shows.
     if reading.last_assistant and not asked and (log.subagent is None or log.interrupted):
-        items.append(f'Where it stopped, the assistant said: "{tail_sentences(reading.last_assistant, 240)}"')
+        items.append(f'{_STOPPED}"{tail_sentences(reading.last_assistant, 240)}"')
     return items
+
+
+def closing_lines(items: list[str]) -> list[str]:
+    """The recap's last section: ``## Unfinished`` when something is left open, else ``## How it
+    ended`` (failures fixed later, the last words); no section at all when there is nothing to say."""
+    if not items:
+        return []
+    title = "## How it ended" if all(item.startswith(_ENDING) for item in items) else "## Unfinished"
+    return [title, *(f"- {item}" for item in items)]
 
 
 _COMMAND_SHOWN: Final = re.compile(r"`[^`]*`")
@@ -154,38 +174,60 @@ def chunk_line(chunk: ChunkSummary) -> str:
 def header_lines(
     log: TranscriptLog, reading: Reading, name: str | None, files: tuple[str, ...], state: str = "ended"
 ) -> list[str]:
-    label = f' "{sanitize(name, 80)}"' if name else ""
+    """The title naming the session by agent and name (``# Recap of session claude 3b6589c9 "Fix
+    the tests"``), when and how long it ran and how it stands, its last request and the files it
+    edited last."""
     subagent = log.subagent
-    kind = f" ({sanitize(subagent.agent_type, 40)})" if subagent is not None and subagent.agent_type else ""
-    live = state != "ended"
-    what = (
-        f"subagent{label}" if subagent is not None else f"{'session' if live else 'previous session'}{label}"
-    )
-    lines = [f"# Recap of the {what} ({log.format})"]
-    source = [f"From {sanitize(str(log.path), 300)}"]
     if subagent is not None:
         # Its lines carry its parent's session id: it is not a session of its own.
-        parent = f" of session {sanitize(log.session_id, 80)}" if log.session_id else ""
-        source.append(f"subagent{kind}{parent}")
-    elif log.session_id:
-        source.append(f"session {sanitize(log.session_id, 80)}")
+        label = f' "{sanitize(name, 80)}"' if name else ""
+        kind = f" ({sanitize(subagent.agent_type, 40)})" if subagent.agent_type else ""
+        parent = f" of session {_who(log, None)}" if log.session_id else ""
+        title = f"# Recap of subagent{label}{kind}{parent}"
+    else:
+        kind = ""
+        title = f"# Recap of session {_who(log, name)}"
+    lines = [title]
+    status = []
     span = [t for t in (_when(log.first_timestamp), _when(log.last_timestamp)) if t]
     if span:
-        source.append(" → ".join(dict.fromkeys(span)))
+        status.append(" → ".join(dict.fromkeys(span)))
     turns = f"{reading.turns} {'turn' if reading.turns == 1 else 'turns'}"
     # Its prompts are its parent's instructions: `scan` counts no person's prompt in them.
-    source.append(f"{turns} (given by its parent)" if subagent is not None and reading.turns else turns)
-    ending = _ending(state, log.interrupted)
-    lines.append("; ".join(source) + f"; {ending}.")
+    status.append(f"{turns} (given by its parent)" if subagent is not None and reading.turns else turns)
+    status.append(_ending(state, log.interrupted))
+    lines.append(ended("; ".join(status)))
     if log.start_offset:
         lines.append(f"(Only the last {_size(log)} of the transcript were read.)")
     if subagent is not None:
         lines.extend(_subagent_lines(log, reading, kind))
     elif reading.last_request:
-        lines.append(f'Last request: "{lead(reading.last_request, 300)}"')
+        lines.append(f'{_LAST_REQUEST}"{lead(reading.last_request, 300)}"')
     if files:
         lines.append("Files edited last: " + ", ".join(files) + ".")
     return lines
+
+
+#: How the closing line that quotes the assistant's last question begins.
+_ASKED: Final = "- The assistant's last message asked "
+#: How the header line that quotes the last request begins.
+_LAST_REQUEST: Final = "Last request: "
+
+
+def _who(log: TranscriptLog, name: str | None) -> str:
+    """The session by agent, short id and name, as ``sidelight status`` names it: ``claude 3b6589c9
+    "Fix the tests"`` (the name left out when it is the id or a file name made of it; the file's name
+    when there is no id)."""
+    short = short_id(sanitize(log.session_id, 80)) if log.session_id else None
+    label = sanitize(name, 80) if name else None
+    if short is None and label is None:
+        label = sanitize(log.path.stem, 80)
+    parts = [records.agent_name(log.format)]
+    if short is not None:
+        parts.append(short)
+    if label is not None and label != short and not (log.session_id and log.session_id in label):
+        parts.append(f'"{label}"' if short is not None else label)
+    return " ".join(parts)
 
 
 def _ending(state: str, interrupted: bool) -> str:
@@ -225,17 +267,46 @@ def _size(log: TranscriptLog) -> str:
     return f"{size / 1_048_576:.1f} MB"
 
 
-def render_text(header: list[str], chunks: list[str], unfinished: list[str]) -> str:
-    out = [*header, ""]
+def without_repeats(header: list[str], chunks: list[str], closing: list[str]) -> tuple[list[str], list[str]]:
+    """``header`` and ``closing`` without what the chunks shown already quote: the last request, the
+    assistant's last words (a question it asked is still said, without its words again). A short
+    session is not told three times."""
+    shown = "\n".join(chunks)
+    if not shown:
+        return header, closing
+
+    def quoted(line: str, prefix: str) -> bool:
+        return line.startswith(prefix) and line[len(prefix) :] in shown
+
+    header = [line for line in header if not quoted(line, _LAST_REQUEST)]
+    kept = []
+    for line in closing:
+        if quoted(line, f"- {_STOPPED}"):
+            continue
+        if line.startswith(_ASKED) and line[line.index(": ") + 2 :] in shown:
+            whom = line[len(_ASKED) : line.index(": ")]
+            line = f"- The assistant's last message, quoted above, asked {whom} a question."
+        kept.append(line)
+    if len(kept) == 1:  # a heading alone says nothing
+        kept = []
+    return header, kept
+
+
+def render_text(header: list[str], chunks: list[str], closing: list[str], all_shown: bool = False) -> str:
+    """The recap: ``header``, the chunks shown (under :data:`ALL_SHOWN` when every chunk is, else
+    :data:`SOME_SHOWN`), then the ``closing`` section (:func:`closing_lines`); no empty section."""
+    header, closing = without_repeats(header, chunks, closing)
+    out = list(header)
     if chunks:
-        out += ["## What happened (the most relevant parts, in order)", *chunks, ""]
-    out += ["## Unfinished", *(f"- {item}" for item in unfinished)]
+        out += ["", ALL_SHOWN if all_shown else SOME_SHOWN, *chunks]
+    if closing:
+        out += ["", *closing]
     return "\n".join(out) + "\n"
 
 
-def shrink(header: list[str], unfinished: list[str], budget: int, count: Callable[[str], int]) -> str:
-    """A budget too small for the header and the unfinished items: the longest prefix of them that fits."""
-    text = render_text(header, [], unfinished)
+def shrink(header: list[str], closing: list[str], budget: int, count: Callable[[str], int]) -> str:
+    """A budget too small for the header and the closing section: the longest prefix of them that fits."""
+    text = render_text(header, [], closing)
     low, high = 0, len(text)
     while low < high:
         middle = (low + high + 1) // 2
