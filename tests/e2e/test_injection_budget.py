@@ -156,6 +156,10 @@ def test_no_block_twice_in_a_session_and_every_answer_within_its_budget(agents: 
     defaults = Settings(home=agents.home, state_dir=agents.home / "state")  # the budgets' defaults
     prompt_budget, start_budget = defaults.prompt_budget, defaults.start_budget
     assert (prompt_budget, start_budget) == (200, 800)
+    # A start smaller than the default, so that a new session's facts and handoff overflow it: the run
+    # must see a start cut to its budget (a recap is sized to what its session holds).
+    start_budget = 600
+    budgets = {"SIDELIGHT_START_BUDGET": str(start_budget)}
     agents.install_sidelight("claude-code", "pi", "codex")
     for fact in FACTS:
         agents.sidelight("remember", fact)
@@ -213,7 +217,8 @@ def test_no_block_twice_in_a_session_and_every_answer_within_its_budget(agents: 
     client = {"A": "claude", "B": "claude", "P": "pi", "C": "codex"}
     handle: dict[str, Any] = {}
     turns: list[Turn] = []
-    for session, prompt, _, env in plan:
+    for session, prompt, _, extra in plan:
+        env = {**budgets, **extra}
         before = len(agents.mock.requests)
         if client[session] == "claude":
             run = agents.claude(prompt, resume=handle.get(session), env=env)
