@@ -1,8 +1,9 @@
 """The wheel `make wheel` builds installs and runs where no Rust toolchain is on PATH.
 
-``tests/support/wheel_smoke.sh`` does the work (``.ci/run`` calls it right after ``make wheel``): a fresh
-venv, ``pip install`` of the wheel with PATH=/usr/bin:/bin, then ``sidelight --version``, a scan and a
-Claude Code prompt hook in a throwaway HOME. Here it runs on the wheel in dist/, when there is one.
+``tests/support/wheel_smoke.sh`` does the work (``.ci/run`` calls it right after ``make wheel``, before
+``make test``): a fresh venv, ``pip install`` of the wheel with PATH=/usr/bin:/bin, then ``sidelight
+--version``, a scan and a Claude Code prompt hook in a throwaway HOME. Here it runs on the wheel in dist/,
+when there is one.
 """
 
 from __future__ import annotations
